@@ -1,0 +1,102 @@
+# collisiond build. `make help` lists the targets.
+
+CC       ?= cc
+BUILD    ?= build
+SHARED   ?= ../shared
+PYTHON   ?= python3
+
+CFLAGS   ?= -O2 -g
+WARN     := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes
+ifdef CI
+WARN     += -Werror
+endif
+ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fvisibility=hidden $(WARN) $(CFLAGS) $(SANITIZE) -Icore/include -Icore/src
+LDLIBS   := -lm
+
+# Debian packages the build, the tests and the benchmarks need.
+DEB_PKGS := gcc libc6-dev make pkg-config python3 check \
+            libmicrohttpd-dev libjansson-dev libuv1-dev
+
+CORE_SRC  := $(sort $(wildcard core/src/*.c))
+CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)
+LIBCQ     := $(BUILD)/libcq.a
+
+TEST_SRC  := $(sort $(wildcard tests/*.c))
+TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o)
+TEST_BIN  := $(BUILD)/check_all
+CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
+
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
+BENCH_BIN := $(BUILD)/cq-bench
+
+# Deterministic inputs from the shared generator (same files as the benchmarks).
+DATA       := $(BUILD)/data
+PAIRS_FILE := $(DATA)/pairs-10000-11423.txt
+
+.PHONY: all deps test asan bench run clean help
+
+all: $(LIBCQ) $(BENCH_BIN)
+
+help:
+	@echo "make            build $(LIBCQ) and $(BENCH_BIN)"
+	@echo "make deps       install the Debian packages the build needs (only the missing ones)"
+	@echo "make test       build and run every Check suite"
+	@echo "make asan       the same suites under AddressSanitizer and UBSan"
+	@echo "make bench      run the in-process benchmarks"
+	@echo "make run        start the daemon on 127.0.0.1:7878 (data in ./var)"
+
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  sudo=; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
+	  echo "installing:" $$missing; \
+	  $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Itests -MMD -MP -c $< -o $@
+
+$(LIBCQ): $(CORE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(TEST_BIN): $(TEST_OBJ) $(LIBCQ)
+	$(CC) $(SANITIZE) -o $@ $(TEST_OBJ) $(LIBCQ) $(CHECK_LIBS) $(LDLIBS)
+
+$(BENCH_BIN): $(BENCH_OBJ) $(LIBCQ)
+	$(CC) $(SANITIZE) -o $@ $(BENCH_OBJ) $(LIBCQ) $(LDLIBS)
+
+$(PAIRS_FILE):
+	@test -f $(SHARED)/bench/gen.py || { echo "missing $(SHARED)/bench/gen.py (set SHARED=...)"; exit 1; }
+	@mkdir -p $(DATA)
+	$(PYTHON) $(SHARED)/bench/gen.py pairs 10000 11423 > $@.tmp && mv $@.tmp $@
+
+# Every suite runs in one runner so the run ends with Check's one summary line.
+test: deps
+	@$(MAKE) --no-print-directory $(TEST_BIN) $(PAIRS_FILE)
+	CK_FORK=yes CQ_PAIRS_FILE=$(PAIRS_FILE) $(TEST_BIN)
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build/asan \
+	  SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	  build/asan/check_all build/asan/data/pairs-10000-11423.txt
+	CK_FORK=yes CQ_PAIRS_FILE=build/asan/data/pairs-10000-11423.txt \
+	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/check_all
+
+bench: $(BENCH_BIN) $(PAIRS_FILE)
+	$(BENCH_BIN) pairs $(PAIRS_FILE)
+
+run: deps
+	@echo "collisiond: the server is not built yet (the daemon lands with issue 5); 'make test' runs the core suites."
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(CORE_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)

@@ -1,0 +1,76 @@
+/// @file cq/shape.h
+/// Shapes in their local frame, poses, and the validators that the wire layer
+/// calls before anything reaches a query (API.md section 1).
+#ifndef CQ_SHAPE_H
+#define CQ_SHAPE_H
+
+#include "cq/math.h"
+#include "cq/status.h"
+
+/// Shape types. The order is the dispatch table's canonical order: a pair
+/// function always receives the lower type as A.
+typedef enum cq_shape_type {
+    CQ_SPHERE,
+    CQ_CAPSULE,
+    CQ_BOX,
+    CQ_TRIANGLE,
+    CQ_PLANE,
+    CQ_SHAPE_TYPE_COUNT
+} cq_shape_type;
+
+/// A shape in its local frame.
+typedef struct cq_shape {
+    cq_shape_type type;
+    union {
+        struct {
+            double radius;
+        } sphere;
+        struct {
+            double radius;
+            double half_height; ///< segment from -half_height to +half_height along local Y
+        } capsule;
+        struct {
+            cq_vec3 half; ///< half extents; zero is legal (flat or degenerate box)
+        } box;
+        struct {
+            cq_vec3 v[3]; ///< double-sided
+        } triangle;
+        struct {
+            cq_vec3 normal; ///< unit
+            double offset;  ///< solid half-space: dot(normal, x) <= offset
+        } plane;
+    };
+} cq_shape;
+
+/// The lower-case wire name of a shape type ("sphere", ...); static string.
+const char *cq_shape_type_name(cq_shape_type type);
+
+/// Where validation failed: a status and the offending field, so the wire
+/// layer can build a JSON pointer ("/half_extents/1", "/vertices/2/0").
+typedef struct cq_fault {
+    int status;        ///< CQ_OK or a negative cq_status
+    const char *field; ///< static field name ("radius", "half_extents", ...), NULL when ok
+    int index;         ///< element of the field, -1 for the whole field
+    int sub;           ///< element inside that element, -1 if none
+} cq_fault;
+
+/// Tolerances of API.md section 1.
+#define CQ_QUAT_UNIT_TOL 1e-3 ///< |q| may differ from 1 by this much; then normalised
+#define CQ_AXIS_TOL 1e-4      ///< axes unit and orthogonal within this
+#define CQ_NORMAL_TOL 1e-4    ///< plane normal unit within this
+
+/// Checks a shape: finite numbers, sizes >= 0, unit plane normal (within
+/// CQ_NORMAL_TOL; the stored normal is then normalised in place).
+cq_fault cq_shape_validate(cq_shape *shape);
+
+/// Builds a pose from a position and a quaternion (glTF order). A quaternion
+/// within CQ_QUAT_UNIT_TOL of unit length is normalised; otherwise rejected.
+/// Faults name "position" or "rotation".
+cq_fault cq_pose_from_quat(cq_vec3 position, cq_quat rotation, cq_xform *out);
+
+/// Builds a pose from a position and the three local unit axes in world
+/// space. Axes must be finite, unit and orthogonal within CQ_AXIS_TOL and
+/// right-handed (det > 0). Faults name "position" or "axes" (index = axis).
+cq_fault cq_pose_from_axes(cq_vec3 position, const cq_vec3 axes[3], cq_xform *out);
+
+#endif

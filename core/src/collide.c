@@ -1,0 +1,116 @@
+/* The pair query: one dispatch table indexed by shape types, in canonical
+ * order (lower type first). Swapping A and B is handled here, once, by
+ * mirroring the result, so no pair function is written twice. */
+#include <stddef.h>
+
+#include "manifold.h"
+#include "narrow.h"
+
+typedef struct cq_pair_entry {
+    cq_pair_fn fn;
+    cq_algorithm alg;
+} cq_pair_entry;
+
+/* Only a <= b is filled; a NULL fn means the pair is not supported. Planes
+ * are static, so plane-plane never meets. */
+static const cq_pair_entry cq_pairs[CQ_SHAPE_TYPE_COUNT][CQ_SHAPE_TYPE_COUNT] = {
+    [CQ_SPHERE][CQ_SPHERE] = {cq_sphere_sphere, CQ_ALG_SPHERE_SPHERE},
+    [CQ_SPHERE][CQ_CAPSULE] = {cq_sphere_capsule, CQ_ALG_SPHERE_CAPSULE},
+    [CQ_SPHERE][CQ_BOX] = {cq_sphere_box, CQ_ALG_SPHERE_BOX},
+    [CQ_SPHERE][CQ_TRIANGLE] = {cq_sphere_triangle, CQ_ALG_SPHERE_TRIANGLE},
+    [CQ_SPHERE][CQ_PLANE] = {cq_sphere_plane, CQ_ALG_SPHERE_PLANE},
+    [CQ_CAPSULE][CQ_CAPSULE] = {cq_capsule_capsule, CQ_ALG_CAPSULE_CAPSULE},
+    [CQ_CAPSULE][CQ_PLANE] = {cq_capsule_plane, CQ_ALG_CAPSULE_PLANE},
+    [CQ_BOX][CQ_BOX] = {cq_box_box, CQ_ALG_SAT_BOX_BOX},
+    [CQ_BOX][CQ_TRIANGLE] = {cq_box_triangle, CQ_ALG_SAT_TRIANGLE_BOX},
+    [CQ_BOX][CQ_PLANE] = {cq_box_plane, CQ_ALG_BOX_PLANE},
+    [CQ_TRIANGLE][CQ_TRIANGLE] = {cq_triangle_triangle, CQ_ALG_TRIANGLE_TRIANGLE},
+    [CQ_TRIANGLE][CQ_PLANE] = {cq_triangle_plane, CQ_ALG_TRIANGLE_PLANE},
+};
+
+static const cq_pair_entry *cq_lookup(cq_shape_type a, cq_shape_type b)
+{
+    if ((unsigned)a >= CQ_SHAPE_TYPE_COUNT || (unsigned)b >= CQ_SHAPE_TYPE_COUNT)
+        return NULL;
+    const cq_pair_entry *e = a <= b ? &cq_pairs[a][b] : &cq_pairs[b][a];
+    return e->fn ? e : NULL;
+}
+
+bool cq_collide_supported(cq_shape_type a, cq_shape_type b) { return cq_lookup(a, b) != NULL; }
+
+/* A_i <-> B_i and AixBj -> AjxBi: the same axis seen with A and B swapped
+ * (the cross product changes sign, which a gap does not see). */
+static int cq_sat_axis_swap(int axis)
+{
+    if (axis < 0)
+        return axis;
+    if (axis < 6)
+        return (axis + 3) % 6;
+    int i = (axis - 6) / 3, j = (axis - 6) % 3;
+    return 6 + 3 * j + i;
+}
+
+/* Mirrors a canonical result back into the caller's order. Points move
+ * from the old B's surface to the old A's: depth along the old normal. */
+static void cq_contact_swap(cq_contact *c)
+{
+    cq_vec3 n = c->normal;
+    for (int k = 0; k < c->point_count; k++) {
+        cq_contact_point *p = &c->points[k];
+        if (c->has_normal)
+            p->position = cq_mad(p->position, n, p->depth);
+        p->feature = cq_feature_swap(p->feature);
+    }
+    c->normal = cq_neg(n);
+    cq_vec3 w = c->witness_a;
+    c->witness_a = c->witness_b;
+    c->witness_b = w;
+    c->sat_axis = cq_sat_axis_swap(c->sat_axis);
+}
+
+/* The last guard of the contract: a normal that is not unit (zero, NaN) is
+ * never reported; the pair keeps its verdict and loses normal and points. */
+static void cq_guard_normal(cq_contact *c, cq_counters *counters)
+{
+    if (!c->has_normal)
+        return;
+    double l2 = cq_len2(c->normal);
+    if (l2 > 0.999 && l2 < 1.001)
+        return;
+    c->has_normal = false;
+    c->normal = cq_v3(0, 0, 0);
+    c->point_count = 0;
+    c->fallback_reason = CQ_FB_COINCIDENT;
+    c->fallback_action = CQ_FBA_DROPPED;
+    cq_count(counters, CQ_CTR_ZERO_NORMALS, 1);
+}
+
+int cq_collide(const cq_pair_query *q, cq_contact *out)
+{
+    const cq_pair_entry *e = cq_lookup(q->a->type, q->b->type);
+    if (!e)
+        return CQ_EUNSUPPORTED;
+    bool swap = q->a->type > q->b->type;
+    cq_pair_query canon = *q;
+    cq_pair_cache cache;
+    if (swap) {
+        canon.a = q->b;
+        canon.xa = q->xb;
+        canon.b = q->a;
+        canon.xb = q->xa;
+        if (q->cache) {
+            cache = *q->cache;
+            cache.normal = cq_neg(cache.normal);
+            cache.sat_axis = cq_sat_axis_swap(cache.sat_axis - 1) + 1;
+            canon.cache = &cache;
+        }
+    }
+    *out = (cq_contact){.sat_axis = -1, .algorithm = e->alg};
+    e->fn(&canon, out);
+    out->algorithm = e->alg;
+    cq_guard_normal(out, q->counters);
+    if (swap)
+        cq_contact_swap(out);
+    cq_count(q->counters, CQ_CTR_TESTS + e->alg, 1);
+    return CQ_OK;
+}

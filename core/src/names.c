@@ -1,0 +1,77 @@
+/* Wire names of the core's enumerations, each from its one table. */
+#include <stdio.h>
+
+#include "cq/collision.h"
+
+const char *cq_algorithm_name(cq_algorithm alg)
+{
+    static const char *const names[] = {
+#define CQ_ALG_NAME_(name, wire) wire,
+        CQ_ALGORITHM_TABLE(CQ_ALG_NAME_)
+#undef CQ_ALG_NAME_
+    };
+    return (unsigned)alg < CQ_ALG_COUNT ? names[alg] : "unknown";
+}
+
+const char *cq_shape_type_name(cq_shape_type type)
+{
+    static const char *const names[CQ_SHAPE_TYPE_COUNT] = {
+        [CQ_SPHERE] = "sphere", [CQ_CAPSULE] = "capsule", [CQ_BOX] = "box",
+        [CQ_TRIANGLE] = "triangle", [CQ_PLANE] = "plane",
+    };
+    return (unsigned)type < CQ_SHAPE_TYPE_COUNT ? names[type] : "unknown";
+}
+
+const char *cq_fallback_reason_name(cq_fallback_reason r)
+{
+    switch (r) {
+    case CQ_FB_NONE:
+        return "none";
+    case CQ_FB_COINCIDENT:
+        return "coincident_features";
+    }
+    return "unknown";
+}
+
+const char *cq_fallback_action_name(cq_fallback_action a)
+{
+    switch (a) {
+    case CQ_FBA_NONE:
+        return "none";
+    case CQ_FBA_PREVIOUS_NORMAL:
+        return "previous_normal";
+    case CQ_FBA_DROPPED:
+        return "dropped";
+    }
+    return "unknown";
+}
+
+const char *cq_sat_axis_name(int axis)
+{
+    static const char *const names[CQ_SAT_AXIS_COUNT] = {
+        "A0", "A1", "A2", "B0", "B1", "B2",
+        "A0xB0", "A0xB1", "A0xB2", "A1xB0", "A1xB1", "A1xB2", "A2xB0", "A2xB1", "A2xB2",
+    };
+    return axis >= 0 && axis < CQ_SAT_AXIS_COUNT ? names[axis] : "none";
+}
+
+char *cq_feature_format(cq_feature f, char *buf, int size)
+{
+    static const char kinds[] = {'-', 'v', 'e', 'f'};
+    snprintf(buf, (size_t)size, "%c%u.%c%u", kinds[f.kind_a & 3], (unsigned)f.index_a,
+             kinds[f.kind_b & 3], (unsigned)f.index_b);
+    return buf;
+}
+
+const char *cq_counter_name(int slot)
+{
+    if (slot >= CQ_CTR_TESTS && slot < CQ_CTR_TESTS + CQ_ALG_COUNT)
+        return cq_algorithm_name((cq_algorithm)(slot - CQ_CTR_TESTS));
+    switch (slot) {
+    case CQ_CTR_SAT_AXES_SKIPPED:
+        return "sat_axes_skipped";
+    case CQ_CTR_ZERO_NORMALS:
+        return "zero_normals_discarded";
+    }
+    return "unknown";
+}

@@ -1,0 +1,39 @@
+/* Internal: the pair functions behind cq_collide's dispatch table, and the
+ * small geometric primitives they share. Not installed, not exported. */
+#ifndef CQ_NARROW_H
+#define CQ_NARROW_H
+
+#include "cq/collision.h"
+
+/* A pair function. q is in canonical order (q->a->type <= q->b->type) and its
+ * cache, if any, is oriented the same way. out arrives zeroed with
+ * sat_axis = -1; the function fills the geometry (the dispatcher sets the
+ * algorithm and counts the test). */
+typedef void (*cq_pair_fn)(const cq_pair_query *q, cq_contact *out);
+
+/* Closed forms (closed.c, capsule.c, plane.c). */
+void cq_sphere_sphere(const cq_pair_query *q, cq_contact *out);
+void cq_sphere_capsule(const cq_pair_query *q, cq_contact *out);
+void cq_sphere_box(const cq_pair_query *q, cq_contact *out);
+void cq_sphere_triangle(const cq_pair_query *q, cq_contact *out);
+void cq_sphere_plane(const cq_pair_query *q, cq_contact *out);
+void cq_capsule_capsule(const cq_pair_query *q, cq_contact *out);
+void cq_capsule_plane(const cq_pair_query *q, cq_contact *out);
+void cq_box_plane(const cq_pair_query *q, cq_contact *out);
+void cq_triangle_plane(const cq_pair_query *q, cq_contact *out);
+
+/* SAT paths (sat_box.c, tri_box.c, tri_tri.c). */
+void cq_box_box(const cq_pair_query *q, cq_contact *out);
+void cq_box_triangle(const cq_pair_query *q, cq_contact *out);
+void cq_triangle_triangle(const cq_pair_query *q, cq_contact *out);
+
+/* Fills a contact for two round cores (points or segments) whose closest
+ * points are pa (on A's core) and pb (on B's core), inflated by radii ra and
+ * rb. When the cores touch (|pb - pa| tiny) the direction is undefined: the
+ * cache's previous normal is used if present (fallback "previous_normal"),
+ * otherwise the contact is reported with fallback "dropped" and no normal.
+ * Writes one manifold point on B's surface. Shared by every sphere/capsule
+ * pair. */
+void cq_round_contact(cq_vec3 pa, cq_vec3 pb, double ra, double rb, const cq_pair_query *q, cq_contact *out);
+
+#endif

@@ -1,0 +1,10 @@
+/* Every Check suite, one per core module: X(name) declares Suite *name_suite(void). */
+#define CQ_SUITES(X) \
+    X(math)          \
+    X(shape)         \
+    X(sat)           \
+    X(box_box)       \
+    X(closed)        \
+    X(tri_box)       \
+    X(tri_tri)       \
+    X(dispatch)

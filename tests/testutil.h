@@ -1,0 +1,56 @@
+/* Shared helpers for the Check suites: a seeded generator (the same
+ * SplitMix64 as ../shared/bench/gen.py), random rotations, vector asserts. */
+#ifndef CQ_TESTUTIL_H
+#define CQ_TESTUTIL_H
+
+#include <check.h>
+#include <stdint.h>
+
+#include "cq/collision.h"
+
+typedef struct tu_rng {
+    uint64_t state;
+} tu_rng;
+
+/* A uniform double in [lo, hi). */
+double tu_uniform(tu_rng *rng, double lo, double hi);
+/* A uniformly distributed random rotation (columns = axes). */
+cq_mat3 tu_rotation(tu_rng *rng);
+/* A random pose with position in [-r, r]^3. */
+cq_xform tu_pose(tu_rng *rng, double r);
+/* A rotation by angle (radians) about a unit axis. */
+cq_mat3 tu_axis_angle(cq_vec3 axis, double angle);
+
+/* Reads the 30-number OBB pairs of gen.py's `pairs` output; returns the count
+ * read (up to max) or -1 when the file cannot be opened. Path from
+ * $CQ_PAIRS_FILE. */
+int tu_read_pairs(cq_obb *a, cq_obb *b, int max);
+
+/* The eight corners of an OBB. */
+void tu_obb_corners(const cq_obb *box, cq_vec3 out[8]);
+
+#define tu_assert_vec_eq_tol(v, ex, tol)                                       \
+    do {                                                                       \
+        cq_vec3 v_ = (v), e_ = (ex);                                           \
+        ck_assert_double_eq_tol(v_.x, e_.x, (tol));                            \
+        ck_assert_double_eq_tol(v_.y, e_.y, (tol));                            \
+        ck_assert_double_eq_tol(v_.z, e_.z, (tol));                            \
+    } while (0)
+
+/* A contact whose numbers are all finite and whose normal (when present) is unit. */
+#define tu_assert_contact_sane(c)                                              \
+    do {                                                                       \
+        const cq_contact *c_ = &(c);                                           \
+        ck_assert(isfinite(c_->distance) && isfinite(c_->depth));              \
+        ck_assert(c_->point_count >= 0 && c_->point_count <= CQ_MAX_POINTS);   \
+        if (c_->has_normal) {                                                  \
+            ck_assert(cq_v3_finite(c_->normal));                               \
+            ck_assert_double_eq_tol(cq_len(c_->normal), 1.0, 1e-9);            \
+        }                                                                      \
+        for (int k_ = 0; k_ < c_->point_count; k_++) {                         \
+            ck_assert(cq_v3_finite(c_->points[k_].position));                  \
+            ck_assert(isfinite(c_->points[k_].depth));                         \
+        }                                                                      \
+    } while (0)
+
+#endif
