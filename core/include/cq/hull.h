@@ -1,0 +1,60 @@
+/// @file cq/hull.h
+/// Convex hulls of 1..256 points, built once when a shape is created and
+/// read-only afterwards. Degenerate inputs stay usable: a hull may be a
+/// point (dim 0), a segment (dim 1), a flat polygon (dim 2) or a solid (dim 3).
+#ifndef CQ_HULL_H
+#define CQ_HULL_H
+
+#include <stdint.h>
+
+#include "cq/math.h"
+#include "cq/status.h"
+
+/// Most input points a hull accepts.
+#define CQ_HULL_MAX_POINTS 256
+
+/// A face: outward plane and its vertex loop (counter-clockwise seen from outside).
+typedef struct cq_hull_face {
+    cq_vec3 normal;  ///< outward unit normal
+    double offset;   ///< plane: dot(normal, x) = offset
+    uint16_t first;  ///< first index into face_vertices
+    uint16_t count;  ///< number of vertices in the loop (>= 3)
+} cq_hull_face;
+
+/// An edge between two hull vertices and the two faces that share it
+/// (f1 == f0 for the rim of a flat polygon; both 0xFFFF for a segment).
+typedef struct cq_hull_edge {
+    uint16_t v0, v1;
+    uint16_t f0, f1;
+} cq_hull_edge;
+
+/// A convex hull in its local frame. One allocation; free with cq_hull_free.
+typedef struct cq_hull {
+    int dim;           ///< 0 point, 1 segment, 2 polygon, 3 solid
+    int vertex_count;  ///< extreme points only (duplicates and interior points dropped)
+    int face_count;    ///< 0 for dim < 2; a polygon has its two sides as faces
+    int edge_count;
+    int face_vertex_count;
+    double radius;     ///< rounding radius (>= 0)
+    cq_vec3 centroid;  ///< of the vertices; inside the hull
+    cq_vec3 aabb_min, aabb_max; ///< of the vertices, without radius
+    cq_vec3 *vertices;
+    cq_hull_face *faces;
+    uint16_t *face_vertices;
+    cq_hull_edge *edges;
+} cq_hull;
+
+/// Builds the hull of points[0..count) with a rounding radius. count must be
+/// 1..CQ_HULL_MAX_POINTS and every coordinate finite (CQ_ERANGE,
+/// CQ_ENOT_FINITE, CQ_ENEGATIVE for the radius), CQ_ENO_MEMORY if the
+/// allocator fails. On success *out is a new hull owned by the caller.
+int cq_hull_build(const cq_vec3 *points, int count, double radius, cq_hull **out);
+
+/// Frees a hull from cq_hull_build; NULL is ignored.
+void cq_hull_free(cq_hull *hull);
+
+/// The vertex of the hull farthest along dir (local frame), without the
+/// radius; ties go to the lowest index.
+int cq_hull_support(const cq_hull *hull, cq_vec3 dir);
+
+#endif
