@@ -101,7 +101,6 @@ int cq_collide(const cq_pair_query *q, cq_contact *out)
         if (q->cache) {
             cache = *q->cache;
             cache.normal = cq_neg(cache.normal);
-            cache.sat_axis = cq_sat_axis_swap(cache.sat_axis - 1) + 1;
             canon.cache = &cache;
         }
     }

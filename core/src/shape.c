@@ -81,6 +81,28 @@ cq_fault cq_pose_from_quat(cq_vec3 position, cq_quat q, cq_xform *out)
     return f;
 }
 
+/* The rotation nearest to m (its polar factor), by the iteration
+ * R <- (R + R^-T) / 2, which converges quadratically from an almost
+ * orthonormal start: axes accepted within CQ_AXIS_TOL become an exact
+ * rotation, so every later formula may assume R^T R = I. */
+static cq_mat3 cq_orthonormalize(cq_mat3 r)
+{
+    for (int it = 0; it < 8; it++) {
+        double det = cq_det(&r);
+        cq_mat3 inv_t = {{cq_scale(cq_cross(r.c[1], r.c[2]), 1 / det), cq_scale(cq_cross(r.c[2], r.c[0]), 1 / det),
+                          cq_scale(cq_cross(r.c[0], r.c[1]), 1 / det)}};
+        double change = 0;
+        for (int k = 0; k < 3; k++) {
+            cq_vec3 next = cq_scale(cq_add(r.c[k], inv_t.c[k]), 0.5);
+            change = fmax(change, cq_len2(cq_sub(next, r.c[k])));
+            r.c[k] = next;
+        }
+        if (change < 1e-32)
+            break;
+    }
+    return r;
+}
+
 cq_fault cq_pose_from_axes(cq_vec3 position, const cq_vec3 axes[3], cq_xform *out)
 {
     cq_fault f = cq_check_vec(position, "position", -1);
@@ -98,6 +120,6 @@ cq_fault cq_pose_from_axes(cq_vec3 position, const cq_vec3 axes[3], cq_xform *ou
     if (!(cq_det(&r) > 0))
         return cq_bad(CQ_EMIRROR, "axes", -1, -1);
     out->p = position;
-    out->r = r;
+    out->r = cq_orthonormalize(r);
     return f;
 }

@@ -92,8 +92,7 @@ typedef struct cq_contact {
 /// (or NULL) means nothing is known.
 typedef struct cq_pair_cache {
     bool has_normal;
-    cq_vec3 normal; ///< previous normal, A to B
-    int sat_axis;   ///< previous box-box axis + 1 (0 = none), for face-axis hysteresis
+    cq_vec3 normal; ///< previous normal, A to B; also tells box-box which face axis it used
 } cq_pair_cache;
 
 /// One pair query: two posed shapes and the options.
@@ -120,7 +119,7 @@ bool cq_collide_supported(cq_shape_type a, cq_shape_type b);
 typedef struct cq_obb {
     cq_vec3 center;
     cq_vec3 half;  ///< half extents, >= 0
-    cq_mat3 axes;  ///< columns: the local unit axes in world space
+    cq_mat3 axes;  ///< columns: the local axes in world space, orthonormal (a rotation)
 } cq_obb;
 
 /// The verdict of the SAT over the candidate axes.
@@ -135,6 +134,10 @@ typedef struct cq_sat_result {
 /// axes only when face_only is set, which is not a complete test). Face
 /// axes are tried first and a separating face axis returns early.
 cq_sat_result cq_obb_sat(const cq_obb *a, const cq_obb *b, bool face_only);
+
+/// The boolean box-box test for hot loops: face axes first, returns at the
+/// first separating axis, no square root. Agrees with cq_obb_sat's overlap.
+bool cq_obb_overlap(const cq_obb *a, const cq_obb *b);
 
 /// One row of the explanation table.
 typedef struct cq_sat_axis {

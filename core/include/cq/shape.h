@@ -70,7 +70,8 @@ cq_fault cq_pose_from_quat(cq_vec3 position, cq_quat rotation, cq_xform *out);
 
 /// Builds a pose from a position and the three local unit axes in world
 /// space. Axes must be finite, unit and orthogonal within CQ_AXIS_TOL and
-/// right-handed (det > 0). Faults name "position" or "axes" (index = axis).
+/// right-handed (det > 0); they are then replaced by the nearest exact
+/// rotation. Faults name "position" or "axes" (index = axis).
 cq_fault cq_pose_from_axes(cq_vec3 position, const cq_vec3 axes[3], cq_xform *out);
 
 #endif

@@ -1,0 +1,21 @@
+/* cq-bench MODE ARGS...: the in-process benchmarks (see `make bench`). */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+
+double bench_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "pairs") == 0)
+        return bench_pairs(argc - 2, argv + 2);
+    fprintf(stderr, "usage: cq-bench pairs FILE   (FILE from gen.py pairs N SEED)\n");
+    return 2;
+}

@@ -1,0 +1,117 @@
+/* Box-box figures on gen.py's OBB pairs: verdict counts, then the boolean
+ * test and the full contact query, each the best of five passes. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench.h"
+
+#define PASSES 5
+
+static int read_obb(FILE *f, cq_obb *o)
+{
+    double v[15];
+    for (int i = 0; i < 15; i++)
+        if (fscanf(f, "%lf", &v[i]) != 1)
+            return 0;
+    cq_vec3 axes[3] = {cq_v3(v[6], v[7], v[8]), cq_v3(v[9], v[10], v[11]), cq_v3(v[12], v[13], v[14])};
+    cq_xform pose;
+    if (cq_pose_from_axes(cq_v3(v[0], v[1], v[2]), axes, &pose).status != CQ_OK)
+        return 0;
+    *o = (cq_obb){pose.p, cq_v3(v[3], v[4], v[5]), pose.r};
+    return 1;
+}
+
+/* Reads up to all pairs of the file; returns the count, -1 on error. */
+static int read_pairs(const char *path, cq_obb **a, cq_obb **b)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int n = 0, cap = 1024;
+    *a = malloc(sizeof **a * (size_t)cap);
+    *b = malloc(sizeof **b * (size_t)cap);
+    while (*a && *b) {
+        if (n == cap) {
+            cap *= 2;
+            cq_obb *na = realloc(*a, sizeof **a * (size_t)cap), *nb = realloc(*b, sizeof **b * (size_t)cap);
+            if (na)
+                *a = na;
+            if (nb)
+                *b = nb;
+            if (!na || !nb)
+                break;
+        }
+        if (!read_obb(f, &(*a)[n]) || !read_obb(f, &(*b)[n]))
+            break;
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/* Nanoseconds per pair of the boolean test, best of PASSES. */
+static double time_overlap(const cq_obb *a, const cq_obb *b, int n, int *overlaps)
+{
+    double best = INFINITY;
+    for (int p = 0; p < PASSES; p++) {
+        int count = 0;
+        double t0 = bench_now();
+        for (int i = 0; i < n; i++)
+            count += cq_obb_overlap(&a[i], &b[i]);
+        best = fmin(best, bench_now() - t0);
+        *overlaps = count;
+    }
+    return best * 1e9 / n;
+}
+
+/* Nanoseconds per pair of the full contact query, best of PASSES. */
+static double time_contacts(const cq_obb *a, const cq_obb *b, int n, int *points)
+{
+    double best = INFINITY;
+    for (int p = 0; p < PASSES; p++) {
+        int count = 0;
+        double t0 = bench_now();
+        for (int i = 0; i < n; i++) {
+            cq_shape sa = {.type = CQ_BOX, .box = {a[i].half}}, sb = {.type = CQ_BOX, .box = {b[i].half}};
+            cq_pair_query q = {&sa, {a[i].center, a[i].axes}, &sb, {b[i].center, b[i].axes}, 0, NULL, NULL};
+            cq_contact c;
+            cq_collide(&q, &c);
+            count += c.point_count;
+        }
+        best = fmin(best, bench_now() - t0);
+        *points = count;
+    }
+    return best * 1e9 / n;
+}
+
+int bench_pairs(int argc, char **argv)
+{
+    if (argc < 1) {
+        fprintf(stderr, "usage: cq-bench pairs FILE\n");
+        return 2;
+    }
+    cq_obb *a = NULL, *b = NULL;
+    int n = read_pairs(argv[0], &a, &b);
+    if (n <= 0) {
+        fprintf(stderr, "cq-bench: cannot read pairs from %s\n", argv[0]);
+        free(a), free(b);
+        return 1;
+    }
+    int full = 0, face_only_fp = 0;
+    for (int i = 0; i < n; i++) {
+        bool overlap = cq_obb_sat(&a[i], &b[i], false).overlap;
+        full += overlap;
+        face_only_fp += !overlap && cq_obb_sat(&a[i], &b[i], true).overlap;
+    }
+    int overlaps, points;
+    double overlap_ns = time_overlap(a, b, n, &overlaps);
+    double contacts_ns = time_contacts(a, b, n, &points);
+    printf("pairs %d\n", n);
+    printf("overlaps %d\n", full);
+    printf("face_only_false_positives %d\n", face_only_fp);
+    printf("box_box_overlap_ns %.1f\n", overlap_ns);
+    printf("box_box_contacts_ns %.1f\n", contacts_ns);
+    printf("contact_points %d\n", points);
+    free(a), free(b);
+    return overlaps == full ? 0 : 1;
+}

@@ -1,0 +1,131 @@
+/* The dispatch table: every pair reaches the algorithm meant for it, swaps
+ * are mirrored centrally, and tests are counted per algorithm. */
+#include <string.h>
+
+#include "testutil.h"
+
+static cq_shape make(cq_shape_type t)
+{
+    switch (t) {
+    case CQ_SPHERE:
+        return (cq_shape){.type = t, .sphere = {0.5}};
+    case CQ_CAPSULE:
+        return (cq_shape){.type = t, .capsule = {0.3, 0.5}};
+    case CQ_BOX:
+        return (cq_shape){.type = t, .box = {{0.5, 0.4, 0.3}}};
+    case CQ_TRIANGLE:
+        return (cq_shape){.type = t, .triangle = {{{-1, 0, -1}, {1, 0, -1}, {0, 0, 1}}}};
+    case CQ_PLANE:
+        return (cq_shape){.type = t, .plane = {{0, 1, 0}, 0}};
+    default:
+        break;
+    }
+    ck_abort_msg("no such type");
+    return (cq_shape){0};
+}
+
+/* The expected algorithm for every supported pair, by wire name. */
+static const char *expected(cq_shape_type a, cq_shape_type b)
+{
+    static const char *table[CQ_SHAPE_TYPE_COUNT][CQ_SHAPE_TYPE_COUNT] = {
+        [CQ_SPHERE] = {"sphere_sphere", "sphere_capsule", "sphere_box", "sphere_triangle", "sphere_plane"},
+        [CQ_CAPSULE] = {[CQ_CAPSULE] = "capsule_capsule", [CQ_PLANE] = "capsule_plane"},
+        [CQ_BOX] = {[CQ_BOX] = "sat_box_box", [CQ_TRIANGLE] = "sat_triangle_box", [CQ_PLANE] = "box_plane"},
+        [CQ_TRIANGLE] = {[CQ_TRIANGLE] = "triangle_triangle", [CQ_PLANE] = "triangle_plane"},
+    };
+    return a <= b ? table[a][b] : table[b][a];
+}
+
+START_TEST(every_pair_reaches_its_algorithm)
+{
+    cq_counters counters = {0};
+    int supported = 0;
+    for (int ta = 0; ta < CQ_SHAPE_TYPE_COUNT; ta++)
+        for (int tb = 0; tb < CQ_SHAPE_TYPE_COUNT; tb++) {
+            cq_shape a = make(ta), b = make(tb);
+            cq_xform xa = cq_xform_identity(), xb = cq_xform_identity();
+            xb.p = cq_v3(0.1, 0.2, 0.05);
+            cq_pair_query q = {&a, xa, &b, xb, 0, NULL, &counters};
+            cq_contact c;
+            int rc = cq_collide(&q, &c);
+            const char *want = expected(ta, tb);
+            ck_assert_msg((rc == CQ_OK) == (want != NULL), "%s-%s", cq_shape_type_name(ta), cq_shape_type_name(tb));
+            ck_assert(cq_collide_supported(ta, tb) == (want != NULL));
+            if (!want) {
+                ck_assert_int_eq(rc, CQ_EUNSUPPORTED);
+                continue;
+            }
+            supported++;
+            ck_assert_str_eq(cq_algorithm_name(c.algorithm), want);
+            tu_assert_contact_sane(c);
+        }
+    uint64_t sum[CQ_CTR_COUNT] = {0};
+    cq_counters_snapshot(&counters, sum);
+    uint64_t tests = 0;
+    for (int k = 0; k < CQ_ALG_COUNT; k++)
+        tests += sum[CQ_CTR_TESTS + k];
+    ck_assert_int_eq((int)tests, supported);
+    /* Sphere-sphere is tried once, in its closed form, never anywhere else. */
+    ck_assert_int_eq((int)sum[CQ_CTR_TESTS + CQ_ALG_SPHERE_SPHERE], 1);
+    ck_assert_int_eq((int)sum[CQ_CTR_TESTS + CQ_ALG_SAT_BOX_BOX], 1);
+    ck_assert_int_eq((int)sum[CQ_CTR_TESTS + CQ_ALG_SAT_TRIANGLE_BOX], 2);
+}
+END_TEST
+
+START_TEST(swapped_pairs_mirror)
+{
+    tu_rng rng = {3};
+    for (int ta = 0; ta < CQ_SHAPE_TYPE_COUNT; ta++)
+        for (int tb = 0; tb < CQ_SHAPE_TYPE_COUNT; tb++) {
+            if (!cq_collide_supported(ta, tb) || ta == CQ_PLANE || tb == CQ_PLANE)
+                continue;
+            for (int i = 0; i < 200; i++) {
+                cq_shape a = make(ta), b = make(tb);
+                cq_xform xa = tu_pose(&rng, 0.5), xb = tu_pose(&rng, 0.5);
+                cq_pair_query q = {&a, xa, &b, xb, 0, NULL, NULL}, s = {&b, xb, &a, xa, 0, NULL, NULL};
+                cq_contact c, d;
+                ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
+                ck_assert_int_eq(cq_collide(&s, &d), CQ_OK);
+                ck_assert(c.overlap == d.overlap && c.has_normal == d.has_normal);
+                ck_assert_double_eq_tol(c.depth, d.depth, 1e-12);
+                ck_assert_double_eq_tol(c.distance, d.distance, 1e-12);
+                if (c.has_normal)
+                    tu_assert_vec_eq_tol(c.normal, cq_neg(d.normal), 1e-12);
+                if (ta == tb) /* same types are not swapped: each side picks its own reference face */
+                    continue;
+                ck_assert_int_eq(c.point_count, d.point_count);
+                for (int k = 0; k < c.point_count; k++) {
+                    /* c's point is on B; d's matching point is on A, depth along the normal away. */
+                    cq_vec3 back = cq_mad(d.points[k].position, d.normal, d.points[k].depth);
+                    tu_assert_vec_eq_tol(back, c.points[k].position, 1e-9);
+                    ck_assert(c.points[k].feature.index_a == d.points[k].feature.index_b &&
+                              c.points[k].feature.kind_a == d.points[k].feature.kind_b);
+                }
+            }
+        }
+}
+END_TEST
+
+START_TEST(names_and_features)
+{
+    char buf[16];
+    ck_assert_str_eq(cq_feature_format((cq_feature){CQ_FEAT_FACE, CQ_FEAT_EDGE, 2, 1}, buf, sizeof buf), "f2.e1");
+    ck_assert_str_eq(cq_sat_axis_name(11), "A1xB2");
+    ck_assert_str_eq(cq_sat_axis_name(-1), "none");
+    ck_assert_str_eq(cq_counter_name(CQ_CTR_SAT_AXES_SKIPPED), "sat_axes_skipped");
+    ck_assert_str_eq(cq_counter_name(CQ_CTR_TESTS + CQ_ALG_SPHERE_SPHERE), "sphere_sphere");
+    ck_assert_str_eq(cq_fallback_action_name(CQ_FBA_PREVIOUS_NORMAL), "previous_normal");
+    ck_assert_str_eq(cq_shape_type_name(CQ_CAPSULE), "capsule");
+}
+END_TEST
+
+Suite *dispatch_suite(void)
+{
+    Suite *s = suite_create("dispatch");
+    TCase *tc = tcase_create("dispatch");
+    tcase_add_test(tc, every_pair_reaches_its_algorithm);
+    tcase_add_test(tc, swapped_pairs_mirror);
+    tcase_add_test(tc, names_and_features);
+    suite_add_tcase(s, tc);
+    return s;
+}
