@@ -2,6 +2,7 @@
  * analytic answers and an eight-corner projection oracle. */
 #include <stdio.h>
 
+#include "box.h"
 #include "testutil.h"
 
 static cq_shape box(double x, double y, double z) { return (cq_shape){.type = CQ_BOX, .box = {{x, y, z}}}; }
@@ -176,6 +177,32 @@ START_TEST(sliding_box_keeps_face_normal)
 }
 END_TEST
 
+/* Oracle for the feature numbering: a vertex id from the signs of the
+ * corner's local coordinates, an edge id from its midpoint (zero along the
+ * edge's own axis). */
+START_TEST(face_features_follow_the_numbering)
+{
+    cq_obb o = {cq_v3(1, 2, 3), cq_v3(0.5, 0.7, 0.9), tu_axis_angle(cq_v3(0, 0.6, 0.8), 0.7)};
+    for (int id = 0; id < 6; id++) {
+        cq_face f;
+        cq_box_face(&o, id, &f);
+        ck_assert_int_eq(f.count, 4);
+        ck_assert_int_eq(f.fid, id);
+        cq_vec3 nl = cq_mul_mtv(&o.axes, f.normal);
+        ck_assert_double_eq_tol(cq_comp(nl, id / 2), (id & 1) ? -1 : 1, 1e-12);
+        for (int m = 0; m < 4; m++) {
+            cq_vec3 l = cq_mul_mtv(&o.axes, cq_sub(f.v[m], o.center));
+            int vid = (l.x < 0) | (l.y < 0) << 1 | (l.z < 0) << 2;
+            ck_assert_int_eq(f.vid[m], vid);
+            cq_vec3 mid = cq_mul_mtv(&o.axes, cq_sub(cq_lerp(f.v[m], f.v[(m + 1) % 4], 0.5), o.center));
+            int axis = fabs(mid.x) < 1e-9 ? 0 : fabs(mid.y) < 1e-9 ? 1 : 2;
+            int lo = axis == 0 ? 1 : 0, hi = axis == 2 ? 1 : 2;
+            ck_assert_int_eq(f.eid[m], 4 * axis + ((cq_comp(mid, lo) < 0) | (cq_comp(mid, hi) < 0) << 1));
+        }
+    }
+}
+END_TEST
+
 Suite *box_box_suite(void)
 {
     Suite *s = suite_create("box_box");
@@ -186,6 +213,7 @@ Suite *box_box_suite(void)
     tcase_add_test(tc, random_contacts_against_oracle);
     tcase_add_test(tc, zero_extent_boxes_give_finite_contacts);
     tcase_add_test(tc, sliding_box_keeps_face_normal);
+    tcase_add_test(tc, face_features_follow_the_numbering);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -66,15 +66,11 @@ static cq_vec3 cq_axis_normal(const cq_obb *a, const cq_obb *b, int k, const cq_
 static int cq_face_manifold(const cq_obb *a, const cq_obb *b, int axis, cq_vec3 n, double skin,
                             cq_contact_point out[CQ_CLIP_MAX])
 {
-    cq_face ref, inc;
-    if (axis < 3) {
-        cq_box_face(a, cq_box_face_id(axis, cq_dot(a->axes.c[axis], n)), &ref);
-        cq_box_face(b, cq_box_face_toward(b, cq_neg(n)), &inc);
-        return cq_clip_face(&ref, &inc, skin, false, out);
-    }
-    cq_box_face(b, cq_box_face_id(axis - 3, -cq_dot(b->axes.c[axis - 3], n)), &ref);
-    cq_box_face(a, cq_box_face_toward(a, n), &inc);
-    int m = cq_clip_face(&ref, &inc, skin, true, out);
+    if (axis < 3)
+        return cq_box_clip_box(a, cq_box_face_id(axis, cq_dot(a->axes.c[axis], n)), b,
+                               cq_box_face_toward(b, cq_neg(n)), skin, false, out);
+    int m = cq_box_clip_box(b, cq_box_face_id(axis - 3, -cq_dot(b->axes.c[axis - 3], n)), a,
+                            cq_box_face_toward(a, n), skin, true, out);
     for (int k = 0; k < m; k++)
         out[k].feature = cq_feature_swap(out[k].feature);
     return m;

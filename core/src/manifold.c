@@ -1,78 +1,101 @@
-/* Reference/incident face clipping and manifold reduction. */
+/* Reference/incident face clipping (Sutherland-Hodgman in the reference
+ * face's 2D frame) and manifold reduction. */
 #include "manifold.h"
 
-/* A vertex of the polygon being clipped: its position, its feature, and
- * the incident edge that the segment to the next vertex lies on (-1 when
- * that segment runs along a side plane, made by an earlier cut). */
-typedef struct cq_clip_vertex {
-    cq_vec3 p;
-    cq_feature f;
-    int out_edge;
-} cq_clip_vertex;
-
-/* Keeps the part of the polygon on the inner side of dot(n, x) <= d. A cut
- * point takes the cutting side edge as its A feature and the incident edge
- * it lies on as its B feature. */
-static int cq_clip_plane(const cq_clip_vertex *in, int n, cq_vec3 normal, double d, uint16_t side_edge,
-                         uint16_t inc_face, cq_clip_vertex *out)
+/* Keeps the part of the polygon inside one line. A cut point takes the
+ * cutting side edge as its A feature and the incident edge it lies on as
+ * its B feature (or the incident face, where two sides meet inside it). */
+static int cq_clip_by_line(const cq_clip_vertex *in, int n, const cq_clip_line *line, uint16_t inc_face,
+                        cq_clip_vertex *out)
 {
+    double dist[CQ_CLIP_MAX];
+    for (int k = 0; k < n; k++)
+        dist[k] = line->a * in[k].x + line->b * in[k].y - line->d;
+    if (n == 1) /* a lone point is kept or dropped, never cut */
+        return dist[0] <= 0 ? (out[0] = in[0], 1) : 0;
     int m = 0;
     for (int k = 0; k < n; k++) {
-        const cq_clip_vertex *p = &in[k], *q = &in[(k + 1) % n];
-        double dp = cq_dot(normal, p->p) - d, dq = cq_dot(normal, q->p) - d;
+        int next = k + 1 == n ? 0 : k + 1;
+        double dp = dist[k], dq = dist[next];
         if (dp <= 0)
-            out[m++] = *p;
-        if (n > 1 && ((dp < 0 && dq > 0) || (dp > 0 && dq < 0))) {
-            cq_feature f = {CQ_FEAT_EDGE, CQ_FEAT_EDGE, side_edge, (uint16_t)p->out_edge};
-            if (p->out_edge < 0) /* two side planes meet inside the incident face */
-                f = (cq_feature){CQ_FEAT_EDGE, CQ_FEAT_FACE, side_edge, inc_face};
-            cq_vec3 r = cq_lerp(p->p, q->p, dp / (dp - dq));
-            out[m++] = (cq_clip_vertex){r, f, dp <= 0 ? -1 : p->out_edge};
+            out[m++] = in[k];
+        if (dp * dq < 0) { /* strictly on opposite sides: cut */
+            const cq_clip_vertex *p = &in[k], *q = &in[next];
+            double t = dp / (dp - dq);
+            cq_feature f = p->out_edge < 0 ? (cq_feature){CQ_FEAT_EDGE, CQ_FEAT_FACE, line->edge, inc_face}
+                                           : (cq_feature){CQ_FEAT_EDGE, CQ_FEAT_EDGE, line->edge, (uint16_t)p->out_edge};
+            out[m++] = (cq_clip_vertex){p->x + t * (q->x - p->x), p->y + t * (q->y - p->y),
+                                        p->z + t * (q->z - p->z), f, (int16_t)(dp < 0 ? -1 : p->out_edge)};
         }
     }
     return m;
 }
 
-/* The outward normal of the side plane through ref's edge from a to b,
- * whatever the winding; false for a degenerate edge. */
-static bool cq_side_normal(const cq_face *ref, cq_vec3 centre, cq_vec3 a, cq_vec3 b, cq_vec3 *side)
+int cq_clip_polygon(const cq_clip_frame *fr, const cq_clip_line *lines, int nlines,
+                    cq_clip_vertex poly[2][CQ_CLIP_MAX], int n, uint16_t inc_face, double skin, bool onto_ref,
+                    cq_contact_point out[CQ_CLIP_MAX])
 {
-    if (!cq_normalize(cq_cross(cq_sub(b, a), ref->normal), 1e-300, side))
-        return false;
-    if (cq_dot(*side, cq_sub(centre, a)) > 0)
-        *side = cq_neg(*side);
-    return true;
+    int cur = 0;
+    for (int s = 0; s < nlines && n > 0; s++, cur = 1 - cur)
+        n = cq_clip_by_line(poly[cur], n, &lines[s], inc_face, poly[1 - cur]);
+    int m = 0;
+    for (int k = 0; k < n; k++) {
+        const cq_clip_vertex *c = &poly[cur][k];
+        if (c->z > skin)
+            continue;
+        cq_vec3 p = cq_mad(cq_mad(fr->origin, fr->u, c->x), fr->v, c->y);
+        out[m++] = (cq_contact_point){onto_ref ? p : cq_mad(p, fr->n, c->z), -c->z, c->f};
+    }
+    return m;
+}
+
+int cq_clip_lines(const cq_clip_frame *fr, const cq_clip_line *lines, int nlines, uint16_t ref_face,
+                  const cq_face *inc, double skin, bool onto_ref, cq_contact_point out[CQ_CLIP_MAX])
+{
+    cq_clip_vertex poly[2][CQ_CLIP_MAX];
+    for (int k = 0; k < inc->count; k++) {
+        cq_vec3 d = cq_sub(inc->v[k], fr->origin);
+        poly[0][k] = (cq_clip_vertex){cq_dot(d, fr->u), cq_dot(d, fr->v), cq_dot(d, fr->n),
+                                      {CQ_FEAT_FACE, CQ_FEAT_VERTEX, ref_face, inc->vid[k]}, (int16_t)inc->eid[k]};
+    }
+    return cq_clip_polygon(fr, lines, nlines, poly, inc->count, inc->fid, skin, onto_ref, out);
 }
 
 int cq_clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto_ref,
                  cq_contact_point out[CQ_CLIP_MAX])
 {
-    cq_clip_vertex buf[2][CQ_CLIP_MAX];
-    int n = inc->count, cur = 0;
-    for (int k = 0; k < n; k++)
-        buf[0][k] = (cq_clip_vertex){inc->v[k], {CQ_FEAT_FACE, CQ_FEAT_VERTEX, ref->fid, inc->vid[k]}, inc->eid[k]};
-    cq_vec3 centre = cq_v3(0, 0, 0);
-    for (int k = 0; k < ref->count; k++)
-        centre = cq_add(centre, ref->v[k]);
-    centre = cq_scale(centre, 1.0 / ref->count);
-    for (int s = 0; ref->count >= 3 && s < ref->count && n > 0; s++) {
-        cq_vec3 a = ref->v[s], side;
-        if (!cq_side_normal(ref, centre, a, ref->v[(s + 1) % ref->count], &side))
-            continue;
-        n = cq_clip_plane(buf[cur], n, side, cq_dot(side, a), ref->eid[s], inc->fid, buf[1 - cur]);
-        cur = 1 - cur;
+    if (ref->count < 3)
+        return 0;
+    cq_clip_frame fr = {ref->v[0], cq_v3(0, 0, 0), cq_v3(0, 0, 0), ref->normal};
+    /* u along the longest edge from v[0], so a sliver face still has a frame. */
+    for (int k = 1; k < ref->count; k++)
+        if (cq_len2(cq_sub(ref->v[k], fr.origin)) > cq_len2(fr.u))
+            fr.u = cq_sub(ref->v[k], fr.origin);
+    if (!cq_normalize(fr.u, 0, &fr.u))
+        return 0;
+    fr.u = cq_sub(fr.u, cq_scale(fr.n, cq_dot(fr.u, fr.n)));
+    if (!cq_normalize(fr.u, 0, &fr.u))
+        return 0;
+    fr.v = cq_cross(fr.n, fr.u);
+    double px[CQ_FACE_MAX], py[CQ_FACE_MAX], cx = 0, cy = 0;
+    for (int k = 0; k < ref->count; k++) {
+        cq_vec3 d = cq_sub(ref->v[k], fr.origin);
+        px[k] = cq_dot(d, fr.u), py[k] = cq_dot(d, fr.v);
+        cx += px[k] / ref->count, cy += py[k] / ref->count;
     }
-    double plane = cq_dot(ref->normal, ref->v[0]);
-    int m = 0;
-    for (int k = 0; k < n; k++) {
-        const cq_clip_vertex *v = &buf[cur][k];
-        double depth = plane - cq_dot(ref->normal, v->p);
-        if (depth < -skin)
+    cq_clip_line lines[CQ_FACE_MAX];
+    int nlines = 0;
+    for (int k = 0; k < ref->count; k++) {
+        int next = k + 1 == ref->count ? 0 : k + 1;
+        double a = py[next] - py[k], b = px[k] - px[next]; /* edge normal; its length does not matter */
+        if (a == 0 && b == 0)
             continue;
-        cq_vec3 p = onto_ref ? cq_mad(v->p, ref->normal, depth) : v->p;
-        out[m++] = (cq_contact_point){p, depth, v->f};
+        double d = a * px[k] + b * py[k];
+        if (a * cx + b * cy > d) /* face outward whatever the winding */
+            a = -a, b = -b, d = -d;
+        lines[nlines++] = (cq_clip_line){a, b, d, ref->eid[k]};
     }
-    return m;
+    return cq_clip_lines(&fr, lines, nlines, ref->fid, inc, skin, onto_ref, out);
 }
 
 /* Twice the signed area of (a, b, c) seen along n. */
@@ -85,7 +108,7 @@ int cq_reduce_manifold(cq_contact_point *pts, int n, cq_vec3 normal)
 {
     if (n <= CQ_MAX_POINTS)
         return n;
-    int keep[CQ_MAX_POINTS] = {0, 0, 0, 0};
+    int keep[CQ_MAX_POINTS] = {0, 0, -1, -1};
     for (int k = 1; k < n; k++) /* the deepest */
         if (pts[k].depth > pts[keep[0]].depth)
             keep[0] = k;
@@ -97,7 +120,6 @@ int cq_reduce_manifold(cq_contact_point *pts, int n, cq_vec3 normal)
     }
     cq_vec3 a = pts[keep[0]].position, b = pts[keep[1]].position;
     double hi = 0, lo = 0;
-    keep[2] = keep[3] = -1;
     for (int k = 0; k < n; k++) { /* the widest on each side of that line */
         double s = cq_area(a, b, pts[k].position, normal);
         if (s > hi)

@@ -20,12 +20,46 @@ typedef struct cq_face {
     uint16_t fid;               /* feature index of the face */
 } cq_face;
 
-/* Clips inc against the side planes of ref and keeps the points no more than
- * skin in front of ref's plane. Each output point has depth = distance behind
- * ref's plane (positive = penetrating) and a feature whose A half is ref's
- * (face, or the side edge that cut it) and whose B half is inc's (vertex, or
- * the edge that was cut). With onto_ref the position is projected onto ref's
- * plane, else it stays on inc. Returns the number of points (<= CQ_CLIP_MAX). */
+/* A reference face's frame: origin on the face, unit in-plane axes u and
+ * v, outward unit normal n. Clipping runs in its coordinates (x, y, height). */
+typedef struct cq_clip_frame {
+    cq_vec3 origin, u, v, n;
+} cq_clip_frame;
+
+/* A side of the reference face in frame coordinates: inside where
+ * a x + b y <= d; edge is the reference edge's feature index. */
+typedef struct cq_clip_line {
+    double a, b, d;
+    uint16_t edge;
+} cq_clip_line;
+
+/* A vertex being clipped, in frame coordinates (z = height above the
+ * reference plane), with its feature (A half: the reference's; B half: the
+ * incident's) and the incident edge that the segment to the next vertex lies
+ * on (-1 when it runs along a side, made by a cut). 32 bytes: cheap to copy. */
+typedef struct cq_clip_vertex {
+    double x, y, z;
+    cq_feature f;
+    int16_t out_edge;
+} cq_clip_vertex;
+
+/* Clips the incident polygon poly[0][0..n) (frame coordinates; poly[1] is
+ * scratch) against the lines and keeps the points no more than skin above
+ * the reference plane. Each output point has depth = distance below the
+ * plane (positive = penetrating); a cut point's feature is (the side edge
+ * that cut it, the incident edge it lies on). With onto_ref the position is
+ * projected onto the reference plane, else it stays on the incident
+ * polygon. Returns the number of points (<= CQ_CLIP_MAX). */
+int cq_clip_polygon(const cq_clip_frame *frame, const cq_clip_line *lines, int nlines,
+                    cq_clip_vertex poly[2][CQ_CLIP_MAX], int n, uint16_t inc_face, double skin, bool onto_ref,
+                    cq_contact_point out[CQ_CLIP_MAX]);
+
+/* cq_clip_polygon for an incident face given in world space. */
+int cq_clip_lines(const cq_clip_frame *frame, const cq_clip_line *lines, int nlines, uint16_t ref_face,
+                  const cq_face *inc, double skin, bool onto_ref, cq_contact_point out[CQ_CLIP_MAX]);
+
+/* cq_clip_lines with the frame and lines taken from a reference polygon
+ * (any winding; a reference with fewer than 3 vertices clips nothing). */
 int cq_clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto_ref,
                  cq_contact_point out[CQ_CLIP_MAX]);
 

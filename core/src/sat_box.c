@@ -13,24 +13,24 @@ typedef struct cq_sat_frame {
     double ha[3], hb[3];
 } cq_sat_frame;
 
-static cq_sat_frame cq_sat_frame_make(const cq_obb *a, const cq_obb *b)
+/* Fills the frame; written out entry by entry because this is the hot
+ * start of every box pair. */
+static inline void cq_sat_frame_init(cq_sat_frame *f, const cq_obb *a, const cq_obb *b)
 {
-    cq_sat_frame f;
-    cq_vec3 d = cq_mul_mtv(&a->axes, cq_sub(b->center, a->center));
-    f.t[0] = d.x, f.t[1] = d.y, f.t[2] = d.z;
-    for (int i = 0; i < 3; i++) {
-        f.ha[i] = cq_comp(a->half, i);
-        f.hb[i] = cq_comp(b->half, i);
-        for (int j = 0; j < 3; j++) {
-            f.r[i][j] = cq_dot(a->axes.c[i], b->axes.c[j]);
-            f.ar[i][j] = fabs(f.r[i][j]);
-        }
-    }
-    return f;
+    const cq_vec3 *A = a->axes.c, *B = b->axes.c;
+    cq_vec3 d = cq_sub(b->center, a->center);
+    f->t[0] = cq_dot(A[0], d), f->t[1] = cq_dot(A[1], d), f->t[2] = cq_dot(A[2], d);
+    f->ha[0] = a->half.x, f->ha[1] = a->half.y, f->ha[2] = a->half.z;
+    f->hb[0] = b->half.x, f->hb[1] = b->half.y, f->hb[2] = b->half.z;
+#define CQ_SAT_R_(i, j) (f->r[i][j] = cq_dot(A[i], B[j]), f->ar[i][j] = fabs(f->r[i][j]))
+    CQ_SAT_R_(0, 0), CQ_SAT_R_(0, 1), CQ_SAT_R_(0, 2);
+    CQ_SAT_R_(1, 0), CQ_SAT_R_(1, 1), CQ_SAT_R_(1, 2);
+    CQ_SAT_R_(2, 0), CQ_SAT_R_(2, 1), CQ_SAT_R_(2, 2);
+#undef CQ_SAT_R_
 }
 
 /* Unnormalised gap of face axis 0..5: |distance| - radius A - radius B. */
-static double cq_sat_face(const cq_sat_frame *f, int axis)
+static inline double cq_sat_face(const cq_sat_frame *f, int axis)
 {
     if (axis < 3) {
         int i = axis;
@@ -43,7 +43,7 @@ static double cq_sat_face(const cq_sat_frame *f, int axis)
 
 /* Cross axis A_i x B_j in A's frame: (e_i x column j of r). Returns the
  * unnormalised gap and its squared length. */
-static double cq_sat_cross(const cq_sat_frame *f, int i, int j, double *len2)
+static inline double cq_sat_cross(const cq_sat_frame *f, int i, int j, double *len2)
 {
     int i1 = (i + 1) % 3, i2 = (i + 2) % 3, j1 = (j + 1) % 3, j2 = (j + 2) % 3;
     *len2 = f->r[i1][j] * f->r[i1][j] + f->r[i2][j] * f->r[i2][j];
@@ -53,20 +53,31 @@ static double cq_sat_cross(const cq_sat_frame *f, int i, int j, double *len2)
     return fabs(dist) - ra - rb;
 }
 
+/* World-unit gap of cross axis A_i x B_j, or -INFINITY when degenerate. */
+static inline double cq_sat_cross_gap(const cq_sat_frame *f, int i, int j, bool *skipped)
+{
+    double len2, g = cq_sat_cross(f, i, j, &len2);
+    *skipped = !(len2 >= CQ_SAT_DEGENERATE);
+    return *skipped ? -INFINITY : g / sqrt(len2);
+}
+
 void cq_obb_gaps(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
                  bool skipped[CQ_SAT_AXIS_COUNT])
 {
-    cq_sat_frame f = cq_sat_frame_make(a, b);
-    for (int k = 0; k < 6 && k < count; k++) {
-        gap[k] = cq_sat_face(&f, k);
+    cq_sat_frame f;
+    cq_sat_frame_init(&f, a, b);
+    /* Constant indices throughout: the frame lookups fold at compile time. */
+    gap[0] = cq_sat_face(&f, 0), gap[1] = cq_sat_face(&f, 1), gap[2] = cq_sat_face(&f, 2);
+    gap[3] = cq_sat_face(&f, 3), gap[4] = cq_sat_face(&f, 4), gap[5] = cq_sat_face(&f, 5);
+    for (int k = 0; k < 6; k++)
         skipped[k] = false;
-    }
-    for (int k = 6; k < count; k++) {
-        double len2;
-        double g = cq_sat_cross(&f, (k - 6) / 3, (k - 6) % 3, &len2);
-        skipped[k] = !(len2 >= CQ_SAT_DEGENERATE);
-        gap[k] = skipped[k] ? -INFINITY : g / sqrt(len2);
-    }
+    if (count <= 6)
+        return;
+    gap[6] = cq_sat_cross_gap(&f, 0, 0, &skipped[6]), gap[7] = cq_sat_cross_gap(&f, 0, 1, &skipped[7]);
+    gap[8] = cq_sat_cross_gap(&f, 0, 2, &skipped[8]), gap[9] = cq_sat_cross_gap(&f, 1, 0, &skipped[9]);
+    gap[10] = cq_sat_cross_gap(&f, 1, 1, &skipped[10]), gap[11] = cq_sat_cross_gap(&f, 1, 2, &skipped[11]);
+    gap[12] = cq_sat_cross_gap(&f, 2, 0, &skipped[12]), gap[13] = cq_sat_cross_gap(&f, 2, 1, &skipped[13]);
+    gap[14] = cq_sat_cross_gap(&f, 2, 2, &skipped[14]);
 }
 
 cq_sat_result cq_obb_sat(const cq_obb *a, const cq_obb *b, bool face_only)
@@ -97,20 +108,25 @@ void cq_obb_sat_explain(const cq_obb *a, const cq_obb *b, cq_sat_axis out[CQ_SAT
         out[k] = (cq_sat_axis){skipped[k] ? 0.0 : gap[k], skipped[k]};
 }
 
-/* The boolean path: face axes first, each separating axis returns at once,
- * and the world-unit tolerance is compared squared (gap > tol*|L| as
- * gap^2 > tol^2 |L|^2 for gap > 0), so no square root is taken. */
+/* Whether cross axis A_i x B_j separates by more than the tolerance. The
+ * world-unit test gap > tol * |L| is done squared, so no root is taken. */
+static inline bool cq_cross_apart(const cq_sat_frame *f, int i, int j)
+{
+    double len2, g = cq_sat_cross(f, i, j, &len2);
+    return g > 0 && len2 >= CQ_SAT_DEGENERATE && g * g > CQ_SAT_TOLERANCE * CQ_SAT_TOLERANCE * len2;
+}
+
+/* The boolean path: face axes first, and each separating axis returns at
+ * once. Written out axis by axis so every index is a constant. */
 bool cq_obb_overlap(const cq_obb *a, const cq_obb *b)
 {
-    cq_sat_frame f = cq_sat_frame_make(a, b);
-    for (int k = 0; k < 6; k++)
-        if (cq_sat_face(&f, k) > CQ_SAT_TOLERANCE)
-            return false;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            double len2, g = cq_sat_cross(&f, i, j, &len2);
-            if (len2 >= CQ_SAT_DEGENERATE && g > 0 && g * g > CQ_SAT_TOLERANCE * CQ_SAT_TOLERANCE * len2)
-                return false;
-        }
-    return true;
+    cq_sat_frame f;
+    cq_sat_frame_init(&f, a, b);
+    const double tol = CQ_SAT_TOLERANCE;
+    if (cq_sat_face(&f, 0) > tol || cq_sat_face(&f, 1) > tol || cq_sat_face(&f, 2) > tol ||
+        cq_sat_face(&f, 3) > tol || cq_sat_face(&f, 4) > tol || cq_sat_face(&f, 5) > tol)
+        return false;
+    return !(cq_cross_apart(&f, 0, 0) || cq_cross_apart(&f, 0, 1) || cq_cross_apart(&f, 0, 2) ||
+             cq_cross_apart(&f, 1, 0) || cq_cross_apart(&f, 1, 1) || cq_cross_apart(&f, 1, 2) ||
+             cq_cross_apart(&f, 2, 0) || cq_cross_apart(&f, 2, 1) || cq_cross_apart(&f, 2, 2));
 }
