@@ -11,7 +11,7 @@
  * algorithm and counts the test). */
 typedef void (*cq_pair_fn)(const cq_pair_query *q, cq_contact *out);
 
-/* Closed forms (closed.c, capsule.c, plane.c). */
+/* Closed forms (closed.c, plane.c). */
 void cq_sphere_sphere(const cq_pair_query *q, cq_contact *out);
 void cq_sphere_capsule(const cq_pair_query *q, cq_contact *out);
 void cq_sphere_box(const cq_pair_query *q, cq_contact *out);

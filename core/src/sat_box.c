@@ -61,8 +61,8 @@ static inline double cq_sat_cross_gap(const cq_sat_frame *f, int i, int j, bool 
     return *skipped ? -INFINITY : g / sqrt(len2);
 }
 
-void cq_obb_gaps(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
-                 bool skipped[CQ_SAT_AXIS_COUNT])
+void cq_obb_gaps_scalar(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
+                        bool skipped[CQ_SAT_AXIS_COUNT])
 {
     cq_sat_frame f;
     cq_sat_frame_init(&f, a, b);
@@ -116,9 +116,9 @@ static inline bool cq_cross_apart(const cq_sat_frame *f, int i, int j)
     return g > 0 && len2 >= CQ_SAT_DEGENERATE && g * g > CQ_SAT_TOLERANCE * CQ_SAT_TOLERANCE * len2;
 }
 
-/* The boolean path: face axes first, and each separating axis returns at
- * once. Written out axis by axis so every index is a constant. */
-bool cq_obb_overlap(const cq_obb *a, const cq_obb *b)
+/* The scalar boolean path: face axes first, and each separating axis
+ * returns at once. Written out axis by axis so every index is a constant. */
+bool cq_obb_overlap_scalar(const cq_obb *a, const cq_obb *b)
 {
     cq_sat_frame f;
     cq_sat_frame_init(&f, a, b);
@@ -129,4 +129,25 @@ bool cq_obb_overlap(const cq_obb *a, const cq_obb *b)
     return !(cq_cross_apart(&f, 0, 0) || cq_cross_apart(&f, 0, 1) || cq_cross_apart(&f, 0, 2) ||
              cq_cross_apart(&f, 1, 0) || cq_cross_apart(&f, 1, 1) || cq_cross_apart(&f, 1, 2) ||
              cq_cross_apart(&f, 2, 0) || cq_cross_apart(&f, 2, 1) || cq_cross_apart(&f, 2, 2));
+}
+
+void cq_obb_gaps(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
+                 bool skipped[CQ_SAT_AXIS_COUNT])
+{
+#if CQ_HAVE_AVX2
+    if (count == CQ_SAT_AXIS_COUNT && __builtin_cpu_supports("avx2")) {
+        cq_obb_gaps_avx2(a, b, gap, skipped);
+        return;
+    }
+#endif
+    cq_obb_gaps_scalar(a, b, count, gap, skipped);
+}
+
+bool cq_obb_overlap(const cq_obb *a, const cq_obb *b)
+{
+#if CQ_HAVE_AVX2
+    if (__builtin_cpu_supports("avx2"))
+        return cq_obb_overlap_avx2(a, b);
+#endif
+    return cq_obb_overlap_scalar(a, b);
 }

@@ -6,8 +6,26 @@
 #include "cq/collision.h"
 
 /* Gaps in world units of the first count axes (6 = faces only, 15 = all).
- * A skipped (degenerate) axis gets -INFINITY and skipped[k] = true. */
+ * A skipped (degenerate) axis gets -INFINITY and skipped[k] = true. Uses
+ * the AVX2 variant where the CPU has it. */
 void cq_obb_gaps(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
                  bool skipped[CQ_SAT_AXIS_COUNT]);
+
+/* The scalar references the vector variants are tested against. */
+void cq_obb_gaps_scalar(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
+                        bool skipped[CQ_SAT_AXIS_COUNT]);
+bool cq_obb_overlap_scalar(const cq_obb *a, const cq_obb *b);
+
+/* x86-64 builds carry an AVX2 variant of the boolean test, chosen at run
+ * time; other targets use the scalar one. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(CQ_NO_SIMD)
+#define CQ_HAVE_AVX2 1
+/* cq_obb_overlap and all 15 cq_obb_gaps on AVX2; call only where
+ * __builtin_cpu_supports("avx2"). */
+bool cq_obb_overlap_avx2(const cq_obb *a, const cq_obb *b);
+void cq_obb_gaps_avx2(const cq_obb *a, const cq_obb *b, double gap[CQ_SAT_AXIS_COUNT], bool skipped[CQ_SAT_AXIS_COUNT]);
+#else
+#define CQ_HAVE_AVX2 0
+#endif
 
 #endif
