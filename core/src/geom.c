@@ -1,28 +1,123 @@
-/* Closest-point primitives (stub, being written). */
+/* Closest-point primitives after Ericson, "Real-Time Collision Detection"
+ * (5.1.2, 5.1.5, 5.1.9), made total: zero-length segments, parallel
+ * segments and zero-area triangles each have a defined, finite answer. */
 #include "geom.h"
+
+/* Squared sine of the angle below which two segments count as parallel.
+ * Above it the cross-product form of the line-line parameter is accurate
+ * (its error does not grow as the angle shrinks); below it any point of the
+ * overlap is within 1e-12 per unit of length of the true minimum. */
+#define CQ_PARALLEL_SIN2 1e-24
+/* A triangle whose squared normal is this small relative to |ab|^2 |ac|^2
+ * is handled as its three edges: Ericson's divisions would be 0/0. */
+#define CQ_FLAT_SIN2 1e-24
 
 cq_vec3 cq_closest_on_segment(cq_vec3 p, cq_vec3 a, cq_vec3 b, double *t)
 {
-    (void)p; (void)b;
-    *t = 0;
-    return a;
+    cq_vec3 d = cq_sub(b, a);
+    double l2 = cq_len2(d);
+    /* A zero-length segment is its point; otherwise the quotient is finite or
+     * an infinity that the clamp absorbs. */
+    *t = l2 > 0 ? cq_clamp(cq_dot(cq_sub(p, a), d) / l2, 0, 1) : 0;
+    return cq_mad(a, d, *t);
+}
+
+/* Parameter on the first segment for parallel segments: the middle of the
+ * overlap of the second one's projection, or the facing end when the
+ * projections are disjoint (the clamp of the middle gives both). */
+static double cq_parallel_param(cq_vec3 p1, cq_vec3 d1, double a, cq_vec3 p2, cq_vec3 q2)
+{
+    double u = cq_dot(cq_sub(p2, p1), d1) / a, v = cq_dot(cq_sub(q2, p1), d1) / a;
+    double lo = fmax(0, fmin(u, v)), hi = fmin(1, fmax(u, v));
+    return cq_clamp(0.5 * (lo + hi), 0, 1);
 }
 
 double cq_closest_segments(cq_vec3 p1, cq_vec3 q1, cq_vec3 p2, cq_vec3 q2,
                            double *s, double *t, cq_vec3 *c1, cq_vec3 *c2)
 {
-    (void)q1; (void)q2;
-    *s = *t = 0;
-    *c1 = p1;
-    *c2 = p2;
-    return cq_len2(cq_sub(p1, p2));
+    cq_vec3 d1 = cq_sub(q1, p1), d2 = cq_sub(q2, p2);
+    double a = cq_len2(d1), e = cq_len2(d2);
+    if (!(a > 0)) {
+        *s = 0;
+        *c1 = p1;
+        *c2 = cq_closest_on_segment(p1, p2, q2, t);
+    } else if (!(e > 0)) {
+        *t = 0;
+        *c2 = p2;
+        *c1 = cq_closest_on_segment(p2, p1, q1, s);
+    } else {
+        cq_vec3 n = cq_cross(d1, d2);
+        double nn = cq_len2(n);
+        /* s of the lines' common perpendicular: ((p2 - p1) x d2) . n / |n|^2. */
+        *s = nn > CQ_PARALLEL_SIN2 * a * e ? cq_clamp(cq_dot(cq_cross(cq_sub(p2, p1), d2), n) / nn, 0, 1)
+                                           : cq_parallel_param(p1, d1, a, p2, q2);
+        /* Best t for that s; if t had to be clamped, the best s for that t. */
+        *c2 = cq_closest_on_segment(cq_mad(p1, d1, *s), p2, q2, t);
+        *c1 = cq_closest_on_segment(*c2, p1, q1, s);
+    }
+    return cq_len2(cq_sub(*c1, *c2));
+}
+
+/* A zero-area triangle is a segment (or a point): the nearest of its edges,
+ * reported as a vertex when the point falls on an end. Ties keep the lower
+ * edge. */
+static cq_vec3 cq_closest_on_edges(cq_vec3 p, const cq_vec3 v[3], cq_tri_region *region, int *index)
+{
+    cq_vec3 best = v[0];
+    double best_d2 = INFINITY;
+    for (int i = 0; i < 3; i++) {
+        double t;
+        cq_vec3 c = cq_closest_on_segment(p, v[i], v[(i + 1) % 3], &t);
+        double d2 = cq_len2(cq_sub(p, c));
+        if (!(d2 < best_d2))
+            continue;
+        best_d2 = d2;
+        best = c;
+        *region = t > 0 && t < 1 ? CQ_TRI_EDGE : CQ_TRI_VERTEX;
+        *index = t < 1 ? i : (i + 1) % 3;
+    }
+    return best;
+}
+
+static cq_vec3 cq_tri_result(cq_vec3 c, cq_tri_region r, int i, cq_tri_region *region, int *index)
+{
+    *region = r;
+    *index = i;
+    return c;
 }
 
 cq_vec3 cq_closest_on_triangle(cq_vec3 p, cq_vec3 a, cq_vec3 b, cq_vec3 c,
                                cq_tri_region *region, int *index)
 {
-    (void)p; (void)b; (void)c;
-    *region = CQ_TRI_VERTEX;
-    *index = 0;
-    return a;
+    const cq_vec3 v[3] = {a, b, c};
+    cq_vec3 ab = cq_sub(b, a), ac = cq_sub(c, a);
+    if (cq_len2(cq_cross(ab, ac)) <= CQ_FLAT_SIN2 * cq_len2(ab) * cq_len2(ac))
+        return cq_closest_on_edges(p, v, region, index);
+    /* Ericson's Voronoi-region walk: vertex a, b, edge ab, vertex c, edge ca,
+     * edge bc, then the face. Every edge here has non-zero length. */
+    cq_vec3 ap = cq_sub(p, a), bp = cq_sub(p, b), cp = cq_sub(p, c);
+    double d1 = cq_dot(ab, ap), d2 = cq_dot(ac, ap);
+    if (d1 <= 0 && d2 <= 0)
+        return cq_tri_result(a, CQ_TRI_VERTEX, 0, region, index);
+    double d3 = cq_dot(ab, bp), d4 = cq_dot(ac, bp);
+    if (d3 >= 0 && d4 <= d3)
+        return cq_tri_result(b, CQ_TRI_VERTEX, 1, region, index);
+    double vc = d1 * d4 - d3 * d2;
+    if (vc <= 0 && d1 >= 0 && d3 <= 0)
+        return cq_tri_result(cq_mad(a, ab, d1 / (d1 - d3)), CQ_TRI_EDGE, 0, region, index);
+    double d5 = cq_dot(ab, cp), d6 = cq_dot(ac, cp);
+    if (d6 >= 0 && d5 <= d6)
+        return cq_tri_result(c, CQ_TRI_VERTEX, 2, region, index);
+    double vb = d5 * d2 - d1 * d6;
+    if (vb <= 0 && d2 >= 0 && d6 <= 0)
+        return cq_tri_result(cq_mad(a, ac, d2 / (d2 - d6)), CQ_TRI_EDGE, 2, region, index);
+    double va = d3 * d6 - d5 * d4;
+    if (va <= 0 && d4 - d3 >= 0 && d5 - d6 >= 0)
+        return cq_tri_result(cq_lerp(b, c, (d4 - d3) / ((d4 - d3) + (d5 - d6))), CQ_TRI_EDGE, 1, region, index);
+    double den = va + vb + vc;
+    /* Rounding in a sliver can leave no positive area: fall back to the edges. */
+    if (!(den > 0))
+        return cq_closest_on_edges(p, v, region, index);
+    cq_vec3 f = cq_add(a, cq_add(cq_scale(ab, vb / den), cq_scale(ac, vc / den)));
+    return cq_tri_result(f, CQ_TRI_FACE, 0, region, index);
 }

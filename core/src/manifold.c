@@ -104,27 +104,31 @@ static double cq_area(cq_vec3 a, cq_vec3 b, cq_vec3 c, cq_vec3 n)
     return cq_dot(cq_cross(cq_sub(b, a), cq_sub(c, a)), n);
 }
 
+/* Whether x beats best by more than rounding: exact ties (a box's symmetric
+ * corners) then keep the earlier point however the pair is moved. */
+static bool cq_beats(double x, double best) { return x > best + 1e-12 * fabs(best); }
+
 int cq_reduce_manifold(cq_contact_point *pts, int n, cq_vec3 normal)
 {
     if (n <= CQ_MAX_POINTS)
         return n;
     int keep[CQ_MAX_POINTS] = {0, 0, -1, -1};
     for (int k = 1; k < n; k++) /* the deepest */
-        if (pts[k].depth > pts[keep[0]].depth)
+        if (cq_beats(pts[k].depth, pts[keep[0]].depth))
             keep[0] = k;
     double best = -1;
     for (int k = 0; k < n; k++) { /* the farthest from it */
         double d = cq_len2(cq_sub(pts[k].position, pts[keep[0]].position));
-        if (d > best)
+        if (cq_beats(d, best))
             best = d, keep[1] = k;
     }
     cq_vec3 a = pts[keep[0]].position, b = pts[keep[1]].position;
     double hi = 0, lo = 0;
     for (int k = 0; k < n; k++) { /* the widest on each side of that line */
         double s = cq_area(a, b, pts[k].position, normal);
-        if (s > hi)
+        if (cq_beats(s, hi))
             hi = s, keep[2] = k;
-        if (s < lo)
+        if (cq_beats(-s, -lo))
             lo = s, keep[3] = k;
     }
     cq_contact_point out[CQ_MAX_POINTS];
