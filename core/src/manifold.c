@@ -19,7 +19,7 @@ static int cq_clip_by_line(const cq_clip_vertex *in, int n, const cq_clip_line *
         double dp = dist[k], dq = dist[next];
         if (dp <= 0)
             out[m++] = in[k];
-        if (dp * dq < 0) { /* strictly on opposite sides: cut */
+        if (dp * dq < 0 && (n > 2 || k == 0)) { /* strictly on opposite sides: cut (a segment once) */
             const cq_clip_vertex *p = &in[k], *q = &in[next];
             double t = dp / (dp - dq);
             cq_feature f = p->out_edge < 0 ? (cq_feature){CQ_FEAT_EDGE, CQ_FEAT_FACE, line->edge, inc_face}
@@ -38,13 +38,18 @@ int cq_clip_polygon(const cq_clip_frame *fr, const cq_clip_line *lines, int nlin
     int cur = 0;
     for (int s = 0; s < nlines && n > 0; s++, cur = 1 - cur)
         n = cq_clip_by_line(poly[cur], n, &lines[s], inc_face, poly[1 - cur]);
+    return cq_clip_emit(fr, poly[cur], n, skin, onto_ref, out);
+}
+
+int cq_clip_emit(const cq_clip_frame *fr, const cq_clip_vertex *v, int n, double skin, bool onto_ref,
+                 cq_contact_point out[CQ_CLIP_MAX])
+{
     int m = 0;
     for (int k = 0; k < n; k++) {
-        const cq_clip_vertex *c = &poly[cur][k];
-        if (c->z > skin)
+        if (v[k].z > skin)
             continue;
-        cq_vec3 p = cq_mad(cq_mad(fr->origin, fr->u, c->x), fr->v, c->y);
-        out[m++] = (cq_contact_point){onto_ref ? p : cq_mad(p, fr->n, c->z), -c->z, c->f};
+        cq_vec3 p = cq_mad(cq_mad(fr->origin, fr->u, v[k].x), fr->v, v[k].y);
+        out[m++] = (cq_contact_point){onto_ref ? p : cq_mad(p, fr->n, v[k].z), -v[k].z, v[k].f};
     }
     return m;
 }
@@ -96,6 +101,23 @@ int cq_clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto_
         lines[nlines++] = (cq_clip_line){a, b, d, ref->eid[k]};
     }
     return cq_clip_lines(&fr, lines, nlines, ref->fid, inc, skin, onto_ref, out);
+}
+
+cq_face cq_triangle_face(const cq_vec3 t[3], cq_vec3 n, bool flat)
+{
+    cq_face f = {.count = 3, .normal = n, .fid = 0};
+    int m = 0;
+    for (int i = 1; flat && i < 3; i++)
+        if (cq_len2(cq_sub(t[(i + 1) % 3], t[i])) > cq_len2(cq_sub(t[(m + 1) % 3], t[m])))
+            m = i;
+    if (flat)
+        f.count = cq_len2(cq_sub(t[(m + 1) % 3], t[m])) > 0 ? 2 : 1;
+    for (int i = 0; i < f.count; i++) {
+        f.v[i] = t[(m + i) % 3];
+        f.vid[i] = (uint16_t)((m + i) % 3);
+        f.eid[i] = (uint16_t)(flat ? m : i);
+    }
+    return f;
 }
 
 /* Twice the signed area of (a, b, c) seen along n. */

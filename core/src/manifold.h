@@ -54,6 +54,12 @@ int cq_clip_polygon(const cq_clip_frame *frame, const cq_clip_line *lines, int n
                     cq_clip_vertex poly[2][CQ_CLIP_MAX], int n, uint16_t inc_face, double skin, bool onto_ref,
                     cq_contact_point out[CQ_CLIP_MAX]);
 
+/* The tail of every clip: keeps the vertices no more than skin above the
+ * reference plane and writes them as contact points (depth = -z; on the
+ * incident polygon, or projected onto the reference plane with onto_ref). */
+int cq_clip_emit(const cq_clip_frame *frame, const cq_clip_vertex *v, int n, double skin, bool onto_ref,
+                 cq_contact_point out[CQ_CLIP_MAX]);
+
 /* cq_clip_polygon for an incident face given in world space. */
 int cq_clip_lines(const cq_clip_frame *frame, const cq_clip_line *lines, int nlines, uint16_t ref_face,
                   const cq_face *inc, double skin, bool onto_ref, cq_contact_point out[CQ_CLIP_MAX]);
@@ -62,6 +68,12 @@ int cq_clip_lines(const cq_clip_frame *frame, const cq_clip_line *lines, int nli
  * (any winding; a reference with fewer than 3 vertices clips nothing). */
 int cq_clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto_ref,
                  cq_contact_point out[CQ_CLIP_MAX]);
+
+/* A triangle as a clipping polygon with outward normal n (features: vertex
+ * i, edge i from t[i], face 0). A flat one goes in as the segment or point
+ * it collapses to, its longest edge, so the clip does not run back and
+ * forth along a line. */
+cq_face cq_triangle_face(const cq_vec3 t[3], cq_vec3 n, bool flat);
 
 /* Keeps at most CQ_MAX_POINTS of pts (in place): the deepest, the one
  * farthest from it, then the two that add the most area in the plane

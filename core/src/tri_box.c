@@ -1,14 +1,285 @@
+/* Triangle-box: Akenine-Moller's 13-axis SAT (seed 003) as a boolean test,
+ * and the box-triangle contact (the same axes, unit length, for the verdict,
+ * normal and depth; face clipping or an edge pair for the manifold). Both
+ * work in the box frame, where the box is centred at the origin with its
+ * faces on the coordinate axes. */
+#include "box.h"
+#include "geom.h"
 #include "narrow.h"
 
-bool cq_triangle_box_overlap(const cq_vec3 tri[3], const cq_obb *box)
+/* Touching counts as overlap: gaps up to this fraction of the problem's
+ * size (largest coordinate or half extent) are rounding, not separation;
+ * moving the triangle into the box frame alone rounds at about 1e-16 of it. */
+#define CQ_TB_REL_TOL 1e-12
+/* Seed 002: face axes win unless an edge axis penetrates clearly less. */
+#define CQ_TB_EDGE_BIAS 0.95
+
+/* The triangle in the box frame. */
+typedef struct cq_tb_frame {
+    cq_vec3 v[3];
+    cq_vec3 h;
+    double tol; /* touching tolerance, world units */
+} cq_tb_frame;
+
+/* Plain comparisons: fmax is a library call here, and this is the hot path. */
+static double cq_larger(double a, double b) { return a > b ? a : b; }
+
+static double cq_max_abs(cq_vec3 a) { return cq_larger(fabs(a.x), cq_larger(fabs(a.y), fabs(a.z))); }
+
+static double cq_sum_abs(cq_vec3 a) { return fabs(a.x) + fabs(a.y) + fabs(a.z); }
+
+static cq_tb_frame cq_tb_frame_make(const cq_vec3 tri[3], const cq_obb *box)
 {
-    (void)tri;
-    (void)box;
+    cq_tb_frame f = {.h = box->half};
+    double size = cq_larger(cq_max_abs(box->half), cq_max_abs(box->center));
+    for (int i = 0; i < 3; i++) {
+        f.v[i] = cq_mul_mtv(&box->axes, cq_sub(tri[i], box->center));
+        size = cq_larger(size, cq_max_abs(tri[i]));
+    }
+    f.tol = CQ_TB_REL_TOL * size;
+    return f;
+}
+
+/* e_k x d for the box axis e_k: only components of d, so exact. */
+static cq_vec3 cq_axis_cross(int k, cq_vec3 d)
+{
+    return k == 0 ? cq_v3(0, -d.z, d.y) : k == 1 ? cq_v3(d.z, 0, -d.x) : cq_v3(-d.y, d.x, 0);
+}
+
+/* True when the values p0, p1 both lie beyond the box's extent r along an
+ * unnormalised axis a (the tolerance scaled by |a|_1 >= |a|). */
+static bool cq_tb_beyond(double p0, double p1, cq_vec3 a, const cq_tb_frame *f)
+{
+    double r = cq_dot(f->h, cq_vabs(a)) + f->tol * cq_sum_abs(a);
+    return (p0 > r && p1 > r) || (p0 < -r && p1 < -r);
+}
+
+/* Axes e_k x f_j: vertices j and j+1 project alike on them, so only vertex
+ * j and the opposite vertex are compared (Akenine-Moller's reduction). */
+static bool cq_tb_edges_separate(const cq_tb_frame *f)
+{
+    for (int j = 0; j < 3; j++) {
+        cq_vec3 pj = f->v[j], po = f->v[(j + 2) % 3], e = cq_sub(f->v[(j + 1) % 3], pj);
+        for (int k = 0; k < 3; k++) {
+            cq_vec3 a = cq_axis_cross(k, e);
+            if (cq_tb_beyond(cq_dot(a, pj), cq_dot(a, po), a, f))
+                return true;
+        }
+    }
     return false;
 }
 
+/* The box face axes: the box against the triangle's AABB. */
+static bool cq_tb_faces_separate(const cq_tb_frame *f)
+{
+    for (int k = 0; k < 3; k++) {
+        double a = cq_comp(f->v[0], k), b = cq_comp(f->v[1], k), c = cq_comp(f->v[2], k);
+        double r = cq_comp(f->h, k) + f->tol;
+        if ((a > r && b > r && c > r) || (a < -r && b < -r && c < -r))
+            return true;
+    }
+    return false;
+}
+
+/* The triangle's plane against the box (seed 003's plane-box test: the box
+ * reaches h . |n| along n from its centre). */
+static bool cq_tb_plane_separates(const cq_tb_frame *f)
+{
+    cq_vec3 n = cq_cross(cq_sub(f->v[1], f->v[0]), cq_sub(f->v[2], f->v[0]));
+    double s = cq_dot(n, f->v[0]);
+    return cq_tb_beyond(s, s, n, f);
+}
+
+bool cq_triangle_box_overlap(const cq_vec3 tri[3], const cq_obb *box)
+{
+    cq_tb_frame f = cq_tb_frame_make(tri, box);
+    return !cq_tb_edges_separate(&f) && !cq_tb_faces_separate(&f) && !cq_tb_plane_separates(&f);
+}
+
+/* ---- The contact ---- */
+
+enum { CQ_TB_BOX_FACE, CQ_TB_TRI_FACE, CQ_TB_EDGE };
+
+/* One unit axis, oriented from A to B. */
+typedef struct cq_tb_axis {
+    int kind;
+    int k, j;   /* box axis; triangle edge (edge axes) */
+    cq_vec3 n;  /* box frame */
+    double pen; /* overlap along n; negative = gap */
+} cq_tb_axis;
+
+/* Projects both shapes on the unit axis l. The sign follows the centre
+ * difference (seed 002), taking B's centre as the middle of its projected
+ * interval: that picks the side with the smaller overlap, pen = -gap. An
+ * exact tie keeps the side of the previous normal (prev, box frame). */
+static cq_tb_axis cq_tb_eval(const cq_tb_frame *f, cq_vec3 l, cq_vec3 prev, int kind, int k, int j)
+{
+    double p0 = cq_dot(l, f->v[0]), p1 = cq_dot(l, f->v[1]), p2 = cq_dot(l, f->v[2]);
+    double lo = fmin(p0, fmin(p1, p2)), hi = fmax(p0, fmax(p1, p2));
+    double r = cq_dot(f->h, cq_vabs(l)), mid = lo + hi;
+    bool neg = mid < 0 || (mid == 0 && cq_dot(prev, l) < 0);
+    return (cq_tb_axis){kind, k, j, neg ? cq_neg(l) : l, neg ? hi + r : r - lo};
+}
+
+/* The triangle's unit normal; false (a skipped axis) when the triangle is
+ * flat: (height / longest edge)^2 below CQ_SAT_DEGENERATE, the same bound
+ * as for the cross axes. A segment-like triangle is then handled by its
+ * edge axes alone, which is complete for a segment. */
+static bool cq_tb_tri_normal(const cq_tb_frame *f, cq_vec3 *n)
+{
+    cq_vec3 c = cq_cross(cq_sub(f->v[1], f->v[0]), cq_sub(f->v[2], f->v[0]));
+    double e2 = 0;
+    for (int j = 0; j < 3; j++)
+        e2 = fmax(e2, cq_len2(cq_sub(f->v[(j + 1) % 3], f->v[j])));
+    if (!(cq_len2(c) > CQ_SAT_DEGENERATE * e2 * e2))
+        return false;
+    return cq_normalize(c, 0, n);
+}
+
+/* The best face axis and the best edge axis (pen = +inf if none). */
+typedef struct cq_tb_best {
+    cq_tb_axis face, edge;
+    int skipped;
+    bool flat; /* the triangle's normal was skipped */
+} cq_tb_best;
+
+static void cq_tb_keep(cq_tb_axis *best, cq_tb_axis ax)
+{
+    if (ax.pen < best->pen)
+        *best = ax;
+}
+
+/* Edge axes e_k x u_j with u_j the unit edge direction; an axis whose
+ * squared length is below CQ_SAT_DEGENERATE (or a zero-length edge) is
+ * skipped: its direction is rounding noise. */
+static void cq_tb_edge_axes(const cq_tb_frame *f, cq_vec3 prev, cq_tb_best *b)
+{
+    for (int j = 0; j < 3; j++) {
+        cq_vec3 u = cq_v3(0, 0, 0); /* stays zero for a zero-length edge */
+        cq_normalize(cq_sub(f->v[(j + 1) % 3], f->v[j]), 0, &u);
+        for (int k = 0; k < 3; k++) {
+            cq_vec3 l = cq_axis_cross(k, u);
+            if (!cq_normalize(l, CQ_SAT_DEGENERATE, &l)) {
+                b->skipped++;
+                continue;
+            }
+            cq_tb_keep(&b->edge, cq_tb_eval(f, l, prev, CQ_TB_EDGE, k, j));
+        }
+    }
+}
+
+static cq_tb_best cq_tb_axes(const cq_tb_frame *f, cq_vec3 prev)
+{
+    cq_tb_best b = {.face = {.pen = INFINITY}, .edge = {.pen = INFINITY}};
+    for (int k = 0; k < 3; k++) {
+        cq_vec3 l = cq_v3(k == 0, k == 1, k == 2);
+        cq_tb_keep(&b.face, cq_tb_eval(f, l, prev, CQ_TB_BOX_FACE, k, 0));
+    }
+    cq_vec3 n;
+    b.flat = !cq_tb_tri_normal(f, &n);
+    if (b.flat)
+        b.skipped++;
+    else
+        cq_tb_keep(&b.face, cq_tb_eval(f, n, prev, CQ_TB_TRI_FACE, 0, 0));
+    cq_tb_edge_axes(f, prev, &b);
+    return b;
+}
+
+/* When penetrating, an edge axis must beat CQ_TB_EDGE_BIAS times the face
+ * penetration; when the best face axis already separates (within skin),
+ * the axis with the larger gap is the better separating direction. */
+static cq_tb_axis cq_tb_choose(const cq_tb_best *b)
+{
+    const cq_tb_axis *f = &b->face, *e = &b->edge;
+    bool edge = f->pen > 0 ? e->pen < CQ_TB_EDGE_BIAS * f->pen : e->pen < f->pen;
+    return edge ? *e : *f;
+}
+
+/* Box face reference, triangle incident: the points stay on the triangle. */
+static int cq_tb_box_ref(const cq_obb *box, const cq_vec3 t[3], bool flat, int k, cq_vec3 n, double skin,
+                         cq_contact_point out[CQ_CLIP_MAX])
+{
+    cq_face ref, inc = cq_triangle_face(t, cq_neg(n), flat);
+    cq_box_face(box, cq_box_face_id(k, cq_dot(box->axes.c[k], n)), &ref);
+    return cq_clip_face(&ref, &inc, skin, false, out);
+}
+
+/* Triangle reference (it is B, so its half of each feature is swapped to
+ * the B side), the box face facing it incident, projected onto it. */
+static int cq_tb_tri_ref(const cq_obb *box, const cq_vec3 t[3], cq_vec3 n, double skin,
+                         cq_contact_point out[CQ_CLIP_MAX])
+{
+    cq_face inc, ref = cq_triangle_face(t, cq_neg(n), false);
+    cq_box_face(box, cq_box_face_toward(box, n), &inc);
+    int m = cq_clip_face(&ref, &inc, skin, true, out);
+    for (int i = 0; i < m; i++)
+        out[i].feature = cq_feature_swap(out[i].feature);
+    return m;
+}
+
+/* Edge-edge: one point, the closest point of the triangle's edge to the
+ * box's edge that lies farthest along n. */
+static int cq_tb_edge_point(const cq_obb *box, const cq_vec3 t[3], const cq_tb_axis *ax, cq_vec3 n,
+                            cq_contact_point *out)
+{
+    cq_vec3 p, q, ca, cb;
+    double s, u;
+    uint16_t ea = cq_box_edge_toward(box, ax->k, n, &p, &q);
+    cq_closest_segments(p, q, t[ax->j], t[(ax->j + 1) % 3], &s, &u, &ca, &cb);
+    out[0] = (cq_contact_point){cb, ax->pen, {CQ_FEAT_EDGE, CQ_FEAT_EDGE, ea, (uint16_t)ax->j}};
+    return 1;
+}
+
+/* A clip can come back empty inside the skin (the nearest part of the
+ * triangle outside the face's side planes): then the triangle's vertex
+ * deepest along the normal stands for the contact. */
+static int cq_tb_deepest(const cq_tb_frame *f, const cq_vec3 t[3], const cq_tb_axis *ax, cq_contact_point *out)
+{
+    int m = 0;
+    for (int i = 1; i < 3; i++)
+        if (cq_dot(f->v[i], ax->n) < cq_dot(f->v[m], ax->n))
+            m = i;
+    out[0] = (cq_contact_point){t[m], ax->pen, {CQ_FEAT_NONE, CQ_FEAT_VERTEX, 0, (uint16_t)m}};
+    return 1;
+}
+
+static void cq_tb_manifold(const cq_obb *box, const cq_vec3 t[3], const cq_tb_frame *f, const cq_tb_best *b,
+                           const cq_tb_axis *ax, double skin, cq_contact *out)
+{
+    cq_contact_point pts[CQ_CLIP_MAX];
+    cq_vec3 n = out->normal;
+    int m = ax->kind == CQ_TB_BOX_FACE   ? cq_tb_box_ref(box, t, b->flat, ax->k, n, skin, pts)
+            : ax->kind == CQ_TB_TRI_FACE ? cq_tb_tri_ref(box, t, n, skin, pts)
+                                         : cq_tb_edge_point(box, t, ax, n, pts);
+    if (m == 0)
+        m = cq_tb_deepest(f, t, ax, pts);
+    m = cq_reduce_manifold(pts, m, n);
+    for (int i = 0; i < m; i++)
+        out->points[i] = pts[i];
+    out->point_count = m;
+}
+
+/* The verdict is the SAT's: overlap when the largest gap over the 13 unit
+ * axes is at most the skin. That gap is a lower bound of the Euclidean
+ * distance, not the distance, so a separated pair reports no distance; its
+ * normal is the most separating axis. */
 void cq_box_triangle(const cq_pair_query *q, cq_contact *out)
 {
-    (void)q;
-    (void)out;
+    cq_obb box = cq_obb_from_box(q->a, &q->xa);
+    cq_vec3 t[3];
+    for (int i = 0; i < 3; i++)
+        t[i] = cq_xform_point(&q->xb, q->b->triangle.v[i]);
+    cq_tb_frame f = cq_tb_frame_make(t, &box);
+    bool prev_known = q->cache && q->cache->has_normal;
+    cq_vec3 prev = prev_known ? cq_mul_mtv(&box.axes, q->cache->normal) : cq_v3(0, 0, 0);
+    cq_tb_best best = cq_tb_axes(&f, prev);
+    cq_count(q->counters, CQ_CTR_SAT_AXES_SKIPPED, (uint64_t)best.skipped);
+    cq_tb_axis ax = cq_tb_choose(&best);
+    out->has_normal = true;
+    out->normal = cq_mul_mv(&box.axes, ax.n);
+    out->overlap = -fmin(best.face.pen, best.edge.pen) <= q->skin + f.tol;
+    if (!out->overlap)
+        return;
+    out->depth = fmax(ax.pen, 0);
+    cq_tb_manifold(&box, t, &f, &best, &ax, q->skin, out);
 }
