@@ -4,6 +4,7 @@
     X(shape)         \
     X(sat)           \
     X(box_box)       \
+    X(geom)          \
     X(closed)        \
     X(tri_box)       \
     X(tri_tri)       \
