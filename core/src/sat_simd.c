@@ -95,7 +95,9 @@ CQ_AVX2 void cq_obb_gaps_avx2(const cq_obb *a, const cq_obb *b, double gap[CQ_SA
         cq_v4 len2 = len[i];
         cq_m4 ok = len2 >= CQ_SAT_DEGENERATE;
         /* Degenerate lanes divide by 1 and are then overwritten. */
-        cq_v4 root = (cq_v4)_mm256_sqrt_pd((__m256d)(cq_v4)((cq_m4)len2 & ok | ((cq_m4)(cq_v4){1, 1, 1, 1} & ~ok)));
+        const cq_v4 one = {1, 1, 1, 1};
+        cq_v4 safe = (cq_v4)(((cq_m4)len2 & ok) | ((cq_m4)one & ~ok));
+        cq_v4 root = (cq_v4)_mm256_sqrt_pd((__m256d)safe);
         cq_v4 w = g[i] / root;
         for (int j = 0; j < 3; j++) {
             skipped[6 + 3 * i + j] = !ok[j];
