@@ -1,11 +1,11 @@
 /* Box-box figures on gen.py's OBB pairs: verdict counts, then the boolean
- * test and the full contact query, each the best of five passes. */
+ * test and the full contact query, each the best of fifteen passes. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "bench.h"
 
-#define PASSES 5
+#define PASSES 15
 
 static int read_obb(FILE *f, cq_obb *o)
 {

@@ -30,19 +30,24 @@ static int cq_previous_face(const cq_obb *a, const cq_obb *b, const cq_pair_cach
     return -1;
 }
 
+/* The first index of the largest of gap[lo..hi): written with selects, not
+ * branches, because on real data which axis wins is unpredictable. */
+static int cq_argmax(const double *gap, int lo, int hi)
+{
+    int best = lo;
+    for (int k = lo + 1; k < hi; k++)
+        best = gap[k] > gap[best] ? k : best;
+    return best;
+}
+
 /* The contact axis: the best face axis, an edge axis if clearly better, and
  * the previous frame's face axis while it is still nearly as good. */
 static int cq_choose_axis(const double gap[CQ_SAT_AXIS_COUNT], const bool skipped[CQ_SAT_AXIS_COUNT], int prev)
 {
-    int face = 0, edge = -1;
-    for (int k = 1; k < 6; k++)
-        if (gap[k] > gap[face])
-            face = k;
-    for (int k = 6; k < CQ_SAT_AXIS_COUNT; k++)
-        if (!skipped[k] && (edge < 0 || gap[k] > gap[edge]))
-            edge = k;
+    /* Skipped axes hold -INFINITY, so they never win. */
+    int face = cq_argmax(gap, 0, 6), edge = cq_argmax(gap, 6, CQ_SAT_AXIS_COUNT);
     int best = face;
-    if (edge >= 0 && gap[edge] > gap[face] + CQ_EDGE_PREFERENCE * fabs(gap[face]) + CQ_SAT_TOLERANCE)
+    if (!skipped[edge] && gap[edge] > gap[face] + CQ_EDGE_PREFERENCE * fabs(gap[face]) + CQ_SAT_TOLERANCE)
         best = edge;
     if (prev >= 0 && prev != best &&
         -gap[prev] <= CQ_FACE_HYSTERESIS * fmax(-gap[best], 0) + CQ_SAT_TOLERANCE)
@@ -95,12 +100,9 @@ void cq_box_box(const cq_pair_query *q, cq_contact *out)
     double gap[CQ_SAT_AXIS_COUNT];
     bool skipped[CQ_SAT_AXIS_COUNT];
     cq_obb_gaps(&a, &b, CQ_SAT_AXIS_COUNT, gap, skipped);
-    int largest = 0, nskipped = 0;
-    for (int k = 0; k < CQ_SAT_AXIS_COUNT; k++) {
+    int largest = cq_argmax(gap, 0, CQ_SAT_AXIS_COUNT), nskipped = 0;
+    for (int k = 6; k < CQ_SAT_AXIS_COUNT; k++)
         nskipped += skipped[k];
-        if (gap[k] > gap[largest])
-            largest = k;
-    }
     cq_count(q->counters, CQ_CTR_SAT_AXES_SKIPPED, (uint64_t)nskipped);
     out->sat_axis = largest;
     out->sat_gap = gap[largest];
