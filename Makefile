@@ -11,7 +11,7 @@ ifdef CI
 WARN     += -Werror
 endif
 ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fvisibility=hidden $(WARN) $(CFLAGS) $(SANITIZE) -Icore/include -Icore/src
-LDLIBS   := -lm
+LDLIBS   := -lm -pthread
 
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PKGS := gcc libc6-dev make pkg-config python3 check \

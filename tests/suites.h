@@ -8,4 +8,6 @@
     X(closed)        \
     X(tri_box)       \
     X(tri_tri)       \
-    X(dispatch)
+    X(dispatch)      \
+    X(gjk)           \
+    X(epa)

@@ -17,20 +17,22 @@ const char *cq_shape_type_name(cq_shape_type type)
 {
     static const char *const names[CQ_SHAPE_TYPE_COUNT] = {
         [CQ_SPHERE] = "sphere", [CQ_CAPSULE] = "capsule", [CQ_BOX] = "box",
-        [CQ_TRIANGLE] = "triangle", [CQ_PLANE] = "plane",
+        [CQ_TRIANGLE] = "triangle", [CQ_PLANE] = "plane", [CQ_CONVEX] = "convex",
     };
     return (unsigned)type < CQ_SHAPE_TYPE_COUNT ? names[type] : "unknown";
 }
 
 const char *cq_fallback_reason_name(cq_fallback_reason r)
 {
-    switch (r) {
-    case CQ_FB_NONE:
-        return "none";
-    case CQ_FB_COINCIDENT:
-        return "coincident_features";
-    }
-    return "unknown";
+    static const char *const names[CQ_FB_REASON_COUNT] = {
+        [CQ_FB_NONE] = "none",
+        [CQ_FB_COINCIDENT] = "coincident_features",
+        [CQ_FB_GJK_ITERATION_LIMIT] = "gjk_iteration_limit",
+        [CQ_FB_EPA_ITERATION_LIMIT] = "epa_iteration_limit",
+        [CQ_FB_EPA_CAPACITY] = "epa_capacity",
+        [CQ_FB_EPA_DEGENERATE] = "epa_degenerate",
+    };
+    return (unsigned)r < CQ_FB_REASON_COUNT ? names[r] : "unknown";
 }
 
 const char *cq_fallback_action_name(cq_fallback_action a)

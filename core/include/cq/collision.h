@@ -48,10 +48,15 @@ typedef struct cq_contact_point {
     cq_feature feature;
 } cq_contact_point;
 
-/// Why a query could not answer the usual way.
+/// Why a query could not answer the usual way (wire names in comments).
 typedef enum cq_fallback_reason {
-    CQ_FB_NONE,
-    CQ_FB_COINCIDENT, ///< centres or closest features coincide: no direction is defined
+    CQ_FB_NONE,                ///< "none"
+    CQ_FB_COINCIDENT,          ///< "coincident_features": no direction is defined
+    CQ_FB_GJK_ITERATION_LIMIT, ///< "gjk_iteration_limit"
+    CQ_FB_EPA_ITERATION_LIMIT, ///< "epa_iteration_limit"
+    CQ_FB_EPA_CAPACITY,        ///< "epa_capacity"
+    CQ_FB_EPA_DEGENERATE,      ///< "epa_degenerate"
+    CQ_FB_REASON_COUNT
 } cq_fallback_reason;
 
 /// What a query did instead.
@@ -61,7 +66,7 @@ typedef enum cq_fallback_action {
     CQ_FBA_DROPPED,         ///< no normal and no points are reported
 } cq_fallback_action;
 
-/// Wire names: "coincident_features", "previous_normal", "dropped".
+/// Wire names of reasons and actions (static strings).
 const char *cq_fallback_reason_name(cq_fallback_reason r);
 const char *cq_fallback_action_name(cq_fallback_action a);
 

@@ -1,0 +1,441 @@
+/* EPA: a polytope of points of A - B, kept convex and closed, grows toward
+ * the boundary nearest the origin until the support point along the
+ * closest face's normal lies on that face. Everything lives in one
+ * fixed-capacity struct on the caller's stack. Faces visible from a new
+ * point (coplanar ones included, so no sliver face is ever made) are found
+ * by a depth-first walk over face adjacency that yields the horizon in
+ * loop order: linear in the faces removed, never quadratic. */
+#include "minkowski.h"
+
+/* Build points closer than this fraction of the simplex size to the
+ * previous points' line or plane do not make a solid. */
+#define CQ_EPA_FLAT 1e-9
+/* A face whose sine between edges is below this has no reliable normal. */
+#define CQ_EPA_SLIVER 1e-12
+
+typedef struct cq_pface {
+    cq_vec3 n;          /* unit outward normal */
+    double d;           /* n . vertex: signed distance of the plane from the origin */
+    int16_t v[3];       /* vertices, counter-clockwise seen from outside */
+    int16_t adj[3];     /* face across edge k, which runs v[k] -> v[k+1] */
+    int8_t adj_edge[3]; /* that edge's index in the neighbour */
+    bool dead;
+} cq_pface;
+
+typedef struct cq_polytope {
+    int nv, nf, nfree; /* vertices, face slots used, free slots */
+    cq_vec3 w[CQ_EPA_MAX_VERTICES];
+    uint16_t ia[CQ_EPA_MAX_VERTICES], ib[CQ_EPA_MAX_VERTICES];
+    int16_t free_faces[CQ_EPA_MAX_FACES];
+    cq_pface f[CQ_EPA_MAX_FACES];
+} cq_polytope;
+
+const char *cq_epa_status_name(cq_epa_status s)
+{
+    switch (s) {
+    case CQ_EPA_OK:
+        return "ok";
+    case CQ_EPA_ITERATION_LIMIT:
+        return "iteration_limit";
+    case CQ_EPA_CAPACITY:
+        return "capacity";
+    case CQ_EPA_DEGENERATE:
+        return "degenerate";
+    }
+    return "unknown";
+}
+
+/* ---- building the first tetrahedron ---- */
+
+typedef struct cq_frame {
+    cq_vec3 o, e, n; /* origin point, unit line direction, unit plane normal */
+} cq_frame;
+
+typedef double (*cq_metric)(const cq_frame *f, cq_vec3 p);
+
+static double cq_from_point(const cq_frame *f, cq_vec3 p) { return cq_len(cq_sub(p, f->o)); }
+static double cq_from_line(const cq_frame *f, cq_vec3 p) { return cq_len(cq_cross(cq_sub(p, f->o), f->e)); }
+static double cq_from_plane(const cq_frame *f, cq_vec3 p) { return fabs(cq_dot(cq_sub(p, f->o), f->n)); }
+
+/* The candidate farthest by m (first on ties); its distance in *dist. */
+static int cq_farthest(const cq_mvert *c, int n, cq_metric m, const cq_frame *f, double *dist)
+{
+    int best = 0;
+    *dist = -1;
+    for (int i = 0; i < n; i++) {
+        double d = m(f, c[i].w);
+        if (d > *dist) {
+            *dist = d;
+            best = i;
+        }
+    }
+    return best;
+}
+
+/* Appends the support points along dirs (and their negations) to c. */
+static int cq_probe(const cq_pair_proxies *pp, const cq_vec3 *dirs, int ndirs, cq_mvert *c, int n)
+{
+    for (int i = 0; i < ndirs; i++) {
+        c[n++] = cq_mink_support(pp, dirs[i]);
+        c[n++] = cq_mink_support(pp, cq_neg(dirs[i]));
+    }
+    return n;
+}
+
+/* A unit vector orthogonal to the unit vector e. */
+static cq_vec3 cq_orthogonal(cq_vec3 e)
+{
+    cq_vec3 a = cq_vabs(e);
+    cq_vec3 axis = a.x <= a.y && a.x <= a.z ? cq_v3(1, 0, 0) : (a.y <= a.z ? cq_v3(0, 1, 0) : cq_v3(0, 0, 1));
+    cq_vec3 u = cq_cross(e, axis);
+    return cq_scale(u, 1.0 / cq_len(u));
+}
+
+/* Picks the candidate farthest by m; when none is farther than min_dist,
+ * probes the support along dirs first. Returns -1 when still none is. */
+static int cq_pick(const cq_pair_proxies *pp, cq_mvert *c, int *n, cq_metric m, const cq_frame *f,
+                   double min_dist, const cq_vec3 *dirs, int ndirs)
+{
+    double dist;
+    int k = cq_farthest(c, *n, m, f, &dist);
+    if (dist > min_dist)
+        return k;
+    *n = cq_probe(pp, dirs, ndirs, c, *n);
+    k = cq_farthest(c, *n, m, f, &dist);
+    return dist > min_dist ? k : -1;
+}
+
+/* Completes an oriented solid tetrahedron t (positive volume) from the
+ * start points and support probes. Returns how many affinely independent
+ * points exist: 4 for a solid, fewer when A - B is flat, a segment or a point. */
+static int cq_build(const cq_pair_proxies *pp, const cq_mvert *start, int count, double eps, cq_mvert t[4])
+{
+    static const cq_vec3 axes[3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    cq_mvert c[4 + 6 + 4 + 2]; /* start, then probes along the axes, the line's normals, the plane's normal */
+    int n = 0;
+    for (int i = 0; i < count && i < 4; i++)
+        c[n++] = start[i];
+    if (n == 0)
+        c[n++] = cq_mink_support(pp, axes[0]);
+    cq_frame f = {.o = c[0].w};
+    t[0] = c[0];
+
+    int k = cq_pick(pp, c, &n, cq_from_point, &f, eps, axes, 3);
+    if (k < 0)
+        return 1;
+    t[1] = c[k];
+    cq_vec3 e1 = cq_sub(t[1].w, t[0].w);
+    double l1 = cq_len(e1);
+    f.e = cq_scale(e1, 1.0 / l1);
+    cq_vec3 perp[2] = {cq_orthogonal(f.e)};
+    perp[1] = cq_cross(f.e, perp[0]);
+    k = cq_pick(pp, c, &n, cq_from_line, &f, fmax(eps, CQ_EPA_FLAT * l1), perp, 2);
+    if (k < 0)
+        return 2;
+    t[2] = c[k];
+    cq_vec3 e2 = cq_sub(t[2].w, t[0].w);
+    cq_vec3 nrm = cq_cross(e1, e2);
+    f.n = cq_scale(nrm, 1.0 / cq_len(nrm));
+    k = cq_pick(pp, c, &n, cq_from_plane, &f, fmax(eps, CQ_EPA_FLAT * fmax(l1, cq_len(e2))), &f.n, 1);
+    if (k < 0)
+        return 3;
+    t[3] = c[k];
+    if (cq_dot(cq_sub(t[3].w, t[0].w), nrm) < 0) {
+        cq_mvert tmp = t[1];
+        t[1] = t[2];
+        t[2] = tmp;
+    }
+    return 4;
+}
+
+/* ---- the polytope ---- */
+
+static int cq_add_vertex(cq_polytope *P, const cq_mvert *m)
+{
+    int i = P->nv++;
+    P->w[i] = m->w;
+    P->ia[i] = m->ia;
+    P->ib[i] = m->ib;
+    return i;
+}
+
+static bool cq_has_vertex(const cq_polytope *P, const cq_mvert *m)
+{
+    for (int i = 0; i < P->nv; i++)
+        if (P->ia[i] == m->ia && P->ib[i] == m->ib)
+            return true;
+    return false;
+}
+
+/* A free face slot, or -1 when the polytope is full. */
+static int cq_alloc_face(cq_polytope *P)
+{
+    if (P->nfree > 0)
+        return P->free_faces[--P->nfree];
+    return P->nf < CQ_EPA_MAX_FACES ? P->nf++ : -1;
+}
+
+/* Sets face fi to (a, b, c); false when its normal is not defined. */
+static bool cq_set_face(cq_polytope *P, int fi, int a, int b, int c)
+{
+    cq_pface *f = &P->f[fi];
+    cq_vec3 ab = cq_sub(P->w[b], P->w[a]), ac = cq_sub(P->w[c], P->w[a]);
+    cq_vec3 n = cq_cross(ab, ac);
+    double tiny = CQ_EPA_SLIVER * CQ_EPA_SLIVER * cq_len2(ab) * cq_len2(ac);
+    if (!cq_normalize(n, tiny, &f->n))
+        return false;
+    f->d = cq_dot(f->n, P->w[a]);
+    f->v[0] = (int16_t)a;
+    f->v[1] = (int16_t)b;
+    f->v[2] = (int16_t)c;
+    f->dead = false;
+    return true;
+}
+
+static void cq_link(cq_polytope *P, int f, int k, int g, int j)
+{
+    P->f[f].adj[k] = (int16_t)g;
+    P->f[f].adj_edge[k] = (int8_t)j;
+    P->f[g].adj[j] = (int16_t)f;
+    P->f[g].adj_edge[j] = (int8_t)k;
+}
+
+static bool cq_init_tetra(cq_polytope *P, const cq_mvert t[4])
+{
+    static const int faces[4][3] = {{0, 2, 1}, {0, 1, 3}, {1, 2, 3}, {0, 3, 2}};
+    P->nv = P->nf = P->nfree = 0;
+    for (int i = 0; i < 4; i++)
+        cq_add_vertex(P, &t[i]);
+    for (int i = 0; i < 4; i++)
+        if (!cq_set_face(P, cq_alloc_face(P), faces[i][0], faces[i][1], faces[i][2]))
+            return false;
+    /* Each edge a -> b meets its reverse b -> a in exactly one other face. */
+    for (int f = 0; f < 4; f++)
+        for (int k = 0; k < 3; k++)
+            for (int g = 0; g < 4; g++)
+                for (int j = 0; j < 3; j++)
+                    if (P->f[g].v[j] == P->f[f].v[(k + 1) % 3] && P->f[g].v[(j + 1) % 3] == P->f[f].v[k])
+                        cq_link(P, f, k, g, j);
+    return true;
+}
+
+/* The live face nearest the origin plane-wise (lowest slot on ties). */
+static int cq_closest_face(const cq_polytope *P)
+{
+    int best = -1;
+    for (int i = 0; i < P->nf; i++)
+        if (!P->f[i].dead && (best < 0 || P->f[i].d < P->f[best].d))
+            best = i;
+    return best;
+}
+
+typedef struct cq_hedge {
+    int16_t face;
+    int8_t edge;
+} cq_hedge;
+
+/* Removes the faces that vertex vi sees (seed first; coplanar counts as
+ * seen) and returns the horizon edges in loop order, or -1 when the walk
+ * does not give a proper horizon. */
+static int cq_horizon(cq_polytope *P, int seed, int vi, double eps, cq_hedge *horizon)
+{
+    cq_hedge stack[2 * CQ_EPA_MAX_FACES + 3];
+    int sp = 0, nh = 0;
+    cq_vec3 w = P->w[vi];
+    P->f[seed].dead = true;
+    P->free_faces[P->nfree++] = (int16_t)seed;
+    for (int k = 2; k >= 0; k--)
+        stack[sp++] = (cq_hedge){P->f[seed].adj[k], P->f[seed].adj_edge[k]};
+    while (sp > 0) {
+        cq_hedge h = stack[--sp];
+        cq_pface *g = &P->f[h.face];
+        if (g->dead)
+            continue;
+        if (cq_dot(g->n, w) - g->d > -eps) {
+            g->dead = true;
+            P->free_faces[P->nfree++] = h.face;
+            /* Push so that the next edge around g is walked first. */
+            int k2 = (h.edge + 2) % 3, k1 = (h.edge + 1) % 3;
+            stack[sp++] = (cq_hedge){g->adj[k2], g->adj_edge[k2]};
+            stack[sp++] = (cq_hedge){g->adj[k1], g->adj_edge[k1]};
+        } else {
+            if (nh == CQ_EPA_MAX_VERTICES)
+                return -1;
+            horizon[nh++] = h;
+        }
+    }
+    return nh >= 3 ? nh : -1;
+}
+
+/* Adds support point m (beyond face seed) and re-closes the polytope with
+ * a fan of faces from the horizon to it. */
+static cq_epa_status cq_expand_once(cq_polytope *P, int seed, const cq_mvert *m, double eps)
+{
+    if (P->nv == CQ_EPA_MAX_VERTICES)
+        return CQ_EPA_CAPACITY;
+    int vi = cq_add_vertex(P, m);
+    cq_hedge horizon[CQ_EPA_MAX_VERTICES];
+    int nh = cq_horizon(P, seed, vi, eps, horizon);
+    if (nh < 0)
+        return CQ_EPA_DEGENERATE;
+    /* New face i is (t, s, w) on horizon edge s -> t; by_t finds the face
+     * whose t is a given vertex, i.e. the next face around w. */
+    int16_t by_t[CQ_EPA_MAX_VERTICES], fan[CQ_EPA_MAX_VERTICES];
+    for (int i = 0; i < nh; i++) {
+        const cq_pface *g = &P->f[horizon[i].face];
+        by_t[g->v[horizon[i].edge]] = by_t[g->v[(horizon[i].edge + 1) % 3]] = -1;
+    }
+    for (int i = 0; i < nh; i++) {
+        cq_hedge h = horizon[i];
+        int s = P->f[h.face].v[h.edge], t = P->f[h.face].v[(h.edge + 1) % 3];
+        int fi = cq_alloc_face(P);
+        if (fi < 0)
+            return CQ_EPA_CAPACITY;
+        if (by_t[t] >= 0 || !cq_set_face(P, fi, t, s, vi))
+            return CQ_EPA_DEGENERATE;
+        fan[i] = (int16_t)fi;
+        by_t[t] = (int16_t)i;
+        cq_link(P, fi, 0, h.face, h.edge);
+    }
+    /* Edge 1 (s -> w) of face i meets edge 2 (w -> t) of the face whose t is s;
+     * following that link must visit every fan face once. */
+    int i = 0;
+    for (int step = 0; step < nh; step++) {
+        int s = P->f[fan[i]].v[1];
+        int j = by_t[s];
+        if (j < 0 || (j == 0) != (step == nh - 1))
+            return CQ_EPA_DEGENERATE;
+        cq_link(P, fan[i], 1, fan[j], 2);
+        i = j;
+    }
+    return CQ_EPA_OK;
+}
+
+/* The closest point of face g to the foot of the origin on its plane, as a
+ * solved simplex of its vertices; returns the foot's distance to it. */
+static double cq_foot_on_face(const cq_pair_proxies *pp, const cq_polytope *P, int g, cq_simplex *s)
+{
+    const cq_pface *f = &P->f[g];
+    cq_vec3 foot = cq_scale(f->n, f->d);
+    s->count = 3;
+    for (int i = 0; i < 3; i++) {
+        s->v[i] = cq_mink_vertex(pp, P->ia[f->v[i]], P->ib[f->v[i]]);
+        s->v[i].w = cq_sub(s->v[i].w, foot);
+    }
+    return cq_len(cq_simplex_solve(s));
+}
+
+/* Depth, normal and witnesses of the converged face fi. A facet of A - B
+ * may be split into coplanar triangles and the origin's foot can lie in a
+ * neighbour of fi: the witnesses come from the coplanar face that holds it. */
+static void cq_face_result(const cq_pair_proxies *pp, const cq_polytope *P, int fi, double eps,
+                           cq_expand_result *r)
+{
+    const cq_pface *f = &P->f[fi];
+    int best = fi;
+    cq_simplex s, cand;
+    double best_gap = cq_foot_on_face(pp, P, fi, &s);
+    for (int g = 0; g < P->nf && best_gap > 0; g++) {
+        const cq_pface *h = &P->f[g];
+        if (h->dead || g == fi || fabs(h->d - f->d) > eps || cq_dot(h->n, f->n) < 1 - CQ_EPA_SLIVER)
+            continue;
+        double gap = cq_foot_on_face(pp, P, g, &cand);
+        if (gap < best_gap) {
+            best_gap = gap;
+            best = g;
+            s = cand;
+        }
+    }
+    cq_vec3 pa = cq_v3(0, 0, 0), pb = cq_v3(0, 0, 0);
+    for (int i = 0; i < s.count; i++) {
+        pa = cq_mad(pa, s.v[i].pa, s.bc[i]);
+        pb = cq_mad(pb, s.v[i].pb, s.bc[i]);
+    }
+    r->depth = P->f[best].d;
+    r->normal = P->f[best].n;
+    r->point_a = pa;
+    r->point_b = pb;
+}
+
+cq_expand_result cq_polytope_expand(const cq_pair_proxies *pp, const cq_mvert *start, int count,
+                                    cq_expand_goal goal, double threshold, int max_iterations,
+                                    double tolerance)
+{
+    cq_expand_result r = {.status = CQ_EPA_OK};
+    double noise = pp->noise;
+    cq_mvert t[4];
+    if (cq_build(pp, start, count, 8 * noise, t) < 4) {
+        /* Flat: the depth is at most the (negligible) thickness. */
+        if (goal == CQ_EXPAND_DEPTH)
+            r.status = CQ_EPA_DEGENERATE;
+        return r;
+    }
+    cq_polytope P;
+    if (!cq_init_tetra(&P, t)) {
+        r.status = CQ_EPA_DEGENERATE;
+        return r;
+    }
+    double upper = INFINITY; /* smallest support height seen: bounds the depth from above */
+    for (;;) {
+        int fi = cq_closest_face(&P);
+        const cq_pface *f = &P.f[fi];
+        /* With the origin inside, the nearest face bounds the depth from below. */
+        if (goal == CQ_EXPAND_CLASSIFY && f->d > threshold) {
+            r.deeper = true;
+            return r;
+        }
+        if (r.iterations >= max_iterations) {
+            r.status = CQ_EPA_ITERATION_LIMIT;
+            return r;
+        }
+        cq_mvert m = cq_mink_support(pp, f->n);
+        r.iterations++;
+        double h = cq_dot(m.w, f->n);
+        upper = h < upper ? h : upper;
+        if (goal == CQ_EXPAND_CLASSIFY && upper <= threshold)
+            return r;
+        double conv = tolerance * fabs(f->d) + 4 * noise;
+        if (h - f->d <= conv) {
+            if (goal == CQ_EXPAND_DEPTH)
+                cq_face_result(pp, &P, fi, conv, &r);
+            return r;
+        }
+        /* A vertex beyond a face it belongs to: the polytope lost convexity. */
+        r.status = cq_has_vertex(&P, &m) ? CQ_EPA_DEGENERATE : cq_expand_once(&P, fi, &m, 4 * noise);
+        if (r.status != CQ_EPA_OK)
+            return r;
+    }
+}
+
+cq_epa_result cq_epa_penetration(const cq_proxy *a, const cq_xform *xa, const cq_proxy *b,
+                                 const cq_xform *xb, const cq_simplex_cache *start,
+                                 const cq_epa_options *opt)
+{
+    int max_it = opt && opt->max_iterations > 0 ? opt->max_iterations : CQ_EPA_DEFAULT_MAX_ITERATIONS;
+    double tol = opt && opt->tolerance > 0 ? opt->tolerance : CQ_EPA_DEFAULT_TOLERANCE;
+    cq_pair_proxies pp;
+    cq_pair_proxies_init(&pp, a, xa, b, xb);
+    cq_mvert sv[4];
+    int n = 0;
+    for (int k = 0; start && k < start->count && k < 4; k++)
+        if (start->index_a[k] < a->count && start->index_b[k] < b->count)
+            sv[n++] = cq_mink_vertex(&pp, start->index_a[k], start->index_b[k]);
+    cq_expand_result e = cq_polytope_expand(&pp, sv, n, CQ_EXPAND_DEPTH, 0, max_it, tol);
+    cq_epa_result r = {.status = e.status, .iterations = e.iterations};
+    if (e.status == CQ_EPA_OK) {
+        r.depth = e.depth;
+        r.normal = e.normal;
+        r.point_a = e.point_a;
+        r.point_b = e.point_b;
+    }
+    return r;
+}
+
+void cq_epa_apply_radii(cq_epa_result *r, const cq_proxy *a, const cq_proxy *b)
+{
+    if (r->status != CQ_EPA_OK)
+        return;
+    r->depth += a->radius + b->radius;
+    r->point_a = cq_mad(r->point_a, r->normal, a->radius);
+    r->point_b = cq_mad(r->point_b, r->normal, -b->radius);
+}
