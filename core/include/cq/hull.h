@@ -21,8 +21,10 @@ typedef struct cq_hull_face {
     uint16_t count;  ///< number of vertices in the loop (>= 3)
 } cq_hull_face;
 
-/// An edge between two hull vertices and the two faces that share it
-/// (f1 == f0 for the rim of a flat polygon; both 0xFFFF for a segment).
+/// An edge between two hull vertices and the two faces that share it (a
+/// flat polygon's rim edges list its two sides, f0 = 0 and f1 = 1; both
+/// 0xFFFF for a segment). v0 -> v1 runs counter-clockwise around f0 seen
+/// from outside.
 typedef struct cq_hull_edge {
     uint16_t v0, v1;
     uint16_t f0, f1;
@@ -47,7 +49,12 @@ typedef struct cq_hull {
 /// Builds the hull of points[0..count) with a rounding radius. count must be
 /// 1..CQ_HULL_MAX_POINTS and every coordinate finite (CQ_ERANGE,
 /// CQ_ENOT_FINITE, CQ_ENEGATIVE for the radius), CQ_ENO_MEMORY if the
-/// allocator fails. On success *out is a new hull owned by the caller.
+/// allocator fails. On success *out is a new hull owned by the caller; on
+/// failure *out is NULL. Tolerance tau = 1e-6 * 2^e + 64 * DBL_EPSILON *
+/// max|coordinate|, 2^e the power of two just above the half-extent about
+/// the bounding-box centre: points within tau of a point, line or plane
+/// count as on it, every input point lies within tau behind every face
+/// plane and every face vertex within tau of its plane.
 int cq_hull_build(const cq_vec3 *points, int count, double radius, cq_hull **out);
 
 /// Frees a hull from cq_hull_build; NULL is ignored.
