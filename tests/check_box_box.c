@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "box.h"
+#include "geom.h"
 #include "testutil.h"
 
 static cq_shape box(double x, double y, double z) { return (cq_shape){.type = CQ_BOX, .box = {{x, y, z}}}; }
@@ -10,7 +11,7 @@ static cq_shape box(double x, double y, double z) { return (cq_shape){.type = CQ
 static cq_contact collide(const cq_shape *a, cq_xform xa, const cq_shape *b, cq_xform xb,
                           const cq_pair_cache *cache)
 {
-    cq_pair_query q = {a, xa, b, xb, 0, cache, NULL};
+    cq_pair_query q = {.a = a, .xa = xa, .b = b, .xb = xb, .cache = cache};
     cq_contact c;
     ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
     tu_assert_contact_sane(c);
@@ -177,6 +178,82 @@ START_TEST(sliding_box_keeps_face_normal)
 }
 END_TEST
 
+/* Oracle: distance between two separated boxes as the least of every
+ * corner's distance to the other box (clamped in its frame) and every pair
+ * of edges' closest points. */
+static double point_box_distance(const cq_obb *o, cq_vec3 p)
+{
+    cq_vec3 l = cq_mul_mtv(&o->axes, cq_sub(p, o->center));
+    cq_vec3 d = cq_v3(fmax(fabs(l.x) - o->half.x, 0), fmax(fabs(l.y) - o->half.y, 0), fmax(fabs(l.z) - o->half.z, 0));
+    return cq_len(d);
+}
+
+static double oracle_distance(const cq_obb *a, const cq_obb *b)
+{
+    cq_vec3 ca[8], cb[8];
+    tu_obb_corners(a, ca);
+    tu_obb_corners(b, cb);
+    double best = INFINITY;
+    for (int k = 0; k < 8; k++)
+        best = fmin(best, fmin(point_box_distance(b, ca[k]), point_box_distance(a, cb[k])));
+    for (int i = 0; i < 8; i++) /* edges join corners that differ in one bit */
+        for (int bi = 0; bi < 3; bi++)
+            for (int j = 0; j < 8; j++)
+                for (int bj = 0; bj < 3; bj++) {
+                    if ((i >> bi & 1) || (j >> bj & 1))
+                        continue;
+                    double s, t;
+                    cq_vec3 p, q;
+                    best = fmin(best, sqrt(cq_closest_segments(ca[i], ca[i | 1 << bi], cb[j], cb[j | 1 << bj],
+                                                               &s, &t, &p, &q)));
+                }
+    return best;
+}
+
+START_TEST(separated_boxes_report_euclidean_distance)
+{
+    enum { N = 10000 };
+    static cq_obb a[N], b[N];
+    ck_assert_int_eq(tu_read_pairs(a, b, N), N);
+    int separated = 0;
+    for (int i = 0; i < N; i++) {
+        cq_shape sa = box(a[i].half.x, a[i].half.y, a[i].half.z), sb = box(b[i].half.x, b[i].half.y, b[i].half.z);
+        cq_contact c = collide(&sa, at(a[i].center, a[i].axes), &sb, at(b[i].center, b[i].axes), NULL);
+        if (c.overlap)
+            continue;
+        separated++;
+        ck_assert(c.has_distance && c.has_normal);
+        double d = oracle_distance(&a[i], &b[i]);
+        ck_assert_double_eq_tol(c.distance, d, 1e-9 * (1 + d));
+        ck_assert(c.distance >= c.sat_gap - 1e-12); /* the SAT gap is only a lower bound */
+        tu_assert_vec_eq_tol(cq_sub(c.witness_b, c.witness_a), cq_scale(c.normal, c.distance), 1e-9);
+        ck_assert_double_eq_tol(point_box_distance(&a[i], c.witness_a), 0, 1e-9);
+        ck_assert_double_eq_tol(point_box_distance(&b[i], c.witness_b), 0, 1e-9);
+    }
+    ck_assert_int_gt(separated, 4000);
+}
+END_TEST
+
+/* Diagonal neighbours: the SAT gap (0.1) is within the skin, the Euclidean
+ * distance (0.1 * sqrt 2) is not, and only the distance decides. */
+START_TEST(skin_is_measured_in_euclidean_distance)
+{
+    cq_shape a = box(1, 1, 1), b = box(1, 1, 1);
+    cq_pair_query q = {.a = &a, .xa = at(cq_v3(0, 0, 0), cq_mat3_identity()), .b = &b,
+                       .xb = at(cq_v3(2.1, 2.1, 0), cq_mat3_identity()), .skin = 0.12};
+    cq_contact c;
+    ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
+    ck_assert_double_eq_tol(c.sat_gap, 0.1, 1e-12);
+    ck_assert(!c.overlap && c.has_distance);
+    ck_assert_double_eq_tol(c.distance, 0.1 * sqrt(2), 1e-12);
+    q.skin = 0.15;
+    ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
+    ck_assert(c.overlap && c.has_distance && c.depth == 0);
+    ck_assert_double_eq_tol(c.distance, 0.1 * sqrt(2), 1e-12);
+    ck_assert_int_ge(c.point_count, 1);
+}
+END_TEST
+
 /* Oracle for the feature numbering: a vertex id from the signs of the
  * corner's local coordinates, an edge id from its midpoint (zero along the
  * edge's own axis). */
@@ -214,6 +291,8 @@ Suite *box_box_suite(void)
     tcase_add_test(tc, zero_extent_boxes_give_finite_contacts);
     tcase_add_test(tc, sliding_box_keeps_face_normal);
     tcase_add_test(tc, face_features_follow_the_numbering);
+    tcase_add_test(tc, separated_boxes_report_euclidean_distance);
+    tcase_add_test(tc, skin_is_measured_in_euclidean_distance);
     suite_add_tcase(s, tc);
     return s;
 }

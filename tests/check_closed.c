@@ -35,7 +35,7 @@ static cq_vec3 rvec(tu_rng *rng, double r)
 static cq_contact run(const cq_shape *a, cq_xform xa, const cq_shape *b, cq_xform xb, double skin,
                       const cq_pair_cache *cache, cq_counters *ctr)
 {
-    cq_pair_query q = {a, xa, b, xb, skin, cache, ctr};
+    cq_pair_query q = {.a = a, .xa = xa, .b = b, .xb = xb, .skin = skin, .cache = cache, .counters = ctr};
     cq_contact c;
     ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
     tu_assert_contact_sane(c);

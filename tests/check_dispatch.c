@@ -4,9 +4,22 @@
 
 #include "testutil.h"
 
+/* A tetrahedron for the convex slots, built once per test. */
+static cq_hull *tetra;
+
+static void build_tetra(void)
+{
+    const cq_vec3 pts[4] = {{0.4, 0, 0}, {-0.2, 0.35, 0}, {-0.2, -0.35, 0}, {0, 0, 0.5}};
+    ck_assert_int_eq(cq_hull_build(pts, 4, 0.05, &tetra), CQ_OK);
+}
+
+static void free_tetra(void) { cq_hull_free(tetra); }
+
 static cq_shape make(cq_shape_type t)
 {
     switch (t) {
+    case CQ_CONVEX:
+        return (cq_shape){.type = t, .convex = {tetra}};
     case CQ_SPHERE:
         return (cq_shape){.type = t, .sphere = {0.5}};
     case CQ_CAPSULE:
@@ -28,10 +41,14 @@ static cq_shape make(cq_shape_type t)
 static const char *expected(cq_shape_type a, cq_shape_type b)
 {
     static const char *table[CQ_SHAPE_TYPE_COUNT][CQ_SHAPE_TYPE_COUNT] = {
-        [CQ_SPHERE] = {"sphere_sphere", "sphere_capsule", "sphere_box", "sphere_triangle", "sphere_plane"},
-        [CQ_CAPSULE] = {[CQ_CAPSULE] = "capsule_capsule", [CQ_PLANE] = "capsule_plane"},
-        [CQ_BOX] = {[CQ_BOX] = "sat_box_box", [CQ_TRIANGLE] = "sat_triangle_box", [CQ_PLANE] = "box_plane"},
-        [CQ_TRIANGLE] = {[CQ_TRIANGLE] = "triangle_triangle", [CQ_PLANE] = "triangle_plane"},
+        [CQ_SPHERE] = {[CQ_SPHERE] = "sphere_sphere", [CQ_CAPSULE] = "sphere_capsule", [CQ_BOX] = "sphere_box",
+                       [CQ_TRIANGLE] = "sphere_triangle", [CQ_CONVEX] = "gjk_epa", [CQ_PLANE] = "sphere_plane"},
+        [CQ_CAPSULE] = {[CQ_CAPSULE] = "capsule_capsule", [CQ_BOX] = "gjk_epa", [CQ_TRIANGLE] = "gjk_epa",
+                        [CQ_CONVEX] = "gjk_epa", [CQ_PLANE] = "capsule_plane"},
+        [CQ_BOX] = {[CQ_BOX] = "sat_box_box", [CQ_TRIANGLE] = "sat_triangle_box", [CQ_CONVEX] = "gjk_epa",
+                    [CQ_PLANE] = "box_plane"},
+        [CQ_TRIANGLE] = {[CQ_TRIANGLE] = "triangle_triangle", [CQ_CONVEX] = "gjk_epa", [CQ_PLANE] = "triangle_plane"},
+        [CQ_CONVEX] = {[CQ_CONVEX] = "gjk_epa", [CQ_PLANE] = "convex_plane"},
     };
     return a <= b ? table[a][b] : table[b][a];
 }
@@ -45,7 +62,7 @@ START_TEST(every_pair_reaches_its_algorithm)
             cq_shape a = make(ta), b = make(tb);
             cq_xform xa = cq_xform_identity(), xb = cq_xform_identity();
             xb.p = cq_v3(0.1, 0.2, 0.05);
-            cq_pair_query q = {&a, xa, &b, xb, 0, NULL, &counters};
+            cq_pair_query q = {.a = &a, .xa = xa, .b = &b, .xb = xb, .counters = &counters};
             cq_contact c;
             int rc = cq_collide(&q, &c);
             const char *want = expected(ta, tb);
@@ -65,10 +82,38 @@ START_TEST(every_pair_reaches_its_algorithm)
     for (int k = 0; k < CQ_ALG_COUNT; k++)
         tests += sum[CQ_CTR_TESTS + k];
     ck_assert_int_eq((int)tests, supported);
+    /* Only the gjk_epa pairs (and box-box, whose separated pairs measure
+     * their distance with it) may have called GJK. */
+    int general = (int)sum[CQ_CTR_TESTS + CQ_ALG_GJK_EPA] + (int)sum[CQ_CTR_TESTS + CQ_ALG_SAT_BOX_BOX] +
+                  (int)sum[CQ_CTR_TESTS + CQ_ALG_SAT_TRIANGLE_BOX];
+    ck_assert_int_le((int)sum[CQ_CTR_GJK_CALLS], general);
     /* Sphere-sphere is tried once, in its closed form, never anywhere else. */
     ck_assert_int_eq((int)sum[CQ_CTR_TESTS + CQ_ALG_SPHERE_SPHERE], 1);
     ck_assert_int_eq((int)sum[CQ_CTR_TESTS + CQ_ALG_SAT_BOX_BOX], 1);
     ck_assert_int_eq((int)sum[CQ_CTR_TESTS + CQ_ALG_SAT_TRIANGLE_BOX], 2);
+}
+END_TEST
+
+/* Closed-form pairs never reach the general solver. */
+START_TEST(closed_forms_never_call_gjk)
+{
+    tu_rng rng = {17};
+    for (int ta = 0; ta < CQ_SHAPE_TYPE_COUNT; ta++)
+        for (int tb = 0; tb < CQ_SHAPE_TYPE_COUNT; tb++) {
+            const char *want = expected(ta, tb);
+            if (!want || strcmp(want, "gjk_epa") == 0 || strncmp(want, "sat_", 4) == 0)
+                continue;
+            cq_counters ctr = {0};
+            for (int i = 0; i < 100; i++) {
+                cq_shape a = make(ta), b = make(tb);
+                cq_pair_query q = {.a = &a, .xa = tu_pose(&rng, 1), .b = &b, .xb = tu_pose(&rng, 1), .counters = &ctr};
+                cq_contact c;
+                ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
+            }
+            uint64_t sum[CQ_CTR_COUNT] = {0};
+            cq_counters_snapshot(&ctr, sum);
+            ck_assert_msg(sum[CQ_CTR_GJK_CALLS] == 0 && sum[CQ_CTR_EPA_CALLS] == 0, "%s reached GJK", want);
+        }
 }
 END_TEST
 
@@ -82,7 +127,8 @@ START_TEST(swapped_pairs_mirror)
             for (int i = 0; i < 200; i++) {
                 cq_shape a = make(ta), b = make(tb);
                 cq_xform xa = tu_pose(&rng, 0.5), xb = tu_pose(&rng, 0.5);
-                cq_pair_query q = {&a, xa, &b, xb, 0, NULL, NULL}, s = {&b, xb, &a, xa, 0, NULL, NULL};
+                cq_pair_query q = {.a = &a, .xa = xa, .b = &b, .xb = xb};
+                cq_pair_query s = {.a = &b, .xa = xb, .b = &a, .xb = xa};
                 cq_contact c, d;
                 ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
                 ck_assert_int_eq(cq_collide(&s, &d), CQ_OK);
@@ -123,7 +169,9 @@ Suite *dispatch_suite(void)
 {
     Suite *s = suite_create("dispatch");
     TCase *tc = tcase_create("dispatch");
+    tcase_add_checked_fixture(tc, build_tetra, free_tetra);
     tcase_add_test(tc, every_pair_reaches_its_algorithm);
+    tcase_add_test(tc, closed_forms_never_call_gjk);
     tcase_add_test(tc, swapped_pairs_mirror);
     tcase_add_test(tc, names_and_features);
     suite_add_tcase(s, tc);

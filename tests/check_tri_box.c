@@ -3,6 +3,7 @@
  * three vertices on every candidate axis (world space, unit axes), plus
  * analytic cases: touching, edge-on, vertex on a face, degenerate
  * triangles, deep and contained triangles. */
+#include "geom.h"
 #include "testutil.h"
 
 /* Outside this band around zero gap (relative to the case's size) the fast
@@ -119,6 +120,31 @@ static double dist_point_triangle(cq_vec3 p, const cq_vec3 t[3])
     return best;
 }
 
+/* Oracle: the Euclidean distance of a separated box and triangle, the
+ * least of every triangle vertex to the box (clamped in its frame), every
+ * box corner to the triangle, and every box edge to every triangle edge. */
+static double oracle_distance(const cq_obb *o, const cq_vec3 t[3])
+{
+    cq_vec3 c[8];
+    tu_obb_corners(o, c);
+    double best = INFINITY;
+    for (int k = 0; k < 3; k++) {
+        cq_vec3 l = cq_mul_mtv(&o->axes, cq_sub(t[k], o->center));
+        cq_vec3 d = cq_v3(fmax(fabs(l.x) - o->half.x, 0), fmax(fabs(l.y) - o->half.y, 0), fmax(fabs(l.z) - o->half.z, 0));
+        best = fmin(best, cq_len(d));
+    }
+    for (int k = 0; k < 8; k++)
+        best = fmin(best, dist_point_triangle(c[k], t));
+    for (int i = 0; i < 8; i++) /* box edges join corners one bit apart */
+        for (int bit = 0; bit < 3; bit++)
+            for (int e = 0; e < 3 && !(i >> bit & 1); e++) {
+                double s, u;
+                cq_vec3 p, q;
+                best = fmin(best, sqrt(cq_closest_segments(c[i], c[i | 1 << bit], t[e], t[(e + 1) % 3], &s, &u, &p, &q)));
+            }
+    return best;
+}
+
 /* ---- Helpers ---- */
 
 static cq_obb make_obb(cq_vec3 c, cq_vec3 h, cq_mat3 r) { return (cq_obb){c, h, r}; }
@@ -127,7 +153,8 @@ static cq_contact collide_box_tri(const cq_obb *o, const cq_vec3 t[3], double sk
                                   cq_counters *ctr)
 {
     cq_shape a = box_shape(o->half), b = tri_shape(t);
-    cq_pair_query q = {&a, {o->center, o->axes}, &b, cq_xform_identity(), skin, cache, ctr};
+    cq_pair_query q = {.a = &a, .xa = {o->center, o->axes}, .b = &b, .xb = cq_xform_identity(),
+                       .skin = skin, .cache = cache, .counters = ctr};
     cq_contact c;
     ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
     tu_assert_contact_sane(c);
@@ -317,7 +344,8 @@ END_TEST
 static void check_contact(const cq_obb *o, const cq_vec3 t[3], const cq_contact *c, double skin)
 {
     double face_pen, g = oracle_gap(o, t, &face_pen), min_pen = -g;
-    ck_assert(c->overlap && c->has_normal && !c->has_distance);
+    ck_assert(c->overlap && c->has_normal);
+    ck_assert(!c->has_distance || c->distance <= skin + 1e-12); /* separated only within skin */
     double pen = pen_along(o, t, c->normal);
     ck_assert_double_eq_tol(fmax(pen, 0), c->depth, 1e-9);
     /* The chosen axis is within the face preference of the minimum. */
@@ -341,7 +369,7 @@ static void check_contact(const cq_obb *o, const cq_vec3 t[3], const cq_contact 
 static void check_swap(const cq_obb *o, const cq_vec3 t[3], const cq_contact *c, double skin)
 {
     cq_shape a = box_shape(o->half), b = tri_shape(t);
-    cq_pair_query q = {&b, cq_xform_identity(), &a, {o->center, o->axes}, skin, NULL, NULL};
+    cq_pair_query q = {.a = &b, .xa = cq_xform_identity(), .b = &a, .xb = {o->center, o->axes}, .skin = skin};
     cq_contact s;
     ck_assert_int_eq(cq_collide(&q, &s), CQ_OK);
     ck_assert_str_eq(cq_algorithm_name(s.algorithm), "sat_triangle_box");
@@ -369,10 +397,19 @@ START_TEST(random_contacts_against_oracle)
         check_swap(&o, t, &c, skin);
         if (fabs(g - skin) <= BAND * case_size(&o, t))
             continue;
-        ck_assert_msg(c.overlap == (g <= skin), "case %d gap %g skin %g", i, g, skin);
-        if (!c.overlap) { /* the normal is the most separating axis */
-            ck_assert(c.has_normal && !c.has_distance && c.point_count == 0);
-            ck_assert_double_eq_tol(gap_along(&o, t, c.normal), g, 1e-9);
+        /* Separated pairs are measured in Euclidean distance (the SAT gap
+         * only bounds it from below). */
+        double d = g > 0 ? oracle_distance(&o, t) : 0;
+        if (g > 0 && fabs(d - skin) <= BAND * case_size(&o, t))
+            continue;
+        ck_assert_msg(c.overlap == (g <= 0 || d <= skin), "case %d gap %g distance %g skin %g", i, g, d, skin);
+        if (g > 0) {
+            ck_assert(c.has_distance && c.has_normal);
+            ck_assert_double_eq_tol(c.distance, d, 1e-9 * (1 + d));
+            ck_assert(c.distance >= g - 1e-12);
+        }
+        if (!c.overlap) {
+            ck_assert(c.point_count == 0);
             continue;
         }
         over++;
@@ -519,7 +556,8 @@ START_TEST(skin_contact_has_negative_depth)
     cq_obb o = make_obb(cq_v3(0, 0, 0), cq_v3(1, 1, 1), cq_mat3_identity());
     cq_vec3 t[3] = {{-0.5, -0.5, 1.01}, {0.5, -0.5, 1.01}, {0, 0.5, 1.01}};
     cq_contact c = collide_box_tri(&o, t, 0.02, NULL, NULL);
-    ck_assert(c.overlap && !c.has_distance);
+    ck_assert(c.overlap && c.has_distance);
+    ck_assert_double_eq_tol(c.distance, 0.01, 1e-12);
     ck_assert_double_eq(c.depth, 0);
     tu_assert_vec_eq_tol(c.normal, cq_v3(0, 0, 1), 1e-15);
     ck_assert_int_eq(c.point_count, 3);

@@ -142,7 +142,8 @@ static cq_contact collide_cache(const cq_vec3 a[3], const cq_vec3 b[3], double s
                                 cq_counters *ctr)
 {
     cq_shape sa = tri_shape(a), sb = tri_shape(b);
-    cq_pair_query q = {&sa, cq_xform_identity(), &sb, cq_xform_identity(), skin, cache, ctr};
+    cq_pair_query q = {.a = &sa, .xa = cq_xform_identity(), .b = &sb, .xb = cq_xform_identity(),
+                       .skin = skin, .cache = cache, .counters = ctr};
     cq_contact c;
     ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
     tu_assert_contact_sane(c);

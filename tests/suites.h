@@ -10,4 +10,11 @@
     X(tri_tri)       \
     X(dispatch)      \
     X(gjk)           \
-    X(epa)
+    X(epa)           \
+    X(convex)        \
+    X(regress)       \
+    X(hull)          \
+    X(raycast)       \
+    X(raycast_hull)  \
+    X(sweep)         \
+    X(sweep_random)

@@ -106,10 +106,14 @@ void cq_box_box(const cq_pair_query *q, cq_contact *out)
     cq_count(q->counters, CQ_CTR_SAT_AXES_SKIPPED, (uint64_t)nskipped);
     out->sat_axis = largest;
     out->sat_gap = gap[largest];
-    /* The SAT gap bounds the Euclidean distance from below, so a pair whose
-     * gap exceeds the skin is certainly farther apart than the skin. */
-    if (gap[largest] > fmax(q->skin, CQ_SAT_TOLERANCE))
-        return;
+    /* The SAT gap bounds the Euclidean distance from below: a gap beyond the
+     * skin is a certain miss, and within it GJK decides. */
+    if (gap[largest] > CQ_SAT_TOLERANCE) {
+        if (gap[largest] > q->skin && q->skip_distance)
+            return;
+        if (!cq_pair_distance(q, out) || out->distance > q->skin)
+            return;
+    }
     out->overlap = true;
     int axis = cq_choose_axis(gap, skipped, cq_previous_face(&a, &b, q->cache));
     out->normal = cq_axis_normal(&a, &b, axis, q->cache);
@@ -118,6 +122,8 @@ void cq_box_box(const cq_pair_query *q, cq_contact *out)
     cq_contact_point pts[CQ_CLIP_MAX];
     int n = axis < 6 ? cq_face_manifold(&a, &b, axis, out->normal, q->skin, pts)
                      : cq_edge_manifold(&a, &b, axis, out->normal, -gap[axis], pts);
+    if (n == 0 && out->has_distance) /* within skin, the closest points are off both faces */
+        pts[n++] = (cq_contact_point){out->witness_b, -out->distance, {CQ_FEAT_NONE, CQ_FEAT_NONE, 0, 0}};
     n = cq_reduce_manifold(pts, n, out->normal);
     for (int k = 0; k < n; k++)
         out->points[k] = pts[k];

@@ -26,6 +26,15 @@ static const cq_pair_entry cq_pairs[CQ_SHAPE_TYPE_COUNT][CQ_SHAPE_TYPE_COUNT] = 
     [CQ_BOX][CQ_PLANE] = {cq_box_plane, CQ_ALG_BOX_PLANE},
     [CQ_TRIANGLE][CQ_TRIANGLE] = {cq_triangle_triangle, CQ_ALG_TRIANGLE_TRIANGLE},
     [CQ_TRIANGLE][CQ_PLANE] = {cq_triangle_plane, CQ_ALG_TRIANGLE_PLANE},
+    /* No closed form: the general convex path. */
+    [CQ_SPHERE][CQ_CONVEX] = {cq_convex_pair, CQ_ALG_GJK_EPA},
+    [CQ_CAPSULE][CQ_BOX] = {cq_convex_pair, CQ_ALG_GJK_EPA},
+    [CQ_CAPSULE][CQ_TRIANGLE] = {cq_convex_pair, CQ_ALG_GJK_EPA},
+    [CQ_CAPSULE][CQ_CONVEX] = {cq_convex_pair, CQ_ALG_GJK_EPA},
+    [CQ_BOX][CQ_CONVEX] = {cq_convex_pair, CQ_ALG_GJK_EPA},
+    [CQ_TRIANGLE][CQ_CONVEX] = {cq_convex_pair, CQ_ALG_GJK_EPA},
+    [CQ_CONVEX][CQ_CONVEX] = {cq_convex_pair, CQ_ALG_GJK_EPA},
+    [CQ_CONVEX][CQ_PLANE] = {cq_convex_plane, CQ_ALG_CONVEX_PLANE},
 };
 
 static const cq_pair_entry *cq_lookup(cq_shape_type a, cq_shape_type b)

@@ -15,18 +15,19 @@
 
 typedef struct cq_pface {
     cq_vec3 n;          /* unit outward normal */
-    double d;           /* n . vertex: signed distance of the plane from the origin */
     int16_t v[3];       /* vertices, counter-clockwise seen from outside */
     int16_t adj[3];     /* face across edge k, which runs v[k] -> v[k+1] */
     int8_t adj_edge[3]; /* that edge's index in the neighbour */
-    bool dead;
 } cq_pface;
 
 typedef struct cq_polytope {
     int nv, nf, nfree; /* vertices, face slots used, free slots */
-    cq_vec3 w[CQ_EPA_MAX_VERTICES];
-    uint16_t ia[CQ_EPA_MAX_VERTICES], ib[CQ_EPA_MAX_VERTICES];
+    cq_mvert v[CQ_EPA_MAX_VERTICES];
     int16_t free_faces[CQ_EPA_MAX_FACES];
+    /* n . vertex of each face slot: the plane's signed distance from the
+     * origin, INFINITY for a removed face (so the nearest-face scan is one
+     * compare per slot and needs no liveness test). */
+    double d[CQ_EPA_MAX_FACES];
     cq_pface f[CQ_EPA_MAX_FACES];
 } cq_polytope;
 
@@ -105,12 +106,47 @@ static int cq_pick(const cq_pair_proxies *pp, cq_mvert *c, int *n, cq_metric m, 
     return dist > min_dist ? k : -1;
 }
 
+/* Swaps t[1] and t[2] when needed so the tetrahedron t has positive volume. */
+static void cq_orient(cq_mvert t[4])
+{
+    cq_vec3 nrm = cq_cross(cq_sub(t[1].w, t[0].w), cq_sub(t[2].w, t[0].w));
+    if (cq_dot(cq_sub(t[3].w, t[0].w), nrm) < 0) {
+        cq_mvert tmp = t[1];
+        t[1] = t[2];
+        t[2] = tmp;
+    }
+}
+
+/* True when four points pass cq_build's tests as given: each farther than
+ * its threshold from the point, line and plane of those before it. GJK's
+ * terminal simplex usually does, and then no farthest-point search is
+ * needed. The distances are multiplied out: |nrm| / l1 from the line,
+ * |(c3 - c0) . nrm| / |nrm| from the plane. */
+static bool cq_solid_as_given(const cq_mvert c[4], double eps)
+{
+    cq_vec3 e1 = cq_sub(c[1].w, c[0].w), e2 = cq_sub(c[2].w, c[0].w);
+    double l1 = cq_len(e1), l2 = cq_len(e2);
+    cq_vec3 nrm = cq_cross(e1, e2);
+    double ln = cq_len(nrm);
+    return l1 > eps && ln > fmax(eps, CQ_EPA_FLAT * l1) * l1 &&
+           fabs(cq_dot(cq_sub(c[3].w, c[0].w), nrm)) > fmax(eps, CQ_EPA_FLAT * fmax(l1, l2)) * ln;
+}
+
 /* Completes an oriented solid tetrahedron t (positive volume) from the
  * start points and support probes. Returns how many affinely independent
  * points exist: 4 for a solid, fewer when A - B is flat, a segment or a point. */
 static int cq_build(const cq_pair_proxies *pp, const cq_mvert *start, int count, double eps, cq_mvert t[4])
 {
-    static const cq_vec3 axes[3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    if (count >= 4 && cq_solid_as_given(start, eps)) {
+        for (int i = 0; i < 4; i++)
+            t[i] = start[i];
+        cq_orient(t);
+        return 4;
+    }
+    /* The world axes in A's frame (the rows of A's rotation). */
+    const cq_mat3 *ra = &pp->xa->r;
+    cq_vec3 axes[3] = {cq_v3(ra->c[0].x, ra->c[1].x, ra->c[2].x), cq_v3(ra->c[0].y, ra->c[1].y, ra->c[2].y),
+                       cq_v3(ra->c[0].z, ra->c[1].z, ra->c[2].z)};
     cq_mvert c[4 + 6 + 4 + 2]; /* start, then probes along the axes, the line's normals, the plane's normal */
     int n = 0;
     for (int i = 0; i < count && i < 4; i++)
@@ -140,11 +176,7 @@ static int cq_build(const cq_pair_proxies *pp, const cq_mvert *start, int count,
     if (k < 0)
         return 3;
     t[3] = c[k];
-    if (cq_dot(cq_sub(t[3].w, t[0].w), nrm) < 0) {
-        cq_mvert tmp = t[1];
-        t[1] = t[2];
-        t[2] = tmp;
-    }
+    cq_orient(t);
     return 4;
 }
 
@@ -153,18 +185,25 @@ static int cq_build(const cq_pair_proxies *pp, const cq_mvert *start, int count,
 static int cq_add_vertex(cq_polytope *P, const cq_mvert *m)
 {
     int i = P->nv++;
-    P->w[i] = m->w;
-    P->ia[i] = m->ia;
-    P->ib[i] = m->ib;
+    P->v[i] = *m;
     return i;
 }
 
 static bool cq_has_vertex(const cq_polytope *P, const cq_mvert *m)
 {
     for (int i = 0; i < P->nv; i++)
-        if (P->ia[i] == m->ia && P->ib[i] == m->ib)
+        if (P->v[i].ia == m->ia && P->v[i].ib == m->ib)
             return true;
     return false;
+}
+
+static bool cq_face_live(const cq_polytope *P, int fi) { return P->d[fi] != INFINITY; }
+
+/* Frees face slot fi for reuse. */
+static void cq_remove_face(cq_polytope *P, int fi)
+{
+    P->d[fi] = INFINITY;
+    P->free_faces[P->nfree++] = (int16_t)fi;
 }
 
 /* A free face slot, or -1 when the polytope is full. */
@@ -179,16 +218,16 @@ static int cq_alloc_face(cq_polytope *P)
 static bool cq_set_face(cq_polytope *P, int fi, int a, int b, int c)
 {
     cq_pface *f = &P->f[fi];
-    cq_vec3 ab = cq_sub(P->w[b], P->w[a]), ac = cq_sub(P->w[c], P->w[a]);
+    cq_vec3 wa = P->v[a].w;
+    cq_vec3 ab = cq_sub(P->v[b].w, wa), ac = cq_sub(P->v[c].w, wa);
     cq_vec3 n = cq_cross(ab, ac);
     double tiny = CQ_EPA_SLIVER * CQ_EPA_SLIVER * cq_len2(ab) * cq_len2(ac);
     if (!cq_normalize(n, tiny, &f->n))
         return false;
-    f->d = cq_dot(f->n, P->w[a]);
+    P->d[fi] = cq_dot(f->n, wa);
     f->v[0] = (int16_t)a;
     f->v[1] = (int16_t)b;
     f->v[2] = (int16_t)c;
-    f->dead = false;
     return true;
 }
 
@@ -203,29 +242,31 @@ static void cq_link(cq_polytope *P, int f, int k, int g, int j)
 static bool cq_init_tetra(cq_polytope *P, const cq_mvert t[4])
 {
     static const int faces[4][3] = {{0, 2, 1}, {0, 1, 3}, {1, 2, 3}, {0, 3, 2}};
+    /* Edge k of face f (faces[f][k] -> faces[f][k + 1]) is edge adj_edge[f][k]
+     * of face adj[f][k], run the other way: the tetrahedron's fixed
+     * adjacency, so no search is needed. */
+    static const int8_t adj[4][3] = {{3, 2, 1}, {0, 2, 3}, {0, 3, 1}, {1, 2, 0}};
+    static const int8_t adj_edge[4][3] = {{2, 0, 0}, {2, 2, 0}, {1, 1, 1}, {2, 1, 0}};
     P->nv = P->nf = P->nfree = 0;
     for (int i = 0; i < 4; i++)
         cq_add_vertex(P, &t[i]);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
         if (!cq_set_face(P, cq_alloc_face(P), faces[i][0], faces[i][1], faces[i][2]))
             return false;
-    /* Each edge a -> b meets its reverse b -> a in exactly one other face. */
-    for (int f = 0; f < 4; f++)
-        for (int k = 0; k < 3; k++)
-            for (int g = 0; g < 4; g++)
-                for (int j = 0; j < 3; j++)
-                    if (P->f[g].v[j] == P->f[f].v[(k + 1) % 3] && P->f[g].v[(j + 1) % 3] == P->f[f].v[k])
-                        cq_link(P, f, k, g, j);
+        for (int k = 0; k < 3; k++) {
+            P->f[i].adj[k] = adj[i][k];
+            P->f[i].adj_edge[k] = adj_edge[i][k];
+        }
+    }
     return true;
 }
 
 /* The live face nearest the origin plane-wise (lowest slot on ties). */
 static int cq_closest_face(const cq_polytope *P)
 {
-    int best = -1;
-    for (int i = 0; i < P->nf; i++)
-        if (!P->f[i].dead && (best < 0 || P->f[i].d < P->f[best].d))
-            best = i;
+    int best = 0;
+    for (int i = 1; i < P->nf; i++)
+        best = P->d[i] < P->d[best] ? i : best;
     return best;
 }
 
@@ -241,19 +282,17 @@ static int cq_horizon(cq_polytope *P, int seed, int vi, double eps, cq_hedge *ho
 {
     cq_hedge stack[2 * CQ_EPA_MAX_FACES + 3];
     int sp = 0, nh = 0;
-    cq_vec3 w = P->w[vi];
-    P->f[seed].dead = true;
-    P->free_faces[P->nfree++] = (int16_t)seed;
+    cq_vec3 w = P->v[vi].w;
+    cq_remove_face(P, seed);
     for (int k = 2; k >= 0; k--)
         stack[sp++] = (cq_hedge){P->f[seed].adj[k], P->f[seed].adj_edge[k]};
     while (sp > 0) {
         cq_hedge h = stack[--sp];
-        cq_pface *g = &P->f[h.face];
-        if (g->dead)
+        if (!cq_face_live(P, h.face))
             continue;
-        if (cq_dot(g->n, w) - g->d > -eps) {
-            g->dead = true;
-            P->free_faces[P->nfree++] = h.face;
+        const cq_pface *g = &P->f[h.face];
+        if (cq_dot(g->n, w) - P->d[h.face] > -eps) {
+            cq_remove_face(P, h.face);
             /* Push so that the next edge around g is walked first. */
             int k2 = (h.edge + 2) % 3, k1 = (h.edge + 1) % 3;
             stack[sp++] = (cq_hedge){g->adj[k2], g->adj_edge[k2]};
@@ -313,13 +352,13 @@ static cq_epa_status cq_expand_once(cq_polytope *P, int seed, const cq_mvert *m,
 
 /* The closest point of face g to the foot of the origin on its plane, as a
  * solved simplex of its vertices; returns the foot's distance to it. */
-static double cq_foot_on_face(const cq_pair_proxies *pp, const cq_polytope *P, int g, cq_simplex *s)
+static double cq_foot_on_face(const cq_polytope *P, int g, cq_simplex *s)
 {
     const cq_pface *f = &P->f[g];
-    cq_vec3 foot = cq_scale(f->n, f->d);
+    cq_vec3 foot = cq_scale(f->n, P->d[g]);
     s->count = 3;
     for (int i = 0; i < 3; i++) {
-        s->v[i] = cq_mink_vertex(pp, P->ia[f->v[i]], P->ib[f->v[i]]);
+        s->v[i] = P->v[f->v[i]];
         s->v[i].w = cq_sub(s->v[i].w, foot);
     }
     return cq_len(cq_simplex_solve(s));
@@ -334,27 +373,21 @@ static void cq_face_result(const cq_pair_proxies *pp, const cq_polytope *P, int 
     const cq_pface *f = &P->f[fi];
     int best = fi;
     cq_simplex s, cand;
-    double best_gap = cq_foot_on_face(pp, P, fi, &s);
+    double best_gap = cq_foot_on_face(P, fi, &s);
     for (int g = 0; g < P->nf && best_gap > 0; g++) {
         const cq_pface *h = &P->f[g];
-        if (h->dead || g == fi || fabs(h->d - f->d) > eps || cq_dot(h->n, f->n) < 1 - CQ_EPA_SLIVER)
+        if (!cq_face_live(P, g) || g == fi || fabs(P->d[g] - P->d[fi]) > eps || cq_dot(h->n, f->n) < 1 - CQ_EPA_SLIVER)
             continue;
-        double gap = cq_foot_on_face(pp, P, g, &cand);
+        double gap = cq_foot_on_face(P, g, &cand);
         if (gap < best_gap) {
             best_gap = gap;
             best = g;
             s = cand;
         }
     }
-    cq_vec3 pa = cq_v3(0, 0, 0), pb = cq_v3(0, 0, 0);
-    for (int i = 0; i < s.count; i++) {
-        pa = cq_mad(pa, s.v[i].pa, s.bc[i]);
-        pb = cq_mad(pb, s.v[i].pb, s.bc[i]);
-    }
-    r->depth = P->f[best].d;
-    r->normal = P->f[best].n;
-    r->point_a = pa;
-    r->point_b = pb;
+    r->depth = P->d[best];
+    r->normal = cq_mul_mv(&pp->xa->r, P->f[best].n);
+    cq_mink_witnesses(pp, s.v, s.bc, s.count, &r->point_a, &r->point_b);
 }
 
 cq_expand_result cq_polytope_expand(const cq_pair_proxies *pp, const cq_mvert *start, int count,
@@ -379,8 +412,9 @@ cq_expand_result cq_polytope_expand(const cq_pair_proxies *pp, const cq_mvert *s
     for (;;) {
         int fi = cq_closest_face(&P);
         const cq_pface *f = &P.f[fi];
+        double fd = P.d[fi];
         /* With the origin inside, the nearest face bounds the depth from below. */
-        if (goal == CQ_EXPAND_CLASSIFY && f->d > threshold) {
+        if (goal == CQ_EXPAND_CLASSIFY && fd > threshold) {
             r.deeper = true;
             return r;
         }
@@ -394,8 +428,8 @@ cq_expand_result cq_polytope_expand(const cq_pair_proxies *pp, const cq_mvert *s
         upper = h < upper ? h : upper;
         if (goal == CQ_EXPAND_CLASSIFY && upper <= threshold)
             return r;
-        double conv = tolerance * fabs(f->d) + 4 * noise;
-        if (h - f->d <= conv) {
+        double conv = tolerance * fabs(fd) + 4 * noise;
+        if (h - fd <= conv) {
             if (goal == CQ_EXPAND_DEPTH)
                 cq_face_result(pp, &P, fi, conv, &r);
             return r;
@@ -407,20 +441,11 @@ cq_expand_result cq_polytope_expand(const cq_pair_proxies *pp, const cq_mvert *s
     }
 }
 
-cq_epa_result cq_epa_penetration(const cq_proxy *a, const cq_xform *xa, const cq_proxy *b,
-                                 const cq_xform *xb, const cq_simplex_cache *start,
-                                 const cq_epa_options *opt)
+cq_epa_result cq_epa_run(const cq_pair_proxies *pp, const cq_mvert *start, int count, const cq_epa_options *opt)
 {
     int max_it = opt && opt->max_iterations > 0 ? opt->max_iterations : CQ_EPA_DEFAULT_MAX_ITERATIONS;
     double tol = opt && opt->tolerance > 0 ? opt->tolerance : CQ_EPA_DEFAULT_TOLERANCE;
-    cq_pair_proxies pp;
-    cq_pair_proxies_init(&pp, a, xa, b, xb);
-    cq_mvert sv[4];
-    int n = 0;
-    for (int k = 0; start && k < start->count && k < 4; k++)
-        if (start->index_a[k] < a->count && start->index_b[k] < b->count)
-            sv[n++] = cq_mink_vertex(&pp, start->index_a[k], start->index_b[k]);
-    cq_expand_result e = cq_polytope_expand(&pp, sv, n, CQ_EXPAND_DEPTH, 0, max_it, tol);
+    cq_expand_result e = cq_polytope_expand(pp, start, count, CQ_EXPAND_DEPTH, 0, max_it, tol);
     cq_epa_result r = {.status = e.status, .iterations = e.iterations};
     if (e.status == CQ_EPA_OK) {
         r.depth = e.depth;
@@ -429,6 +454,20 @@ cq_epa_result cq_epa_penetration(const cq_proxy *a, const cq_xform *xa, const cq
         r.point_b = e.point_b;
     }
     return r;
+}
+
+cq_epa_result cq_epa_penetration(const cq_proxy *a, const cq_xform *xa, const cq_proxy *b,
+                                 const cq_xform *xb, const cq_simplex_cache *start,
+                                 const cq_epa_options *opt)
+{
+    cq_pair_proxies pp;
+    cq_pair_proxies_init(&pp, a, xa, b, xb);
+    cq_mvert sv[4];
+    int n = 0;
+    for (int k = 0; start && k < start->count && k < 4; k++)
+        if (start->index_a[k] < a->count && start->index_b[k] < b->count)
+            sv[n++] = cq_mink_vertex(&pp, start->index_a[k], start->index_b[k]);
+    return cq_epa_run(&pp, sv, n, opt);
 }
 
 void cq_epa_apply_radii(cq_epa_result *r, const cq_proxy *a, const cq_proxy *b)

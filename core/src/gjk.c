@@ -26,10 +26,21 @@ const char *cq_gjk_status_name(cq_gjk_status s)
     return "unknown";
 }
 
-static bool cq_has_pair(const cq_simplex_cache *c, const cq_mvert *m)
+/* A pair of proxy indices as one key, so a membership test is one compare. */
+static uint32_t cq_pair_key(int ia, int ib) { return (uint32_t)ia << 16 | (uint32_t)ib; }
+
+/* The index pairs of a simplex as keys; returns the count. */
+static int cq_keys_of(const cq_simplex *s, uint32_t keys[4])
 {
-    for (int i = 0; i < c->count; i++)
-        if (c->index_a[i] == m->ia && c->index_b[i] == m->ib)
+    for (int i = 0; i < s->count; i++)
+        keys[i] = cq_pair_key(s->v[i].ia, s->v[i].ib);
+    return s->count;
+}
+
+static bool cq_has_key(const uint32_t *keys, int n, uint32_t key)
+{
+    for (int i = 0; i < n; i++)
+        if (keys[i] == key)
             return true;
     return false;
 }
@@ -48,41 +59,37 @@ static cq_simplex_cache cq_cache_of(const cq_simplex *s)
  * first points of both proxies. */
 static void cq_gjk_start(const cq_pair_proxies *pp, const cq_simplex_cache *cache, cq_simplex *s)
 {
+    uint32_t keys[4];
     s->count = 0;
     int n = cache ? cache->count : 0;
     for (int k = 0; k < n && k < 4; k++) {
         int ia = cache->index_a[k], ib = cache->index_b[k];
-        if (ia >= pp->a->count || ib >= pp->b->count)
+        if (ia >= pp->a->count || ib >= pp->b->count || cq_has_key(keys, s->count, cq_pair_key(ia, ib)))
             continue;
-        cq_mvert m = cq_mink_vertex(pp, ia, ib);
-        cq_simplex_cache seen = cq_cache_of(s);
-        if (!cq_has_pair(&seen, &m))
-            s->v[s->count++] = m;
+        keys[s->count] = cq_pair_key(ia, ib);
+        s->v[s->count++] = cq_mink_vertex(pp, ia, ib);
     }
     if (s->count == 0)
         s->v[s->count++] = cq_mink_vertex(pp, 0, 0);
 }
 
-/* Rebuilds a simplex from its indices and weights. */
-static void cq_gjk_restore(const cq_pair_proxies *pp, const cq_simplex_cache *c, const double *bc,
+/* Rebuilds a simplex from its index keys and weights. */
+static void cq_gjk_restore(const cq_pair_proxies *pp, const uint32_t *keys, int n, const double *bc,
                            cq_simplex *s)
 {
-    s->count = c->count;
-    for (int i = 0; i < c->count; i++) {
-        s->v[i] = cq_mink_vertex(pp, c->index_a[i], c->index_b[i]);
+    s->count = n;
+    for (int i = 0; i < n; i++) {
+        s->v[i] = cq_mink_vertex(pp, (int)(keys[i] >> 16), (int)(keys[i] & 0xFFFF));
         s->bc[i] = bc[i];
     }
 }
 
 /* Witnesses, distance and (when the distance is above the band) the normal
  * of the simplex's closest point. */
-static void cq_gjk_fill(const cq_simplex *s, double band, cq_gjk_result *r)
+static void cq_gjk_fill(const cq_pair_proxies *pp, const cq_simplex *s, double band, cq_gjk_result *r)
 {
-    cq_vec3 pa = cq_v3(0, 0, 0), pb = cq_v3(0, 0, 0);
-    for (int i = 0; i < s->count; i++) {
-        pa = cq_mad(pa, s->v[i].pa, s->bc[i]);
-        pb = cq_mad(pb, s->v[i].pb, s->bc[i]);
-    }
+    cq_vec3 pa, pb;
+    cq_mink_witnesses(pp, s->v, s->bc, s->count, &pa, &pb);
     cq_vec3 ab = cq_sub(pb, pa);
     r->point_a = pa;
     r->point_b = pb;
@@ -92,28 +99,29 @@ static void cq_gjk_fill(const cq_simplex *s, double band, cq_gjk_result *r)
     r->simplex = cq_cache_of(s);
 }
 
-/* A lower bound of the depth when the tetrahedron s holds the origin: the
- * distance to its nearest face plane (0 for a face without a reliable normal). */
-static double cq_tetra_depth_bound(const cq_simplex *s)
+/* True when the tetrahedron s, holding the origin, has every face plane
+ * farther than band from the origin, so the depth exceeds band. A face
+ * without a reliable normal bounds nothing (false). Squared comparisons:
+ * |n . a| / |n| > band without a root or a division. */
+static bool cq_tetra_deeper_than(const cq_simplex *s, double band)
 {
     static const int faces[4][3] = {{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}};
-    double bound = INFINITY;
     for (int i = 0; i < 4; i++) {
         cq_vec3 a = s->v[faces[i][0]].w;
         cq_vec3 ab = cq_sub(s->v[faces[i][1]].w, a), ac = cq_sub(s->v[faces[i][2]].w, a);
         cq_vec3 n = cq_cross(ab, ac);
-        double l = cq_len(n);
-        double d = l > 1e-10 * cq_len(ab) * cq_len(ac) ? fabs(cq_dot(n, a)) / l : 0;
-        bound = d < bound ? d : bound;
+        double l2 = cq_len2(n), h = cq_dot(n, a);
+        if (!(l2 > 1e-20 * cq_len2(ab) * cq_len2(ac)) || !(h * h > band * band * l2))
+            return false;
     }
-    return bound;
+    return true;
 }
 
 /* The origin is within the band of (or inside) the simplex: bound the depth. */
 static void cq_gjk_classify(const cq_pair_proxies *pp, const cq_simplex *s, double band,
                             int budget, cq_gjk_result *r)
 {
-    if (s->count == 4 && cq_tetra_depth_bound(s) > band) {
+    if (s->count == 4 && cq_tetra_deeper_than(s, band)) {
         r->status = CQ_GJK_PENETRATING;
         r->distance = 0;
         return;
@@ -131,38 +139,37 @@ static void cq_gjk_classify(const cq_pair_proxies *pp, const cq_simplex *s, doub
     }
 }
 
-cq_gjk_result cq_gjk_distance(const cq_proxy *a, const cq_xform *xa, const cq_proxy *b,
-                              const cq_xform *xb, const cq_gjk_options *opt)
+cq_gjk_result cq_gjk_run(const cq_pair_proxies *pp, const cq_gjk_options *opt, cq_simplex *terminal)
 {
     int max_it = opt && opt->max_iterations > 0 ? opt->max_iterations : CQ_GJK_DEFAULT_MAX_ITERATIONS;
     double tol = opt && opt->tolerance > 0 ? opt->tolerance : CQ_GJK_DEFAULT_TOLERANCE;
     cq_simplex_cache *cache = opt ? opt->cache : NULL;
-    cq_pair_proxies pp;
-    cq_pair_proxies_init(&pp, a, xa, b, xb);
-    double band = fmax(tol, pp.noise);
+    double band = tol > pp->noise ? tol : pp->noise;
 
-    cq_simplex s;
-    cq_gjk_start(&pp, cache, &s);
-    /* The previous step's simplex, kept as indices and weights: restored
+    cq_simplex *s = terminal;
+    cq_gjk_start(pp, cache, s);
+    /* The previous step's simplex, kept as index keys and weights: restored
      * only when a step fails to decrease the distance. */
-    cq_simplex_cache prev = {0};
+    uint32_t prev[4];
+    int nprev = 0;
     double prev_bc[4], prev_d2 = INFINITY;
     int it = 0;
     cq_gjk_status status = CQ_GJK_SEPARATED;
     bool in_band = false;
     for (;;) {
-        cq_simplex_cache before = cq_cache_of(&s); /* a superset of the solved simplex */
-        cq_vec3 v = cq_simplex_solve(&s);
+        uint32_t before[4]; /* a superset of the solved simplex */
+        int nbefore = cq_keys_of(s, before);
+        cq_vec3 v = cq_simplex_solve(s);
         double d2 = cq_len2(v);
         if (!(d2 < prev_d2)) {
-            cq_gjk_restore(&pp, &prev, prev_bc, &s);
+            cq_gjk_restore(pp, prev, nprev, prev_bc, s);
             break;
         }
-        prev = cq_cache_of(&s);
-        for (int i = 0; i < s.count; i++)
-            prev_bc[i] = s.bc[i];
+        nprev = cq_keys_of(s, prev);
+        for (int i = 0; i < s->count; i++)
+            prev_bc[i] = s->bc[i];
         prev_d2 = d2;
-        if (s.count == 4 || d2 <= band * band) {
+        if (s->count == 4 || d2 <= band * band) {
             in_band = true;
             break;
         }
@@ -170,23 +177,33 @@ cq_gjk_result cq_gjk_distance(const cq_proxy *a, const cq_xform *xa, const cq_pr
             status = CQ_GJK_ITERATION_LIMIT;
             break;
         }
-        cq_mvert w = cq_mink_support(&pp, cq_neg(v));
+        cq_mvert w = cq_mink_support(pp, cq_neg(v));
         it++;
         /* v . w / |v| bounds the distance from below; rounding in v . w is
          * about noise * |v|. */
         double progress = d2 - cq_dot(v, w.w);
-        if (progress <= CQ_GJK_RELATIVE_EPSILON * d2 + pp.noise * sqrt(d2) || cq_has_pair(&before, &w))
+        if (progress <= CQ_GJK_RELATIVE_EPSILON * d2 + pp->noise * sqrt(d2) ||
+            cq_has_key(before, nbefore, cq_pair_key(w.ia, w.ib)))
             break;
-        s.v[s.count++] = w;
+        s->v[s->count++] = w;
     }
 
     cq_gjk_result r = {.status = status, .iterations = it};
-    cq_gjk_fill(&s, band, &r);
+    cq_gjk_fill(pp, s, band, &r);
     if (in_band)
-        cq_gjk_classify(&pp, &s, band, max_it - it, &r);
+        cq_gjk_classify(pp, s, band, max_it - it, &r);
     if (cache)
         *cache = r.simplex;
     return r;
+}
+
+cq_gjk_result cq_gjk_distance(const cq_proxy *a, const cq_xform *xa, const cq_proxy *b,
+                              const cq_xform *xb, const cq_gjk_options *opt)
+{
+    cq_pair_proxies pp;
+    cq_pair_proxies_init(&pp, a, xa, b, xb);
+    cq_simplex terminal;
+    return cq_gjk_run(&pp, opt, &terminal);
 }
 
 void cq_gjk_apply_radii(cq_gjk_result *r, const cq_proxy *a, const cq_proxy *b)

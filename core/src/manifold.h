@@ -7,7 +7,7 @@
 #include "cq/collision.h"
 
 /* Largest face polygon the clipper accepts, and its output bound. */
-#define CQ_FACE_MAX 32
+#define CQ_FACE_MAX 64
 #define CQ_CLIP_MAX (2 * CQ_FACE_MAX)
 
 /* A convex face polygon in world space. Winding may be either way. */
@@ -74,6 +74,12 @@ int cq_clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto_
  * it collapses to, its longest edge, so the clip does not run back and
  * forth along a line. */
 cq_face cq_triangle_face(const cq_vec3 t[3], cq_vec3 n, bool flat);
+
+/* The feature of a posed convex shape (not a plane) facing dir: a face
+ * (count >= 3, outward normal), a segment (a capsule's axis, a flat
+ * triangle, a segment hull) or a point. False when it does not fit a
+ * cq_face (a hull face of more than CQ_FACE_MAX vertices). */
+bool cq_shape_face(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *out);
 
 /* Keeps at most CQ_MAX_POINTS of pts (in place): the deepest, the one
  * farthest from it, then the two that add the most area in the plane

@@ -12,34 +12,7 @@
 
 int cq_proxy_support(const cq_proxy *p, cq_vec3 dir)
 {
-    int best = 0;
-    double best_dot = cq_dot(p->points[0], dir);
-    for (int i = 1; i < p->count; i++) {
-        double d = cq_dot(p->points[i], dir);
-        if (d > best_dot) {
-            best_dot = d;
-            best = i;
-        }
-    }
-    return best;
-}
-
-cq_mvert cq_mink_vertex(const cq_pair_proxies *pp, int ia, int ib)
-{
-    cq_mvert m;
-    m.ia = (uint16_t)ia;
-    m.ib = (uint16_t)ib;
-    m.pa = cq_xform_point(pp->xa, pp->a->points[ia]);
-    m.pb = cq_xform_point(pp->xb, pp->b->points[ib]);
-    m.w = cq_sub(m.pa, m.pb);
-    return m;
-}
-
-cq_mvert cq_mink_support(const cq_pair_proxies *pp, cq_vec3 d)
-{
-    int ia = cq_proxy_support(pp->a, cq_mul_mtv(&pp->xa->r, d));
-    int ib = cq_proxy_support(pp->b, cq_mul_mtv(&pp->xb->r, cq_neg(d)));
-    return cq_mink_vertex(pp, ia, ib);
+    return cq_support_index(p->points, p->count, dir);
 }
 
 /* Largest coordinate magnitude (comparisons, not fmax: this runs per query). */
@@ -58,12 +31,24 @@ static double cq_max_abs(const cq_vec3 *pts, int n)
 void cq_pair_proxies_init(cq_pair_proxies *pp, const cq_proxy *a, const cq_xform *xa, const cq_proxy *b,
                           const cq_xform *xb)
 {
-    *pp = (cq_pair_proxies){a, b, xa, xb, 0};
+    *pp = (cq_pair_proxies){a, b, xa, xb, cq_mul_mtm(&xa->r, &xb->r), cq_xform_inv_point(xa, xb->p), 0};
     /* World coordinates are at most |position| + |local point| in size; each
      * carries a few ulps of that from the transform. */
     double mag = cq_max_abs(&xa->p, 1) + cq_max_abs(&xb->p, 1) + cq_max_abs(a->points, a->count) +
                  cq_max_abs(b->points, b->count);
     pp->noise = 64 * DBL_EPSILON * mag;
+}
+
+void cq_mink_witnesses(const cq_pair_proxies *pp, const cq_mvert *v, const double *bc, int count,
+                       cq_vec3 *pa, cq_vec3 *pb)
+{
+    cq_vec3 la = cq_v3(0, 0, 0), lb = cq_v3(0, 0, 0);
+    for (int i = 0; i < count; i++) {
+        la = cq_mad(la, pp->a->points[v[i].ia], bc[i]);
+        lb = cq_mad(lb, pp->b->points[v[i].ib], bc[i]);
+    }
+    *pa = cq_xform_point(pp->xa, la);
+    *pb = cq_xform_point(pp->xb, lb);
 }
 
 /* Which vertices of a simplex hold its closest point, in ascending order,

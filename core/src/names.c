@@ -37,15 +37,9 @@ const char *cq_fallback_reason_name(cq_fallback_reason r)
 
 const char *cq_fallback_action_name(cq_fallback_action a)
 {
-    switch (a) {
-    case CQ_FBA_NONE:
-        return "none";
-    case CQ_FBA_PREVIOUS_NORMAL:
-        return "previous_normal";
-    case CQ_FBA_DROPPED:
-        return "dropped";
-    }
-    return "unknown";
+    static const char *const names[CQ_FBA_COUNT] = {
+        [CQ_FBA_NONE] = "none", [CQ_FBA_PREVIOUS_NORMAL] = "previous_normal", [CQ_FBA_DROPPED] = "dropped"};
+    return (unsigned)a < CQ_FBA_COUNT ? names[a] : "unknown";
 }
 
 const char *cq_sat_axis_name(int axis)
@@ -67,13 +61,31 @@ char *cq_feature_format(cq_feature f, char *buf, int size)
 
 const char *cq_counter_name(int slot)
 {
+    static const char *const gjk_buckets[CQ_GJK_BUCKETS] = {
+        "gjk_iterations_le_2", "gjk_iterations_le_4", "gjk_iterations_le_8",
+        "gjk_iterations_le_16", "gjk_iterations_le_32", "gjk_iterations_gt_32",
+    };
     if (slot >= CQ_CTR_TESTS && slot < CQ_CTR_TESTS + CQ_ALG_COUNT)
         return cq_algorithm_name((cq_algorithm)(slot - CQ_CTR_TESTS));
+    if (slot >= CQ_CTR_GJK_BUCKET && slot < CQ_CTR_GJK_BUCKET + CQ_GJK_BUCKETS)
+        return gjk_buckets[slot - CQ_CTR_GJK_BUCKET];
+    if (slot > CQ_CTR_REASONS && slot < CQ_CTR_REASONS + CQ_FB_REASON_COUNT)
+        return cq_fallback_reason_name((cq_fallback_reason)(slot - CQ_CTR_REASONS));
+    if (slot > CQ_CTR_ACTIONS && slot < CQ_CTR_ACTIONS + CQ_FBA_COUNT)
+        return cq_fallback_action_name((cq_fallback_action)(slot - CQ_CTR_ACTIONS));
     switch (slot) {
     case CQ_CTR_SAT_AXES_SKIPPED:
         return "sat_axes_skipped";
     case CQ_CTR_ZERO_NORMALS:
         return "zero_normals_discarded";
+    case CQ_CTR_GJK_CALLS:
+        return "gjk_calls";
+    case CQ_CTR_GJK_ITERATIONS:
+        return "gjk_iterations";
+    case CQ_CTR_EPA_CALLS:
+        return "epa_calls";
+    case CQ_CTR_EPA_ITERATIONS:
+        return "epa_iterations";
     }
-    return "unknown";
+    return "unused";
 }

@@ -22,10 +22,20 @@ void cq_capsule_plane(const cq_pair_query *q, cq_contact *out);
 void cq_box_plane(const cq_pair_query *q, cq_contact *out);
 void cq_triangle_plane(const cq_pair_query *q, cq_contact *out);
 
+/* The general convex path: GJK/EPA with fallbacks (convex_pair.c), and a
+ * hull against a plane (plane.c). */
+void cq_convex_pair(const cq_pair_query *q, cq_contact *out);
+void cq_convex_plane(const cq_pair_query *q, cq_contact *out);
+
 /* SAT paths (sat_box.c, tri_box.c, tri_tri.c). */
 void cq_box_box(const cq_pair_query *q, cq_contact *out);
 void cq_box_triangle(const cq_pair_query *q, cq_contact *out);
 void cq_triangle_triangle(const cq_pair_query *q, cq_contact *out);
+
+/* For a pair a SAT found separated: its Euclidean distance, witnesses and
+ * closest-point normal by GJK (distance.c). False, with nothing set, when
+ * GJK does not report the pair separated (its cap, or touching). */
+bool cq_pair_distance(const cq_pair_query *q, cq_contact *out);
 
 /* Fills a contact for two round cores (points or segments) whose closest
  * points are pa (on A's core) and pb (on B's core), inflated by radii ra and

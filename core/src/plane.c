@@ -46,7 +46,7 @@ static void cq_plane_verdict(cq_world_plane pl, cq_vec3 low, double r, const cq_
 static void cq_plane_points(cq_world_plane pl, const cq_vec3 *pts, int count, double r, cq_feature_kind kind,
                             const cq_pair_query *q, cq_contact *out)
 {
-    cq_contact_point buf[8];
+    cq_contact_point buf[CQ_HULL_MAX_POINTS];
     int m = 0;
     for (int k = 0; k < count; k++) {
         double gap = cq_plane_gap(pl, pts[k], r);
@@ -128,4 +128,18 @@ void cq_triangle_plane(const cq_pair_query *q, cq_contact *out)
     cq_plane_verdict(pl, v[low], 0, q, out);
     if (out->overlap)
         cq_plane_points(pl, v, 3, 0, CQ_FEAT_VERTEX, q, out);
+}
+
+void cq_convex_plane(const cq_pair_query *q, cq_contact *out)
+{
+    cq_world_plane pl = cq_plane_world(q);
+    const cq_hull *h = q->a->convex.hull;
+    int low = cq_hull_support(h, cq_mul_mtv(&q->xa.r, cq_neg(pl.n)));
+    cq_plane_verdict(pl, cq_xform_point(&q->xa, h->vertices[low]), h->radius, q, out);
+    if (!out->overlap)
+        return;
+    cq_vec3 v[CQ_HULL_MAX_POINTS];
+    for (int k = 0; k < h->vertex_count; k++)
+        v[k] = cq_xform_point(&q->xa, h->vertices[k]);
+    cq_plane_points(pl, v, h->vertex_count, h->radius, CQ_FEAT_VERTEX, q, out);
 }

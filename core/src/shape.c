@@ -57,6 +57,8 @@ cq_fault cq_shape_validate(cq_shape *s)
             return cq_bad(CQ_ENOT_UNIT, "normal", -1, -1);
         s->plane.normal = cq_scale(s->plane.normal, 1 / cq_len(s->plane.normal));
         return f;
+    case CQ_CONVEX:
+        return s->convex.hull ? f : cq_bad(CQ_ERANGE, "points", -1, -1);
     case CQ_SHAPE_TYPE_COUNT:
         break;
     }

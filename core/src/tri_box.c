@@ -275,11 +275,22 @@ void cq_box_triangle(const cq_pair_query *q, cq_contact *out)
     cq_tb_best best = cq_tb_axes(&f, prev);
     cq_count(q->counters, CQ_CTR_SAT_AXES_SKIPPED, (uint64_t)best.skipped);
     cq_tb_axis ax = cq_tb_choose(&best);
+    /* The SAT gap bounds the distance from below: beyond the skin it is a
+     * certain miss; a separated pair gets its Euclidean distance by GJK,
+     * which also decides a gap within the skin. */
+    double gap = -fmin(best.face.pen, best.edge.pen);
+    if (gap > q->skin + f.tol && q->skip_distance)
+        return;
+    if (gap > f.tol && cq_pair_distance(q, out) && out->distance > q->skin)
+        return;
+    out->overlap = gap <= q->skin + f.tol;
+    if (!out->overlap) { /* GJK could not measure it: the separating axis */
+        out->has_normal = true;
+        out->normal = cq_mul_mv(&box.axes, ax.n);
+        return;
+    }
     out->has_normal = true;
     out->normal = cq_mul_mv(&box.axes, ax.n);
-    out->overlap = -fmin(best.face.pen, best.edge.pen) <= q->skin + f.tol;
-    if (!out->overlap)
-        return;
     out->depth = fmax(ax.pen, 0);
     cq_tb_manifold(&box, t, &f, &best, &ax, q->skin, out);
 }

@@ -48,27 +48,6 @@ typedef struct cq_contact_point {
     cq_feature feature;
 } cq_contact_point;
 
-/// Why a query could not answer the usual way (wire names in comments).
-typedef enum cq_fallback_reason {
-    CQ_FB_NONE,                ///< "none"
-    CQ_FB_COINCIDENT,          ///< "coincident_features": no direction is defined
-    CQ_FB_GJK_ITERATION_LIMIT, ///< "gjk_iteration_limit"
-    CQ_FB_EPA_ITERATION_LIMIT, ///< "epa_iteration_limit"
-    CQ_FB_EPA_CAPACITY,        ///< "epa_capacity"
-    CQ_FB_EPA_DEGENERATE,      ///< "epa_degenerate"
-    CQ_FB_REASON_COUNT
-} cq_fallback_reason;
-
-/// What a query did instead.
-typedef enum cq_fallback_action {
-    CQ_FBA_NONE,
-    CQ_FBA_PREVIOUS_NORMAL, ///< the caller's previous normal was used
-    CQ_FBA_DROPPED,         ///< no normal and no points are reported
-} cq_fallback_action;
-
-/// Wire names of reasons and actions (static strings).
-const char *cq_fallback_reason_name(cq_fallback_reason r);
-const char *cq_fallback_action_name(cq_fallback_action a);
 
 /// Box-box SAT axes: 0..2 = A0..A2, 3..5 = B0..B2, 6 + 3i + j = AixBj.
 #define CQ_SAT_AXIS_COUNT 15
@@ -100,7 +79,10 @@ typedef struct cq_pair_cache {
     cq_vec3 normal; ///< previous normal, A to B; also tells box-box which face axis it used
 } cq_pair_cache;
 
-/// One pair query: two posed shapes and the options.
+struct cq_fallback_log;
+
+/// One pair query: two posed shapes and the options. Zero-initialised
+/// options are the defaults.
 typedef struct cq_pair_query {
     const cq_shape *a;
     cq_xform xa;
@@ -109,6 +91,13 @@ typedef struct cq_pair_query {
     double skin;                 ///< gaps up to skin count as contact (>= 0)
     const cq_pair_cache *cache;  ///< previous frame, may be NULL
     cq_counters *counters;       ///< this thread's counters, may be NULL
+    struct cq_fallback_log *log; ///< this thread's GJK/EPA failure log (cq/fallback.h), may be NULL
+    uint64_t tag_a, tag_b;       ///< opaque ids copied into fallback records
+    int gjk_max_iterations;      ///< <= 0: CQ_GJK_DEFAULT_MAX_ITERATIONS (cq/gjk.h)
+    int epa_max_iterations;      ///< <= 0: CQ_EPA_DEFAULT_MAX_ITERATIONS
+    /// Batch contact generation wants touching pairs only: a separated
+    /// box-box pair may then skip its Euclidean distance (the GJK run).
+    bool skip_distance;
 } cq_pair_query;
 
 /// Tests one pair. Writes the contact into *out and returns CQ_OK, or returns

@@ -4,6 +4,7 @@
 #ifndef CQ_SHAPE_H
 #define CQ_SHAPE_H
 
+#include "cq/hull.h"
 #include "cq/math.h"
 #include "cq/status.h"
 
@@ -14,7 +15,8 @@ typedef enum cq_shape_type {
     CQ_CAPSULE,
     CQ_BOX,
     CQ_TRIANGLE,
-    CQ_PLANE,
+    CQ_CONVEX,
+    CQ_PLANE, ///< static only; last, so a plane is always B in a pair function
     CQ_SHAPE_TYPE_COUNT
 } cq_shape_type;
 
@@ -39,6 +41,9 @@ typedef struct cq_shape {
             cq_vec3 normal; ///< unit
             double offset;  ///< solid half-space: dot(normal, x) <= offset
         } plane;
+        struct {
+            const cq_hull *hull; ///< borrowed: owned by whoever built it (cq_hull_build); carries the rounding radius
+        } convex;
     };
 } cq_shape;
 
@@ -60,7 +65,8 @@ typedef struct cq_fault {
 #define CQ_NORMAL_TOL 1e-4    ///< plane normal unit within this
 
 /// Checks a shape: finite numbers, sizes >= 0, unit plane normal (within
-/// CQ_NORMAL_TOL; the stored normal is then normalised in place).
+/// CQ_NORMAL_TOL; the stored normal is then normalised in place), a convex
+/// shape has a hull (its points were checked when it was built).
 cq_fault cq_shape_validate(cq_shape *shape);
 
 /// Builds a pose from a position and a quaternion (glTF order). A quaternion

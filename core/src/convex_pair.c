@@ -1,0 +1,154 @@
+/* The general convex path, for every pair without a closed form: GJK on the
+ * cores, EPA when they overlap, radii applied, then a manifold by clipping
+ * the two shapes' features facing each other. A GJK or EPA failure is
+ * counted, logged, and answered with the caller's previous normal, or the
+ * contact is dropped: never an invented normal (seed 002). */
+#include "cq/fallback.h"
+#include "cq/proxy.h"
+#include "manifold.h"
+#include "minkowski.h"
+#include "narrow.h"
+
+/* Below this alignment (about 25 degrees) neither feature is a face the
+ * normal came through (an edge or vertex contact): one point, the witness. */
+#define CQ_FACE_ALIGN 0.9
+
+/* The two shapes as GJK proxies with their storage. */
+typedef struct cq_pair_shapes {
+    cq_vec3 sa[CQ_PROXY_STORAGE], sb[CQ_PROXY_STORAGE];
+    cq_proxy a, b;
+} cq_pair_shapes;
+
+/* Manifold points for normal n (A to B) and depth of the rounded shapes:
+ * the feature of A facing B clipped against B's or the other way round
+ * (the better aligned face is the reference), moved onto B's rounded
+ * surface. Falls back to the single witness point on B when no face is
+ * aligned or the clip keeps nothing. */
+static void cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, cq_vec3 witness_b, cq_contact *out)
+{
+    cq_vec3 n = out->normal;
+    double ra = p->a.radius, rb = p->b.radius;
+    cq_face fa, fb;
+    cq_contact_point pts[CQ_CLIP_MAX];
+    int m = 0;
+    if (cq_shape_face(q->a, &q->xa, n, &fa) && cq_shape_face(q->b, &q->xb, cq_neg(n), &fb)) {
+        double ka = fa.count >= 3 ? cq_dot(fa.normal, n) : -1, kb = fb.count >= 3 ? -cq_dot(fb.normal, n) : -1;
+        double skin = q->skin + ra + rb; /* the clip measures the cores */
+        if (ka >= CQ_FACE_ALIGN && ka >= kb) {
+            m = cq_clip_face(&fa, &fb, skin, false, pts);
+        } else if (kb >= CQ_FACE_ALIGN) {
+            m = cq_clip_face(&fb, &fa, skin, true, pts);
+            for (int k = 0; k < m; k++)
+                pts[k].feature = cq_feature_swap(pts[k].feature);
+        }
+        for (int k = 0; k < m; k++) {
+            pts[k].position = cq_mad(pts[k].position, n, -rb);
+            pts[k].depth += ra + rb;
+        }
+    }
+    if (m == 0)
+        pts[m++] = (cq_contact_point){witness_b, out->depth, {CQ_FEAT_FACE, CQ_FEAT_FACE, 0, 0}};
+    m = cq_reduce_manifold(pts, m, n);
+    for (int k = 0; k < m; k++)
+        out->points[k] = pts[k];
+    out->point_count = m;
+}
+
+/* Separation of the rounded shapes along unit n (A to B): a lower bound on
+ * their distance when positive, minus the overlap along n otherwise. */
+static double cq_separation_along(const cq_pair_query *q, const cq_pair_shapes *p, cq_vec3 n)
+{
+    cq_vec3 da = cq_mul_mtv(&q->xa.r, n), db = cq_mul_mtv(&q->xb.r, cq_neg(n));
+    cq_vec3 a = cq_xform_point(&q->xa, p->a.points[cq_proxy_support(&p->a, da)]);
+    cq_vec3 b = cq_xform_point(&q->xb, p->b.points[cq_proxy_support(&p->b, db)]);
+    return cq_dot(cq_sub(b, a), n) - p->a.radius - p->b.radius;
+}
+
+/* GJK or EPA gave up: count and log it, then answer along the previous
+ * normal if the caller has one, else drop the contact. overlap_known tells
+ * whether the verdict is certain without a normal (cores overlap). */
+static void cq_convex_fallback(const cq_pair_query *q, const cq_pair_shapes *p, cq_fallback_reason reason,
+                               int iterations, bool overlap_known, cq_contact *out)
+{
+    out->fallback_reason = reason;
+    bool prev = q->cache && q->cache->has_normal && cq_normalize(q->cache->normal, 1e-24, &out->normal);
+    out->fallback_action = prev ? CQ_FBA_PREVIOUS_NORMAL : CQ_FBA_DROPPED;
+    cq_count(q->counters, CQ_CTR_REASONS + reason, 1);
+    cq_count(q->counters, CQ_CTR_ACTIONS + out->fallback_action, 1);
+    cq_count(q->counters, CQ_CTR_ZERO_NORMALS, 1);
+    if (q->log) {
+        cq_fallback_record rec = {.reason = (uint8_t)reason, .action = (uint8_t)out->fallback_action,
+                                  .shape_a = (uint8_t)q->a->type, .shape_b = (uint8_t)q->b->type,
+                                  .iterations = (uint16_t)iterations, .tag_a = q->tag_a, .tag_b = q->tag_b};
+        cq_fallback_log_push(q->log, &rec);
+    }
+    if (!prev) {
+        out->overlap = overlap_known;
+        return;
+    }
+    double sep = cq_separation_along(q, p, out->normal);
+    out->has_normal = true;
+    out->overlap = sep <= q->skin;
+    out->depth = sep < 0 ? -sep : 0;
+    if (out->overlap)
+        cq_convex_manifold(q, p, q->xb.p, out);
+}
+
+/* The cores overlap or touch: EPA for depth and normal, started from GJK's
+ * terminal simplex (its points as GJK computed them). */
+static void cq_convex_penetrating(const cq_pair_query *q, const cq_pair_shapes *p, const cq_pair_proxies *pp,
+                                  const cq_simplex *terminal, cq_contact *out)
+{
+    cq_epa_options opt = {.max_iterations = q->epa_max_iterations};
+    cq_epa_result e = cq_epa_run(pp, terminal->v, terminal->count, &opt);
+    cq_count(q->counters, CQ_CTR_EPA_CALLS, 1);
+    cq_count(q->counters, CQ_CTR_EPA_ITERATIONS, (uint64_t)e.iterations);
+    if (e.status != CQ_EPA_OK) {
+        cq_convex_fallback(q, p, cq_fallback_from_epa(e.status), e.iterations, true, out);
+        return;
+    }
+    cq_epa_apply_radii(&e, &p->a, &p->b);
+    out->overlap = true;
+    out->has_normal = true;
+    out->normal = e.normal;
+    out->depth = e.depth > 0 ? e.depth : 0;
+    cq_convex_manifold(q, p, e.point_b, out);
+}
+
+void cq_convex_pair(const cq_pair_query *q, cq_contact *out)
+{
+    cq_pair_shapes p;
+    if (cq_shape_proxy(q->a, p.sa, &p.a) != CQ_OK || cq_shape_proxy(q->b, p.sb, &p.b) != CQ_OK)
+        return; /* validated shapes always have a proxy; an empty answer, not a guess */
+    /* One setup for GJK and EPA: the same noise and the same points. */
+    cq_pair_proxies pp;
+    cq_pair_proxies_init(&pp, &p.a, &q->xa, &p.b, &q->xb);
+    cq_gjk_options opt = {.max_iterations = q->gjk_max_iterations};
+    cq_simplex terminal;
+    cq_gjk_result g = cq_gjk_run(&pp, &opt, &terminal);
+    cq_count_gjk(q->counters, g.iterations);
+    if (g.status == CQ_GJK_ITERATION_LIMIT) {
+        /* The best distance so far bounds the true one from above. */
+        bool certain = g.distance - p.a.radius - p.b.radius <= q->skin;
+        cq_convex_fallback(q, &p, CQ_FB_GJK_ITERATION_LIMIT, g.iterations, certain, out);
+        return;
+    }
+    if (g.status != CQ_GJK_SEPARATED) {
+        cq_convex_penetrating(q, &p, &pp, &terminal, out);
+        return;
+    }
+    cq_gjk_apply_radii(&g, &p.a, &p.b);
+    out->has_normal = true;
+    out->normal = g.normal;
+    out->overlap = g.distance <= q->skin;
+    if (g.distance > 0) {
+        out->has_distance = true;
+        out->distance = g.distance;
+        out->witness_a = g.point_a;
+        out->witness_b = g.point_b;
+    } else {
+        out->depth = -g.distance;
+    }
+    if (out->overlap)
+        cq_convex_manifold(q, &p, g.point_b, out);
+}

@@ -1,0 +1,357 @@
+/* The general convex path through cq_collide: box hulls against the box SAT
+ * and a corner/edge distance oracle, closed forms as oracles for rounded
+ * degenerate hulls, manifolds, invariances, caps and fallbacks. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cq/fallback.h"
+#include "testutil.h"
+
+static cq_hull *hull_of(const cq_vec3 *pts, int n, double radius)
+{
+    cq_hull *h = NULL;
+    ck_assert_int_eq(cq_hull_build(pts, n, radius, &h), CQ_OK);
+    return h;
+}
+
+static cq_hull *box_hull(cq_vec3 half)
+{
+    cq_vec3 c[8];
+    cq_obb o = {cq_v3(0, 0, 0), half, cq_mat3_identity()};
+    tu_obb_corners(&o, c);
+    return hull_of(c, 8, 0);
+}
+
+static cq_shape convex(const cq_hull *h) { return (cq_shape){.type = CQ_CONVEX, .convex = {h}}; }
+
+static cq_contact run(const cq_pair_query *q)
+{
+    cq_contact c;
+    ck_assert_int_eq(cq_collide(q, &c), CQ_OK);
+    tu_assert_contact_sane(c);
+    return c;
+}
+
+static cq_contact pair(const cq_shape *a, cq_xform xa, const cq_shape *b, cq_xform xb)
+{
+    cq_pair_query q = {.a = a, .xa = xa, .b = b, .xb = xb};
+    return run(&q);
+}
+
+/* Oracle: the projection interval of a box's corners on unit l. */
+static void interval(const cq_obb *o, cq_vec3 l, double *lo, double *hi)
+{
+    cq_vec3 c[8];
+    tu_obb_corners(o, c);
+    *lo = INFINITY, *hi = -INFINITY;
+    for (int k = 0; k < 8; k++)
+        *lo = fmin(*lo, cq_dot(c[k], l)), *hi = fmax(*hi, cq_dot(c[k], l));
+}
+
+/* Oracle: the least overlap over the 15 box axes, from corner projections. */
+static double min_penetration(const cq_obb *a, const cq_obb *b)
+{
+    double best = INFINITY;
+    for (int k = 0; k < 15; k++) {
+        cq_vec3 l = k < 3 ? a->axes.c[k] : k < 6 ? b->axes.c[k - 3] : cq_cross(a->axes.c[(k - 6) / 3], b->axes.c[(k - 6) % 3]);
+        if (cq_len2(l) < 1e-12)
+            continue;
+        l = cq_scale(l, 1 / cq_len(l));
+        double alo, ahi, blo, bhi;
+        interval(a, l, &alo, &ahi);
+        interval(b, l, &blo, &bhi);
+        best = fmin(best, fmin(ahi - blo, bhi - alo));
+    }
+    return best;
+}
+
+START_TEST(box_hulls_agree_with_box_sat)
+{
+    enum { N = 10000 };
+    static cq_obb a[N], b[N];
+    ck_assert_int_eq(tu_read_pairs(a, b, N), N);
+    cq_counters ctr = {0};
+    int overlapping = 0;
+    for (int i = 0; i < N; i++) {
+        cq_hull *ha = box_hull(a[i].half), *hb = box_hull(b[i].half);
+        cq_shape sa = convex(ha), sb = convex(hb);
+        cq_pair_query q = {.a = &sa, .xa = {a[i].center, a[i].axes}, .b = &sb, .xb = {b[i].center, b[i].axes},
+                           .counters = &ctr};
+        cq_contact c = run(&q);
+        ck_assert_str_eq(cq_algorithm_name(c.algorithm), "gjk_epa");
+        bool truth = cq_obb_sat(&a[i], &b[i], false).overlap;
+        double pen = min_penetration(&a[i], &b[i]);
+        if (fabs(pen) > 1e-9) /* outside the touching band the verdicts agree */
+            ck_assert_msg(c.overlap == truth, "pair %d: gjk says %d, sat %d", i, c.overlap, truth);
+        if (c.overlap && pen > 1e-9) {
+            overlapping++;
+            ck_assert_msg(c.has_normal && c.fallback_action == CQ_FBA_NONE, "pair %d: no normal", i);
+            ck_assert_double_eq_tol(c.depth, pen, 1e-6 * (1 + pen));
+            double alo, ahi, blo, bhi; /* the depth is the overlap along the normal */
+            interval(&a[i], c.normal, &alo, &ahi);
+            interval(&b[i], c.normal, &blo, &bhi);
+            ck_assert_double_eq_tol(ahi - blo, c.depth, 1e-6 * (1 + pen));
+            ck_assert_int_ge(c.point_count, 1);
+        }
+        cq_hull_free(ha), cq_hull_free(hb);
+    }
+    uint64_t sum[CQ_CTR_COUNT] = {0};
+    cq_counters_snapshot(&ctr, sum);
+    ck_assert_int_eq((int)sum[CQ_CTR_TESTS + CQ_ALG_GJK_EPA], N);
+    ck_assert_int_eq((int)sum[CQ_CTR_GJK_CALLS], N);
+    uint64_t buckets = 0;
+    for (int k = 0; k < CQ_GJK_BUCKETS; k++)
+        buckets += sum[CQ_CTR_GJK_BUCKET + k];
+    ck_assert(buckets == sum[CQ_CTR_GJK_CALLS] && sum[CQ_CTR_GJK_ITERATIONS] >= buckets);
+    ck_assert_int_ge((int)sum[CQ_CTR_EPA_CALLS], overlapping);
+    printf("convex: %d box-hull pairs overlap; %.2f GJK iterations per call\n", overlapping,
+           (double)sum[CQ_CTR_GJK_ITERATIONS] / (double)sum[CQ_CTR_GJK_CALLS]);
+}
+END_TEST
+
+/* A 1-point hull with radius r is a sphere and a 2-point hull a capsule:
+ * the closed forms are the oracle for the general path. */
+START_TEST(rounded_degenerate_hulls_match_closed_forms)
+{
+    tu_rng rng = {21};
+    const cq_vec3 point[1] = {{0, 0, 0}}, seg[2] = {{0, -0.4, 0}, {0, 0.4, 0}};
+    cq_hull *hp = hull_of(point, 1, 0.5), *hs = hull_of(seg, 2, 0.3);
+    cq_shape hull_sphere = convex(hp), hull_capsule = convex(hs);
+    cq_shape sphere = {.type = CQ_SPHERE, .sphere = {0.5}}, capsule = {.type = CQ_CAPSULE, .capsule = {0.3, 0.4}};
+    cq_shape boxes = {.type = CQ_BOX, .box = {{0.6, 0.3, 0.45}}};
+    for (int i = 0; i < 3000; i++) {
+        cq_xform xa = tu_pose(&rng, 0), xb = tu_pose(&rng, 1.3);
+        const cq_shape *h = i % 2 ? &hull_sphere : &hull_capsule, *closed = i % 2 ? &sphere : &capsule;
+        const cq_shape *other = i % 3 ? &boxes : &sphere;
+        cq_contact g = pair(h, xa, other, xb), c = pair(closed, xa, other, xb);
+        if (fabs(c.depth) < 1e-9 && fabs(c.distance) < 1e-9)
+            continue;
+        ck_assert(g.overlap == c.overlap);
+        ck_assert_double_eq_tol(g.depth, c.depth, 1e-6);
+        ck_assert_double_eq_tol(g.distance, c.distance, 1e-6);
+        if (g.has_normal && c.has_normal && (g.depth > 1e-6 || g.distance > 1e-6))
+            tu_assert_vec_eq_tol(g.normal, c.normal, 1e-5);
+    }
+    cq_hull_free(hp), cq_hull_free(hs);
+}
+END_TEST
+
+START_TEST(box_deep_inside_box_gives_minimum_translation)
+{
+    cq_hull *big = box_hull(cq_v3(3, 3, 3)), *small = box_hull(cq_v3(0.5, 0.5, 0.5));
+    cq_shape a = convex(big), b = convex(small);
+    cq_contact c = pair(&a, cq_xform_identity(), &b, (cq_xform){cq_v3(1, 0.2, -0.1), cq_mat3_identity()});
+    ck_assert(c.overlap && c.has_normal);
+    tu_assert_vec_eq_tol(c.normal, cq_v3(1, 0, 0), 1e-9);
+    ck_assert_double_eq_tol(c.depth, 2.5, 1e-9);
+    ck_assert_int_eq(c.point_count, 4);
+    cq_hull_free(big), cq_hull_free(small);
+}
+END_TEST
+
+/* Resting contacts: a hull cube on a box floor gives its four corners, a
+ * capsule lying on a box its two ends, a triangle on a hull its corners. */
+START_TEST(manifolds_from_face_clipping)
+{
+    cq_hull *cube = box_hull(cq_v3(0.5, 0.5, 0.5));
+    cq_shape floor = {.type = CQ_BOX, .box = {{5, 0.5, 5}}}, c1 = convex(cube);
+    cq_xform on = {cq_v3(0.3, 0.5 + 0.5 - 0.01, -0.2), tu_axis_angle(cq_v3(0, 1, 0), 0.4)};
+    cq_contact c = pair(&floor, cq_xform_identity(), &c1, on);
+    ck_assert(c.overlap);
+    tu_assert_vec_eq_tol(c.normal, cq_v3(0, 1, 0), 1e-9);
+    ck_assert_double_eq_tol(c.depth, 0.01, 1e-9);
+    ck_assert_int_eq(c.point_count, 4);
+    for (int k = 0; k < 4; k++) {
+        ck_assert_double_eq_tol(c.points[k].depth, 0.01, 1e-9);
+        ck_assert_double_eq_tol(c.points[k].position.y, 0.49, 1e-9); /* on B: the cube's bottom */
+    }
+    cq_shape cap = {.type = CQ_CAPSULE, .capsule = {0.25, 1}};
+    cq_xform lying = {cq_v3(0, 0.5 + 0.25 - 0.02, 0), tu_axis_angle(cq_v3(0, 0, 1), CQ_PI / 2)};
+    c = pair(&cap, lying, &floor, cq_xform_identity());
+    ck_assert(c.overlap);
+    tu_assert_vec_eq_tol(c.normal, cq_v3(0, -1, 0), 1e-9);
+    ck_assert_double_eq_tol(c.depth, 0.02, 1e-9);
+    ck_assert_int_eq(c.point_count, 2);
+    ck_assert_double_eq_tol(fabs(c.points[0].position.x - c.points[1].position.x), 2, 1e-9);
+    for (int k = 0; k < 2; k++)
+        ck_assert_double_eq_tol(c.points[k].position.y, 0.5, 1e-9); /* on B: the floor's top */
+    cq_shape tri = {.type = CQ_TRIANGLE, .triangle = {{{-0.2, 0, -0.2}, {0.3, 0, -0.1}, {0, 0, 0.3}}}};
+    c = pair(&tri, (cq_xform){cq_v3(0, 0.5 + 0.03, 0), cq_mat3_identity()}, &c1, (cq_xform){cq_v3(0, 1, 0), cq_mat3_identity()});
+    ck_assert(c.overlap);
+    tu_assert_vec_eq_tol(c.normal, cq_v3(0, 1, 0), 1e-9);
+    ck_assert_double_eq_tol(c.depth, 0.03, 1e-9);
+    ck_assert_int_eq(c.point_count, 3);
+    cq_hull_free(cube);
+}
+END_TEST
+
+START_TEST(swap_and_rigid_motion_invariance)
+{
+    tu_rng rng = {8};
+    cq_vec3 pts[40];
+    for (int i = 0; i < 300; i++) {
+        for (int k = 0; k < 40; k++)
+            pts[k] = cq_v3(tu_uniform(&rng, -1, 1), tu_uniform(&rng, -0.5, 0.5), tu_uniform(&rng, -0.7, 0.7));
+        cq_hull *h = hull_of(pts, 12 + i % 28, i % 3 ? 0 : 0.1);
+        cq_shape a = convex(h), b = {.type = CQ_BOX, .box = {{0.5, 0.4, 0.6}}};
+        cq_xform xa = tu_pose(&rng, 0), xb = tu_pose(&rng, 1.2);
+        cq_contact c = pair(&a, xa, &b, xb), s = pair(&b, xb, &a, xa);
+        ck_assert(c.overlap == s.overlap);
+        ck_assert_double_eq_tol(c.depth, s.depth, 1e-9);
+        ck_assert_double_eq_tol(c.distance, s.distance, 1e-9);
+        if (c.has_normal)
+            tu_assert_vec_eq_tol(c.normal, cq_neg(s.normal), 1e-9);
+        /* The same pair carried far away and turned. */
+        cq_xform m = {cq_v3(1e4, -2e4, 3e4), tu_rotation(&rng)};
+        cq_xform fa = {cq_xform_point(&m, xa.p), cq_mul_mm(&m.r, &xa.r)}, fb = {cq_xform_point(&m, xb.p), cq_mul_mm(&m.r, &xb.r)};
+        cq_contact f = pair(&a, fa, &b, fb);
+        if (fabs(c.depth) > 1e-6 || c.distance > 1e-6) {
+            ck_assert(f.overlap == c.overlap);
+            ck_assert_double_eq_tol(f.depth, c.depth, 1e-7);
+            ck_assert_double_eq_tol(f.distance, c.distance, 1e-7);
+            if (c.has_normal)
+                tu_assert_vec_eq_tol(f.normal, cq_mul_mv(&m.r, c.normal), 1e-6);
+        }
+        cq_hull_free(h);
+    }
+}
+END_TEST
+
+START_TEST(degenerate_hulls_give_finite_answers)
+{
+    tu_rng rng = {12};
+    const cq_vec3 one[1] = {{0.1, 0.2, 0.3}}, dup[4] = {{1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}};
+    const cq_vec3 line[3] = {{0, 0, 0}, {0.5, 0.5, 0}, {1, 1, 0}}, flat[4] = {{0, 0, 0}, {1, 0, 0}, {1, 0, 1}, {0, 0, 1}};
+    const cq_vec3 tiny[4] = {{0, 0, 0}, {1e-9, 0, 0}, {0, 1e-9, 0}, {0, 0, 1e-9}};
+    const cq_vec3 *sets[] = {one, dup, line, flat, tiny};
+    const int counts[] = {1, 4, 3, 4, 4};
+    cq_shape others[] = {{.type = CQ_BOX, .box = {{0.5, 0.5, 0.5}}}, {.type = CQ_SPHERE, .sphere = {0.4}},
+                         {.type = CQ_CAPSULE, .capsule = {0.2, 0.5}},
+                         {.type = CQ_TRIANGLE, .triangle = {{{-1, 0, -1}, {1, 0, -1}, {0, 0, 1}}}}};
+    for (int s = 0; s < 5; s++)
+        for (int r = 0; r < 2; r++) {
+            cq_hull *h = hull_of(sets[s], counts[s], r * 0.05);
+            cq_shape a = convex(h);
+            for (int i = 0; i < 400; i++) {
+                cq_xform xa = tu_pose(&rng, 0), xb = tu_pose(&rng, 1);
+                cq_contact c = pair(&a, xa, &others[i % 4], xb);
+                if (c.overlap && c.fallback_action == CQ_FBA_NONE)
+                    ck_assert(c.has_normal);
+            }
+            cq_hull_free(h);
+        }
+}
+END_TEST
+
+/* A ball of 256 points against a box: the depth is the overlap along the
+ * normal, and no box face or sampled axis separates with less. */
+START_TEST(hull_of_256_points)
+{
+    tu_rng rng = {4};
+    cq_vec3 pts[256];
+    for (int k = 0; k < 256; k++) {
+        cq_vec3 d = cq_v3(tu_uniform(&rng, -1, 1), tu_uniform(&rng, -1, 1), tu_uniform(&rng, -1, 1));
+        cq_normalize(d, 1e-6, &d);
+        pts[k] = d;
+    }
+    cq_hull *h = hull_of(pts, 256, 0);
+    cq_shape a = convex(h), b = {.type = CQ_BOX, .box = {{0.5, 0.5, 0.5}}};
+    for (int i = 0; i < 200; i++) {
+        cq_xform xb = tu_pose(&rng, 1.2);
+        cq_contact c = pair(&a, cq_xform_identity(), &b, xb);
+        if (!c.overlap || !c.has_normal || c.depth < 1e-9)
+            continue;
+        double amax = -INFINITY, bmin = INFINITY;
+        for (int k = 0; k < h->vertex_count; k++)
+            amax = fmax(amax, cq_dot(h->vertices[k], c.normal));
+        cq_obb ob = {xb.p, b.box.half, xb.r};
+        double blo, bhi;
+        interval(&ob, c.normal, &blo, &bhi);
+        bmin = blo;
+        ck_assert_double_eq_tol(amax - bmin, c.depth, 1e-7);
+        for (int k = 0; k < 3; k++) { /* the box's own faces separate no cheaper */
+            double lo = INFINITY, hi = -INFINITY;
+            for (int v = 0; v < h->vertex_count; v++)
+                lo = fmin(lo, cq_dot(h->vertices[v], xb.r.c[k])), hi = fmax(hi, cq_dot(h->vertices[v], xb.r.c[k]));
+            interval(&ob, xb.r.c[k], &blo, &bhi);
+            ck_assert(c.depth <= fmin(hi - blo, bhi - lo) + 1e-7);
+        }
+    }
+    cq_hull_free(h);
+}
+END_TEST
+
+/* The caps hold, and a failure is counted, logged, and answered with the
+ * previous normal or dropped. */
+START_TEST(caps_and_fallbacks)
+{
+    cq_hull *big = box_hull(cq_v3(1, 1, 1));
+    cq_vec3 ball[64];
+    tu_rng rng = {77};
+    for (int k = 0; k < 64; k++) {
+        cq_vec3 d = cq_v3(tu_uniform(&rng, -1, 1), tu_uniform(&rng, -1, 1), tu_uniform(&rng, -1, 1));
+        cq_normalize(d, 1e-6, &d);
+        ball[k] = d;
+    }
+    cq_hull *round = hull_of(ball, 64, 0);
+    cq_shape a = convex(big), b = convex(round);
+    cq_fallback_slot slots[8];
+    cq_fallback_log log;
+    ck_assert_int_eq(cq_fallback_log_init(&log, slots, 8, NULL), CQ_OK);
+    cq_counters ctr = {0};
+    cq_pair_query q = {.a = &a, .xa = cq_xform_identity(), .b = &b, .xb = {cq_v3(0.3, 0.2, 0.1), cq_mat3_identity()},
+                       .counters = &ctr, .log = &log, .tag_a = 11, .tag_b = 22, .epa_max_iterations = 1};
+    cq_contact c = run(&q);
+    ck_assert(c.overlap && !c.has_normal && c.point_count == 0);
+    ck_assert_int_eq(c.fallback_reason, CQ_FB_EPA_ITERATION_LIMIT);
+    ck_assert_int_eq(c.fallback_action, CQ_FBA_DROPPED);
+    cq_pair_cache cache = {true, cq_v3(0, 1, 0)};
+    q.cache = &cache;
+    c = run(&q);
+    ck_assert(c.overlap && c.has_normal);
+    ck_assert_int_eq(c.fallback_action, CQ_FBA_PREVIOUS_NORMAL);
+    tu_assert_vec_eq_tol(c.normal, cq_v3(0, 1, 0), 1e-12);
+    double low = INFINITY; /* the overlap along the previous normal: A's top to B's bottom */
+    for (int k = 0; k < 64; k++)
+        low = fmin(low, ball[k].y);
+    ck_assert_double_eq_tol(c.depth, 1 - (0.2 + low), 1e-12);
+    cq_fallback_record rec[8];
+    int n = cq_fallback_log_read(&log, rec, 8);
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(rec[0].action, CQ_FBA_PREVIOUS_NORMAL);
+    ck_assert_int_eq(rec[1].action, CQ_FBA_DROPPED);
+    ck_assert(rec[0].reason == CQ_FB_EPA_ITERATION_LIMIT && rec[0].shape_a == CQ_CONVEX && rec[0].tag_b == 22);
+    ck_assert_int_le(rec[0].iterations, 1);
+    /* A GJK cap of 1 on a separated pair that needs more. */
+    q = (cq_pair_query){.a = &a, .xa = cq_xform_identity(), .b = &b, .xb = {cq_v3(2.5, 1.7, 0.9), tu_rotation(&rng)},
+                        .counters = &ctr, .log = &log, .gjk_max_iterations = 1};
+    c = run(&q);
+    ck_assert_int_eq(c.fallback_reason, CQ_FB_GJK_ITERATION_LIMIT);
+    ck_assert(!c.has_normal);
+    uint64_t sum[CQ_CTR_COUNT] = {0};
+    cq_counters_snapshot(&ctr, sum);
+    ck_assert_int_eq((int)sum[CQ_CTR_REASONS + CQ_FB_EPA_ITERATION_LIMIT], 2);
+    ck_assert_int_eq((int)sum[CQ_CTR_REASONS + CQ_FB_GJK_ITERATION_LIMIT], 1);
+    ck_assert_int_eq((int)sum[CQ_CTR_ACTIONS + CQ_FBA_PREVIOUS_NORMAL], 1);
+    ck_assert_int_eq((int)sum[CQ_CTR_ACTIONS + CQ_FBA_DROPPED], 2);
+    ck_assert_int_le((int)sum[CQ_CTR_GJK_ITERATIONS], 3 * 32 + 1);
+    cq_hull_free(big), cq_hull_free(round);
+}
+END_TEST
+
+Suite *convex_suite(void)
+{
+    Suite *s = suite_create("convex");
+    TCase *tc = tcase_create("gjk_epa_pairs");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, box_hulls_agree_with_box_sat);
+    tcase_add_test(tc, rounded_degenerate_hulls_match_closed_forms);
+    tcase_add_test(tc, box_deep_inside_box_gives_minimum_translation);
+    tcase_add_test(tc, manifolds_from_face_clipping);
+    tcase_add_test(tc, swap_and_rigid_motion_invariance);
+    tcase_add_test(tc, degenerate_hulls_give_finite_answers);
+    tcase_add_test(tc, hull_of_256_points);
+    tcase_add_test(tc, caps_and_fallbacks);
+    suite_add_tcase(s, tc);
+    return s;
+}
