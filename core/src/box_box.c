@@ -30,13 +30,18 @@ static int cq_previous_face(const cq_obb *a, const cq_obb *b, const cq_pair_cach
     return -1;
 }
 
-/* The first index of the largest of gap[lo..hi): written with selects, not
- * branches, because on real data which axis wins is unpredictable. */
+/* The first index of the largest of gap[lo..hi). The running maximum is
+ * kept in a register (not reloaded through the index), and both updates
+ * are selects, not branches: which axis wins is unpredictable. */
 static int cq_argmax(const double *gap, int lo, int hi)
 {
     int best = lo;
-    for (int k = lo + 1; k < hi; k++)
-        best = gap[k] > gap[best] ? k : best;
+    double top = gap[lo];
+    for (int k = lo + 1; k < hi; k++) {
+        bool more = gap[k] > top;
+        best = more ? k : best;
+        top = more ? gap[k] : top;
+    }
     return best;
 }
 

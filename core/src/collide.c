@@ -94,30 +94,44 @@ static void cq_guard_normal(cq_contact *c, cq_counters *counters)
     cq_count(counters, CQ_CTR_ZERO_NORMALS, 1);
 }
 
+/* Every field a pair function may leave alone, set to "nothing found". The
+ * points array is left as it is: point_count says how much of it is valid
+ * (and zeroing 160 bytes per query shows in the profile). */
+static void cq_contact_reset(cq_contact *c, cq_algorithm alg)
+{
+    c->overlap = c->has_normal = c->has_distance = false;
+    c->distance = c->depth = 0;
+    c->normal = c->witness_a = c->witness_b = cq_v3(0, 0, 0);
+    c->point_count = 0;
+    c->algorithm = alg;
+    c->fallback_reason = CQ_FB_NONE;
+    c->fallback_action = CQ_FBA_NONE;
+    c->sat_axis = -1;
+    c->sat_gap = 0;
+}
+
 int cq_collide(const cq_pair_query *q, cq_contact *out)
 {
     const cq_pair_entry *e = cq_lookup(q->a->type, q->b->type);
     if (!e)
         return CQ_EUNSUPPORTED;
-    bool swap = q->a->type > q->b->type;
-    cq_pair_query canon = *q;
-    cq_pair_cache cache;
-    if (swap) {
-        canon.a = q->b;
-        canon.xa = q->xb;
-        canon.b = q->a;
-        canon.xb = q->xa;
+    cq_contact_reset(out, e->alg);
+    if (q->a->type <= q->b->type) {
+        e->fn(q, out);
+    } else {
+        cq_pair_query canon = *q;
+        cq_pair_cache cache;
+        canon.a = q->b, canon.xa = q->xb, canon.tag_a = q->tag_b;
+        canon.b = q->a, canon.xb = q->xa, canon.tag_b = q->tag_a;
         if (q->cache) {
             cache = *q->cache;
             cache.normal = cq_neg(cache.normal);
             canon.cache = &cache;
         }
+        e->fn(&canon, out);
     }
-    *out = (cq_contact){.sat_axis = -1, .algorithm = e->alg};
-    e->fn(&canon, out);
-    out->algorithm = e->alg;
     cq_guard_normal(out, q->counters);
-    if (swap)
+    if (q->a->type > q->b->type)
         cq_contact_swap(out);
     cq_count(q->counters, CQ_CTR_TESTS + e->alg, 1);
     return CQ_OK;
