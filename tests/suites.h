@@ -9,6 +9,7 @@
     X(tri_box)       \
     X(tri_tri)       \
     X(dispatch)      \
+    X(aabb)          \
     X(gjk)           \
     X(epa)           \
     X(convex)        \

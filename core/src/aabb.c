@@ -1,0 +1,80 @@
+/* World boxes of posed shapes, from each shape's extreme points along the
+ * world axes: |R| times the half extents for boxes, the segment's ends
+ * plus the radius for capsules, the points themselves for triangles and
+ * hulls. */
+#include "aabb.h"
+
+/* The box of a local-frame box (centre c, half h) under pose x. */
+static cq_aabb cq_aabb_of_obb(const cq_xform *x, cq_vec3 c, cq_vec3 h)
+{
+    cq_vec3 centre = cq_xform_point(x, c), e;
+    const cq_mat3 *r = &x->r;
+    e.x = fabs(r->c[0].x) * h.x + fabs(r->c[1].x) * h.y + fabs(r->c[2].x) * h.z;
+    e.y = fabs(r->c[0].y) * h.x + fabs(r->c[1].y) * h.y + fabs(r->c[2].y) * h.z;
+    e.z = fabs(r->c[0].z) * h.x + fabs(r->c[1].z) * h.y + fabs(r->c[2].z) * h.z;
+    return (cq_aabb){cq_sub(centre, e), cq_add(centre, e)};
+}
+
+static cq_aabb cq_aabb_of_points(const cq_xform *x, const cq_vec3 *p, int n, double r)
+{
+    cq_vec3 w = cq_xform_point(x, p[0]);
+    cq_aabb a = {w, w};
+    for (int k = 1; k < n; k++) {
+        w = cq_xform_point(x, p[k]);
+        a = cq_aabb_union(a, (cq_aabb){w, w});
+    }
+    return cq_aabb_fatten(a, r);
+}
+
+static void cq_set_comp(cq_vec3 *v, int k, double value)
+{
+    if (k == 0)
+        v->x = value;
+    else if (k == 1)
+        v->y = value;
+    else
+        v->z = value;
+}
+
+/* A half-space dot(n, x) <= d is bounded only along an axis its normal is
+ * parallel to. */
+static cq_aabb cq_aabb_of_plane(const cq_shape *s, const cq_xform *x)
+{
+    cq_vec3 n = cq_mul_mv(&x->r, s->plane.normal);
+    double d = s->plane.offset + cq_dot(n, x->p);
+    cq_aabb a = {cq_v3(-INFINITY, -INFINITY, -INFINITY), cq_v3(INFINITY, INFINITY, INFINITY)};
+    for (int k = 0; k < 3; k++) {
+        double c = cq_comp(n, k);
+        bool aligned = fabs(c) == 1 && cq_len2(n) - c * c == 0;
+        if (!aligned)
+            continue;
+        if (c > 0)
+            cq_set_comp(&a.max, k, d);
+        else
+            cq_set_comp(&a.min, k, -d);
+    }
+    return a;
+}
+
+cq_aabb cq_shape_aabb(const cq_shape *s, const cq_xform *x)
+{
+    switch (s->type) {
+    case CQ_SPHERE:
+        return cq_aabb_fatten((cq_aabb){x->p, x->p}, s->sphere.radius);
+    case CQ_CAPSULE: {
+        const cq_vec3 ends[2] = {cq_v3(0, -s->capsule.half_height, 0), cq_v3(0, s->capsule.half_height, 0)};
+        return cq_aabb_of_points(x, ends, 2, s->capsule.radius);
+    }
+    case CQ_BOX:
+        return cq_aabb_of_obb(x, cq_v3(0, 0, 0), s->box.half);
+    case CQ_TRIANGLE:
+        return cq_aabb_of_points(x, s->triangle.v, 3, 0);
+    case CQ_CONVEX:
+        return cq_aabb_of_points(x, s->convex.hull->vertices, s->convex.hull->vertex_count, s->convex.hull->radius);
+    case CQ_PLANE:
+        return cq_aabb_of_plane(s, x);
+    case CQ_SHAPE_TYPE_COUNT:
+        break;
+    }
+    return (cq_aabb){cq_v3(-INFINITY, -INFINITY, -INFINITY), cq_v3(INFINITY, INFINITY, INFINITY)};
+}
