@@ -10,6 +10,7 @@
     X(tri_tri)       \
     X(dispatch)      \
     X(aabb)          \
+    X(bvh)           \
     X(gjk)           \
     X(epa)           \
     X(convex)        \
