@@ -19,4 +19,5 @@
     X(raycast)       \
     X(raycast_hull)  \
     X(sweep)         \
-    X(sweep_random)
+    X(sweep_random)  \
+    X(sap)

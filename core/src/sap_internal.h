@@ -1,0 +1,173 @@
+/* Internal to the sweep-and-prune (sap*.c): the structure and the helpers
+ * its files share. See sap.h for the contract. */
+#ifndef CQ_SAP_INTERNAL_H
+#define CQ_SAP_INTERNAL_H
+
+#include <stddef.h>
+
+#include "sap.h"
+
+/* Ids stay below this so tags (id * 2 + 1) and pair keys fit. */
+#define SAP_MAX_ITEMS (1 << 24)
+/* Pair slots stay below this so the hash table size fits an int32 index. */
+#define SAP_MAX_PAIRS (1 << 28)
+/* More new or changed items than this in one update: one sweep finds their
+ * pairs instead of a scan over all items per item. */
+#define SAP_SWEEP_MIN 32
+
+/* One endpoint on one axis: its value and tag = id * 2 + (1 for a max). */
+typedef struct sap_ep {
+    double v;
+    uint32_t tag;
+} sap_ep;
+
+/* Tag of an endpoint whose item was removed, or whose static moved; the
+ * next update's compaction drops it. */
+#define SAP_DEAD UINT32_MAX
+
+/* Item flags. */
+enum {
+    SAP_ALIVE = 1,  /* the id is in use */
+    SAP_STATIC = 2, /* endpoints in the static arrays */
+    SAP_PLACED = 4, /* endpoints are in the arrays (cleared until update places a new item) */
+    SAP_MOVED = 8,  /* a placed dynamic with a pending box (in the moved list) */
+    SAP_FRESH = 16, /* its pairs must be recomputed (new, filter changed, static moved) */
+};
+
+/* A pair slot. While free, a = -1 and link[0][1] chains the free list. */
+typedef struct sap_pair {
+    int32_t a, b;       /* a < b */
+    int32_t link[2][2]; /* [0] in a's list, [1] in b's list; [.][0] prev, [.][1] next */
+    uint64_t born;      /* epoch of the update that made it */
+} sap_pair;
+
+/* A pair named by its sort key (a << 32 | b) and its slot. */
+typedef struct sap_ref {
+    uint64_t key;
+    int32_t slot;
+    int32_t added; /* in the order: the pair was made by the last update */
+} sap_ref;
+
+/* What a crossing reads about an item, in one 64-byte line. */
+typedef struct sap_item {
+    cq_aabb box;          /* the box the arrays reflect (or will, once placed) */
+    uint32_t layer, mask; /* the filter */
+    uint8_t flags;        /* SAP_* */
+} sap_item;
+_Static_assert(sizeof(sap_item) == 64, "an item fills one cache line");
+
+/* Per-item storage: one cq_alloc block sized by the item capacity. */
+typedef struct sap_items {
+    sap_item *item;
+    cq_aabb *next;             /* a moved dynamic's pending box */
+    int32_t (*pos)[6];         /* endpoint indices in dyn or sta, [axis * 2 + is_max] */
+    int32_t (*cur)[6];         /* a dynamic's cursors: static endpoints ordered before each endpoint */
+    int32_t *adj;              /* the item's first pair slot, -1 */
+    int32_t *moved, *moved_at; /* moved items and each one's index there */
+    int32_t *fresh, *fresh_at; /* SAP_FRESH items and each one's index there */
+    int32_t *active, *active_at; /* the sweep's open intervals and each one's index there */
+    sap_ep *dyn[3], *sta[3];   /* sorted endpoints per axis, dynamic and static */
+    sap_ep *tmp;               /* scratch for sorting and merging endpoints */
+} sap_items;
+
+/* Pair storage: one cq_alloc block sized by the pair capacity. */
+typedef struct sap_pairs {
+    sap_pair *pair;  /* the slots */
+    int32_t *hash;   /* open addressing on the key: slot or -1; size hmask + 1 */
+    sap_ref *order;  /* live pairs of the last update sorted by key */
+    sap_ref *added;  /* pairs made in this epoch */
+    sap_ref *removed; /* pairs dropped in this epoch (all made before it) */
+    sap_ref *spare;  /* scratch; swaps with order when the order is rebuilt */
+} sap_pairs;
+
+struct cq_sap {
+    int cap;       /* ids below it have storage */
+    int hi;        /* ids below it may be alive (bounds the scans) */
+    size_t items_size;
+    void *items_block;
+    sap_items it;
+    int ndyn, nsta; /* endpoints per axis in it.dyn / it.sta, dead ones included */
+    int dead;       /* dead endpoints per axis in it.dyn */
+    bool sta_dirty; /* a static was inserted, removed or moved */
+    int moved_n, fresh_n;
+
+    int pcap; /* pair slots */
+    uint32_t hmask;
+    size_t pairs_size;
+    void *pairs_block;
+    sap_pairs pr;
+    int free_head; /* first free slot, -1 */
+    int order_n, added_n, removed_n;
+    bool order_marked; /* some order entries carry added = 1 */
+
+    uint64_t epoch; /* advances at the first mutation after an update */
+    bool closed;    /* an update finished and no mutation followed */
+    bool incomplete; /* a pair could not be stored: the next update recomputes all */
+    cq_sap_stats stats;
+};
+
+/* Key order of endpoints: by value, a min before a max at equal values so
+ * that touching intervals overlap. */
+static inline bool sap_less(sap_ep x, sap_ep y)
+{
+    return x.v < y.v || (x.v == y.v && !(x.tag & 1u) && (y.tag & 1u));
+}
+
+static inline int sap_owner(uint32_t tag) { return (int)(tag >> 1); }
+
+/* The endpoint of box on axis (0..2), the max when is_max. */
+static inline double sap_bound(const cq_aabb *box, int axis, int is_max)
+{
+    return cq_comp(is_max ? box->max : box->min, axis);
+}
+
+/* Whether the pair {i, j} belongs in the set: two live items, not both
+ * static, filters meeting both ways, boxes overlapping (touching counts). */
+static inline bool sap_truth(const cq_sap *s, int i, int j)
+{
+    const sap_items *it = &s->it;
+    const sap_item *a = &it->item[i], *b = &it->item[j];
+    uint8_t both = a->flags & b->flags;
+    return cq_aabb_overlap(&a->box, &b->box) && i != j && (both & SAP_ALIVE) && !(both & SAP_STATIC) &&
+           (a->layer & b->mask) && (b->layer & a->mask);
+}
+
+/* Takes n elements of size bytes from offset *at of base (64-byte aligned),
+ * so one allocation holds many arrays; with base NULL it only measures. */
+static inline void *sap_carve(char *base, size_t *at, size_t n, size_t size)
+{
+    size_t start = (*at + 63) & ~(size_t)63;
+    *at = start + n * size;
+    return base ? base + start : NULL;
+}
+
+/* sap_pairs.c */
+/* Allocates pair storage for pcap slots (s->pcap and s->pr set); CQ_ENO_MEMORY. */
+int sap_pairs_init(cq_sap *s, int pcap);
+/* The slot of pair {a, b} (a < b), or -1. */
+int sap_pair_find(const cq_sap *s, int a, int b);
+/* Stores {i, j} if it holds (sap_truth) and is not stored yet; grows the
+ * pair storage when full, and sets s->incomplete if that fails. */
+void sap_pair_begin(cq_sap *s, int i, int j);
+/* Drops {i, j} if it is stored. */
+void sap_pair_end(cq_sap *s, int i, int j);
+/* Drops every pair of item i that no longer holds (all of them once i is not alive). */
+void sap_pair_prune(cq_sap *s, int i);
+/* Sorts the removed list and rebuilds the sorted order from the last one and the added list. */
+void sap_pairs_finish(cq_sap *s);
+
+/* sap_sort.c */
+/* Drops dead endpoints from the dynamic arrays. */
+void sap_compact_dyn(cq_sap *s);
+/* Rebuilds the static arrays (dead dropped, unplaced statics placed) and every dynamic's cursors. */
+void sap_rebuild_static(cq_sap *s);
+/* Places the unplaced dynamics of the fresh list in the dynamic arrays, with cursors. */
+void sap_place_dyn(cq_sap *s);
+/* Re-sorts the moved dynamics' endpoints, updating pairs on every crossing. */
+void sap_apply_moves(cq_sap *s);
+
+/* sap_refresh.c */
+/* Makes every pair with at least one fresh item match sap_truth. */
+void sap_refresh(cq_sap *s);
+
+#endif

@@ -1,0 +1,281 @@
+/* The sweep-and-prune's pair set: slots with a free list (so a live pair's
+ * slot never changes), a hash on (a, b), each item's list of its pairs (so
+ * removing an item costs its pairs, not a scan), and the lists an update
+ * reports: the live pairs sorted by (a, b) and the removed ones. */
+#include <string.h>
+
+#include "cq/alloc.h"
+#include "cq/status.h"
+#include "sap_internal.h"
+
+static uint64_t pair_key(int a, int b) { return (uint64_t)(uint32_t)a << 32 | (uint32_t)b; }
+
+/* MurmurHash3's finalizer, so the low bits the mask keeps depend on every
+ * bit of both ids (a bare multiply would let a's high bits drop out). */
+static uint32_t hash_of(uint64_t key, uint32_t hmask)
+{
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdu;
+    key ^= key >> 33;
+    key *= 0xc4ceb9fe1a85ec53u;
+    key ^= key >> 33;
+    return (uint32_t)key & hmask;
+}
+
+static size_t pairs_layout(sap_pairs *pr, char *base, int pcap, uint32_t hsize)
+{
+    size_t at = 0, n = (size_t)pcap;
+    pr->pair = sap_carve(base, &at, n, sizeof *pr->pair);
+    pr->hash = sap_carve(base, &at, hsize, sizeof *pr->hash);
+    pr->order = sap_carve(base, &at, n, sizeof *pr->order);
+    pr->added = sap_carve(base, &at, n, sizeof *pr->added);
+    pr->removed = sap_carve(base, &at, n, sizeof *pr->removed);
+    pr->spare = sap_carve(base, &at, n, sizeof *pr->spare);
+    return at;
+}
+
+/* Allocates storage for pcap slots into *pr; the caller fills it. */
+static int pairs_alloc(sap_pairs *pr, int pcap, uint32_t *hmask, void **block, size_t *size)
+{
+    uint32_t hsize = 16;
+    while (hsize < 2u * (uint32_t)pcap) /* load <= 1/2 keeps probes short */
+        hsize <<= 1;
+    *size = pairs_layout(pr, NULL, pcap, hsize);
+    *block = cq_alloc(*size);
+    if (!*block)
+        return CQ_ENO_MEMORY;
+    pairs_layout(pr, *block, pcap, hsize);
+    memset(pr->hash, 0xff, hsize * sizeof *pr->hash);
+    *hmask = hsize - 1;
+    return CQ_OK;
+}
+
+/* Chains slots from..pcap-1 as the free list. */
+static void chain_free(cq_sap *s, int from)
+{
+    for (int k = from; k < s->pcap; k++) {
+        s->pr.pair[k].a = -1;
+        s->pr.pair[k].link[0][1] = k + 1 < s->pcap ? k + 1 : -1;
+    }
+    s->free_head = from < s->pcap ? from : -1;
+}
+
+static void hash_put(cq_sap *s, uint64_t key, int slot)
+{
+    uint32_t h = hash_of(key, s->hmask);
+    while (s->pr.hash[h] >= 0)
+        h = (h + 1) & s->hmask;
+    s->pr.hash[h] = slot;
+}
+
+int sap_pairs_init(cq_sap *s, int pcap)
+{
+    int rc = pairs_alloc(&s->pr, pcap, &s->hmask, &s->pairs_block, &s->pairs_size);
+    if (rc != CQ_OK)
+        return rc;
+    s->pcap = pcap;
+    chain_free(s, 0);
+    return CQ_OK;
+}
+
+/* Doubles the pair storage, keeping every slot and list. Growth happens
+ * only when a pair must be added and no slot is free. */
+static int pairs_grow(cq_sap *s)
+{
+    if (s->pcap >= SAP_MAX_PAIRS / 2)
+        return CQ_ENO_MEMORY;
+    int pcap = s->pcap * 2;
+    sap_pairs pr;
+    uint32_t hmask;
+    void *block;
+    size_t size;
+    if (pairs_alloc(&pr, pcap, &hmask, &block, &size) != CQ_OK)
+        return CQ_ENO_MEMORY;
+    memcpy(pr.pair, s->pr.pair, (size_t)s->pcap * sizeof *pr.pair);
+    memcpy(pr.order, s->pr.order, (size_t)s->order_n * sizeof *pr.order);
+    memcpy(pr.added, s->pr.added, (size_t)s->added_n * sizeof *pr.added);
+    memcpy(pr.removed, s->pr.removed, (size_t)s->removed_n * sizeof *pr.removed);
+    cq_free(s->pairs_block, s->pairs_size);
+    int old = s->pcap;
+    s->pr = pr;
+    s->hmask = hmask;
+    s->pairs_block = block;
+    s->pairs_size = size;
+    s->pcap = pcap;
+    for (int k = 0; k < old; k++)
+        if (pr.pair[k].a >= 0)
+            hash_put(s, pair_key(pr.pair[k].a, pr.pair[k].b), k);
+    chain_free(s, old);
+    s->stats.grows++;
+    return CQ_OK;
+}
+
+int sap_pair_find(const cq_sap *s, int a, int b)
+{
+    for (uint32_t h = hash_of(pair_key(a, b), s->hmask);; h = (h + 1) & s->hmask) {
+        int slot = s->pr.hash[h];
+        if (slot < 0 || (s->pr.pair[slot].a == a && s->pr.pair[slot].b == b))
+            return slot;
+    }
+}
+
+/* Linear-probing delete by backward shift: no tombstones, so lookups of
+ * absent pairs stay short however many pairs come and go. */
+static void hash_del(cq_sap *s, int slot)
+{
+    const sap_pair *pair = s->pr.pair;
+    int32_t *hash = s->pr.hash;
+    uint32_t m = s->hmask, hole = hash_of(pair_key(pair[slot].a, pair[slot].b), m);
+    while (hash[hole] != slot)
+        hole = (hole + 1) & m;
+    for (uint32_t j = (hole + 1) & m; hash[j] >= 0; j = (j + 1) & m) {
+        const sap_pair *q = &pair[hash[j]];
+        uint32_t home = hash_of(pair_key(q->a, q->b), m);
+        if (((j - home) & m) >= ((j - hole) & m)) { /* the hole lies on q's probe path */
+            hash[hole] = hash[j];
+            hole = j;
+        }
+    }
+    hash[hole] = -1;
+}
+
+static int side_of(const sap_pair *p, int item) { return p->a == item ? 0 : 1; }
+
+static void link_item(cq_sap *s, int slot, int item)
+{
+    sap_pair *pair = s->pr.pair;
+    int side = side_of(&pair[slot], item), head = s->it.adj[item];
+    pair[slot].link[side][0] = -1;
+    pair[slot].link[side][1] = head;
+    if (head >= 0)
+        pair[head].link[side_of(&pair[head], item)][0] = slot;
+    s->it.adj[item] = slot;
+}
+
+static void unlink_item(cq_sap *s, int slot, int item)
+{
+    sap_pair *pair = s->pr.pair;
+    int side = side_of(&pair[slot], item);
+    int prev = pair[slot].link[side][0], next = pair[slot].link[side][1];
+    if (prev >= 0)
+        pair[prev].link[side_of(&pair[prev], item)][1] = next;
+    else
+        s->it.adj[item] = next;
+    if (next >= 0)
+        pair[next].link[side_of(&pair[next], item)][0] = prev;
+}
+
+static void pair_add(cq_sap *s, int a, int b)
+{
+    if (s->free_head < 0 && pairs_grow(s) != CQ_OK) {
+        s->incomplete = true;
+        return;
+    }
+    int slot = s->free_head;
+    sap_pair *p = &s->pr.pair[slot];
+    s->free_head = p->link[0][1];
+    p->a = a;
+    p->b = b;
+    p->born = s->epoch;
+    s->pr.added[s->added_n++] = (sap_ref){pair_key(a, b), slot, 1};
+    link_item(s, slot, a);
+    link_item(s, slot, b);
+    hash_put(s, pair_key(a, b), slot);
+}
+
+static void pair_drop(cq_sap *s, int slot)
+{
+    sap_pair *p = &s->pr.pair[slot];
+    unlink_item(s, slot, p->a);
+    unlink_item(s, slot, p->b);
+    hash_del(s, slot);
+    /* Pairs are made only by update, and an update never ends a pair it
+     * made (every decision in it sees the final boxes and filters), so a
+     * dropped pair was live at the epoch's start: the list stays <= pcap. */
+    s->pr.removed[s->removed_n++] = (sap_ref){pair_key(p->a, p->b), slot, 0};
+    p->a = -1;
+    p->link[0][1] = s->free_head;
+    s->free_head = slot;
+}
+
+void sap_pair_begin(cq_sap *s, int i, int j)
+{
+    int a = i < j ? i : j, b = i < j ? j : i;
+    if (sap_truth(s, a, b) && sap_pair_find(s, a, b) < 0)
+        pair_add(s, a, b);
+}
+
+void sap_pair_end(cq_sap *s, int i, int j)
+{
+    int slot = sap_pair_find(s, i < j ? i : j, i < j ? j : i);
+    if (slot >= 0)
+        pair_drop(s, slot);
+}
+
+void sap_pair_prune(cq_sap *s, int i)
+{
+    for (int slot = s->it.adj[i]; slot >= 0;) {
+        const sap_pair *p = &s->pr.pair[slot];
+        int next = p->link[side_of(p, i)][1];
+        if (!sap_truth(s, p->a, p->b))
+            pair_drop(s, slot);
+        slot = next;
+    }
+}
+
+static void ref_merge(const sap_ref *x, int nx, const sap_ref *y, int ny, sap_ref *out)
+{
+    int i = 0, j = 0, k = 0;
+    while (i < nx && j < ny)
+        out[k++] = y[j].key < x[i].key ? y[j++] : x[i++];
+    while (i < nx)
+        out[k++] = x[i++];
+    while (j < ny)
+        out[k++] = y[j++];
+}
+
+/* Bottom-up merge sort by key through tmp (qsort may allocate). */
+static void ref_sort(sap_ref *a, int n, sap_ref *tmp)
+{
+    sap_ref *src = a, *dst = tmp;
+    for (int w = 1; w < n; w *= 2) {
+        for (int lo = 0; lo < n; lo += 2 * w) {
+            int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            ref_merge(src + lo, mid - lo, src + mid, hi - mid, dst + lo);
+        }
+        sap_ref *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, (size_t)n * sizeof *a);
+}
+
+/* Whether an entry of the last order still names a pair that was live then. */
+static bool still_live(const cq_sap *s, sap_ref r)
+{
+    const sap_pair *p = &s->pr.pair[r.slot];
+    return p->a >= 0 && pair_key(p->a, p->b) == r.key && p->born != s->epoch;
+}
+
+void sap_pairs_finish(cq_sap *s)
+{
+    if (s->added_n == 0 && s->removed_n == 0) {
+        for (int k = 0; s->order_marked && k < s->order_n; k++)
+            s->pr.order[k].added = 0;
+        s->order_marked = false;
+        return;
+    }
+    ref_sort(s->pr.removed, s->removed_n, s->pr.spare);
+    ref_sort(s->pr.added, s->added_n, s->pr.spare);
+    int n = 0;
+    for (int k = 0; k < s->order_n; k++) /* compact in place: n <= k */
+        if (still_live(s, s->pr.order[k]))
+            s->pr.order[n++] = (sap_ref){s->pr.order[k].key, s->pr.order[k].slot, 0};
+    ref_merge(s->pr.order, n, s->pr.added, s->added_n, s->pr.spare);
+    sap_ref *t = s->pr.order;
+    s->pr.order = s->pr.spare;
+    s->pr.spare = t;
+    s->order_n = n + s->added_n;
+    s->order_marked = s->added_n > 0;
+}

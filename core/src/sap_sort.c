@@ -1,0 +1,249 @@
+/* The sweep-and-prune's endpoint arrays. Dynamic endpoints are re-sorted
+ * by insertion sort: an endpoint that moves swaps with its neighbours, and
+ * a min passing another item's max (or a max passing a min) is where an
+ * overlap on that axis starts or ends, so the pair set changes only there.
+ * Statics sit in arrays of their own that never move; each dynamic endpoint
+ * keeps a cursor (how many static endpoints sort before it) and steps it
+ * over the static endpoints it passes, with the same events, so a moving
+ * dynamic costs the same whether there are ten statics or a million.
+ * Infinite extents are +-INFINITY and only ever compared, never subtracted. */
+#include <string.h>
+
+#include "sap_internal.h"
+
+static void ep_merge(const sap_ep *x, int nx, const sap_ep *y, int ny, sap_ep *out)
+{
+    int i = 0, j = 0, k = 0;
+    while (i < nx && j < ny)
+        out[k++] = sap_less(y[j], x[i]) ? y[j++] : x[i++];
+    while (i < nx)
+        out[k++] = x[i++];
+    while (j < ny)
+        out[k++] = y[j++];
+}
+
+/* Bottom-up merge sort through tmp (qsort may allocate). */
+static void ep_sort(sap_ep *a, int n, sap_ep *tmp)
+{
+    sap_ep *src = a, *dst = tmp;
+    for (int w = 1; w < n; w *= 2) {
+        for (int lo = 0; lo < n; lo += 2 * w) {
+            int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            ep_merge(src + lo, mid - lo, src + mid, hi - mid, dst + lo);
+        }
+        sap_ep *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, (size_t)n * sizeof *a);
+}
+
+/* Sorts e[m..n) and merges it into the sorted e[0..m). */
+static void merge_tail(sap_ep *e, int m, int n, sap_ep *tmp)
+{
+    ep_sort(e + m, n - m, tmp);
+    ep_merge(e, m, e + m, n - m, tmp);
+    memcpy(e, tmp, (size_t)n * sizeof *e);
+}
+
+/* Drops dead endpoints from e[0..n); returns the new count. */
+static int drop_dead(sap_ep *e, int n)
+{
+    int w = 0;
+    for (int r = 0; r < n; r++)
+        if (e[r].tag != SAP_DEAD)
+            e[w++] = e[r];
+    return w;
+}
+
+/* Records every endpoint's index after the array was rearranged. */
+static void index_axis(const sap_ep *e, int n, int32_t (*pos)[6], int axis)
+{
+    for (int k = 0; k < n; k++)
+        pos[sap_owner(e[k].tag)][axis * 2 + (int)(e[k].tag & 1u)] = k;
+}
+
+/* Appends the min and max of every unplaced fresh item of the given kind. */
+static int append_fresh(cq_sap *s, sap_ep *e, int n, int axis, uint8_t kind)
+{
+    for (int k = 0; k < s->fresh_n; k++) {
+        int id = s->it.fresh[k];
+        if ((s->it.item[id].flags & (SAP_STATIC | SAP_PLACED)) != kind)
+            continue;
+        e[n++] = (sap_ep){sap_bound(&s->it.item[id].box, axis, 0), (uint32_t)id * 2u};
+        e[n++] = (sap_ep){sap_bound(&s->it.item[id].box, axis, 1), (uint32_t)id * 2u + 1u};
+    }
+    return n;
+}
+
+static void mark_placed(cq_sap *s, uint8_t kind)
+{
+    for (int k = 0; k < s->fresh_n; k++) {
+        int id = s->it.fresh[k];
+        if ((s->it.item[id].flags & (SAP_STATIC | SAP_PLACED)) == kind)
+            s->it.item[id].flags |= SAP_PLACED;
+    }
+}
+
+/* How many of e[0..n) sort before x. */
+static int lower_bound(const sap_ep *e, int n, sap_ep x)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (sap_less(e[mid], x))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void set_cursors(cq_sap *s, int id)
+{
+    for (int k = 0; k < 6; k++) {
+        sap_ep x = {sap_bound(&s->it.item[id].box, k >> 1, k & 1), (uint32_t)id * 2u + (uint32_t)(k & 1)};
+        s->it.cur[id][k] = lower_bound(s->it.sta[k >> 1], s->nsta, x);
+    }
+}
+
+void sap_compact_dyn(cq_sap *s)
+{
+    if (s->dead == 0)
+        return;
+    int n = 0;
+    for (int axis = 0; axis < 3; axis++) {
+        n = drop_dead(s->it.dyn[axis], s->ndyn);
+        index_axis(s->it.dyn[axis], n, s->it.pos, axis);
+    }
+    s->ndyn = n;
+    s->dead = 0;
+}
+
+void sap_rebuild_static(cq_sap *s)
+{
+    if (!s->sta_dirty)
+        return;
+    int n = 0;
+    for (int axis = 0; axis < 3; axis++) {
+        sap_ep *e = s->it.sta[axis];
+        int m = drop_dead(e, s->nsta);
+        n = append_fresh(s, e, m, axis, SAP_STATIC);
+        merge_tail(e, m, n, s->it.tmp);
+        index_axis(e, n, s->it.pos, axis);
+    }
+    s->nsta = n;
+    mark_placed(s, SAP_STATIC);
+    /* Every cursor counts static endpoints, so all of them change. */
+    for (int id = 0; id < s->hi; id++)
+        if ((s->it.item[id].flags & (SAP_PLACED | SAP_STATIC)) == SAP_PLACED)
+            set_cursors(s, id);
+    s->sta_dirty = false;
+    s->stats.static_rebuilds++;
+}
+
+void sap_place_dyn(cq_sap *s)
+{
+    int n = s->ndyn;
+    for (int axis = 0; axis < 3; axis++) {
+        sap_ep *e = s->it.dyn[axis];
+        n = append_fresh(s, e, s->ndyn, axis, 0);
+        if (n == s->ndyn)
+            return;
+        merge_tail(e, s->ndyn, n, s->it.tmp);
+        index_axis(e, n, s->it.pos, axis);
+    }
+    s->ndyn = n;
+    for (int k = 0; k < s->fresh_n; k++) {
+        int id = s->it.fresh[k];
+        if ((s->it.item[id].flags & (SAP_STATIC | SAP_PLACED)) == 0)
+            set_cursors(s, id);
+    }
+    mark_placed(s, 0);
+}
+
+/* A crossing: an overlap on one axis starts (begin) or ends. Only the
+ * start needs the other two axes; the end of one axis ends the pair. The
+ * cheap tests run here, inline, because most crossings change nothing. */
+static inline void crossing(cq_sap *s, int i, int j, bool begin)
+{
+    if (begin) {
+        if (sap_truth(s, i, j))
+            sap_pair_begin(s, i, j);
+    } else if (s->it.adj[i] >= 0 && s->it.adj[j] >= 0) { /* an item without pairs has none to end */
+        sap_pair_end(s, i, j);
+    }
+}
+
+/* Insertion sort of one axis from index from on, after the moved items'
+ * endpoints took their new values. Every box is already final, so each
+ * crossing judges the pair by where it ends up; each inverted pair of
+ * endpoints is swapped exactly once, so a pair that overlaps before and
+ * after is never dropped and made again (its slot and cache survive). */
+static void resort_axis(cq_sap *s, int axis, int from)
+{
+    sap_ep *e = s->it.dyn[axis];
+    int32_t (*pos)[6] = s->it.pos;
+    for (int p = from > 0 ? from : 1; p < s->ndyn; p++) {
+        if (!sap_less(e[p], e[p - 1]))
+            continue;
+        sap_ep x = e[p];
+        uint32_t is_max = x.tag & 1u;
+        int q = p;
+        do { /* x passes y leftwards: a min passing a max starts an overlap, a max passing a min ends one */
+            sap_ep y = e[q - 1];
+            if ((x.tag ^ y.tag) & 1u)
+                crossing(s, sap_owner(x.tag), sap_owner(y.tag), !is_max);
+            e[q] = y;
+            pos[sap_owner(y.tag)][axis * 2 + (int)(y.tag & 1u)] = q--;
+        } while (q > 0 && sap_less(x, e[q - 1]));
+        e[q] = x;
+        pos[sap_owner(x.tag)][axis * 2 + (int)is_max] = q;
+        s->stats.swaps += (uint64_t)(p - q);
+    }
+}
+
+/* Steps a dynamic endpoint's cursor in the static array to its new value. */
+static void walk(cq_sap *s, int id, int axis, uint32_t is_max)
+{
+    const sap_ep *e = s->it.sta[axis];
+    sap_ep x = {sap_bound(&s->it.item[id].box, axis, (int)is_max), (uint32_t)id * 2u + is_max};
+    int c = s->it.cur[id][axis * 2 + (int)is_max], start = c;
+    while (c > 0 && !sap_less(e[c - 1], x)) {
+        c--;
+        if ((x.tag ^ e[c].tag) & 1u)
+            crossing(s, id, sap_owner(e[c].tag), !is_max);
+    }
+    while (c < s->nsta && sap_less(e[c], x)) {
+        if ((x.tag ^ e[c].tag) & 1u)
+            crossing(s, id, sap_owner(e[c].tag), is_max);
+        c++;
+    }
+    s->it.cur[id][axis * 2 + (int)is_max] = c;
+    s->stats.crossings += (uint64_t)(c > start ? c - start : start - c);
+}
+
+void sap_apply_moves(cq_sap *s)
+{
+    if (s->moved_n == 0)
+        return;
+    sap_items *it = &s->it;
+    int from[3] = {s->ndyn, s->ndyn, s->ndyn};
+    for (int k = 0; k < s->moved_n; k++) {
+        int id = it->moved[k];
+        it->item[id].box = it->next[id];
+        it->item[id].flags &= (uint8_t)~SAP_MOVED;
+        for (int e = 0; e < 6; e++)
+            it->dyn[e >> 1][it->pos[id][e]].v = sap_bound(&it->item[id].box, e >> 1, e & 1);
+        for (int axis = 0; axis < 3; axis++) /* a min lies left of its max */
+            if (it->pos[id][axis * 2] < from[axis])
+                from[axis] = it->pos[id][axis * 2];
+    }
+    for (int axis = 0; axis < 3; axis++)
+        resort_axis(s, axis, from[axis]);
+    for (int k = 0; s->nsta > 0 && k < s->moved_n; k++)
+        for (int e = 0; e < 6; e++)
+            walk(s, it->moved[k], e >> 1, (uint32_t)(e & 1));
+    s->moved_n = 0;
+}

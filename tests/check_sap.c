@@ -1,0 +1,1022 @@
+/* The sweep-and-prune broadphase. The oracle is brute force written out
+ * independently here: every pair of live items whose boxes overlap on all
+ * three axes (touching counts), whose filters meet both ways and which are
+ * not both static. Random worlds move for many frames with inserts,
+ * removes, reused ids, filter changes and moved statics, and after every
+ * update the pair list must equal the oracle exactly, with the added flags,
+ * the removed list and the slots following from the previous frame's list.
+ * Fixed cases cover touching, identical, zero-size and infinite boxes;
+ * counters show that statics stay out of the re-sort; a failing allocator
+ * shows the failure paths. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cq/alloc.h"
+#include "cq/status.h"
+#include "sap.h"
+#include "testutil.h"
+
+Suite *sap_suite(void);
+
+/* ---- the model the oracle reads ---- */
+
+typedef struct model {
+    int cap; /* ids 0..cap-1 */
+    cq_aabb *box;
+    uint32_t *layer, *mask;
+    bool *is_static, *alive, *reborn; /* reborn: removed since the last check */
+} model;
+
+static model model_make(int cap)
+{
+    model m = {cap,
+               calloc((size_t)cap, sizeof(cq_aabb)),
+               calloc((size_t)cap, sizeof(uint32_t)),
+               calloc((size_t)cap, sizeof(uint32_t)),
+               calloc((size_t)cap, sizeof(bool)),
+               calloc((size_t)cap, sizeof(bool)),
+               calloc((size_t)cap, sizeof(bool))};
+    ck_assert(m.box && m.layer && m.mask && m.is_static && m.alive && m.reborn);
+    return m;
+}
+
+static void model_free(model *m)
+{
+    free(m->box);
+    free(m->layer);
+    free(m->mask);
+    free(m->is_static);
+    free(m->alive);
+    free(m->reborn);
+}
+
+static void put(cq_sap *sap, model *m, int id, cq_aabb box, uint32_t layer, uint32_t mask, bool is_static)
+{
+    ck_assert_int_eq(cq_sap_insert(sap, id, &box, layer, mask, is_static), CQ_OK);
+    m->box[id] = box;
+    m->layer[id] = layer;
+    m->mask[id] = mask;
+    m->is_static[id] = is_static;
+    m->alive[id] = true;
+}
+
+static void drop(cq_sap *sap, model *m, int id)
+{
+    ck_assert_int_eq(cq_sap_remove(sap, id), CQ_OK);
+    m->alive[id] = false;
+    m->reborn[id] = true;
+}
+
+static void shift(cq_sap *sap, model *m, int id, cq_aabb box)
+{
+    if (cq_sap_move(sap, id, &box) != CQ_OK)
+        ck_abort_msg("move %d failed", id);
+    m->box[id] = box;
+}
+
+static void refilter(cq_sap *sap, model *m, int id, uint32_t layer, uint32_t mask)
+{
+    ck_assert_int_eq(cq_sap_set_filter(sap, id, layer, mask), CQ_OK);
+    m->layer[id] = layer;
+    m->mask[id] = mask;
+}
+
+/* ---- the oracle ---- */
+
+static uint64_t key_of(int a, int b) { return (uint64_t)a << 32 | (uint64_t)b; }
+
+static bool spans_meet(double lo1, double hi1, double lo2, double hi2) { return lo1 <= hi2 && lo2 <= hi1; }
+
+static bool oracle_pair(const model *m, int i, int j)
+{
+    const cq_aabb *a = &m->box[i], *b = &m->box[j];
+    return m->alive[i] && m->alive[j] && !(m->is_static[i] && m->is_static[j]) && (m->layer[i] & m->mask[j]) &&
+           (m->layer[j] & m->mask[i]) && spans_meet(a->min.x, a->max.x, b->min.x, b->max.x) &&
+           spans_meet(a->min.y, a->max.y, b->min.y, b->max.y) && spans_meet(a->min.z, a->max.z, b->min.z, b->max.z);
+}
+
+typedef struct keys {
+    uint64_t *k;
+    int *slot;
+    int n, cap;
+} keys;
+
+static void keys_push(keys *v, uint64_t k, int slot)
+{
+    if (v->n == v->cap) {
+        v->cap = v->cap ? 2 * v->cap : 1024;
+        v->k = realloc(v->k, (size_t)v->cap * sizeof *v->k);
+        v->slot = realloc(v->slot, (size_t)v->cap * sizeof *v->slot);
+        ck_assert(v->k && v->slot);
+    }
+    v->k[v->n] = k;
+    v->slot[v->n++] = slot;
+}
+
+static void keys_free(keys *v)
+{
+    free(v->k);
+    free(v->slot);
+    *v = (keys){0};
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Every pair, i < j: O(n^2). */
+static void oracle_all(const model *m, keys *out)
+{
+    out->n = 0;
+    for (int i = 0; i < m->cap; i++)
+        for (int j = i + 1; j < m->cap; j++)
+            if (oracle_pair(m, i, j))
+                keys_push(out, key_of(i, j), -1);
+}
+
+typedef struct by_x {
+    double x;
+    int id;
+} by_x;
+
+static int cmp_by_x(const void *a, const void *b)
+{
+    double x = ((const by_x *)a)->x, y = ((const by_x *)b)->x;
+    return x < y ? -1 : x > y;
+}
+
+/* The same pairs, faster for big worlds: only pairs whose x spans meet are
+ * tested, found from the items sorted by min x. oracle_agrees checks it
+ * against oracle_all. */
+static void oracle(const model *m, keys *out)
+{
+    by_x *o = malloc((size_t)m->cap * sizeof *o);
+    ck_assert(o != NULL);
+    int n = 0;
+    for (int i = 0; i < m->cap; i++)
+        if (m->alive[i])
+            o[n++] = (by_x){m->box[i].min.x, i};
+    qsort(o, (size_t)n, sizeof *o, cmp_by_x);
+    out->n = 0;
+    for (int p = 0; p < n; p++)
+        for (int q = p + 1; q < n && o[q].x <= m->box[o[p].id].max.x; q++) {
+            int i = o[p].id < o[q].id ? o[p].id : o[q].id, j = o[p].id ^ o[q].id ^ i;
+            if (oracle_pair(m, i, j))
+                keys_push(out, key_of(i, j), -1);
+        }
+    free(o);
+    qsort(out->k, (size_t)out->n, sizeof *out->k, cmp_u64);
+}
+
+static int find_key(const keys *v, uint64_t k)
+{
+    const uint64_t *hit = v->n ? bsearch(&k, v->k, (size_t)v->n, sizeof *v->k, cmp_u64) : NULL;
+    return hit ? (int)(hit - v->k) : -1;
+}
+
+/* ---- checking one update against the oracle and the previous frame ---- */
+
+typedef struct history {
+    keys prev; /* the last checked list, with slots */
+    keys now, removed;
+    unsigned char *slot_used;
+} history;
+
+static void history_free(history *h)
+{
+    keys_free(&h->prev);
+    keys_free(&h->now);
+    keys_free(&h->removed);
+    free(h->slot_used);
+}
+
+static bool involves_reborn(const model *m, uint64_t k) { return m->reborn[k >> 32] || m->reborn[(uint32_t)k]; }
+
+/* Updates and checks: the list equals the oracle, sorted; added flags mark
+ * the pairs that are new or whose item was removed and inserted again; the
+ * removed list is the previous pairs that ended that way, with their old
+ * slots; continuing pairs keep their slots; live slots are distinct. */
+static void update_and_check(cq_sap *sap, model *m, history *h)
+{
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    oracle(m, &h->now);
+    int n = cq_sap_pair_count(sap);
+    ck_assert_int_eq(n, h->now.n);
+    int pcap = cq_sap_pair_capacity(sap);
+    h->slot_used = realloc(h->slot_used, (size_t)pcap);
+    ck_assert(h->slot_used);
+    memset(h->slot_used, 0, (size_t)pcap);
+    /* Check marks a point at every passing ck_assert: the loops test quietly. */
+    for (int k = 0; k < n; k++) {
+        cq_sap_pair p = cq_sap_pair_at(sap, k);
+        uint64_t key = key_of(p.a, p.b);
+        if (key != h->now.k[k])
+            ck_abort_msg("pair %d: got (%d,%d), oracle (%d,%d)", k, p.a, p.b, (int)(h->now.k[k] >> 32),
+                         (int)(uint32_t)h->now.k[k]);
+        if (p.slot < 0 || p.slot >= pcap || h->slot_used[p.slot] || cq_sap_find(sap, p.b, p.a) != p.slot)
+            ck_abort_msg("pair (%d,%d): slot %d reused or not found", p.a, p.b, p.slot);
+        h->slot_used[p.slot] = 1;
+        int before = find_key(&h->prev, key);
+        bool fresh = before < 0 || involves_reborn(m, key);
+        if (p.added != fresh || (!fresh && p.slot != h->prev.slot[before]))
+            ck_abort_msg("pair (%d,%d): added %d, slot %d, before %d", p.a, p.b, p.added, p.slot,
+                         before < 0 ? -1 : h->prev.slot[before]);
+        h->now.slot[k] = p.slot;
+    }
+    h->removed.n = 0;
+    for (int k = 0; k < h->prev.n; k++)
+        if (find_key(&h->now, h->prev.k[k]) < 0 || involves_reborn(m, h->prev.k[k]))
+            keys_push(&h->removed, h->prev.k[k], h->prev.slot[k]);
+    ck_assert_int_eq(cq_sap_removed_count(sap), h->removed.n);
+    for (int k = 0; k < h->removed.n; k++) {
+        cq_sap_pair p = cq_sap_removed_at(sap, k);
+        if (key_of(p.a, p.b) != h->removed.k[k] || p.added || p.slot != h->removed.slot[k])
+            ck_abort_msg("removed %d: (%d,%d) slot %d", k, p.a, p.b, p.slot);
+    }
+    keys t = h->prev;
+    h->prev = h->now;
+    h->now = t;
+    memset(m->reborn, 0, (size_t)m->cap);
+}
+
+/* ---- random worlds ---- */
+
+typedef struct scene {
+    double half;     /* items live in [-half, half]^3 */
+    double quantum;  /* > 0: coordinates on a grid of this step (exact ties) */
+    double max_size; /* largest half extent */
+} scene;
+
+static double snap(const scene *sc, double v) { return sc->quantum > 0 ? sc->quantum * round(v / sc->quantum) : v; }
+
+static cq_aabb random_box(tu_rng *rng, const scene *sc)
+{
+    double lo[3], hi[3];
+    for (int k = 0; k < 3; k++) { /* one in 20 has no extent on an axis */
+        double c = tu_uniform(rng, -sc->half, sc->half);
+        double e = tu_uniform(rng, 0, 1) < 0.05 ? 0 : tu_uniform(rng, 0, sc->max_size);
+        lo[k] = snap(sc, c - e);
+        hi[k] = e > 0 ? snap(sc, c + e) : lo[k];
+    }
+    return (cq_aabb){cq_v3(lo[0], lo[1], lo[2]), cq_v3(hi[0], hi[1], hi[2])};
+}
+
+static cq_aabb translated(cq_aabb b, cq_vec3 d) { return (cq_aabb){cq_add(b.min, d), cq_add(b.max, d)}; }
+
+/* One frame of motion at velocity *v (|components| <= 3): v / 60 in a
+ * continuous scene, one grid step or none per axis in a grid scene. A
+ * component reverses at the walls, so the world stays as dense as it began. */
+static cq_aabb drift(const scene *sc, cq_aabb b, cq_vec3 *v)
+{
+    double *vk[3] = {&v->x, &v->y, &v->z}, d[3];
+    for (int k = 0; k < 3; k++) {
+        d[k] = sc->quantum > 0 ? sc->quantum * round(*vk[k] / 3) : *vk[k] / 60;
+        double centre = 0.5 * (cq_comp(b.min, k) + cq_comp(b.max, k));
+        if (fabs(centre + d[k]) > sc->half) {
+            *vk[k] = -*vk[k];
+            d[k] = -d[k];
+        }
+    }
+    return translated(b, cq_v3(d[0], d[1], d[2]));
+}
+
+static void random_filter(tu_rng *rng, uint32_t *layer, uint32_t *mask)
+{
+    *layer = 1u << (int)tu_uniform(rng, 0, 3);
+    double r = tu_uniform(rng, 0, 1);
+    *mask = r < 0.7 ? 0xffffffffu : r < 0.85 ? ~*layer : (uint32_t)tu_uniform(rng, 0, 8);
+}
+
+static int random_free_id(tu_rng *rng, const model *m)
+{
+    for (;;) {
+        int id = (int)tu_uniform(rng, 0, m->cap);
+        if (!m->alive[id])
+            return id;
+    }
+}
+
+static int random_live_id(tu_rng *rng, const model *m)
+{
+    for (;;) {
+        int id = (int)tu_uniform(rng, 0, m->cap);
+        if (m->alive[id])
+            return id;
+    }
+}
+
+static void random_item(tu_rng *rng, const scene *sc, model *m, int id)
+{
+    random_filter(rng, &m->layer[id], &m->mask[id]);
+    m->box[id] = random_box(rng, sc);
+    m->is_static[id] = tu_uniform(rng, 0, 1) < 0.15;
+}
+
+static void insert_random(cq_sap *sap, model *m, tu_rng *rng, const scene *sc, int id)
+{
+    random_item(rng, sc, m, id);
+    put(sap, m, id, m->box[id], m->layer[id], m->mask[id], m->is_static[id]);
+}
+
+/* The half-spaces z <= -0.8 half (static) and x >= 0.9 half (static), and a
+ * slab infinite in x and z that moves along y (dynamic). */
+static const int plane_ids[3] = {0, 1, 2};
+
+static cq_aabb slab_at(double y)
+{
+    return (cq_aabb){cq_v3(-INFINITY, y, -INFINITY), cq_v3(INFINITY, y + 0.5, INFINITY)};
+}
+
+static void insert_planes(cq_sap *sap, model *m, const scene *sc)
+{
+    cq_aabb floor = {cq_v3(-INFINITY, -INFINITY, -INFINITY), cq_v3(INFINITY, INFINITY, -0.8 * sc->half)};
+    cq_aabb wall = {cq_v3(0.9 * sc->half, -INFINITY, -INFINITY), cq_v3(INFINITY, INFINITY, INFINITY)};
+    put(sap, m, plane_ids[0], floor, 1, 0xffffffffu, true);
+    put(sap, m, plane_ids[1], wall, 2, 0xffffffffu, true);
+    put(sap, m, plane_ids[2], slab_at(0), 1, 0xffffffffu, false);
+}
+
+static bool is_plane(int id) { return id <= plane_ids[2]; }
+
+typedef struct run_cfg {
+    int items, frames;
+    scene sc;
+    uint64_t seed;
+} run_cfg;
+
+/* One frame of mutations: most dynamics drift, a few teleport or resize,
+ * the slab sweeps along y, and now and then items come and go (ids
+ * reused, sometimes removed and inserted again in the same frame), a
+ * filter changes, a static moves, or a batch of 40 arrives at once. */
+static void random_frame(cq_sap *sap, model *m, tu_rng *rng, const scene *sc, cq_vec3 *vel, int frame)
+{
+    for (int id = plane_ids[2] + 1; id < m->cap; id++) {
+        if (!m->alive[id] || m->is_static[id])
+            continue;
+        double r = tu_uniform(rng, 0, 1);
+        if (r < 0.002)
+            shift(sap, m, id, random_box(rng, sc));
+        else if (r < 0.01)
+            shift(sap, m, id, (cq_aabb){m->box[id].min, cq_add(m->box[id].max, cq_v3(0.1, 0, 0.2))});
+        else if (r < 0.85)
+            shift(sap, m, id, drift(sc, m->box[id], &vel[id]));
+        else if (r < 0.9) /* the same box again: a no-op */
+            shift(sap, m, id, m->box[id]);
+    }
+    shift(sap, m, plane_ids[2], slab_at(sc->half * sin(frame * 0.05)));
+    int churn = (int)tu_uniform(rng, 0, 4);
+    for (int k = 0; k < churn; k++) {
+        double r = tu_uniform(rng, 0, 1);
+        if (r < 0.3) {
+            int id = random_live_id(rng, m);
+            if (!is_plane(id))
+                drop(sap, m, id);
+        } else if (r < 0.6) {
+            insert_random(sap, m, rng, sc, random_free_id(rng, m));
+        } else if (r < 0.7) {
+            int id = random_live_id(rng, m);
+            if (!is_plane(id)) {
+                drop(sap, m, id);
+                insert_random(sap, m, rng, sc, id);
+            }
+        } else if (r < 0.85) {
+            uint32_t layer, mask;
+            random_filter(rng, &layer, &mask);
+            refilter(sap, m, random_live_id(rng, m), layer, mask);
+        } else {
+            int id = random_live_id(rng, m);
+            if (m->is_static[id] && !is_plane(id))
+                shift(sap, m, id, random_box(rng, sc));
+        }
+    }
+    if (frame % 97 == 96)
+        for (int k = 0; k < 40; k++) {
+            int id = random_live_id(rng, m);
+            if (!is_plane(id))
+                drop(sap, m, id);
+            insert_random(sap, m, rng, sc, random_free_id(rng, m));
+        }
+}
+
+static cq_sap_stats run_random(const run_cfg *cfg)
+{
+    tu_rng rng = {cfg->seed};
+    model m = model_make(cfg->items + cfg->items / 10);
+    cq_vec3 *vel = malloc((size_t)m.cap * sizeof *vel);
+    ck_assert(vel);
+    for (int id = 0; id < m.cap; id++)
+        vel[id] = cq_v3(tu_uniform(&rng, -3, 3), tu_uniform(&rng, -3, 3), tu_uniform(&rng, -3, 3));
+    cq_sap *sap;
+    ck_assert_int_eq(cq_sap_create(cfg->items / 2, &sap), CQ_OK); /* half: inserts must grow it */
+    insert_planes(sap, &m, &cfg->sc);
+    for (int id = plane_ids[2] + 1; id < cfg->items; id++)
+        insert_random(sap, &m, &rng, &cfg->sc, id);
+    history h = {0};
+    update_and_check(sap, &m, &h);
+    for (int frame = 0; frame < cfg->frames; frame++) {
+        random_frame(sap, &m, &rng, &cfg->sc, vel, frame);
+        update_and_check(sap, &m, &h);
+    }
+    cq_sap_stats st = cq_sap_get_stats(sap);
+    cq_sap_destroy(sap);
+    history_free(&h);
+    free(vel);
+    model_free(&m);
+    return st;
+}
+
+START_TEST(test_random_grid)
+{
+    /* Coordinates on a 1/4 grid: touching and identical boxes all the time. */
+    run_cfg cfg = {1000, 2000, {6, 0.25, 0.75}, 0x5a9001};
+    cq_sap_stats st = run_random(&cfg);
+    ck_assert(st.grows > 0 && st.sweeps > 0 && st.swaps > 0 && st.crossings > 0);
+}
+END_TEST
+
+START_TEST(test_random_large)
+{
+    run_cfg cfg = {5000, 500, {10, 0, 0.5}, 0x5a9002};
+    cq_sap_stats st = run_random(&cfg);
+    ck_assert(st.grows > 0 && st.sweeps > 0 && st.swaps > 0 && st.crossings > 0);
+}
+END_TEST
+
+/* The pruned oracle equals the all-pairs one (on a grid, with planes). */
+START_TEST(test_oracle_agrees)
+{
+    tu_rng rng = {77};
+    scene sc = {4, 0.25, 1};
+    model m = model_make(600);
+    cq_sap *sap;
+    ck_assert_int_eq(cq_sap_create(600, &sap), CQ_OK);
+    insert_planes(sap, &m, &sc);
+    for (int id = 3; id < 600; id++)
+        insert_random(sap, &m, &rng, &sc, id);
+    keys all = {0}, pruned = {0};
+    oracle_all(&m, &all);
+    oracle(&m, &pruned);
+    ck_assert_int_gt(all.n, 1000);
+    ck_assert_int_eq(all.n, pruned.n);
+    ck_assert(memcmp(all.k, pruned.k, (size_t)all.n * sizeof *all.k) == 0);
+    keys_free(&all);
+    keys_free(&pruned);
+    cq_sap_destroy(sap);
+    model_free(&m);
+}
+END_TEST
+
+/* ---- fixed cases ---- */
+
+static cq_aabb box6(double x0, double y0, double z0, double x1, double y1, double z1)
+{
+    return (cq_aabb){cq_v3(x0, y0, z0), cq_v3(x1, y1, z1)};
+}
+
+static void expect_pairs(const cq_sap *sap, const int (*want)[2], int n)
+{
+    ck_assert_int_eq(cq_sap_pair_count(sap), n);
+    for (int k = 0; k < n; k++) {
+        cq_sap_pair p = cq_sap_pair_at(sap, k);
+        ck_assert_msg(p.a == want[k][0] && p.b == want[k][1], "pair %d: (%d,%d) want (%d,%d)", k, p.a, p.b,
+                      want[k][0], want[k][1]);
+    }
+}
+
+START_TEST(test_touching_identical_zero)
+{
+    cq_sap *sap;
+    ck_assert_int_eq(cq_sap_create(8, &sap), CQ_OK);
+    const double eps = 1e-12;
+    cq_aabb boxes[7] = {
+        box6(0, 0, 0, 1, 1, 1),       /* 0 */
+        box6(1, 0, 0, 2, 1, 1),       /* 1: shares the face x = 1 with 0 */
+        box6(0, 0, 0, 1, 1, 1),       /* 2: identical to 0 */
+        box6(1, 1, 1, 1, 1, 1),       /* 3: a point on the corner of 0, 1, 2 */
+        box6(5, 5, 5, 5, 5, 5),       /* 4: a point alone */
+        box6(1 + eps, 0, 0, 3, 1, 1), /* 5: a hair right of x = 1 */
+        box6(5, 5, 5, 5, 5, 5),       /* 6: the same point as 4 */
+    };
+    for (int id = 0; id < 7; id++)
+        ck_assert_int_eq(cq_sap_insert(sap, id, &boxes[id], 1, 1, false), CQ_OK);
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    static const int want[8][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {1, 5}, {2, 3}, {4, 6}};
+    expect_pairs(sap, want, 8);
+    for (int k = 0; k < 8; k++)
+        ck_assert(cq_sap_pair_at(sap, k).added);
+
+    /* 5 slides left onto x = 1: it now touches 0, 2 and 3. */
+    boxes[5] = box6(1, 0, 0, 3 - eps, 1, 1);
+    ck_assert_int_eq(cq_sap_move(sap, 5, &boxes[5]), CQ_OK);
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    static const int want2[11][2] = {{0, 1}, {0, 2}, {0, 3}, {0, 5}, {1, 2}, {1, 3},
+                                     {1, 5}, {2, 3}, {2, 5}, {3, 5}, {4, 6}};
+    expect_pairs(sap, want2, 11);
+    for (int k = 0; k < 11; k++) {
+        cq_sap_pair p = cq_sap_pair_at(sap, k);
+        ck_assert(p.added == (p.b == 5 && p.a != 1));
+    }
+    ck_assert_int_eq(cq_sap_removed_count(sap), 0);
+
+    /* 1 leaves: its four pairs end. */
+    boxes[1] = box6(10, 0, 0, 11, 1, 1);
+    ck_assert_int_eq(cq_sap_move(sap, 1, &boxes[1]), CQ_OK);
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    static const int gone[4][2] = {{0, 1}, {1, 2}, {1, 3}, {1, 5}};
+    ck_assert_int_eq(cq_sap_removed_count(sap), 4);
+    for (int k = 0; k < 4; k++) {
+        cq_sap_pair p = cq_sap_removed_at(sap, k);
+        ck_assert(p.a == gone[k][0] && p.b == gone[k][1]);
+    }
+    ck_assert_int_eq(cq_sap_pair_count(sap), 7);
+    ck_assert_int_eq(cq_sap_find(sap, 0, 1), -1);
+    ck_assert_int_ge(cq_sap_find(sap, 5, 3), 0);
+    ck_assert_int_eq(cq_sap_find(sap, 3, 3), -1);
+
+    /* An update with nothing to do clears the reports and keeps the list. */
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq_sap_removed_count(sap), 0);
+    ck_assert_int_eq(cq_sap_pair_count(sap), 7);
+    for (int k = 0; k < 7; k++)
+        ck_assert(!cq_sap_pair_at(sap, k).added);
+    cq_sap_destroy(sap);
+}
+END_TEST
+
+/* Boxes that overlap before and after a frame keep their pair (same slot,
+ * not added) however far they travel together or past each other. */
+START_TEST(test_pair_continues)
+{
+    cq_sap *sap;
+    ck_assert_int_eq(cq_sap_create(4, &sap), CQ_OK);
+    cq_aabb low = box6(0, 0, 0, 1, 1, 1), high = box6(0, 0, 1, 1, 1, 2), other = box6(50, 0, 0, 51, 1, 1);
+    ck_assert_int_eq(cq_sap_insert(sap, 0, &low, 1, 1, false), CQ_OK);
+    ck_assert_int_eq(cq_sap_insert(sap, 1, &high, 1, 1, false), CQ_OK); /* stacked, touching at z = 1 */
+    ck_assert_int_eq(cq_sap_insert(sap, 2, &other, 1, 1, false), CQ_OK);
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    int slot = cq_sap_find(sap, 0, 1);
+    ck_assert_int_ge(slot, 0);
+    for (int frame = 1; frame <= 30; frame++) { /* the stack falls 3 units a frame, past 2 on the way */
+        cq_vec3 d = cq_v3(frame % 2 ? 7 : -7, 0, -3);
+        low = (cq_aabb){cq_add(low.min, d), cq_add(low.max, d)};
+        high = (cq_aabb){cq_add(high.min, d), cq_add(high.max, d)};
+        ck_assert_int_eq(cq_sap_move(sap, frame % 2 ? 0 : 1, frame % 2 ? &low : &high), CQ_OK);
+        ck_assert_int_eq(cq_sap_move(sap, frame % 2 ? 1 : 0, frame % 2 ? &high : &low), CQ_OK);
+        ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+        ck_assert_int_eq(cq_sap_pair_count(sap), 1);
+        cq_sap_pair p = cq_sap_pair_at(sap, 0);
+        ck_assert(p.a == 0 && p.b == 1 && p.slot == slot && !p.added);
+        ck_assert_int_eq(cq_sap_removed_count(sap), 0);
+    }
+    /* Two boxes trade places in one frame, overlapping before and after. */
+    low = box6(0, 0, 0, 2, 1, 1);
+    high = box6(1, 0, 0, 3, 1, 1);
+    ck_assert_int_eq(cq_sap_move(sap, 0, &low), CQ_OK);
+    ck_assert_int_eq(cq_sap_move(sap, 1, &high), CQ_OK);
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq_sap_find(sap, 0, 1), slot);
+    ck_assert_int_eq(cq_sap_move(sap, 0, &high), CQ_OK);
+    ck_assert_int_eq(cq_sap_move(sap, 1, &low), CQ_OK);
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq_sap_find(sap, 0, 1), slot);
+    ck_assert(!cq_sap_pair_at(sap, 0).added && cq_sap_removed_count(sap) == 0);
+    cq_sap_destroy(sap);
+}
+END_TEST
+
+START_TEST(test_filter)
+{
+    cq_sap *sap;
+    ck_assert_int_eq(cq_sap_create(4, &sap), CQ_OK);
+    cq_aabb b = box6(0, 0, 0, 1, 1, 1);
+    ck_assert_int_eq(cq_sap_insert(sap, 0, &b, 1, 2, false), CQ_OK); /* A */
+    ck_assert_int_eq(cq_sap_insert(sap, 1, &b, 2, 1, false), CQ_OK); /* B */
+    ck_assert_int_eq(cq_sap_insert(sap, 2, &b, 2, 2, false), CQ_OK); /* C */
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    /* A-B meet both ways; A-C: A's layer misses C's mask; B-C: C's layer misses B's mask. */
+    static const int w1[1][2] = {{0, 1}};
+    expect_pairs(sap, w1, 1);
+    int slot_ab = cq_sap_pair_at(sap, 0).slot;
+
+    ck_assert_int_eq(cq_sap_set_filter(sap, 2, 2, 3), CQ_OK); /* C's mask now takes A and B */
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    static const int w2[2][2] = {{0, 1}, {0, 2}}; /* B-C still fails: C's layer 2 & B's mask 1 */
+    expect_pairs(sap, w2, 2);
+    ck_assert(!cq_sap_pair_at(sap, 0).added && cq_sap_pair_at(sap, 0).slot == slot_ab);
+    ck_assert(cq_sap_pair_at(sap, 1).added);
+
+    ck_assert_int_eq(cq_sap_set_filter(sap, 1, 2, 0), CQ_OK); /* B collides with nothing */
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    static const int w3[1][2] = {{0, 2}};
+    expect_pairs(sap, w3, 1);
+    ck_assert_int_eq(cq_sap_removed_count(sap), 1);
+    ck_assert(cq_sap_removed_at(sap, 0).a == 0 && cq_sap_removed_at(sap, 0).b == 1);
+    ck_assert_int_eq(cq_sap_removed_at(sap, 0).slot, slot_ab);
+    cq_sap_destroy(sap);
+}
+END_TEST
+
+START_TEST(test_planes)
+{
+    cq_sap *sap;
+    ck_assert_int_eq(cq_sap_create(8, &sap), CQ_OK);
+    cq_aabb ground = box6(-INFINITY, -INFINITY, -INFINITY, INFINITY, INFINITY, 0); /* z <= 0 */
+    cq_aabb all = box6(-INFINITY, -INFINITY, -INFINITY, INFINITY, INFINITY, INFINITY);
+    cq_aabb wall = box6(-INFINITY, 3, -INFINITY, INFINITY, INFINITY, INFINITY); /* y >= 3 */
+    ck_assert_int_eq(cq_sap_insert(sap, 0, &ground, 1, 1, true), CQ_OK);
+    ck_assert_int_eq(cq_sap_insert(sap, 1, &all, 1, 1, true), CQ_OK);
+    ck_assert_int_eq(cq_sap_insert(sap, 2, &wall, 1, 1, false), CQ_OK); /* an infinite dynamic */
+    cq_aabb ball = box6(-0.5, -0.5, 0.5, 0.5, 0.5, 1.5);
+    ck_assert_int_eq(cq_sap_insert(sap, 3, &ball, 1, 1, false), CQ_OK);
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    /* The two statics never pair; both infinite boxes meet the wall and the ball. */
+    static const int w1[3][2] = {{0, 2}, {1, 2}, {1, 3}};
+    expect_pairs(sap, w1, 3);
+
+    /* The ball falls in steps of 0.25: it meets the ground from min z = 0 on. */
+    for (int step = 1; step <= 8; step++) {
+        double z = 0.5 - 0.25 * step;
+        ball = box6(-0.5, -0.5, z, 0.5, 0.5, z + 1);
+        ck_assert_int_eq(cq_sap_move(sap, 3, &ball), CQ_OK);
+        ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+        ck_assert_int_eq(cq_sap_find(sap, 0, 3) >= 0, z <= 0);
+        ck_assert_int_ge(cq_sap_find(sap, 1, 3), 0);
+    }
+    /* Then it rolls into the wall (touching at y = 3) and on through it. */
+    ball = box6(2, 2, -1, 3, 3, 0);
+    ck_assert_int_eq(cq_sap_move(sap, 3, &ball), CQ_OK);
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    static const int w2[5][2] = {{0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+    expect_pairs(sap, w2, 5);
+    /* The wall moves off to y >= 100 and the ground rises to z <= 10 (a static move). */
+    wall = box6(-INFINITY, 100, -INFINITY, INFINITY, INFINITY, INFINITY);
+    ground.max.z = 10;
+    ck_assert_int_eq(cq_sap_move(sap, 2, &wall), CQ_OK);
+    ck_assert_int_eq(cq_sap_move(sap, 0, &ground), CQ_OK);
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    static const int w3[4][2] = {{0, 2}, {0, 3}, {1, 2}, {1, 3}};
+    expect_pairs(sap, w3, 4);
+    for (int k = 0; k < 4; k++)
+        ck_assert(!cq_sap_pair_at(sap, k).added); /* the static's pairs continued */
+    ck_assert_int_eq(cq_sap_removed_count(sap), 1);
+    cq_sap_stats st = cq_sap_get_stats(sap);
+    ck_assert_int_eq((int)st.static_rebuilds, 2);
+    cq_sap_destroy(sap);
+}
+END_TEST
+
+/* Statics never enter the per-frame re-sort: the same dynamic motion makes
+ * exactly the same swaps with 3000 statics around as without them, the
+ * static arrays are built once, and overlapping statics never pair. */
+static cq_sap_stats static_run(int statics, bool check)
+{
+    tu_rng rng = {4242};
+    scene sc = {8, 0, 0.6};
+    int dyn = 800, cap = dyn + 3000;
+    model m = model_make(cap);
+    cq_vec3 *vel = malloc((size_t)dyn * sizeof *vel);
+    ck_assert(vel);
+    cq_sap *sap;
+    ck_assert_int_eq(cq_sap_create(cap, &sap), CQ_OK);
+    for (int id = 0; id < dyn; id++) {
+        put(sap, &m, id, random_box(&rng, &sc), 1, 0xffffffffu, false);
+        vel[id] = cq_v3(tu_uniform(&rng, -3, 3), tu_uniform(&rng, -3, 3), tu_uniform(&rng, -3, 3));
+    }
+    tu_rng srng = {99};
+    for (int id = dyn; id < dyn + statics; id++)
+        put(sap, &m, id, random_box(&srng, &sc), 1, 0xffffffffu, true);
+    history h = {0};
+    if (check)
+        update_and_check(sap, &m, &h);
+    else
+        ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    uint64_t rebuilds = cq_sap_get_stats(sap).static_rebuilds, swaps = cq_sap_get_stats(sap).swaps;
+    ck_assert_int_eq((int)swaps, 0);
+    for (int frame = 0; frame < 300; frame++) {
+        for (int id = 0; id < dyn; id++)
+            shift(sap, &m, id, drift(&sc, m.box[id], &vel[id]));
+        if (check)
+            update_and_check(sap, &m, &h);
+        else
+            ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+        for (int k = 0; check && k < cq_sap_pair_count(sap); k++)
+            if (cq_sap_pair_at(sap, k).a >= dyn) /* statics have the top ids: a >= dyn is static-static */
+                ck_abort_msg("static-static pair %d", cq_sap_pair_at(sap, k).a);
+    }
+    cq_sap_stats st = cq_sap_get_stats(sap);
+    ck_assert(st.static_rebuilds == rebuilds);
+    cq_sap_destroy(sap);
+    history_free(&h);
+    free(vel);
+    model_free(&m);
+    return st;
+}
+
+START_TEST(test_statics_stay_out)
+{
+    cq_sap_stats without = static_run(0, false), with = static_run(3000, true);
+    ck_assert(with.swaps == without.swaps);
+    ck_assert(with.swaps > 0);
+    ck_assert(without.crossings == 0 && with.crossings > 0);
+    ck_assert_int_eq((int)with.static_rebuilds, 1);
+}
+END_TEST
+
+/* The same final world reached by different insertion orders, with detours
+ * (wrong boxes first, removed and reinserted ids, filter flips, updates in
+ * between), gives the same sorted list, byte for byte. */
+static void build_shuffled(cq_sap *sap, const model *final, uint64_t seed, bool detours)
+{
+    tu_rng rng = {seed};
+    int n = final->cap;
+    int *order = malloc((size_t)n * sizeof *order);
+    ck_assert(order);
+    for (int k = 0; k < n; k++)
+        order[k] = k;
+    for (int k = n - 1; k > 0; k--) {
+        int j = (int)tu_uniform(&rng, 0, k + 1), t = order[k];
+        order[k] = order[j];
+        order[j] = t;
+    }
+    scene sc = {5, 0.25, 0.75};
+    for (int k = 0; k < n; k++) {
+        int id = order[k];
+        cq_aabb b = detours ? random_box(&rng, &sc) : final->box[id];
+        uint32_t mask = detours ? ~final->mask[id] : final->mask[id];
+        ck_assert_int_eq(cq_sap_insert(sap, id, &b, final->layer[id], mask, final->is_static[id]), CQ_OK);
+        if (detours && k % 7 == 0)
+            ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    }
+    if (detours)
+        for (int k = 0; k < n; k += 5) {
+            ck_assert_int_eq(cq_sap_remove(sap, order[k]), CQ_OK);
+            cq_aabb b = random_box(&rng, &sc);
+            ck_assert_int_eq(cq_sap_insert(sap, order[k], &b, final->layer[order[k]], 0, final->is_static[order[k]]),
+                             CQ_OK);
+            if (k % 3 == 0)
+                ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+        }
+    for (int k = 0; k < n; k++) {
+        int id = order[n - 1 - k];
+        ck_assert_int_eq(cq_sap_move(sap, id, &final->box[id]), CQ_OK);
+        ck_assert_int_eq(cq_sap_set_filter(sap, id, final->layer[id], final->mask[id]), CQ_OK);
+    }
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    free(order);
+}
+
+START_TEST(test_insertion_order)
+{
+    tu_rng rng = {2024};
+    scene sc = {5, 0.25, 0.75};
+    model m = model_make(1500);
+    for (int id = 0; id < m.cap; id++) {
+        random_item(&rng, &sc, &m, id);
+        m.alive[id] = true;
+    }
+    keys want = {0};
+    oracle(&m, &want);
+    ck_assert_int_gt(want.n, 1000);
+    uint64_t *first = NULL;
+    for (int run = 0; run < 4; run++) {
+        cq_sap *sap;
+        ck_assert_int_eq(cq_sap_create(run == 3 ? 16 : 1500, &sap), CQ_OK);
+        build_shuffled(sap, &m, 100 + (uint64_t)run, run > 0);
+        int n = cq_sap_pair_count(sap);
+        ck_assert_int_eq(n, want.n);
+        uint64_t *got = malloc((size_t)n * sizeof *got);
+        ck_assert(got);
+        for (int k = 0; k < n; k++)
+            got[k] = key_of(cq_sap_pair_at(sap, k).a, cq_sap_pair_at(sap, k).b);
+        ck_assert(memcmp(got, want.k, (size_t)n * sizeof *got) == 0);
+        if (first) {
+            ck_assert(memcmp(got, first, (size_t)n * sizeof *got) == 0);
+            free(got);
+        } else {
+            first = got;
+        }
+        cq_sap_destroy(sap);
+    }
+    free(first);
+    keys_free(&want);
+    model_free(&m);
+}
+END_TEST
+
+/* ---- capacity, allocation, bad input ---- */
+
+START_TEST(test_growth_counted)
+{
+    cq_sap *sap;
+    ck_assert_int_eq(cq_sap_create(4, &sap), CQ_OK);
+    ck_assert_int_eq(cq_sap_pair_capacity(sap), 64);
+    cq_aabb b = box6(0, 0, 0, 1, 1, 1);
+    for (int id = 0; id < 100; id++) /* 4 -> 8 -> 16 -> 32 -> 64 -> 128 */
+        ck_assert_int_eq(cq_sap_insert(sap, id, &b, 1, 1, false), CQ_OK);
+    ck_assert_int_eq((int)cq_sap_get_stats(sap).grows, 5);
+    ck_assert_int_eq(cq_sap_insert(sap, 1000, &b, 1, 1, false), CQ_OK); /* straight to 1001 */
+    ck_assert_int_eq((int)cq_sap_get_stats(sap).grows, 6);
+    ck_assert_int_eq(cq_sap_reserve(sap, 1001), CQ_OK); /* already held */
+    ck_assert_int_eq(cq_sap_reserve(sap, (1 << 24) + 1), CQ_ERANGE);
+    ck_assert_int_eq((int)cq_sap_get_stats(sap).grows, 6);
+    ck_assert_int_eq(cq_sap_reserve(sap, 3000), CQ_OK);
+    ck_assert_int_eq((int)cq_sap_get_stats(sap).grows, 7);
+    ck_assert_int_eq(cq_sap_insert(sap, 2999, &b, 1, 1, false), CQ_OK);
+    ck_assert_int_eq(cq_sap_remove(sap, 2999), CQ_OK);
+    ck_assert_int_eq((int)cq_sap_get_stats(sap).grows, 7);
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    /* 101 mutually overlapping boxes: 5050 pairs, pair room 64 -> 8192 in 7 doublings. */
+    ck_assert_int_eq(cq_sap_pair_count(sap), 5050);
+    ck_assert_int_eq(cq_sap_pair_capacity(sap), 8192);
+    ck_assert_int_eq((int)cq_sap_get_stats(sap).grows, 14);
+    cq_sap_destroy(sap);
+}
+END_TEST
+
+typedef struct alloc_probe {
+    long calls, fail_from; /* calls from the fail_from-th on fail; 0: none */
+} alloc_probe;
+
+static void *probe_alloc(size_t size, void *ctx)
+{
+    alloc_probe *p = ctx;
+    ++p->calls;
+    return p->fail_from && p->calls >= p->fail_from ? NULL : malloc(size);
+}
+
+static void probe_free(void *ptr, size_t size, void *ctx)
+{
+    (void)size;
+    (void)ctx;
+    free(ptr);
+}
+
+static void snapshot(const cq_sap *sap, keys *out)
+{
+    out->n = 0;
+    for (int k = 0; k < cq_sap_pair_count(sap); k++) {
+        cq_sap_pair p = cq_sap_pair_at(sap, k);
+        keys_push(out, key_of(p.a, p.b), p.slot);
+    }
+}
+
+START_TEST(test_alloc_failure)
+{
+    alloc_probe probe = {0, 0};
+    cq_set_allocator(&(cq_allocator){probe_alloc, probe_free, &probe});
+    size_t base = cq_alloc_bytes();
+    cq_sap *sap;
+    for (long k = 1; k <= 3; k++) { /* the struct, the items, the pairs */
+        probe = (alloc_probe){0, k};
+        ck_assert_int_eq(cq_sap_create(8, &sap), CQ_ENO_MEMORY);
+        ck_assert(sap == NULL && cq_alloc_bytes() == base);
+    }
+    probe = (alloc_probe){0, 0};
+    ck_assert_int_eq(cq_sap_create(8, &sap), CQ_OK);
+    size_t made = cq_alloc_bytes();
+    for (int id = 0; id < 8; id++) {
+        cq_aabb b = box6(id, 0, 0, id + 1, 1, 1);
+        ck_assert_int_eq(cq_sap_insert(sap, id, &b, 1, 1, false), CQ_OK);
+    }
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    keys before = {0}, after = {0};
+    snapshot(sap, &before);
+    ck_assert_int_eq(before.n, 7);
+
+    /* Growing the items fails: nothing changes. */
+    probe = (alloc_probe){0, 1};
+    cq_aabb far = box6(0, 0, 0, 9, 1, 1);
+    ck_assert_int_eq(cq_sap_reserve(sap, 100), CQ_ENO_MEMORY);
+    ck_assert_int_eq(cq_sap_insert(sap, 8, &far, 1, 1, false), CQ_ENO_MEMORY);
+    ck_assert_int_eq(cq_alloc_bytes(), made);
+    ck_assert_int_eq(cq_sap_move(sap, 8, &far), CQ_ERANGE);
+    ck_assert_int_eq((int)cq_sap_get_stats(sap).grows, 0);
+    snapshot(sap, &after);
+    ck_assert(after.n == before.n && memcmp(after.k, before.k, (size_t)before.n * sizeof *before.k) == 0);
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    snapshot(sap, &after);
+    ck_assert(after.n == before.n && memcmp(after.slot, before.slot, (size_t)before.n * sizeof(int)) == 0);
+
+    /* Growing the pairs fails inside update: CQ_ENO_MEMORY, sort done, and
+     * the next update that can allocate restores the full set. */
+    for (int id = 0; id < 8; id++) {
+        cq_aabb b = box6(0, 0, 0, 1 + id * 0.01, 1, 1); /* all 8 on one spot: 28 pairs */
+        ck_assert_int_eq(cq_sap_move(sap, id, &b), CQ_OK);
+    }
+    for (int id = 8; id < 40; id++) { /* 40 overlapping: 780 pairs > 64 */
+        cq_aabb b = box6(0.5, 0.5, 0.5, 2, 2, 2);
+        probe = (alloc_probe){0, 0};
+        ck_assert_int_eq(cq_sap_insert(sap, id, &b, 1, 1, false), CQ_OK);
+    }
+    made = cq_alloc_bytes();
+    probe = (alloc_probe){0, 1};
+    ck_assert_int_eq(cq_sap_update(sap), CQ_ENO_MEMORY);
+    ck_assert_int_eq(cq_alloc_bytes(), made);
+    ck_assert_int_eq(cq_sap_pair_count(sap), 64); /* as many as the preallocated room holds */
+    probe = (alloc_probe){0, 0};
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq_sap_pair_count(sap), 780);
+    for (int a = 0, k = 0; a < 40; a++)
+        for (int b = a + 1; b < 40; b++, k++) {
+            cq_sap_pair p = cq_sap_pair_at(sap, k);
+            ck_assert(p.a == a && p.b == b);
+        }
+    cq_sap_destroy(sap);
+    ck_assert_int_eq(cq_alloc_bytes(), base);
+    cq_set_allocator(NULL);
+    keys_free(&before);
+    keys_free(&after);
+}
+END_TEST
+
+/* Once storage suffices, frames of motion and reading the pairs allocate nothing. */
+START_TEST(test_no_alloc_per_frame)
+{
+    alloc_probe probe = {0, 0};
+    cq_set_allocator(&(cq_allocator){probe_alloc, probe_free, &probe});
+    tu_rng rng = {31};
+    scene sc = {12, 0, 0.5};
+    cq_sap *sap;
+    ck_assert_int_eq(cq_sap_create(1000, &sap), CQ_OK);
+    cq_aabb *boxes = malloc(1000 * sizeof *boxes);
+    ck_assert(boxes);
+    for (int id = 0; id < 1000; id++) {
+        boxes[id] = random_box(&rng, &sc);
+        ck_assert_int_eq(cq_sap_insert(sap, id, &boxes[id], 1, 1, id % 10 == 0), CQ_OK);
+    }
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    long calls = probe.calls;
+    long seen = 0;
+    for (int frame = 0; frame < 200; frame++) {
+        for (int id = 1; id < 1000; id++)
+            if (id % 10) {
+                boxes[id] = translated(boxes[id], cq_v3(0.05 * sin(frame + id), 0.04, -0.03));
+                if (cq_sap_move(sap, id, &boxes[id]) != CQ_OK)
+                    ck_abort_msg("move %d failed", id);
+            }
+        ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+        for (int k = 0; k < cq_sap_pair_count(sap); k++)
+            seen += cq_sap_pair_at(sap, k).b;
+    }
+    ck_assert(seen > 0);
+    ck_assert_int_eq(probe.calls, calls);
+    ck_assert_int_eq((int)cq_sap_get_stats(sap).grows, 0);
+    cq_sap_destroy(sap);
+    free(boxes);
+    cq_set_allocator(NULL);
+}
+END_TEST
+
+START_TEST(test_bad_input)
+{
+    cq_sap *sap;
+    ck_assert_int_eq(cq_sap_create(0, &sap), CQ_ERANGE);
+    ck_assert(sap == NULL);
+    ck_assert_int_eq(cq_sap_create(4, &sap), CQ_OK);
+    cq_aabb good = box6(0, 0, 0, 1, 1, 1), nan_box = box6(0, NAN, 0, 1, 1, 1), inverted = box6(0, 0, 2, 1, 1, 1);
+    ck_assert_int_eq(cq_sap_insert(sap, 0, &nan_box, 1, 1, false), CQ_ENOT_FINITE);
+    ck_assert_int_eq(cq_sap_insert(sap, 0, &inverted, 1, 1, false), CQ_ERANGE);
+    ck_assert_int_eq(cq_sap_insert(sap, -1, &good, 1, 1, false), CQ_ERANGE);
+    ck_assert_int_eq(cq_sap_insert(sap, 0, &good, 1, 1, false), CQ_OK);
+    ck_assert_int_eq(cq_sap_insert(sap, 0, &good, 1, 1, false), CQ_ERANGE);
+    ck_assert_int_eq(cq_sap_move(sap, 0, &nan_box), CQ_ENOT_FINITE);
+    ck_assert_int_eq(cq_sap_move(sap, 0, &inverted), CQ_ERANGE);
+    ck_assert_int_eq(cq_sap_move(sap, 1, &good), CQ_ERANGE);
+    ck_assert_int_eq(cq_sap_move(sap, 99, &good), CQ_ERANGE);
+    ck_assert_int_eq(cq_sap_remove(sap, 1), CQ_ERANGE);
+    ck_assert_int_eq(cq_sap_set_filter(sap, -3, 1, 1), CQ_ERANGE);
+    ck_assert_int_eq(cq_sap_remove(sap, 0), CQ_OK);
+    ck_assert_int_eq(cq_sap_remove(sap, 0), CQ_ERANGE);
+    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq_sap_pair_count(sap), 0);
+    cq_sap_destroy(sap);
+    cq_sap_destroy(NULL);
+}
+END_TEST
+
+Suite *sap_suite(void)
+{
+    Suite *s = suite_create("sap");
+    TCase *fixed = tcase_create("fixed");
+    tcase_add_test(fixed, test_touching_identical_zero);
+    tcase_add_test(fixed, test_pair_continues);
+    tcase_add_test(fixed, test_filter);
+    tcase_add_test(fixed, test_planes);
+    tcase_add_test(fixed, test_growth_counted);
+    tcase_add_test(fixed, test_alloc_failure);
+    tcase_add_test(fixed, test_bad_input);
+    suite_add_tcase(s, fixed);
+    TCase *random = tcase_create("random");
+    tcase_set_timeout(random, 300);
+    tcase_add_test(random, test_oracle_agrees);
+    tcase_add_test(random, test_random_grid);
+    tcase_add_test(random, test_random_large);
+    tcase_add_test(random, test_statics_stay_out);
+    tcase_add_test(random, test_insertion_order);
+    tcase_add_test(random, test_no_alloc_per_frame);
+    suite_add_tcase(s, random);
+    return s;
+}
