@@ -1,6 +1,7 @@
 /* Box-box contacts through cq_collide: depth, normal and manifold against
  * analytic answers and an eight-corner projection oracle. */
 #include <stdio.h>
+#include <string.h>
 
 #include "box.h"
 #include "geom.h"
@@ -234,6 +235,41 @@ START_TEST(separated_boxes_report_euclidean_distance)
 }
 END_TEST
 
+/* The rectangle-specialised clip against the generic clipper on every
+ * pair of faces of random boxes: the same points, in the same order, with
+ * the same features (the reference half first, or A's first when the
+ * reference is B). */
+START_TEST(rect_clip_matches_generic_clipper)
+{
+    tu_rng rng = {123};
+    int compared = 0;
+    for (int i = 0; i < 400; i++) {
+        cq_obb r = {cq_v3(0, 0, 0), cq_v3(tu_uniform(&rng, 0.2, 1.5), tu_uniform(&rng, 0.2, 1.5), tu_uniform(&rng, 0.2, 1.5)),
+                    tu_rotation(&rng)};
+        cq_obb c = {tu_pose(&rng, 1).p, cq_v3(tu_uniform(&rng, 0.2, 1.5), tu_uniform(&rng, 0.2, 1.5), tu_uniform(&rng, 0.2, 1.5)),
+                    tu_rotation(&rng)};
+        for (int rf = 0; rf < 6; rf++)
+            for (int cf = 0; cf < 6; cf++)
+                for (int b = 0; b < 2; b++) {
+                    cq_face inc;
+                    cq_box_face(&c, cf, &inc);
+                    cq_contact_point fast[CQ_CLIP_MAX], slow[CQ_CLIP_MAX];
+                    int n = cq_box_clip_box(&r, rf, &c, cf, 0.3, b, fast);
+                    int m = cq_box_clip(&r, rf, &inc, 0.3, b, slow);
+                    ck_assert_int_eq(n, m);
+                    for (int k = 0; k < n; k++) {
+                        cq_feature f = b ? cq_feature_swap(slow[k].feature) : slow[k].feature;
+                        tu_assert_vec_eq_tol(fast[k].position, slow[k].position, 1e-9);
+                        ck_assert_double_eq_tol(fast[k].depth, slow[k].depth, 1e-9);
+                        ck_assert(memcmp(&fast[k].feature, &f, sizeof f) == 0);
+                        compared++;
+                    }
+                }
+    }
+    ck_assert_int_gt(compared, 10000);
+}
+END_TEST
+
 /* Diagonal neighbours: the SAT gap (0.1) is within the skin, the Euclidean
  * distance (0.1 * sqrt 2) is not, and only the distance decides. */
 START_TEST(skin_is_measured_in_euclidean_distance)
@@ -293,6 +329,7 @@ Suite *box_box_suite(void)
     tcase_add_test(tc, face_features_follow_the_numbering);
     tcase_add_test(tc, separated_boxes_report_euclidean_distance);
     tcase_add_test(tc, skin_is_measured_in_euclidean_distance);
+    tcase_add_test(tc, rect_clip_matches_generic_clipper);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -5,6 +5,14 @@
 
 #include "manifold.h"
 
+/* -1 where d < 0, else 1, looked up: which it is is unpredictable, and
+ * compilers turn a select between two constants into a branch. */
+static inline double cq_sign_of(double d)
+{
+    static const double sign[2] = {1, -1};
+    return sign[d < 0];
+}
+
 /* Face index of axis k on side s (s >= 0 positive side). */
 static inline int cq_box_face_id(int k, double s) { return 2 * k + (s < 0); }
 
@@ -16,11 +24,16 @@ int cq_box_face_toward(const cq_obb *box, cq_vec3 dir);
 
 /* Clips face inc_id of box inc against face ref_id of box ref (the sides are
  * axis-aligned lines in the reference face's frame, and the incident quad is
- * built straight in that frame). Output as cq_clip_polygon. */
-int cq_box_clip_box(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool onto_ref,
+ * built straight in that frame): the points of cq_clip_polygon, on the
+ * incident face, features with the reference half first. When the
+ * reference is B's face (ref_is_b) the points are projected onto it instead
+ * and the features have A's half first, as a contact wants them. */
+int cq_box_clip_box(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
                     cq_contact_point out[CQ_CLIP_MAX]);
 
-/* Clips a world-space polygon against face `id` of the box. */
+/* Clips a world-space polygon against face `id` of the box with the
+ * generic clipper (cq_clip_lines): the reference cq_box_clip_box is tested
+ * against. */
 int cq_box_clip(const cq_obb *box, int id, const cq_face *inc, double skin, bool onto_ref,
                 cq_contact_point out[CQ_CLIP_MAX]);
 

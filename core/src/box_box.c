@@ -30,107 +30,155 @@ static int cq_previous_face(const cq_obb *a, const cq_obb *b, const cq_pair_cach
     return -1;
 }
 
-/* The first index of the largest of gap[lo..hi). The running maximum is
- * kept in a register (not reloaded through the index), and both updates
- * are selects, not branches: which axis wins is unpredictable. */
-static int cq_argmax(const double *gap, int lo, int hi)
+/* A candidate axis and its gap. */
+typedef struct cq_best {
+    double gap;
+    int axis;
+} cq_best;
+
+/* The better of two candidates, lo holding the lower axes: hi only wins when
+ * strictly larger, so a tie keeps the lower axis. The axis is picked by
+ * arithmetic on the comparison, which compilers keep free of branches:
+ * which axis wins is unpredictable, and a mispredicted branch per level
+ * would cost more than the whole tournament. */
+static inline cq_best cq_better(cq_best lo, cq_best hi)
 {
-    int best = lo;
-    double top = gap[lo];
-    for (int k = lo + 1; k < hi; k++) {
-        bool more = gap[k] > top;
-        best = more ? k : best;
-        top = more ? gap[k] : top;
-    }
-    return best;
+    int more = hi.gap > lo.gap;
+    return (cq_best){hi.gap > lo.gap ? hi.gap : lo.gap, lo.axis + more * (hi.axis - lo.axis)};
+}
+
+static inline cq_best cq_at(const double *gap, int k) { return (cq_best){gap[k], k}; }
+
+/* The first of the largest face gaps (0..5) and of the largest cross gaps
+ * (6..14), each as a tournament: a few levels of independent comparisons
+ * instead of one long chain through a running maximum. */
+static cq_best cq_best_face(const double *g)
+{
+    return cq_better(cq_better(cq_better(cq_at(g, 0), cq_at(g, 1)), cq_at(g, 2)),
+                     cq_better(cq_better(cq_at(g, 3), cq_at(g, 4)), cq_at(g, 5)));
+}
+
+static cq_best cq_best_edge(const double *g)
+{
+    cq_best lo = cq_better(cq_better(cq_at(g, 6), cq_at(g, 7)), cq_better(cq_at(g, 8), cq_at(g, 9)));
+    cq_best hi = cq_better(cq_better(cq_at(g, 10), cq_at(g, 11)), cq_better(cq_at(g, 12), cq_at(g, 13)));
+    return cq_better(cq_better(lo, hi), cq_at(g, 14));
 }
 
 /* The contact axis: the best face axis, an edge axis if clearly better, and
  * the previous frame's face axis while it is still nearly as good. */
-static int cq_choose_axis(const double gap[CQ_SAT_AXIS_COUNT], const bool skipped[CQ_SAT_AXIS_COUNT], int prev)
+static int cq_choose_axis(const cq_box_gaps *g, cq_best face, cq_best edge, int prev)
 {
-    /* Skipped axes hold -INFINITY, so they never win. */
-    int face = cq_argmax(gap, 0, 6), edge = cq_argmax(gap, 6, CQ_SAT_AXIS_COUNT);
-    int best = face;
-    if (!skipped[edge] && gap[edge] > gap[face] + CQ_EDGE_PREFERENCE * fabs(gap[face]) + CQ_SAT_TOLERANCE)
+    /* A skipped edge axis holds -INFINITY, so it never wins. */
+    cq_best best = face;
+    if (!(g->skipped >> edge.axis & 1) && edge.gap > face.gap + CQ_EDGE_PREFERENCE * fabs(face.gap) + CQ_SAT_TOLERANCE)
         best = edge;
-    if (prev >= 0 && prev != best &&
-        -gap[prev] <= CQ_FACE_HYSTERESIS * fmax(-gap[best], 0) + CQ_SAT_TOLERANCE)
-        best = prev;
-    return best;
+    if (prev >= 0 && prev != best.axis &&
+        -g->gap[prev] <= CQ_FACE_HYSTERESIS * fmax(-best.gap, 0) + CQ_SAT_TOLERANCE)
+        return prev;
+    return best.axis;
+}
+
+/* Bits set in x: the skipped cross axes. */
+static int cq_bit_count(unsigned x)
+{
+    int n = 0;
+    for (; x; x &= x - 1)
+        n++;
+    return n;
 }
 
 /* The world-space unit axis k, oriented from A to B. */
 static cq_vec3 cq_axis_normal(const cq_obb *a, const cq_obb *b, int k, const cq_pair_cache *cache)
 {
     cq_vec3 l = k < 3 ? a->axes.c[k] : k < 6 ? b->axes.c[k - 3] : cq_cross(a->axes.c[(k - 6) / 3], b->axes.c[(k - 6) % 3]);
-    cq_normalize(l, 0, &l);
+    /* A unit axis is left as it is: scaling by 1 / sqrt(1) would not change
+     * a bit, and the root and quotient sit on the path to every point. */
+    if (cq_len2(l) != 1)
+        cq_normalize(l, 0, &l);
     double s = cq_dot(l, cq_sub(b->center, a->center));
     if (s == 0 && cache && cache->has_normal)
         s = cq_dot(l, cache->normal);
-    return s < 0 ? cq_neg(l) : l;
+    return cq_scale(l, cq_sign_of(s)); /* times -1 is the exact negation */
 }
 
 /* Face of A as reference (points stay on B's incident face), or face of B
- * as reference (points on A's face, projected onto B's). */
+ * as reference (points on A's face, projected onto B's). Either is as
+ * likely, so the boxes and the direction are picked by arithmetic, not
+ * branched on: the reference face faces along `away` (n for A, -n for B),
+ * the incident face back against it. */
 static int cq_face_manifold(const cq_obb *a, const cq_obb *b, int axis, cq_vec3 n, double skin,
                             cq_contact_point out[CQ_CLIP_MAX])
 {
-    if (axis < 3)
-        return cq_box_clip_box(a, cq_box_face_id(axis, cq_dot(a->axes.c[axis], n)), b,
-                               cq_box_face_toward(b, cq_neg(n)), skin, false, out);
-    int m = cq_box_clip_box(b, cq_box_face_id(axis - 3, -cq_dot(b->axes.c[axis - 3], n)), a,
-                            cq_box_face_toward(a, n), skin, true, out);
-    for (int k = 0; k < m; k++)
-        out[k].feature = cq_feature_swap(out[k].feature);
-    return m;
+    bool ref_is_b = axis >= 3;
+    const cq_obb *ref = ref_is_b ? b : a, *inc = ref_is_b ? a : b;
+    int k = axis - 3 * ref_is_b;
+    cq_vec3 away = cq_scale(n, 1 - 2 * ref_is_b); /* times -1 is the exact negation */
+    return cq_box_clip_box(ref, cq_box_face_id(k, cq_dot(ref->axes.c[k], away)), inc,
+                           cq_box_face_toward(inc, cq_neg(away)), skin, ref_is_b, out);
+}
+
+/* Edges this close to parallel (squared sine of their angle) leave the
+ * closest points to cq_closest_segments; an edge axis is never this close,
+ * as the SAT skips cross axes with |Ai x Bj|^2 < CQ_SAT_DEGENERATE. */
+#define CQ_EDGE_CROSSING_SIN2 1e-12
+
+/* The point of B's edge [pb, qb] closest to A's edge [pa, qa]. For an edge
+ * axis the two lines' closest points nearly always lie inside both edges,
+ * and then they are the segments' closest points: both line parameters
+ * come from the cross-product form (cq_closest_segments' own) with two
+ * independent divisions, where the general routine chains three. Anything
+ * else (an end reached, near-parallel edges) goes to cq_closest_segments. */
+static cq_vec3 cq_edge_point(cq_vec3 pa, cq_vec3 qa, cq_vec3 pb, cq_vec3 qb)
+{
+    cq_vec3 d1 = cq_sub(qa, pa), d2 = cq_sub(qb, pb), r = cq_sub(pb, pa), n = cq_cross(d1, d2);
+    double nn = cq_len2(n);
+    double s = cq_dot(cq_cross(r, d2), n) / nn, t = cq_dot(cq_cross(r, d1), n) / nn;
+    if (nn > CQ_EDGE_CROSSING_SIN2 * cq_len2(d1) * cq_len2(d2) && s >= 0 && s <= 1 && t >= 0 && t <= 1)
+        return cq_mad(pb, d2, t);
+    cq_vec3 ca, cb;
+    cq_closest_segments(pa, qa, pb, qb, &s, &t, &ca, &cb);
+    return cb;
 }
 
 /* Edge-edge: one point, at the closest points of the two supporting edges. */
 static int cq_edge_manifold(const cq_obb *a, const cq_obb *b, int axis, cq_vec3 n, double depth,
                             cq_contact_point *out)
 {
-    cq_vec3 pa, qa, pb, qb, ca, cb;
-    double s, t;
+    cq_vec3 pa, qa, pb, qb;
     uint16_t ea = cq_box_edge_toward(a, (axis - 6) / 3, n, &pa, &qa);
     uint16_t eb = cq_box_edge_toward(b, (axis - 6) % 3, cq_neg(n), &pb, &qb);
-    cq_closest_segments(pa, qa, pb, qb, &s, &t, &ca, &cb);
-    out[0] = (cq_contact_point){cb, depth, {CQ_FEAT_EDGE, CQ_FEAT_EDGE, ea, eb}};
+    out[0] = (cq_contact_point){cq_edge_point(pa, qa, pb, qb), depth, {CQ_FEAT_EDGE, CQ_FEAT_EDGE, ea, eb}};
     return 1;
 }
 
 void cq_box_box(const cq_pair_query *q, cq_contact *out)
 {
     cq_obb a = cq_obb_from_box(q->a, &q->xa), b = cq_obb_from_box(q->b, &q->xb);
-    double gap[CQ_SAT_AXIS_COUNT];
-    bool skipped[CQ_SAT_AXIS_COUNT];
-    cq_obb_gaps(&a, &b, CQ_SAT_AXIS_COUNT, gap, skipped);
-    int largest = cq_argmax(gap, 0, CQ_SAT_AXIS_COUNT), nskipped = 0;
-    for (int k = 6; k < CQ_SAT_AXIS_COUNT; k++)
-        nskipped += skipped[k];
-    cq_count(q->counters, CQ_CTR_SAT_AXES_SKIPPED, (uint64_t)nskipped);
-    out->sat_axis = largest;
-    out->sat_gap = gap[largest];
+    cq_box_gaps g;
+    cq_box_gaps_compute(&a, &b, &g);
+    cq_best face = cq_best_face(g.gap), edge = cq_best_edge(g.gap);
+    cq_best largest = cq_better(face, edge);
+    cq_count(q->counters, CQ_CTR_SAT_AXES_SKIPPED, (uint64_t)cq_bit_count(g.skipped));
+    out->sat_axis = largest.axis;
+    out->sat_gap = largest.gap;
     /* The SAT gap bounds the Euclidean distance from below: a gap beyond the
      * skin is a certain miss, and within it GJK decides. */
-    if (gap[largest] > CQ_SAT_TOLERANCE) {
-        if (gap[largest] > q->skin && q->skip_distance)
+    if (largest.gap > CQ_SAT_TOLERANCE) {
+        if (largest.gap > q->skin && q->skip_distance)
             return;
         if (!cq_pair_distance(q, out) || out->distance > q->skin)
             return;
     }
     out->overlap = true;
-    int axis = cq_choose_axis(gap, skipped, cq_previous_face(&a, &b, q->cache));
+    int axis = cq_choose_axis(&g, face, edge, cq_previous_face(&a, &b, q->cache));
     out->normal = cq_axis_normal(&a, &b, axis, q->cache);
     out->has_normal = true;
-    out->depth = fmax(-gap[axis], 0);
+    out->depth = fmax(-g.gap[axis], 0);
     cq_contact_point pts[CQ_CLIP_MAX];
     int n = axis < 6 ? cq_face_manifold(&a, &b, axis, out->normal, q->skin, pts)
-                     : cq_edge_manifold(&a, &b, axis, out->normal, -gap[axis], pts);
+                     : cq_edge_manifold(&a, &b, axis, out->normal, -g.gap[axis], pts);
     if (n == 0 && out->has_distance) /* within skin, the closest points are off both faces */
         pts[n++] = (cq_contact_point){out->witness_b, -out->distance, {CQ_FEAT_NONE, CQ_FEAT_NONE, 0, 0}};
-    n = cq_reduce_manifold(pts, n, out->normal);
-    for (int k = 0; k < n; k++)
-        out->points[k] = pts[k];
-    out->point_count = n;
+    out->point_count = cq_reduce_manifold_to(pts, n, out->normal, out->points);
 }

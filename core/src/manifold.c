@@ -1,5 +1,7 @@
 /* Reference/incident face clipping (Sutherland-Hodgman in the reference
  * face's 2D frame) and manifold reduction. */
+#include <string.h>
+
 #include "manifold.h"
 
 /* Keeps the part of the polygon inside one line. A cut point takes the
@@ -130,10 +132,15 @@ static double cq_area(cq_vec3 a, cq_vec3 b, cq_vec3 c, cq_vec3 n)
  * corners) then keep the earlier point however the pair is moved. */
 static bool cq_beats(double x, double best) { return x > best + 1e-12 * fabs(best); }
 
-int cq_reduce_manifold(cq_contact_point *pts, int n, cq_vec3 normal)
+int cq_reduce_manifold_to(const cq_contact_point *pts, int n, cq_vec3 normal, cq_contact_point out[CQ_MAX_POINTS])
 {
-    if (n <= CQ_MAX_POINTS)
+    if (n <= CQ_MAX_POINTS) {
+        /* All CQ_MAX_POINTS slots whatever n (pts has them): a fixed size is
+         * a few moves, where copying n would call memcpy or branch on n.
+         * Slots past n carry nothing anyone reads. */
+        memcpy(out, pts, CQ_MAX_POINTS * sizeof *out);
         return n;
+    }
     int keep[CQ_MAX_POINTS] = {0, 0, -1, -1};
     for (int k = 1; k < n; k++) /* the deepest */
         if (cq_beats(pts[k].depth, pts[keep[0]].depth))
@@ -153,7 +160,6 @@ int cq_reduce_manifold(cq_contact_point *pts, int n, cq_vec3 normal)
         if (cq_beats(-s, -lo))
             lo = s, keep[3] = k;
     }
-    cq_contact_point out[CQ_MAX_POINTS];
     int m = 0;
     for (int i = 0; i < CQ_MAX_POINTS; i++) {
         bool dup = keep[i] < 0;
@@ -162,6 +168,15 @@ int cq_reduce_manifold(cq_contact_point *pts, int n, cq_vec3 normal)
         if (!dup)
             out[m++] = pts[keep[i]];
     }
+    return m;
+}
+
+int cq_reduce_manifold(cq_contact_point *pts, int n, cq_vec3 normal)
+{
+    if (n <= CQ_MAX_POINTS)
+        return n;
+    cq_contact_point out[CQ_MAX_POINTS];
+    int m = cq_reduce_manifold_to(pts, n, normal, out);
     for (int i = 0; i < m; i++)
         pts[i] = out[i];
     return m;

@@ -87,6 +87,11 @@ bool cq_shape_face(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *o
  * earlier point. */
 int cq_reduce_manifold(cq_contact_point *pts, int n, cq_vec3 normal);
 
+/* cq_reduce_manifold written to out, pts left as they are. With no more
+ * than CQ_MAX_POINTS points all CQ_MAX_POINTS slots are copied, so pts must
+ * have that many (those past n carry nothing). */
+int cq_reduce_manifold_to(const cq_contact_point *pts, int n, cq_vec3 normal, cq_contact_point out[CQ_MAX_POINTS]);
+
 /* Swaps the A and B halves of a feature id. */
 static inline cq_feature cq_feature_swap(cq_feature f)
 {

@@ -131,16 +131,32 @@ bool cq_obb_overlap_scalar(const cq_obb *a, const cq_obb *b)
              cq_cross_apart(&f, 2, 0) || cq_cross_apart(&f, 2, 1) || cq_cross_apart(&f, 2, 2));
 }
 
-void cq_obb_gaps(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
-                 bool skipped[CQ_SAT_AXIS_COUNT])
+void cq_box_gaps_compute(const cq_obb *a, const cq_obb *b, cq_box_gaps *out)
 {
 #if CQ_HAVE_AVX2
-    if (count == CQ_SAT_AXIS_COUNT && __builtin_cpu_supports("avx2")) {
-        cq_obb_gaps_avx2(a, b, gap, skipped);
+    if (__builtin_cpu_supports("avx2")) {
+        cq_box_gaps_avx2(a, b, out);
         return;
     }
 #endif
-    cq_obb_gaps_scalar(a, b, count, gap, skipped);
+    bool skipped[CQ_SAT_AXIS_COUNT];
+    cq_obb_gaps_scalar(a, b, CQ_SAT_AXIS_COUNT, out->gap, skipped);
+    out->skipped = 0;
+    for (int k = 0; k < CQ_SAT_AXIS_COUNT; k++)
+        out->skipped |= (unsigned)skipped[k] << k;
+}
+
+void cq_obb_gaps(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
+                 bool skipped[CQ_SAT_AXIS_COUNT])
+{
+    if (count < CQ_SAT_AXIS_COUNT) {
+        cq_obb_gaps_scalar(a, b, count, gap, skipped);
+        return;
+    }
+    cq_box_gaps g;
+    cq_box_gaps_compute(a, b, &g);
+    for (int k = 0; k < CQ_SAT_AXIS_COUNT; k++)
+        gap[k] = g.gap[k], skipped[k] = g.skipped >> k & 1;
 }
 
 bool cq_obb_overlap(const cq_obb *a, const cq_obb *b)

@@ -5,6 +5,18 @@
 
 #include "cq/collision.h"
 
+/* All 15 gaps of one pair as the contact reads them: gap[k] in world units
+ * (-INFINITY for a skipped axis) and bit k of skipped set for a skipped,
+ * degenerate cross axis. The spare slot lets the vector variant store whole
+ * registers instead of picking lanes apart. */
+typedef struct cq_box_gaps {
+    double gap[CQ_SAT_AXIS_COUNT + 1];
+    unsigned skipped;
+} cq_box_gaps;
+
+/* All 15 gaps; uses the AVX2 variant where the CPU has it. */
+void cq_box_gaps_compute(const cq_obb *a, const cq_obb *b, cq_box_gaps *out);
+
 /* Gaps in world units of the first count axes (6 = faces only, 15 = all).
  * A skipped (degenerate) axis gets -INFINITY and skipped[k] = true. Uses
  * the AVX2 variant where the CPU has it. */
@@ -20,10 +32,10 @@ bool cq_obb_overlap_scalar(const cq_obb *a, const cq_obb *b);
  * time; other targets use the scalar one. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(CQ_NO_SIMD)
 #define CQ_HAVE_AVX2 1
-/* cq_obb_overlap and all 15 cq_obb_gaps on AVX2; call only where
+/* cq_obb_overlap and cq_box_gaps_compute on AVX2; call only where
  * __builtin_cpu_supports("avx2"). */
 bool cq_obb_overlap_avx2(const cq_obb *a, const cq_obb *b);
-void cq_obb_gaps_avx2(const cq_obb *a, const cq_obb *b, double gap[CQ_SAT_AXIS_COUNT], bool skipped[CQ_SAT_AXIS_COUNT]);
+void cq_box_gaps_avx2(const cq_obb *a, const cq_obb *b, cq_box_gaps *out);
 #else
 #define CQ_HAVE_AVX2 0
 #endif

@@ -8,6 +8,7 @@
 
 #if CQ_HAVE_AVX2
 #include <immintrin.h>
+#include <string.h>
 
 #define CQ_AVX2 __attribute__((target("avx2")))
 
@@ -79,31 +80,35 @@ CQ_AVX2 bool cq_obb_overlap_avx2(const cq_obb *a, const cq_obb *b)
     return !(apart[0] | apart[1] | apart[2] | apart[3]);
 }
 
-CQ_AVX2 void cq_obb_gaps_avx2(const cq_obb *a, const cq_obb *b, double gap[CQ_SAT_AXIS_COUNT],
-                              bool skipped[CQ_SAT_AXIS_COUNT])
+/* World-unit gaps of the cross axes A_i x B_j (lane j), -INFINITY where
+ * degenerate; *skipped gets the degenerate lanes as bits 0..2. */
+CQ_AVX2 static inline cq_v4 cq_cross_gaps4(const cq_frame4 *f, int i, unsigned *skipped)
+{
+    const cq_v4 one = {1, 1, 1, 1}, none = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    cq_v4 len2, g = cq_cross4(f, i, &len2);
+    cq_m4 ok = len2 >= CQ_SAT_DEGENERATE;
+    /* Degenerate lanes divide by 1 and are then replaced. */
+    cq_v4 safe = (cq_v4)(((cq_m4)len2 & ok) | ((cq_m4)one & ~ok));
+    cq_v4 w = g / (cq_v4)_mm256_sqrt_pd((__m256d)safe);
+    *skipped = (unsigned)_mm256_movemask_pd((__m256d)~ok) & 7;
+    return (cq_v4)(((cq_m4)w & ok) | ((cq_m4)none & ~ok));
+}
+
+CQ_AVX2 void cq_box_gaps_avx2(const cq_obb *a, const cq_obb *b, cq_box_gaps *out)
 {
     cq_frame4 f = cq_frame4_make(a, b);
     cq_v4 face_a, face_b;
     cq_faces4(&f, &face_a, &face_b);
-    for (int k = 0; k < 3; k++) {
-        gap[k] = face_a[k], gap[3 + k] = face_b[k];
-        skipped[k] = skipped[3 + k] = false;
-    }
-    cq_v4 len[3], g[3];
-    g[0] = cq_cross4(&f, 0, &len[0]), g[1] = cq_cross4(&f, 1, &len[1]), g[2] = cq_cross4(&f, 2, &len[2]);
-    for (int i = 0; i < 3; i++) {
-        cq_v4 len2 = len[i];
-        cq_m4 ok = len2 >= CQ_SAT_DEGENERATE;
-        /* Degenerate lanes divide by 1 and are then overwritten. */
-        const cq_v4 one = {1, 1, 1, 1};
-        cq_v4 safe = (cq_v4)(((cq_m4)len2 & ok) | ((cq_m4)one & ~ok));
-        cq_v4 root = (cq_v4)_mm256_sqrt_pd((__m256d)safe);
-        cq_v4 w = g[i] / root;
-        for (int j = 0; j < 3; j++) {
-            skipped[6 + 3 * i + j] = !ok[j];
-            gap[6 + 3 * i + j] = ok[j] ? w[j] : -INFINITY;
-        }
-    }
+    unsigned s0, s1, s2;
+    cq_v4 c0 = cq_cross_gaps4(&f, 0, &s0), c1 = cq_cross_gaps4(&f, 1, &s1), c2 = cq_cross_gaps4(&f, 2, &s2);
+    /* Whole registers stored in axis order: each one's padding lane lands
+     * where the next store overwrites it (the last on the spare slot). */
+    memcpy(out->gap, &face_a, sizeof face_a);
+    memcpy(out->gap + 3, &face_b, sizeof face_b);
+    memcpy(out->gap + 6, &c0, sizeof c0);
+    memcpy(out->gap + 9, &c1, sizeof c1);
+    memcpy(out->gap + 12, &c2, sizeof c2);
+    out->skipped = s0 << 6 | s1 << 9 | s2 << 12;
 }
 
 #endif
