@@ -34,6 +34,8 @@ BENCH_BIN := $(BUILD)/cq-bench
 # Deterministic inputs from the shared generator (same files as the benchmarks).
 DATA       := $(BUILD)/data
 PAIRS_FILE := $(DATA)/pairs-10000-11423.txt
+SCENE_FILE := $(DATA)/scene-10000-7.txt
+RAYS_FILE  := $(DATA)/rays-100000-99.txt
 
 .PHONY: all deps test asan bench run clean help
 
@@ -44,7 +46,7 @@ help:
 	@echo "make deps       install the Debian packages the build needs (only the missing ones)"
 	@echo "make test       build and run every Check suite"
 	@echo "make asan       the same suites under AddressSanitizer and UBSan"
-	@echo "make bench      run the in-process benchmarks"
+	@echo "make bench      run the in-process benchmarks (pairs, then the 10,000-box world)"
 	@echo "make run        start the daemon on 127.0.0.1:7878 (data in ./var)"
 
 deps:
@@ -78,6 +80,14 @@ $(PAIRS_FILE):
 	@mkdir -p $(DATA)
 	$(PYTHON) $(SHARED)/bench/gen.py pairs 10000 11423 > $@.tmp && mv $@.tmp $@
 
+$(SCENE_FILE):
+	@mkdir -p $(DATA)
+	$(PYTHON) $(SHARED)/bench/gen.py scene 10000 7 > $@.tmp && mv $@.tmp $@
+
+# The rays fill the scene's cube: L is the first number of the scene file.
+$(RAYS_FILE): $(SCENE_FILE)
+	$(PYTHON) $(SHARED)/bench/gen.py rays 100000 99 $$(head -n 1 $(SCENE_FILE) | cut -d' ' -f1) > $@.tmp && mv $@.tmp $@
+
 # Every suite runs in one runner so the run ends with Check's one summary line.
 test: deps
 	@$(MAKE) --no-print-directory $(TEST_BIN) $(PAIRS_FILE)
@@ -90,8 +100,9 @@ asan: deps
 	CK_FORK=yes CQ_PAIRS_FILE=build/asan/data/pairs-10000-11423.txt \
 	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/check_all
 
-bench: $(BENCH_BIN) $(PAIRS_FILE)
+bench: $(BENCH_BIN) $(PAIRS_FILE) $(SCENE_FILE) $(RAYS_FILE)
 	$(BENCH_BIN) pairs $(PAIRS_FILE)
+	$(BENCH_BIN) world $(SCENE_FILE) $(RAYS_FILE) 100
 
 run: deps
 	@echo "collisiond: the server is not built yet (the daemon lands with issue 5); 'make test' runs the core suites."

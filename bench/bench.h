@@ -10,4 +10,8 @@ double bench_now(void);
 /* `cq-bench pairs FILE`: box-box figures on gen.py's OBB pairs. */
 int bench_pairs(int argc, char **argv);
 
+/* `cq-bench world SCENE RAYS FRAMES [SKIN]`: world frames (moves, then
+ * contacts) on gen.py's scene, and closest-hit rays on gen.py's rays. */
+int bench_world(int argc, char **argv);
+
 #endif

@@ -20,4 +20,7 @@
     X(raycast_hull)  \
     X(sweep)         \
     X(sweep_random)  \
-    X(sap)
+    X(sap)           \
+    X(world)         \
+    X(world_contacts) \
+    X(world_query)

@@ -13,7 +13,8 @@
     X(MIRROR, -5, "axes are left-handed (a mirror is not a rotation)")         \
     X(RANGE, -6, "count or index out of range")                                \
     X(UNSUPPORTED, -7, "no algorithm for this pair of shape types")            \
-    X(NO_MEMORY, -8, "out of memory")
+    X(NO_MEMORY, -8, "out of memory")                                          \
+    X(NOT_FOUND, -9, "no such id")
 
 /// CQ_OK or a negative CQ_E... code.
 typedef enum cq_status {

@@ -1,0 +1,455 @@
+/* The world's lifecycle and registry: slot storage (one block, grown only
+ * inside mutations), the id hash, read accessors, the broadphase pairs
+ * listing, and the upkeep every mutation ends with (broadphase update, pair
+ * cache cleanup, BVH refit or rebuild). Batches are in world_batch.c. */
+#include <math.h>
+#include <string.h>
+
+#include "cq/alloc.h"
+#include "world_internal.h"
+
+/* A refit tree is rebuilt once its SAH cost passes this multiple of the cost
+ * right after its build. */
+#define BVH_DEGRADED 1.5
+
+cq_world_settings world_settings_resolve(const cq_world_settings *s)
+{
+    cq_world_settings r = s ? *s : (cq_world_settings){0};
+    if (r.capacity <= 0)
+        r.capacity = CQ_WORLD_DEFAULT_CAPACITY;
+    if (r.gjk_max_iterations < 0)
+        r.gjk_max_iterations = 0;
+    if (r.epa_max_iterations < 0)
+        r.epa_max_iterations = 0;
+    if (r.sweep_max_iterations < 0)
+        r.sweep_max_iterations = 0;
+    return r;
+}
+
+static int check_settings(const cq_world_settings *s)
+{
+    if (!isfinite(s->skin))
+        return CQ_ENOT_FINITE;
+    if (s->skin < 0)
+        return CQ_ENEGATIVE;
+    return s->capacity > CQ_WORLD_MAX_SHAPES ? CQ_ERANGE : CQ_OK;
+}
+
+int world_check_pose(const cq_xform *x)
+{
+    if (!cq_v3_finite(x->p) || !cq_v3_finite(x->r.c[0]) || !cq_v3_finite(x->r.c[1]) || !cq_v3_finite(x->r.c[2]))
+        return CQ_ENOT_FINITE;
+    for (int i = 0; i < 3; i++)
+        for (int j = i; j < 3; j++)
+            if (fabs(cq_dot(x->r.c[i], x->r.c[j]) - (i == j)) > 1e-9)
+                return i == j ? CQ_ENOT_UNIT : CQ_ENOT_ORTHOGONAL;
+    return cq_det(&x->r) > 0 ? CQ_OK : CQ_EMIRROR;
+}
+
+/* ---- slot storage ---- */
+
+static uint32_t table_size(int cap)
+{
+    uint32_t t = 16;
+    while (t < 2u * (uint32_t)cap) /* load <= 1/2 */
+        t <<= 1;
+    return t;
+}
+
+static size_t slots_layout(world_slots *s, char *base, int cap)
+{
+    size_t at = 0, n = (size_t)cap;
+    s->e = world_carve(base, &at, n, sizeof *s->e);
+    s->free_slots = world_carve(base, &at, n, sizeof *s->free_slots);
+    s->order = world_carve(base, &at, n, sizeof *s->order);
+    s->order_tmp = world_carve(base, &at, n, sizeof *s->order_tmp);
+    s->mark = world_carve(base, &at, n, sizeof *s->mark);
+    s->bvh_slot = world_carve(base, &at, n, sizeof *s->bvh_slot);
+    s->bvh_box = world_carve(base, &at, n, sizeof *s->bvh_box);
+    s->table = world_carve(base, &at, table_size(cap), sizeof *s->table);
+    return at;
+}
+
+int world_slots_alloc(world_slots *s, int cap)
+{
+    memset(s, 0, sizeof *s);
+    s->size = slots_layout(s, NULL, cap);
+    s->block = cq_alloc(s->size);
+    if (!s->block)
+        return CQ_ENO_MEMORY;
+    slots_layout(s, s->block, cap);
+    s->cap = cap;
+    s->table_mask = table_size(cap) - 1;
+    memset(s->e, 0, (size_t)cap * sizeof *s->e);
+    memset(s->mark, 0xff, (size_t)cap * sizeof *s->mark);
+    memset(s->table, 0xff, ((size_t)s->table_mask + 1) * sizeof *s->table);
+    return CQ_OK;
+}
+
+void world_slots_free(world_slots *s)
+{
+    cq_free(s->block, s->size);
+    s->block = NULL;
+}
+
+static void slots_take(cq_world *w, const world_slots *s)
+{
+    w->slot_block = s->block;
+    w->slot_block_size = s->size;
+    w->cap = s->cap;
+    w->e = s->e;
+    w->free_slots = s->free_slots;
+    w->order = s->order;
+    w->order_tmp = s->order_tmp;
+    w->mark = s->mark;
+    w->bvh_slot = s->bvh_slot;
+    w->bvh_box = s->bvh_box;
+    w->table = s->table;
+    w->table_mask = s->table_mask;
+}
+
+int world_table_find(const cq_world *w, const char *id, size_t len)
+{
+    for (uint32_t h = world_id_hash(id, len) & w->table_mask;; h = (h + 1) & w->table_mask) {
+        int slot = w->table[h];
+        if (slot < 0)
+            return -1;
+        const world_entry *e = &w->e[slot];
+        if (e->id_len == len && memcmp(e->id, id, len) == 0)
+            return slot;
+    }
+}
+
+void world_table_put(cq_world *w, int slot)
+{
+    uint32_t h = world_id_hash(w->e[slot].id, w->e[slot].id_len) & w->table_mask;
+    while (w->table[h] >= 0)
+        h = (h + 1) & w->table_mask;
+    w->table[h] = slot;
+}
+
+/* Linear probing delete by backward shift: entries after the hole that
+ * would no longer be reachable move into it. */
+void world_table_drop(cq_world *w, int slot)
+{
+    uint32_t m = w->table_mask, h = world_id_hash(w->e[slot].id, w->e[slot].id_len) & m;
+    while (w->table[h] != slot)
+        h = (h + 1) & m;
+    for (uint32_t j = (h + 1) & m; w->table[j] >= 0; j = (j + 1) & m) {
+        const world_entry *e = &w->e[w->table[j]];
+        uint32_t home = world_id_hash(e->id, e->id_len) & m;
+        if (((j - home) & m) >= ((j - h) & m)) { /* home at or before the hole: move */
+            w->table[h] = w->table[j];
+            h = j;
+        }
+    }
+    w->table[h] = -1;
+}
+
+/* Moves the world into grown storage s (allocated for s->cap > w->cap). */
+void world_slots_adopt(cq_world *w, world_slots *s)
+{
+    memcpy(s->e, w->e, (size_t)w->cap * sizeof *w->e);
+    memcpy(s->order, w->order, (size_t)w->count * sizeof *w->order);
+    memcpy(s->bvh_slot, w->bvh_slot, (size_t)w->bvh_count * sizeof *w->bvh_slot);
+    memcpy(s->bvh_box, w->bvh_box, (size_t)w->bvh_count * sizeof *w->bvh_box);
+    int n = 0; /* new slots at the bottom of the stack, the old free ones above */
+    for (int k = s->cap - 1; k >= w->cap; k--)
+        s->free_slots[n++] = k;
+    memcpy(s->free_slots + n, w->free_slots, (size_t)w->free_n * sizeof *w->free_slots);
+    int free_n = n + w->free_n;
+    cq_free(w->slot_block, w->slot_block_size);
+    slots_take(w, s);
+    w->free_n = free_n;
+    for (int slot = 0; slot < w->cap; slot++)
+        if (w->e[slot].alive)
+            world_table_put(w, slot);
+    w->stats.grows++;
+    s->block = NULL;
+}
+
+/* ---- lifecycle ---- */
+
+int cq_world_create(const cq_world_settings *settings, cq_world **out)
+{
+    *out = NULL;
+    cq_world_settings s = world_settings_resolve(settings);
+    int rc = check_settings(&s);
+    if (rc != CQ_OK)
+        return rc;
+    cq_world *w = cq_alloc(sizeof *w);
+    if (!w)
+        return CQ_ENO_MEMORY;
+    memset(w, 0, sizeof *w);
+    w->settings = s;
+    world_slots slots;
+    if (world_slots_alloc(&slots, s.capacity) != CQ_OK || cq_sap_create(s.capacity, &w->sap) != CQ_OK ||
+        world_batch_reserve(w, s.capacity) != CQ_OK || world_contacts_reserve(w) != CQ_OK) {
+        world_slots_free(&slots);
+        cq_sap_destroy(w->sap);
+        world_batch_release(w);
+        world_contacts_release(w);
+        cq_free(w, sizeof *w);
+        return CQ_ENO_MEMORY;
+    }
+    slots_take(w, &slots);
+    for (int k = 0; k < w->cap; k++)
+        w->free_slots[k] = w->cap - 1 - k;
+    w->free_n = w->cap;
+    w->bvh_valid = true;
+    *out = w;
+    return CQ_OK;
+}
+
+void cq_world_destroy(cq_world *w)
+{
+    if (!w)
+        return;
+    for (int slot = 0; slot < w->cap; slot++)
+        if (w->e[slot].alive && w->e[slot].body.shape.type == CQ_CONVEX)
+            cq_hull_free((cq_hull *)w->e[slot].body.shape.convex.hull);
+    cq_sap_destroy(w->sap);
+    cq_bvh_free(&w->bvh);
+    world_batch_release(w);
+    world_contacts_release(w);
+    cq_free(w->slot_block, w->slot_block_size);
+    cq_free(w, sizeof *w);
+}
+
+cq_world_settings cq_world_get_settings(const cq_world *w) { return w->settings; }
+
+cq_aabb world_sap_box(const cq_world *w, int slot) { return cq_aabb_fatten(w->e[slot].box, 0.5 * w->settings.skin); }
+
+int cq_world_configure(cq_world *w, const cq_world_settings *settings)
+{
+    cq_world_settings s = world_settings_resolve(settings);
+    int rc = check_settings(&s);
+    if (rc != CQ_OK)
+        return rc;
+    if (s.capacity > w->cap) {
+        rc = world_grow(w, s.capacity);
+        if (rc != CQ_OK)
+            return rc;
+    } else {
+        s.capacity = w->settings.capacity;
+    }
+    bool refatten = s.skin != w->settings.skin;
+    w->settings = s;
+    for (int k = 0; refatten && k < w->count; k++) {
+        cq_aabb box = world_sap_box(w, w->order[k]);
+        cq_sap_move(w->sap, w->order[k], &box);
+        w->sap_dirty = true;
+    }
+    world_finish(w, false, false);
+    return CQ_OK;
+}
+
+int world_grow(cq_world *w, int need)
+{
+    if (need > CQ_WORLD_MAX_SHAPES)
+        return CQ_ERANGE;
+    int cap = w->cap;
+    while (cap < need)
+        cap = cap <= CQ_WORLD_MAX_SHAPES / 2 ? 2 * cap : CQ_WORLD_MAX_SHAPES;
+    world_slots s;
+    if (world_slots_alloc(&s, cap) != CQ_OK)
+        return CQ_ENO_MEMORY;
+    /* The broadphase grows to the same ids now, so inserting later cannot
+     * fail: inserting the top id makes it grow (nothing changes if that
+     * fails), and removing it again leaves no trace in the pairs. */
+    cq_aabb nowhere = {cq_v3(0, 0, 0), cq_v3(0, 0, 0)};
+    if (cq_sap_insert(w->sap, cap - 1, &nowhere, 0, 0, false) != CQ_OK) {
+        world_slots_free(&s);
+        return CQ_ENO_MEMORY;
+    }
+    cq_sap_remove(w->sap, cap - 1);
+    world_slots_adopt(w, &s);
+    return CQ_OK;
+}
+
+/* ---- upkeep at the end of every mutation ---- */
+
+int world_sync_broadphase(cq_world *w)
+{
+    if (!w->sap_dirty && !w->sap_stale)
+        return CQ_OK;
+    int rc = cq_sap_update(w->sap);
+    w->sap_dirty = false;
+    w->sap_stale = rc != CQ_OK;
+    /* Slots of ended pairs start empty when a new pair takes them. */
+    for (int k = 0; k < cq_sap_removed_count(w->sap); k++) {
+        int slot = cq_sap_removed_at(w->sap, k).slot;
+        if (slot < w->cache_cap)
+            w->cache[slot] = (world_pair_cache){0};
+    }
+    return rc;
+}
+
+static void bvh_build(cq_world *w)
+{
+    cq_bvh_free(&w->bvh);
+    for (int k = 0; k < w->count; k++) {
+        w->bvh_slot[k] = w->order[k];
+        w->bvh_box[k] = w->e[w->order[k]].box;
+    }
+    w->bvh_valid = cq_bvh_build(&w->bvh, w->bvh_box, w->count) == CQ_OK;
+    w->bvh_count = w->bvh_valid ? w->count : 0;
+    w->bvh_base_cost = cq_bvh_cost(&w->bvh);
+    w->stats.bvh_builds += w->bvh_valid;
+}
+
+void world_finish(cq_world *w, bool moved, bool members_changed)
+{
+    world_sync_broadphase(w);
+    if (members_changed || !w->bvh_valid) {
+        bvh_build(w);
+        return;
+    }
+    if (!moved)
+        return;
+    for (int k = 0; k < w->bvh_count; k++)
+        w->bvh_box[k] = w->e[w->bvh_slot[k]].box;
+    cq_bvh_refit(&w->bvh, w->bvh_box);
+    w->stats.bvh_refits++;
+    if (cq_bvh_cost(&w->bvh) > BVH_DEGRADED * w->bvh_base_cost) {
+        cq_bvh tree = w->bvh; /* keep the refit tree if the rebuild cannot allocate */
+        w->bvh = (cq_bvh){0};
+        if (cq_bvh_build(&w->bvh, w->bvh_box, w->bvh_count) == CQ_OK) {
+            cq_bvh_free(&tree);
+            w->bvh_base_cost = cq_bvh_cost(&w->bvh);
+            w->stats.bvh_builds++;
+        } else {
+            w->bvh = tree;
+        }
+    }
+}
+
+/* ---- reads ---- */
+
+int cq_world_count(const cq_world *w) { return w->count; }
+
+int cq_world_find(const cq_world *w, const char *id, cq_world_handle *out)
+{
+    size_t len = strlen(id);
+    int slot = len >= 1 && len <= CQ_WORLD_ID_MAX ? world_table_find(w, id, len) : -1;
+    if (slot < 0)
+        return CQ_ENOT_FOUND;
+    *out = world_handle(w, slot);
+    return CQ_OK;
+}
+
+int cq_world_get(const cq_world *w, cq_world_handle h, cq_world_body *out)
+{
+    if (!world_live(w, h))
+        return CQ_ENOT_FOUND;
+    *out = w->e[h.index].body;
+    return CQ_OK;
+}
+
+const char *cq_world_id(const cq_world *w, cq_world_handle h) { return world_live(w, h) ? w->e[h.index].id : NULL; }
+
+int cq_world_list(const cq_world *w, cq_world_handle *out, int capacity, int *count)
+{
+    *count = w->count;
+    if (w->count > capacity)
+        return CQ_ERANGE;
+    for (int k = 0; k < w->count; k++)
+        out[k] = world_handle(w, w->order[k]);
+    return CQ_OK;
+}
+
+static bool pair_less(const void *x, const void *y, const void *ctx)
+{
+    const cq_world *w = ctx;
+    const cq_world_pair *p = x, *q = y;
+    int32_t pa = w->e[p->a.index].rank, qa = w->e[q->a.index].rank;
+    return pa < qa || (pa == qa && w->e[p->b.index].rank < w->e[q->b.index].rank);
+}
+
+int cq_world_pairs(const cq_world *w, cq_world_pair *out, int capacity, int *count)
+{
+    *count = 0;
+    if (w->sap_stale)
+        return CQ_ENO_MEMORY;
+    int n = cq_sap_pair_count(w->sap);
+    *count = n;
+    if (n > capacity)
+        return CQ_ERANGE;
+    for (int k = 0; k < n; k++) {
+        cq_sap_pair p = cq_sap_pair_at(w->sap, k);
+        bool swap = w->e[p.a].rank > w->e[p.b].rank;
+        out[k] = (cq_world_pair){world_handle(w, swap ? p.b : p.a), world_handle(w, swap ? p.a : p.b)};
+    }
+    world_heapsort(out, (size_t)n, sizeof *out, pair_less, w);
+    return CQ_OK;
+}
+
+cq_world_stats cq_world_get_stats(const cq_world *w)
+{
+    cq_world_stats s = w->stats;
+    s.shapes = w->count;
+    s.capacity = w->cap;
+    s.broadphase_pairs = cq_sap_pair_count(w->sap);
+    s.sap_grows = cq_sap_get_stats(w->sap).grows;
+    s.broadphase_stale = w->sap_stale;
+    s.bvh_stale = !w->bvh_valid;
+    return s;
+}
+
+/* ---- sorting without allocation ---- */
+
+static void swap_bytes(unsigned char *a, unsigned char *b, size_t size)
+{
+    for (size_t k = 0; k < size; k++) {
+        unsigned char t = a[k];
+        a[k] = b[k];
+        b[k] = t;
+    }
+}
+
+static void sift_down(unsigned char *base, size_t root, size_t n, size_t size, world_less less, const void *ctx)
+{
+    for (size_t child; (child = 2 * root + 1) < n; root = child) {
+        if (child + 1 < n && less(base + child * size, base + (child + 1) * size, ctx))
+            child++;
+        if (!less(base + root * size, base + child * size, ctx))
+            return;
+        swap_bytes(base + root * size, base + child * size, size);
+    }
+}
+
+void world_heapsort(void *base, size_t n, size_t size, world_less less, const void *ctx)
+{
+    unsigned char *b = base;
+    for (size_t k = n / 2; k-- > 0;)
+        sift_down(b, k, n, size, less, ctx);
+    for (size_t end = n; end-- > 1;) {
+        swap_bytes(b, b + end * size, size);
+        sift_down(b, 0, end, size, less, ctx);
+    }
+}
+
+static void sift_keys(world_key *k, int root, int n)
+{
+    for (int child; (child = 2 * root + 1) < n; root = child) {
+        if (child + 1 < n && k[child].key < k[child + 1].key)
+            child++;
+        if (k[root].key >= k[child].key)
+            return;
+        world_key t = k[root];
+        k[root] = k[child];
+        k[child] = t;
+    }
+}
+
+void world_sort_keys(world_key *k, int n)
+{
+    for (int i = n / 2; i-- > 0;)
+        sift_keys(k, i, n);
+    for (int end = n; end-- > 1;) {
+        world_key t = k[0];
+        k[0] = k[end];
+        k[end] = t;
+        sift_keys(k, 0, end);
+    }
+}

@@ -1,0 +1,215 @@
+/* Internal to world*.c: the world's storage and the helpers its files share.
+ * world.c holds the registry, its storage and the upkeep ending every
+ * mutation, world_batch.c the batches, world_contacts.c the narrow phase
+ * over the broadphase pairs and CCD, world_query.c the read-only queries.
+ * See cq/world.h for the contract. */
+#ifndef CQ_WORLD_INTERNAL_H
+#define CQ_WORLD_INTERNAL_H
+
+#include <math.h>
+#include <stddef.h>
+
+#include "aabb.h"
+#include "bvh.h"
+#include "cq/world.h"
+#include "sap.h"
+
+/* One registered shape (slot). */
+typedef struct world_entry {
+    cq_world_body body;
+    cq_aabb box;         /* exact world box of the shape at its pose */
+    double min_half;     /* smallest half-width (CCD threshold); 0 for planes */
+    uint32_t generation; /* of the current or last registration */
+    int32_t rank;        /* position of the id in id order */
+    bool alive;
+    uint8_t id_len;
+    char id[CQ_WORLD_ID_MAX + 1];
+} world_entry;
+
+/* A pair cache entry, indexed by the broadphase's pair slot. */
+typedef struct world_pair_cache {
+    cq_pair_cache prev; /* previous normal, from the lower id to the higher */
+    bool fell_back;     /* the last query of the pair needed a fallback */
+} world_pair_cache;
+
+/* A broadphase pair as the contact pass works on it. */
+typedef struct world_work {
+    int32_t lo, hi;   /* slots, id(lo) < id(hi) */
+    int32_t slot;     /* broadphase pair slot */
+    world_pair_cache next; /* the cache entry this pass leaves */
+} world_work;
+
+/* A sort record: a touching pair's key (its ids' ranks) and its output index. */
+typedef struct world_key {
+    uint64_t key;
+    int32_t index;
+} world_key;
+
+struct cq_world {
+    cq_world_settings settings;
+    int cap;   /* slots with storage */
+    int count; /* live shapes */
+
+    /* Slot storage: one block, carved. */
+    void *slot_block;
+    size_t slot_block_size;
+    world_entry *e;
+    int32_t *free_slots; /* stack of free slots */
+    int free_n;
+    int32_t *order;      /* live slots sorted by id, count entries */
+    int32_t *order_tmp;  /* scratch for merging the order */
+    int32_t *mark;       /* batch: record per slot, or -1; contacts: filter marks */
+    int32_t *bvh_slot;   /* BVH item -> slot */
+    cq_aabb *bvh_box;    /* BVH item boxes, for refits */
+    int32_t *table;      /* id hash: slot or -1, open addressing, table_mask + 1 entries */
+    uint32_t table_mask;
+
+    /* Batch scratch: one block sized for batch_cap ops. */
+    void *batch_block;
+    size_t batch_block_size;
+    int batch_cap;
+
+    cq_sap *sap;
+    bool sap_dirty; /* mutations recorded since the last cq_sap_update */
+    bool sap_stale; /* the last cq_sap_update ran out of memory */
+
+    cq_bvh bvh;
+    int bvh_count;       /* items the tree was built over */
+    bool bvh_valid;      /* false: queries scan every shape */
+    double bvh_base_cost; /* cq_bvh_cost right after the build */
+
+    world_pair_cache *cache; /* per broadphase pair slot */
+    int cache_cap;
+    world_work *work;      /* contact pass scratch: the pairs, */
+    world_key *keys;       /* their sort keys, */
+    int32_t *bucket_order; /* and their order by shape-type bucket */
+    int work_cap;
+
+    cq_world_stats stats;
+};
+
+/* Slot storage before it is adopted by a world (world.c). */
+typedef struct world_slots {
+    void *block;
+    size_t size;
+    int cap;
+    world_entry *e;
+    int32_t *free_slots, *order, *order_tmp, *mark, *bvh_slot;
+    cq_aabb *bvh_box;
+    int32_t *table;
+    uint32_t table_mask;
+} world_slots;
+
+/* A strict order for world_heapsort. */
+typedef bool (*world_less)(const void *x, const void *y, const void *ctx);
+
+/* Takes n elements of size bytes from offset *at of base (16-byte aligned),
+ * so one allocation holds many arrays; with base NULL it only measures. */
+static inline void *world_carve(char *base, size_t *at, size_t n, size_t size)
+{
+    size_t start = (*at + 15) & ~(size_t)15;
+    *at = start + n * size;
+    return base ? base + start : NULL;
+}
+
+/* FNV-1a over an id, then a multiplicative mix so the low bits index well. */
+static inline uint32_t world_id_hash(const char *id, size_t len)
+{
+    uint64_t h = 1469598103934665603u;
+    for (size_t k = 0; k < len; k++)
+        h = (h ^ (unsigned char)id[k]) * 1099511628211u;
+    return (uint32_t)((h * 0x9E3779B97F4A7C15u) >> 32);
+}
+
+/* Fills in the defaults of a settings struct. */
+cq_world_settings world_settings_resolve(const cq_world_settings *s);
+
+/* A finite position and a rotation: orthonormal columns within 1e-9 (the
+ * pose builders make them exact; this catches hand-made matrices) and no
+ * mirror. CQ_ENOT_FINITE, CQ_ENOT_UNIT, CQ_ENOT_ORTHOGONAL, CQ_EMIRROR. */
+int world_check_pose(const cq_xform *x);
+
+/* Whether each shape's layer meets the other's mask. */
+static inline bool world_filters_meet(const world_entry *a, const world_entry *b)
+{
+    return (a->body.layer & b->body.mask) && (b->body.layer & a->body.mask);
+}
+
+/* Whether a handle names a live shape. */
+static inline bool world_live(const cq_world *w, cq_world_handle h)
+{
+    return h.index < (uint32_t)w->cap && w->e[h.index].alive && w->e[h.index].generation == h.generation;
+}
+
+static inline cq_world_handle world_handle(const cq_world *w, int slot)
+{
+    return (cq_world_handle){(uint32_t)slot, w->e[slot].generation};
+}
+
+/* Planes (and, later, meshes) are static: never swept, never moved by velocity. */
+static inline bool world_static_type(cq_shape_type t) { return t == CQ_PLANE; }
+
+/* Sorts n records by key (heapsort: in place, no allocation). */
+void world_sort_keys(world_key *k, int n);
+
+/* Sorts n elements of size bytes by less (heapsort: in place, no allocation). */
+void world_heapsort(void *base, size_t n, size_t size, world_less less, const void *ctx);
+
+/* world.c: slot storage for cap slots (every slot dead, marks -1, table
+ * empty); CQ_ENO_MEMORY. */
+int world_slots_alloc(world_slots *s, int cap);
+void world_slots_free(world_slots *s);
+/* Moves the world into larger storage s (counted as a growth); s is emptied. */
+void world_slots_adopt(cq_world *w, world_slots *s);
+/* Grows slot storage (and the broadphase's) to at least need slots.
+ * CQ_ERANGE past CQ_WORLD_MAX_SHAPES, CQ_ENO_MEMORY; nothing changes on failure. */
+int world_grow(cq_world *w, int need);
+
+/* The id hash: slot of id, or -1; insert and delete a live slot's id. */
+int world_table_find(const cq_world *w, const char *id, size_t len);
+void world_table_put(cq_world *w, int slot);
+void world_table_drop(cq_world *w, int slot);
+
+/* A slot's broadphase box: its box fattened by skin / 2. */
+cq_aabb world_sap_box(const cq_world *w, int slot);
+
+/* Ends every mutation: updates the broadphase, and rebuilds the BVH when
+ * its members changed (or it is stale), refits it when shapes moved
+ * (rebuilding once refits degraded it). Out of memory leaves the stale
+ * flags set for the next mutation to retry. */
+void world_finish(cq_world *w, bool moved, bool members_changed);
+
+/* world_batch.c: batch scratch for ops operations; release frees it. */
+int world_batch_reserve(cq_world *w, int ops);
+void world_batch_release(cq_world *w);
+
+/* world_contacts.c: preallocates the pair cache and the contact pass
+ * scratch for the broadphase's pair capacity; release frees them. */
+int world_contacts_reserve(cq_world *w);
+void world_contacts_release(cq_world *w);
+
+/* world_query.c: candidate walks over the BVH (or over every shape, in id
+ * order, while the BVH is stale). Visitors get slots; a ray or sweep
+ * visitor returns the new tmax (negative stops), a box visitor false to stop. */
+typedef double (*world_cast_visit)(void *ctx, int slot, double tmax);
+typedef bool (*world_box_visit)(void *ctx, int slot);
+void world_each_ray(const cq_world *w, cq_vec3 origin, cq_vec3 dir, double tmax, world_cast_visit visit, void *ctx);
+void world_each_sweep(const cq_world *w, const cq_aabb *box, cq_vec3 d, double tmax, world_cast_visit visit,
+                      void *ctx);
+void world_each_box(const cq_world *w, const cq_aabb *box, world_box_visit visit, void *ctx);
+
+/* A sweep candidate's box grows by this much, so a hit within cq_sweep's
+ * tolerance of a box is not culled. */
+static inline double world_sweep_margin(const cq_aabb *box)
+{
+    double m = fmax(fmax(fabs(box->min.x), fabs(box->max.x)),
+                    fmax(fmax(fabs(box->min.y), fabs(box->max.y)), fmax(fabs(box->min.z), fabs(box->max.z))));
+    return 2 * CQ_SWEEP_DEFAULT_TOLERANCE + (isfinite(m) ? 1e-10 * m : 0);
+}
+
+/* Keeps the broadphase and the pair cache up to date: a pending update is
+ * run and the pairs it ended are cleared from the cache. CQ_ENO_MEMORY
+ * when the broadphase cannot store its pairs. */
+int world_sync_broadphase(cq_world *w);
+
+#endif

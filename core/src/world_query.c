@@ -1,0 +1,301 @@
+/* Read-only world queries: batched ray casts (closest or every hit), a
+ * shape sweep, and exact overlap, each walking the BVH over the shapes'
+ * current boxes (kept up to date by every mutation, never rebuilt here) and
+ * testing the candidates exactly. Ties go to the smaller id, so answers do
+ * not depend on the tree's shape or the insertion order. No allocation: the
+ * walks use fixed stacks and the outputs are the caller's. */
+#include <math.h>
+#include <string.h>
+
+#include "world_internal.h"
+
+/* ---- candidate walks ---- */
+
+typedef struct walk {
+    const cq_world *w;
+    world_cast_visit cast;
+    world_box_visit box;
+    void *ctx;
+} walk;
+
+static double cast_item(void *vctx, int item, double tmax)
+{
+    const walk *k = vctx;
+    return k->cast(k->ctx, k->w->bvh_slot[item], tmax);
+}
+
+static bool box_item(void *vctx, int item)
+{
+    const walk *k = vctx;
+    return k->box(k->ctx, k->w->bvh_slot[item]);
+}
+
+/* Without a tree every shape is a candidate, in id order. */
+static void cast_all(const cq_world *w, double tmax, world_cast_visit visit, void *ctx)
+{
+    for (int k = 0; k < w->count && tmax >= 0; k++) {
+        double t = visit(ctx, w->order[k], tmax);
+        tmax = t < tmax ? t : tmax;
+    }
+}
+
+void world_each_ray(const cq_world *w, cq_vec3 origin, cq_vec3 dir, double tmax, world_cast_visit visit, void *ctx)
+{
+    walk k = {w, visit, NULL, ctx};
+    if (w->bvh_valid)
+        cq_bvh_query_ray(&w->bvh, origin, dir, tmax, cast_item, &k);
+    else
+        cast_all(w, tmax, visit, ctx);
+}
+
+void world_each_sweep(const cq_world *w, const cq_aabb *box, cq_vec3 d, double tmax, world_cast_visit visit,
+                      void *ctx)
+{
+    walk k = {w, visit, NULL, ctx};
+    if (w->bvh_valid && cq_v3_finite(box->min) && cq_v3_finite(box->max))
+        cq_bvh_query_sweep(&w->bvh, box, d, tmax, cast_item, &k);
+    else
+        cast_all(w, tmax, visit, ctx);
+}
+
+void world_each_box(const cq_world *w, const cq_aabb *box, world_box_visit visit, void *ctx)
+{
+    walk k = {w, NULL, visit, ctx};
+    if (w->bvh_valid) {
+        cq_bvh_query_aabb(&w->bvh, box, box_item, &k);
+        return;
+    }
+    for (int i = 0; i < w->count; i++)
+        if (cq_aabb_overlap(box, &w->e[w->order[i]].box) && !visit(ctx, w->order[i]))
+            return;
+}
+
+/* ---- rays ---- */
+
+/* cq_raycast's checks, made before any cast so a bad ray rejects the batch. */
+static int check_ray(const cq_ray *r)
+{
+    if (!cq_v3_finite(r->origin) || !cq_v3_finite(r->direction) || !isfinite(r->max_distance))
+        return CQ_ENOT_FINITE;
+    if (fabs(cq_len(r->direction) - 1) > CQ_RAY_UNIT_TOL)
+        return CQ_ENOT_UNIT;
+    return r->max_distance < 0 ? CQ_ENEGATIVE : CQ_OK;
+}
+
+static int check_rays(const cq_world_ray *rays, int count, int *bad_ray)
+{
+    if (bad_ray)
+        *bad_ray = -1;
+    if (count < 0 || (count > 0 && !rays))
+        return CQ_ERANGE;
+    for (int i = 0; i < count; i++) {
+        int rc = check_ray(&rays[i].ray);
+        if (rc != CQ_OK) {
+            if (bad_ray)
+                *bad_ray = i;
+            return rc;
+        }
+    }
+    return CQ_OK;
+}
+
+typedef struct ray_ctx {
+    const cq_world *w;
+    cq_ray ray; /* direction normalised */
+    uint32_t mask;
+    /* closest: */
+    cq_world_ray_hit best;
+    int best_rank;
+    /* all: */
+    cq_world_ray_hit *hits;
+    int capacity, found;
+} ray_ctx;
+
+static bool cast_one(const ray_ctx *c, int slot, double tmax, cq_ray_hit *hit)
+{
+    const world_entry *e = &c->w->e[slot];
+    if (!(e->body.layer & c->mask))
+        return false;
+    cq_ray ray = c->ray;
+    ray.max_distance = tmax < ray.max_distance ? tmax : ray.max_distance;
+    return cq_raycast(&e->body.shape, &e->body.pose, &ray, hit) == CQ_OK && hit->hit;
+}
+
+static double closest_visit(void *vctx, int slot, double tmax)
+{
+    ray_ctx *c = vctx;
+    cq_ray_hit h;
+    if (!cast_one(c, slot, tmax, &h))
+        return tmax;
+    int rank = c->w->e[slot].rank;
+    if (c->best_rank < 0 || h.distance < c->best.hit.distance ||
+        (h.distance == c->best.hit.distance && rank < c->best_rank)) {
+        c->best = (cq_world_ray_hit){world_handle(c->w, slot), h};
+        c->best_rank = rank;
+    }
+    return c->best.hit.distance;
+}
+
+static ray_ctx ray_start(const cq_world *w, const cq_world_ray *r)
+{
+    ray_ctx c = {.w = w, .ray = r->ray, .mask = r->mask, .best_rank = -1};
+    c.ray.direction = cq_scale(r->ray.direction, 1 / cq_len(r->ray.direction));
+    return c;
+}
+
+int cq_world_raycast(const cq_world *w, const cq_world_ray *rays, int count, cq_world_ray_hit *out, int *bad_ray)
+{
+    int rc = check_rays(rays, count, bad_ray);
+    if (rc != CQ_OK)
+        return rc;
+    for (int i = 0; i < count; i++) {
+        ray_ctx c = ray_start(w, &rays[i]);
+        world_each_ray(w, c.ray.origin, c.ray.direction, c.ray.max_distance, closest_visit, &c);
+        out[i] = c.best;
+    }
+    return CQ_OK;
+}
+
+static double all_visit(void *vctx, int slot, double tmax)
+{
+    ray_ctx *c = vctx;
+    cq_ray_hit h;
+    if (cast_one(c, slot, tmax, &h) && c->found++ < c->capacity)
+        c->hits[c->found - 1] = (cq_world_ray_hit){world_handle(c->w, slot), h};
+    return tmax;
+}
+
+static bool hit_less(const void *x, const void *y, const void *ctx)
+{
+    const cq_world *w = ctx;
+    const cq_world_ray_hit *p = x, *q = y;
+    return p->hit.distance < q->hit.distance ||
+           (p->hit.distance == q->hit.distance && w->e[p->id.index].rank < w->e[q->id.index].rank);
+}
+
+int cq_world_raycast_all(const cq_world *w, const cq_world_ray *rays, int count, cq_world_ray_hit *hits,
+                         int capacity, int *first, int *bad_ray)
+{
+    int rc = check_rays(rays, count, bad_ray);
+    if (rc != CQ_OK)
+        return rc;
+    int total = 0;
+    for (int i = 0; i < count; i++) {
+        first[i] = total;
+        ray_ctx c = ray_start(w, &rays[i]);
+        c.capacity = capacity > total ? capacity - total : 0;
+        c.hits = c.capacity > 0 ? hits + total : NULL;
+        world_each_ray(w, c.ray.origin, c.ray.direction, c.ray.max_distance, all_visit, &c);
+        if (c.found <= c.capacity)
+            world_heapsort(c.hits, (size_t)c.found, sizeof *c.hits, hit_less, w);
+        total += c.found;
+    }
+    first[count] = total;
+    return total > capacity ? CQ_ERANGE : CQ_OK;
+}
+
+/* ---- shape queries ---- */
+
+static int check_query(const cq_world_shape_query *q, cq_shape *shape)
+{
+    if (!q->shape)
+        return CQ_ERANGE;
+    *shape = *q->shape;
+    int rc = cq_shape_validate(shape).status;
+    return rc != CQ_OK ? rc : world_check_pose(&q->pose);
+}
+
+typedef struct sweep_ctx {
+    const cq_world *w;
+    const cq_world_shape_query *q;
+    const cq_shape *shape;
+    cq_sweep_options opt;
+    cq_world_sweep_hit best;
+    int best_rank;
+} sweep_ctx;
+
+static double sweep_visit(void *vctx, int slot, double tmax)
+{
+    sweep_ctx *c = vctx;
+    const world_entry *e = &c->w->e[slot];
+    cq_sweep_hit h;
+    if (!(e->body.layer & c->q->mask) ||
+        cq_sweep(c->shape, &c->q->pose, c->q->translation, &e->body.shape, &e->body.pose, &c->opt, &h) != CQ_OK ||
+        !h.hit)
+        return tmax;
+    if (c->best_rank < 0 || h.time < c->best.hit.time || (h.time == c->best.hit.time && e->rank < c->best_rank)) {
+        c->best = (cq_world_sweep_hit){world_handle(c->w, slot), h};
+        c->best_rank = e->rank;
+    }
+    return c->best.hit.time;
+}
+
+int cq_world_sweep(const cq_world *w, const cq_world_shape_query *q, cq_world_sweep_hit *out)
+{
+    cq_shape shape;
+    int rc = check_query(q, &shape);
+    if (rc != CQ_OK)
+        return rc;
+    if (world_static_type(shape.type))
+        return CQ_EUNSUPPORTED;
+    if (!cq_v3_finite(q->translation))
+        return CQ_ENOT_FINITE;
+    sweep_ctx c = {.w = w, .q = q, .shape = &shape, .best_rank = -1};
+    c.opt.max_iterations = w->settings.sweep_max_iterations;
+    c.best.hit.time = 1;
+    cq_aabb box = cq_shape_aabb(&shape, &q->pose);
+    box = cq_aabb_fatten(box, world_sweep_margin(&box));
+    world_each_sweep(w, &box, q->translation, 1.0, sweep_visit, &c);
+    *out = c.best;
+    return CQ_OK;
+}
+
+typedef struct overlap_ctx {
+    const cq_world *w;
+    uint32_t mask;
+    cq_pair_query pq;
+    cq_world_handle *out;
+    int capacity, found;
+} overlap_ctx;
+
+static bool overlap_visit(void *vctx, int slot)
+{
+    overlap_ctx *c = vctx;
+    const world_entry *e = &c->w->e[slot];
+    if (!(e->body.layer & c->mask))
+        return true;
+    cq_pair_query pq = c->pq;
+    pq.b = &e->body.shape;
+    pq.xb = e->body.pose;
+    cq_contact con;
+    if (cq_collide(&pq, &con) == CQ_OK && con.overlap && c->found++ < c->capacity)
+        c->out[c->found - 1] = world_handle(c->w, slot);
+    return true;
+}
+
+static bool handle_less(const void *x, const void *y, const void *ctx)
+{
+    const cq_world *w = ctx;
+    return w->e[((const cq_world_handle *)x)->index].rank < w->e[((const cq_world_handle *)y)->index].rank;
+}
+
+int cq_world_overlap(const cq_world *w, const cq_world_shape_query *q, cq_world_handle *out, int capacity,
+                     int *count)
+{
+    *count = 0;
+    cq_shape shape;
+    int rc = check_query(q, &shape);
+    if (rc != CQ_OK)
+        return rc;
+    overlap_ctx c = {.w = w, .mask = q->mask, .out = out, .capacity = capacity};
+    c.pq = (cq_pair_query){.a = &shape, .xa = q->pose, .counters = q->counters, .skip_distance = true,
+                           .gjk_max_iterations = w->settings.gjk_max_iterations,
+                           .epa_max_iterations = w->settings.epa_max_iterations};
+    cq_aabb box = cq_shape_aabb(&shape, &q->pose);
+    world_each_box(w, &box, overlap_visit, &c);
+    *count = c.found;
+    if (c.found > capacity)
+        return CQ_ERANGE;
+    world_heapsort(out, (size_t)c.found, sizeof *out, handle_less, w);
+    return CQ_OK;
+}
