@@ -23,6 +23,10 @@ typedef struct cq_pface {
 typedef struct cq_polytope {
     int nv, nf, nfree; /* vertices, face slots used, free slots */
     cq_mvert v[CQ_EPA_MAX_VERTICES];
+    /* Per vertex: the newest vertex whose fan already ends a horizon edge
+     * here, so a horizon that is not a simple loop (two edges ending at one
+     * vertex) is caught in one look. */
+    int16_t mark[CQ_EPA_MAX_VERTICES];
     int16_t free_faces[CQ_EPA_MAX_FACES];
     /* n . vertex of each face slot: the plane's signed distance from the
      * origin, INFINITY for a removed face (so the nearest-face scan is one
@@ -186,6 +190,7 @@ static int cq_add_vertex(cq_polytope *P, const cq_mvert *m)
 {
     int i = P->nv++;
     P->v[i] = *m;
+    P->mark[i] = -1;
     return i;
 }
 
@@ -214,8 +219,9 @@ static int cq_alloc_face(cq_polytope *P)
     return P->nf < CQ_EPA_MAX_FACES ? P->nf++ : -1;
 }
 
-/* Sets face fi to (a, b, c); false when its normal is not defined. */
-static bool cq_set_face(cq_polytope *P, int fi, int a, int b, int c)
+/* Sets face fi to (a, b, c); false when its normal is not defined. Inline:
+ * it runs for every face of every fan. */
+static inline bool cq_set_face(cq_polytope *P, int fi, int a, int b, int c)
 {
     cq_pface *f = &P->f[fi];
     cq_vec3 wa = P->v[a].w;
@@ -247,7 +253,7 @@ static bool cq_init_tetra(cq_polytope *P, const cq_mvert t[4])
      * adjacency, so no search is needed. */
     static const int8_t adj[4][3] = {{3, 2, 1}, {0, 2, 3}, {0, 3, 1}, {1, 2, 0}};
     static const int8_t adj_edge[4][3] = {{2, 0, 0}, {2, 2, 0}, {1, 1, 1}, {2, 1, 0}};
-    P->nv = P->nf = P->nfree = 0;
+    P->nv = P->nf = P->nfree = 0; /* so the four faces take slots 0..3 */
     for (int i = 0; i < 4; i++)
         cq_add_vertex(P, &t[i]);
     for (int i = 0; i < 4; i++) {
@@ -275,6 +281,9 @@ typedef struct cq_hedge {
     int8_t edge;
 } cq_hedge;
 
+/* Edge k + 1 and k + 2 of a triangle, without a division. */
+static const int8_t cq_next_edge[3] = {1, 2, 0}, cq_prev_edge[3] = {2, 0, 1};
+
 /* Removes the faces that vertex vi sees (seed first; coplanar counts as
  * seen) and returns the horizon edges in loop order, or -1 when the walk
  * does not give a proper horizon. */
@@ -294,7 +303,7 @@ static int cq_horizon(cq_polytope *P, int seed, int vi, double eps, cq_hedge *ho
         if (cq_dot(g->n, w) - P->d[h.face] > -eps) {
             cq_remove_face(P, h.face);
             /* Push so that the next edge around g is walked first. */
-            int k2 = (h.edge + 2) % 3, k1 = (h.edge + 1) % 3;
+            int k2 = cq_prev_edge[h.edge], k1 = cq_next_edge[h.edge];
             stack[sp++] = (cq_hedge){g->adj[k2], g->adj_edge[k2]};
             stack[sp++] = (cq_hedge){g->adj[k1], g->adj_edge[k1]};
         } else {
@@ -307,7 +316,12 @@ static int cq_horizon(cq_polytope *P, int seed, int vi, double eps, cq_hedge *ho
 }
 
 /* Adds support point m (beyond face seed) and re-closes the polytope with
- * a fan of faces from the horizon to it. */
+ * a fan of faces from the horizon to it. The walk gives the horizon in loop
+ * order: edge i runs s_i -> t_i with t_(i+1) == s_i. New face i is
+ * (t_i, s_i, w): its edge 0 meets the kept face across the horizon, its
+ * edge 1 (s_i -> w) meets edge 2 (w -> t_(i+1)) of the next new face. A
+ * horizon that is not one loop passing each vertex once means the polytope
+ * broke. */
 static cq_epa_status cq_expand_once(cq_polytope *P, int seed, const cq_mvert *m, double eps)
 {
     if (P->nv == CQ_EPA_MAX_VERTICES)
@@ -317,36 +331,32 @@ static cq_epa_status cq_expand_once(cq_polytope *P, int seed, const cq_mvert *m,
     int nh = cq_horizon(P, seed, vi, eps, horizon);
     if (nh < 0)
         return CQ_EPA_DEGENERATE;
-    /* New face i is (t, s, w) on horizon edge s -> t; by_t finds the face
-     * whose t is a given vertex, i.e. the next face around w. */
-    int16_t by_t[CQ_EPA_MAX_VERTICES], fan[CQ_EPA_MAX_VERTICES];
-    for (int i = 0; i < nh; i++) {
-        const cq_pface *g = &P->f[horizon[i].face];
-        by_t[g->v[horizon[i].edge]] = by_t[g->v[(horizon[i].edge + 1) % 3]] = -1;
-    }
+    int16_t fan[CQ_EPA_MAX_VERTICES];
+    int first_t = -1, prev_s = -1;
+    bool chained = true;
     for (int i = 0; i < nh; i++) {
         cq_hedge h = horizon[i];
-        int s = P->f[h.face].v[h.edge], t = P->f[h.face].v[(h.edge + 1) % 3];
+        const int16_t *hv = P->f[h.face].v;
+        int s = hv[h.edge], t = hv[cq_next_edge[h.edge]];
         int fi = cq_alloc_face(P);
         if (fi < 0)
             return CQ_EPA_CAPACITY;
-        if (by_t[t] >= 0 || !cq_set_face(P, fi, t, s, vi))
+        if (P->mark[t] == vi || !cq_set_face(P, fi, t, s, vi))
             return CQ_EPA_DEGENERATE;
+        P->mark[t] = (int16_t)vi;
         fan[i] = (int16_t)fi;
-        by_t[t] = (int16_t)i;
         cq_link(P, fi, 0, h.face, h.edge);
+        if (i == 0) {
+            first_t = t;
+        } else {
+            chained = chained && t == prev_s;
+            cq_link(P, fan[i - 1], 1, fi, 2);
+        }
+        prev_s = s;
     }
-    /* Edge 1 (s -> w) of face i meets edge 2 (w -> t) of the face whose t is s;
-     * following that link must visit every fan face once. */
-    int i = 0;
-    for (int step = 0; step < nh; step++) {
-        int s = P->f[fan[i]].v[1];
-        int j = by_t[s];
-        if (j < 0 || (j == 0) != (step == nh - 1))
-            return CQ_EPA_DEGENERATE;
-        cq_link(P, fan[i], 1, fan[j], 2);
-        i = j;
-    }
+    if (!chained || first_t != prev_s)
+        return CQ_EPA_DEGENERATE;
+    cq_link(P, fan[nh - 1], 1, fan[0], 2);
     return CQ_EPA_OK;
 }
 
@@ -394,7 +404,14 @@ cq_expand_result cq_polytope_expand(const cq_pair_proxies *pp, const cq_mvert *s
                                     cq_expand_goal goal, double threshold, int max_iterations,
                                     double tolerance)
 {
-    cq_expand_result r = {.status = CQ_EPA_OK};
+    /* Field by field: a zeroing initialiser of the whole struct compiles to
+     * a block store whose start-up costs more than these few moves. */
+    cq_expand_result r;
+    r.status = CQ_EPA_OK;
+    r.deeper = false;
+    r.depth = 0;
+    r.normal = r.point_a = r.point_b = cq_v3(0, 0, 0);
+    r.iterations = 0;
     double noise = pp->noise;
     cq_mvert t[4];
     if (cq_build(pp, start, count, 8 * noise, t) < 4) {

@@ -10,9 +10,12 @@ static int cq_hull_face_toward(const cq_hull *h, const cq_xform *x, cq_vec3 dir)
 {
     cq_vec3 local = cq_mul_mtv(&x->r, dir);
     int best = 0;
-    for (int f = 1; f < h->face_count; f++)
-        if (cq_dot(h->faces[f].normal, local) > cq_dot(h->faces[best].normal, local))
-            best = f;
+    double best_dot = cq_dot(h->faces[0].normal, local);
+    for (int f = 1; f < h->face_count; f++) {
+        double d = cq_dot(h->faces[f].normal, local);
+        best = d > best_dot ? f : best;
+        best_dot = d > best_dot ? d : best_dot;
+    }
     return best;
 }
 

@@ -73,17 +73,6 @@ static void cq_gjk_start(const cq_pair_proxies *pp, const cq_simplex_cache *cach
         s->v[s->count++] = cq_mink_vertex(pp, 0, 0);
 }
 
-/* Rebuilds a simplex from its index keys and weights. */
-static void cq_gjk_restore(const cq_pair_proxies *pp, const uint32_t *keys, int n, const double *bc,
-                           cq_simplex *s)
-{
-    s->count = n;
-    for (int i = 0; i < n; i++) {
-        s->v[i] = cq_mink_vertex(pp, (int)(keys[i] >> 16), (int)(keys[i] & 0xFFFF));
-        s->bc[i] = bc[i];
-    }
-}
-
 /* Witnesses, distance and (when the distance is above the band) the normal
  * of the simplex's closest point. */
 static void cq_gjk_fill(const cq_pair_proxies *pp, const cq_simplex *s, double band, cq_gjk_result *r)
@@ -111,7 +100,7 @@ static bool cq_tetra_deeper_than(const cq_simplex *s, double band)
         cq_vec3 ab = cq_sub(s->v[faces[i][1]].w, a), ac = cq_sub(s->v[faces[i][2]].w, a);
         cq_vec3 n = cq_cross(ab, ac);
         double l2 = cq_len2(n), h = cq_dot(n, a);
-        if (!(l2 > 1e-20 * cq_len2(ab) * cq_len2(ac)) || !(h * h > band * band * l2))
+        if (!(l2 > 1e-10 * 1e-10 * cq_len2(ab) * cq_len2(ac)) || !(h * h > band * band * l2))
             return false;
     }
     return true;
@@ -148,11 +137,12 @@ cq_gjk_result cq_gjk_run(const cq_pair_proxies *pp, const cq_gjk_options *opt, c
 
     cq_simplex *s = terminal;
     cq_gjk_start(pp, cache, s);
-    /* The previous step's simplex, kept as index keys and weights: restored
-     * only when a step fails to decrease the distance. */
-    uint32_t prev[4];
-    int nprev = 0;
-    double prev_bc[4], prev_d2 = INFINITY;
+    /* The previous step's solved simplex, restored when a step fails to
+     * decrease the distance (before the first step: none, count 0). A
+     * plain copy: cheaper than any bookkeeping. */
+    cq_simplex prev;
+    prev.count = 0;
+    double prev_d2 = INFINITY;
     int it = 0;
     cq_gjk_status status = CQ_GJK_SEPARATED;
     bool in_band = false;
@@ -162,12 +152,10 @@ cq_gjk_result cq_gjk_run(const cq_pair_proxies *pp, const cq_gjk_options *opt, c
         cq_vec3 v = cq_simplex_solve(s);
         double d2 = cq_len2(v);
         if (!(d2 < prev_d2)) {
-            cq_gjk_restore(pp, prev, nprev, prev_bc, s);
+            *s = prev;
             break;
         }
-        nprev = cq_keys_of(s, prev);
-        for (int i = 0; i < s->count; i++)
-            prev_bc[i] = s->bc[i];
+        prev = *s;
         prev_d2 = d2;
         if (s->count == 4 || d2 <= band * band) {
             in_band = true;
@@ -188,7 +176,11 @@ cq_gjk_result cq_gjk_run(const cq_pair_proxies *pp, const cq_gjk_options *opt, c
         s->v[s->count++] = w;
     }
 
-    cq_gjk_result r = {.status = status, .iterations = it};
+    /* Every field is set here and in cq_gjk_fill: a zeroing initialiser
+     * would compile to a block store that costs more than they do. */
+    cq_gjk_result r;
+    r.status = status;
+    r.iterations = it;
     cq_gjk_fill(pp, s, band, &r);
     if (in_band)
         cq_gjk_classify(pp, s, band, max_it - it, &r);
