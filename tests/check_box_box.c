@@ -21,33 +21,6 @@ static cq_contact collide(const cq_shape *a, cq_xform xa, const cq_shape *b, cq_
 
 static cq_xform at(cq_vec3 p, cq_mat3 r) { return (cq_xform){p, r}; }
 
-/* Oracle: projection interval of a box's eight corners on unit l. */
-static void interval(const cq_obb *o, cq_vec3 l, double *lo, double *hi)
-{
-    cq_vec3 c[8];
-    tu_obb_corners(o, c);
-    *lo = INFINITY, *hi = -INFINITY;
-    for (int k = 0; k < 8; k++)
-        *lo = fmin(*lo, cq_dot(c[k], l)), *hi = fmax(*hi, cq_dot(c[k], l));
-}
-
-/* Oracle: the least penetration over the 15 axes (the minimum translation). */
-static double oracle_min_penetration(const cq_obb *a, const cq_obb *b)
-{
-    double best = INFINITY;
-    for (int k = 0; k < 15; k++) {
-        cq_vec3 l = k < 3 ? a->axes.c[k] : k < 6 ? b->axes.c[k - 3] : cq_cross(a->axes.c[(k - 6) / 3], b->axes.c[(k - 6) % 3]);
-        if (cq_len2(l) < 1e-12)
-            continue;
-        l = cq_scale(l, 1 / cq_len(l));
-        double alo, ahi, blo, bhi;
-        interval(a, l, &alo, &ahi);
-        interval(b, l, &blo, &bhi);
-        best = fmin(best, fmin(ahi - blo, bhi - alo));
-    }
-    return best;
-}
-
 /* A point on the surface of box o (inside it, and on at least one face). */
 static void assert_on_surface(const cq_obb *o, cq_vec3 p, double tol)
 {
@@ -87,7 +60,7 @@ START_TEST(box_inside_box_gives_minimum_translation)
     cq_mat3 r = tu_axis_angle(cq_v3(0, 0, 1), 0.4);
     cq_obb oa = {cq_v3(0, 0, 0), a.box.half, cq_mat3_identity()}, ob = {cq_v3(0.5, -1, 0.3), b.box.half, r};
     c = collide(&a, at(oa.center, oa.axes), &b, at(ob.center, ob.axes), NULL);
-    ck_assert_double_eq_tol(c.depth, oracle_min_penetration(&oa, &ob), 1e-12);
+    ck_assert_double_eq_tol(c.depth, tu_obb_min_penetration(&oa, &ob), 1e-12);
 }
 END_TEST
 
@@ -105,14 +78,14 @@ START_TEST(random_contacts_against_oracle)
         if (!c.overlap)
             continue;
         overlapping++;
-        double pen = oracle_min_penetration(&a[i], &b[i]);
+        double pen = tu_obb_min_penetration(&a[i], &b[i]);
         /* Face preference keeps a face axis while 0.95 x its depth <= the minimum. */
         ck_assert_msg(c.depth >= pen - 1e-9 && c.depth <= pen / 0.95 + 1e-6, "pair %d: depth %.17g, oracle %.17g",
                       i, c.depth, pen);
         /* Moving B by depth along the normal separates the boxes on that axis. */
         double alo, ahi, blo, bhi;
-        interval(&a[i], c.normal, &alo, &ahi);
-        interval(&b[i], c.normal, &blo, &bhi);
+        tu_obb_interval(&a[i], c.normal, &alo, &ahi);
+        tu_obb_interval(&b[i], c.normal, &blo, &bhi);
         ck_assert_double_eq_tol(ahi - blo, c.depth, 1e-9);
         ck_assert_int_ge(c.point_count, 1);
         for (int k = 0; k < c.point_count; k++) {

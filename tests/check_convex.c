@@ -38,33 +38,6 @@ static cq_contact pair(const cq_shape *a, cq_xform xa, const cq_shape *b, cq_xfo
     return run(&q);
 }
 
-/* Oracle: the projection interval of a box's corners on unit l. */
-static void interval(const cq_obb *o, cq_vec3 l, double *lo, double *hi)
-{
-    cq_vec3 c[8];
-    tu_obb_corners(o, c);
-    *lo = INFINITY, *hi = -INFINITY;
-    for (int k = 0; k < 8; k++)
-        *lo = fmin(*lo, cq_dot(c[k], l)), *hi = fmax(*hi, cq_dot(c[k], l));
-}
-
-/* Oracle: the least overlap over the 15 box axes, from corner projections. */
-static double min_penetration(const cq_obb *a, const cq_obb *b)
-{
-    double best = INFINITY;
-    for (int k = 0; k < 15; k++) {
-        cq_vec3 l = k < 3 ? a->axes.c[k] : k < 6 ? b->axes.c[k - 3] : cq_cross(a->axes.c[(k - 6) / 3], b->axes.c[(k - 6) % 3]);
-        if (cq_len2(l) < 1e-12)
-            continue;
-        l = cq_scale(l, 1 / cq_len(l));
-        double alo, ahi, blo, bhi;
-        interval(a, l, &alo, &ahi);
-        interval(b, l, &blo, &bhi);
-        best = fmin(best, fmin(ahi - blo, bhi - alo));
-    }
-    return best;
-}
-
 START_TEST(box_hulls_agree_with_box_sat)
 {
     enum { N = 10000 };
@@ -80,7 +53,7 @@ START_TEST(box_hulls_agree_with_box_sat)
         cq_contact c = run(&q);
         ck_assert_str_eq(cq_algorithm_name(c.algorithm), "gjk_epa");
         bool truth = cq_obb_sat(&a[i], &b[i], false).overlap;
-        double pen = min_penetration(&a[i], &b[i]);
+        double pen = tu_obb_min_penetration(&a[i], &b[i]);
         if (fabs(pen) > 1e-9) /* outside the touching band the verdicts agree */
             ck_assert_msg(c.overlap == truth, "pair %d: gjk says %d, sat %d", i, c.overlap, truth);
         if (c.overlap && pen > 1e-9) {
@@ -88,8 +61,8 @@ START_TEST(box_hulls_agree_with_box_sat)
             ck_assert_msg(c.has_normal && c.fallback_action == CQ_FBA_NONE, "pair %d: no normal", i);
             ck_assert_double_eq_tol(c.depth, pen, 1e-6 * (1 + pen));
             double alo, ahi, blo, bhi; /* the depth is the overlap along the normal */
-            interval(&a[i], c.normal, &alo, &ahi);
-            interval(&b[i], c.normal, &blo, &bhi);
+            tu_obb_interval(&a[i], c.normal, &alo, &ahi);
+            tu_obb_interval(&b[i], c.normal, &blo, &bhi);
             ck_assert_double_eq_tol(ahi - blo, c.depth, 1e-6 * (1 + pen));
             ck_assert_int_ge(c.point_count, 1);
         }
@@ -266,14 +239,14 @@ START_TEST(hull_of_256_points)
             amax = fmax(amax, cq_dot(h->vertices[k], c.normal));
         cq_obb ob = {xb.p, b.box.half, xb.r};
         double blo, bhi;
-        interval(&ob, c.normal, &blo, &bhi);
+        tu_obb_interval(&ob, c.normal, &blo, &bhi);
         bmin = blo;
         ck_assert_double_eq_tol(amax - bmin, c.depth, 1e-7);
         for (int k = 0; k < 3; k++) { /* the box's own faces separate no cheaper */
             double lo = INFINITY, hi = -INFINITY;
             for (int v = 0; v < h->vertex_count; v++)
                 lo = fmin(lo, cq_dot(h->vertices[v], xb.r.c[k])), hi = fmax(hi, cq_dot(h->vertices[v], xb.r.c[k]));
-            interval(&ob, xb.r.c[k], &blo, &bhi);
+            tu_obb_interval(&ob, xb.r.c[k], &blo, &bhi);
             ck_assert(c.depth <= fmin(hi - blo, bhi - lo) + 1e-7);
         }
     }

@@ -95,31 +95,6 @@ static double case_size(const cq_obb *o, const cq_vec3 t[3])
     return s;
 }
 
-static double dist_point_segment(cq_vec3 p, cq_vec3 a, cq_vec3 b)
-{
-    cq_vec3 d = cq_sub(b, a);
-    double t = cq_len2(d) > 0 ? cq_clamp(cq_dot(cq_sub(p, a), d) / cq_len2(d), 0, 1) : 0;
-    return cq_len(cq_sub(p, cq_mad(a, d, t)));
-}
-
-/* Distance from p to the triangle: the projection's barycentric coordinates
- * from the 2x2 Gram system, else the nearest edge. */
-static double dist_point_triangle(cq_vec3 p, const cq_vec3 t[3])
-{
-    cq_vec3 e0 = cq_sub(t[1], t[0]), e1 = cq_sub(t[2], t[0]), d = cq_sub(p, t[0]);
-    double a = cq_dot(e0, e0), b = cq_dot(e0, e1), c = cq_dot(e1, e1), r0 = cq_dot(d, e0), r1 = cq_dot(d, e1);
-    double det = a * c - b * b;
-    if (det > 1e-20 * a * c) {
-        double u = (c * r0 - b * r1) / det, v = (a * r1 - b * r0) / det;
-        if (u >= 0 && v >= 0 && u + v <= 1)
-            return cq_len(cq_sub(d, cq_add(cq_scale(e0, u), cq_scale(e1, v))));
-    }
-    double best = INFINITY;
-    for (int k = 0; k < 3; k++)
-        best = fmin(best, dist_point_segment(p, t[k], t[(k + 1) % 3]));
-    return best;
-}
-
 /* Oracle: the Euclidean distance of a separated box and triangle, the
  * least of every triangle vertex to the box (clamped in its frame), every
  * box corner to the triangle, and every box edge to every triangle edge. */
@@ -134,7 +109,7 @@ static double oracle_distance(const cq_obb *o, const cq_vec3 t[3])
         best = fmin(best, cq_len(d));
     }
     for (int k = 0; k < 8; k++)
-        best = fmin(best, dist_point_triangle(c[k], t));
+        best = fmin(best, tu_dist_point_triangle(c[k], t));
     for (int i = 0; i < 8; i++) /* box edges join corners one bit apart */
         for (int bit = 0; bit < 3; bit++)
             for (int e = 0; e < 3 && !(i >> bit & 1); e++) {
@@ -360,7 +335,7 @@ static void check_contact(const cq_obb *o, const cq_vec3 t[3], const cq_contact 
     ck_assert_msg(oracle_gap(o, moved, NULL) > 0, "moved gap %g", oracle_gap(o, moved, NULL));
     ck_assert_int_ge(c->point_count, 1);
     for (int k = 0; k < c->point_count; k++) {
-        ck_assert_msg(dist_point_triangle(c->points[k].position, t) <= 1e-9, "point %d off B", k);
+        ck_assert_msg(tu_dist_point_triangle(c->points[k].position, t) <= 1e-9, "point %d off B", k);
         ck_assert(c->points[k].depth <= c->depth + 1e-9 && c->points[k].depth >= -skin - 1e-9);
     }
 }
@@ -570,7 +545,7 @@ START_TEST(skin_contact_has_negative_depth)
     c = collide_box_tri(&o, side, 0.02, NULL, NULL);
     ck_assert(c.overlap && c.point_count >= 1);
     for (int k = 0; k < c.point_count; k++)
-        ck_assert(dist_point_triangle(c.points[k].position, side) <= 1e-12 && c.points[k].depth < 0);
+        ck_assert(tu_dist_point_triangle(c.points[k].position, side) <= 1e-12 && c.points[k].depth < 0);
 }
 END_TEST
 

@@ -84,31 +84,6 @@ static double case_size(const cq_vec3 a[3], const cq_vec3 b[3])
     return s;
 }
 
-static double dist_point_segment(cq_vec3 p, cq_vec3 a, cq_vec3 b)
-{
-    cq_vec3 d = cq_sub(b, a);
-    double t = cq_len2(d) > 0 ? cq_clamp(cq_dot(cq_sub(p, a), d) / cq_len2(d), 0, 1) : 0;
-    return cq_len(cq_sub(p, cq_mad(a, d, t)));
-}
-
-/* Distance from p to the triangle: the projection's barycentric coordinates
- * from the 2x2 Gram system, else the nearest edge. */
-static double dist_point_triangle(cq_vec3 p, const cq_vec3 t[3])
-{
-    cq_vec3 e0 = cq_sub(t[1], t[0]), e1 = cq_sub(t[2], t[0]), d = cq_sub(p, t[0]);
-    double a = cq_dot(e0, e0), b = cq_dot(e0, e1), c = cq_dot(e1, e1), r0 = cq_dot(d, e0), r1 = cq_dot(d, e1);
-    double det = a * c - b * b;
-    if (det > 1e-20 * a * c) {
-        double u = (c * r0 - b * r1) / det, v = (a * r1 - b * r0) / det;
-        if (u >= 0 && v >= 0 && u + v <= 1)
-            return cq_len(cq_sub(d, cq_add(cq_scale(e0, u), cq_scale(e1, v))));
-    }
-    double best = INFINITY;
-    for (int k = 0; k < 3; k++)
-        best = fmin(best, dist_point_segment(p, t[k], t[(k + 1) % 3]));
-    return best;
-}
-
 /* min over s of the (convex) distance from p + s (q - p) to t. */
 static double dist_segment_triangle(cq_vec3 p, cq_vec3 q, const cq_vec3 t[3])
 {
@@ -116,13 +91,13 @@ static double dist_segment_triangle(cq_vec3 p, cq_vec3 q, const cq_vec3 t[3])
     double lo = 0, hi = 1;
     for (int it = 0; it < 200; it++) {
         double m1 = hi - g * (hi - lo), m2 = lo + g * (hi - lo);
-        if (dist_point_triangle(cq_lerp(p, q, m1), t) <= dist_point_triangle(cq_lerp(p, q, m2), t))
+        if (tu_dist_point_triangle(cq_lerp(p, q, m1), t) <= tu_dist_point_triangle(cq_lerp(p, q, m2), t))
             hi = m2;
         else
             lo = m1;
     }
-    double best = dist_point_triangle(cq_lerp(p, q, 0.5 * (lo + hi)), t);
-    return fmin(best, fmin(dist_point_triangle(p, t), dist_point_triangle(q, t)));
+    double best = tu_dist_point_triangle(cq_lerp(p, q, 0.5 * (lo + hi)), t);
+    return fmin(best, fmin(tu_dist_point_triangle(p, t), tu_dist_point_triangle(q, t)));
 }
 
 /* Two disjoint triangles are nearest with a point on an edge of one of them. */
@@ -388,7 +363,7 @@ static void check_overlapping(const cq_vec3 a[3], const cq_vec3 b[3], const cq_c
     for (int k = 0; k < c->point_count; k++) {
         cq_vec3 p = c->points[k].position;
         ck_assert_msg(fabs(cq_dot(cq_sub(p, b[0]), nb)) <= 1e-9, "point %d off B's plane", k);
-        ck_assert_msg(dist_point_triangle(p, b) <= 1e-9, "point %d off B", k);
+        ck_assert_msg(tu_dist_point_triangle(p, b) <= 1e-9, "point %d off B", k);
         ck_assert(c->points[k].depth <= c->depth + 1e-9 && c->points[k].depth >= -skin - 1e-9);
     }
 }
@@ -399,7 +374,7 @@ static void check_separated(const cq_vec3 a[3], const cq_vec3 b[3], const cq_con
     ck_assert(c->has_distance && c->has_normal);
     ck_assert_double_eq_tol(c->distance, d, 1e-9);
     ck_assert_double_eq_tol(cq_len(cq_sub(c->witness_b, c->witness_a)), c->distance, 1e-12);
-    ck_assert(dist_point_triangle(c->witness_a, a) <= 1e-12 && dist_point_triangle(c->witness_b, b) <= 1e-12);
+    ck_assert(tu_dist_point_triangle(c->witness_a, a) <= 1e-12 && tu_dist_point_triangle(c->witness_b, b) <= 1e-12);
     tu_assert_vec_eq_tol(c->normal, cq_scale(cq_sub(c->witness_b, c->witness_a), 1 / c->distance), 1e-9);
     ck_assert(oracle_gap(a, b, NULL) <= d + 1e-12); /* the SAT gap bounds the distance from below */
     ck_assert_double_eq(c->depth, 0);

@@ -73,3 +73,51 @@ void tu_obb_corners(const cq_obb *box, cq_vec3 out[8])
         out[k] = p;
     }
 }
+
+void tu_obb_interval(const cq_obb *o, cq_vec3 l, double *lo, double *hi)
+{
+    cq_vec3 c[8];
+    tu_obb_corners(o, c);
+    *lo = INFINITY, *hi = -INFINITY;
+    for (int k = 0; k < 8; k++)
+        *lo = fmin(*lo, cq_dot(c[k], l)), *hi = fmax(*hi, cq_dot(c[k], l));
+}
+
+double tu_obb_min_penetration(const cq_obb *a, const cq_obb *b)
+{
+    double best = INFINITY;
+    for (int k = 0; k < 15; k++) {
+        cq_vec3 l = k < 3 ? a->axes.c[k] : k < 6 ? b->axes.c[k - 3] : cq_cross(a->axes.c[(k - 6) / 3], b->axes.c[(k - 6) % 3]);
+        if (cq_len2(l) < 1e-12)
+            continue;
+        l = cq_scale(l, 1 / cq_len(l));
+        double alo, ahi, blo, bhi;
+        tu_obb_interval(a, l, &alo, &ahi);
+        tu_obb_interval(b, l, &blo, &bhi);
+        best = fmin(best, fmin(ahi - blo, bhi - alo));
+    }
+    return best;
+}
+
+double tu_dist_point_segment(cq_vec3 p, cq_vec3 a, cq_vec3 b)
+{
+    cq_vec3 d = cq_sub(b, a);
+    double t = cq_len2(d) > 0 ? cq_clamp(cq_dot(cq_sub(p, a), d) / cq_len2(d), 0, 1) : 0;
+    return cq_len(cq_sub(p, cq_mad(a, d, t)));
+}
+
+double tu_dist_point_triangle(cq_vec3 p, const cq_vec3 t[3])
+{
+    cq_vec3 e0 = cq_sub(t[1], t[0]), e1 = cq_sub(t[2], t[0]), d = cq_sub(p, t[0]);
+    double a = cq_dot(e0, e0), b = cq_dot(e0, e1), c = cq_dot(e1, e1), r0 = cq_dot(d, e0), r1 = cq_dot(d, e1);
+    double det = a * c - b * b;
+    if (det > 1e-20 * a * c) {
+        double u = (c * r0 - b * r1) / det, v = (a * r1 - b * r0) / det;
+        if (u >= 0 && v >= 0 && u + v <= 1)
+            return cq_len(cq_sub(d, cq_add(cq_scale(e0, u), cq_scale(e1, v))));
+    }
+    double best = INFINITY;
+    for (int k = 0; k < 3; k++)
+        best = fmin(best, tu_dist_point_segment(p, t[k], t[(k + 1) % 3]));
+    return best;
+}

@@ -29,6 +29,19 @@ int tu_read_pairs(cq_obb *a, cq_obb *b, int max);
 /* The eight corners of an OBB. */
 void tu_obb_corners(const cq_obb *box, cq_vec3 out[8]);
 
+/* Oracle: the interval of a box's eight corners projected on unit l. */
+void tu_obb_interval(const cq_obb *o, cq_vec3 l, double *lo, double *hi);
+
+/* Oracle: the least overlap of two boxes over the 15 SAT axes, from corner
+ * projections (the minimum translation when they overlap). */
+double tu_obb_min_penetration(const cq_obb *a, const cq_obb *b);
+
+/* Oracle distances: point to segment, and point to triangle (the
+ * projection's barycentric coordinates from the 2x2 Gram system, else the
+ * nearest edge). */
+double tu_dist_point_segment(cq_vec3 p, cq_vec3 a, cq_vec3 b);
+double tu_dist_point_triangle(cq_vec3 p, const cq_vec3 t[3]);
+
 #define tu_assert_vec_eq_tol(v, ex, tol)                                       \
     do {                                                                       \
         cq_vec3 v_ = (v), e_ = (ex);                                           \
