@@ -2,18 +2,28 @@
  * are mirrored centrally, and tests are counted per algorithm. */
 #include <string.h>
 
+#include "cq/mesh.h"
 #include "testutil.h"
 
-/* A tetrahedron for the convex slots, built once per test. */
+/* A tetrahedron for the convex slots and a two-triangle floor for the mesh
+ * slots, built once per test. */
 static cq_hull *tetra;
+static cq_mesh *floor_mesh;
 
 static void build_tetra(void)
 {
     const cq_vec3 pts[4] = {{0.4, 0, 0}, {-0.2, 0.35, 0}, {-0.2, -0.35, 0}, {0, 0, 0.5}};
     ck_assert_int_eq(cq_hull_build(pts, 4, 0.05, &tetra), CQ_OK);
+    const cq_vec3 v[4] = {{-1, 0, -1}, {-1, 0, 1}, {1, 0, 1}, {1, 0, -1}};
+    const int t[2][3] = {{0, 1, 2}, {0, 2, 3}};
+    ck_assert_int_eq(cq_mesh_build(v, 4, t, 2, &floor_mesh), CQ_OK);
 }
 
-static void free_tetra(void) { cq_hull_free(tetra); }
+static void free_tetra(void)
+{
+    cq_hull_free(tetra);
+    cq_mesh_free(floor_mesh);
+}
 
 static cq_shape make(cq_shape_type t)
 {
@@ -30,6 +40,8 @@ static cq_shape make(cq_shape_type t)
         return (cq_shape){.type = t, .triangle = {{{-1, 0, -1}, {1, 0, -1}, {0, 0, 1}}}};
     case CQ_PLANE:
         return (cq_shape){.type = t, .plane = {{0, 1, 0}, 0}};
+    case CQ_MESH:
+        return (cq_shape){.type = t, .mesh = {floor_mesh}};
     default:
         break;
     }
@@ -42,13 +54,15 @@ static const char *expected(cq_shape_type a, cq_shape_type b)
 {
     static const char *table[CQ_SHAPE_TYPE_COUNT][CQ_SHAPE_TYPE_COUNT] = {
         [CQ_SPHERE] = {[CQ_SPHERE] = "sphere_sphere", [CQ_CAPSULE] = "sphere_capsule", [CQ_BOX] = "sphere_box",
-                       [CQ_TRIANGLE] = "sphere_triangle", [CQ_CONVEX] = "gjk_epa", [CQ_PLANE] = "sphere_plane"},
+                       [CQ_TRIANGLE] = "sphere_triangle", [CQ_CONVEX] = "gjk_epa", [CQ_PLANE] = "sphere_plane",
+                       [CQ_MESH] = "mesh"},
         [CQ_CAPSULE] = {[CQ_CAPSULE] = "capsule_capsule", [CQ_BOX] = "gjk_epa", [CQ_TRIANGLE] = "gjk_epa",
-                        [CQ_CONVEX] = "gjk_epa", [CQ_PLANE] = "capsule_plane"},
+                        [CQ_CONVEX] = "gjk_epa", [CQ_PLANE] = "capsule_plane", [CQ_MESH] = "mesh"},
         [CQ_BOX] = {[CQ_BOX] = "sat_box_box", [CQ_TRIANGLE] = "sat_triangle_box", [CQ_CONVEX] = "gjk_epa",
-                    [CQ_PLANE] = "box_plane"},
-        [CQ_TRIANGLE] = {[CQ_TRIANGLE] = "triangle_triangle", [CQ_CONVEX] = "gjk_epa", [CQ_PLANE] = "triangle_plane"},
-        [CQ_CONVEX] = {[CQ_CONVEX] = "gjk_epa", [CQ_PLANE] = "convex_plane"},
+                    [CQ_PLANE] = "box_plane", [CQ_MESH] = "mesh"},
+        [CQ_TRIANGLE] = {[CQ_TRIANGLE] = "triangle_triangle", [CQ_CONVEX] = "gjk_epa", [CQ_PLANE] = "triangle_plane",
+                         [CQ_MESH] = "mesh"},
+        [CQ_CONVEX] = {[CQ_CONVEX] = "gjk_epa", [CQ_PLANE] = "convex_plane", [CQ_MESH] = "mesh"},
     };
     return a <= b ? table[a][b] : table[b][a];
 }

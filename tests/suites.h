@@ -23,4 +23,5 @@
     X(sap)           \
     X(world)         \
     X(world_contacts) \
-    X(world_query)
+    X(world_query)   \
+    X(mesh)

@@ -3,6 +3,7 @@
  * plus the radius for capsules, the points themselves for triangles and
  * hulls. */
 #include "aabb.h"
+#include "cq/mesh.h"
 
 /* The box of a local-frame box (centre c, half h) under pose x. */
 static cq_aabb cq_aabb_of_obb(const cq_xform *x, cq_vec3 c, cq_vec3 h)
@@ -71,6 +72,11 @@ cq_aabb cq_shape_aabb(const cq_shape *s, const cq_xform *x)
         return cq_aabb_of_points(x, s->triangle.v, 3, 0);
     case CQ_CONVEX:
         return cq_aabb_of_points(x, s->convex.hull->vertices, s->convex.hull->vertex_count, s->convex.hull->radius);
+    case CQ_MESH: {
+        const cq_mesh *m = s->mesh.mesh;
+        cq_vec3 c = cq_scale(cq_add(m->aabb_min, m->aabb_max), 0.5), h = cq_scale(cq_sub(m->aabb_max, m->aabb_min), 0.5);
+        return cq_aabb_of_obb(x, c, h);
+    }
     case CQ_PLANE:
         return cq_aabb_of_plane(s, x);
     case CQ_SHAPE_TYPE_COUNT:

@@ -35,6 +35,12 @@ static const cq_pair_entry cq_pairs[CQ_SHAPE_TYPE_COUNT][CQ_SHAPE_TYPE_COUNT] = 
     [CQ_TRIANGLE][CQ_CONVEX] = {cq_convex_pair, CQ_ALG_GJK_EPA},
     [CQ_CONVEX][CQ_CONVEX] = {cq_convex_pair, CQ_ALG_GJK_EPA},
     [CQ_CONVEX][CQ_PLANE] = {cq_convex_plane, CQ_ALG_CONVEX_PLANE},
+    /* A mesh is static and B for every convex type; never mesh-mesh or mesh-plane. */
+    [CQ_SPHERE][CQ_MESH] = {cq_mesh_pair, CQ_ALG_MESH},
+    [CQ_CAPSULE][CQ_MESH] = {cq_mesh_pair, CQ_ALG_MESH},
+    [CQ_BOX][CQ_MESH] = {cq_mesh_pair, CQ_ALG_MESH},
+    [CQ_TRIANGLE][CQ_MESH] = {cq_mesh_pair, CQ_ALG_MESH},
+    [CQ_CONVEX][CQ_MESH] = {cq_mesh_pair, CQ_ALG_MESH},
 };
 
 static const cq_pair_entry *cq_lookup(cq_shape_type a, cq_shape_type b)

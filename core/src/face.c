@@ -70,6 +70,7 @@ bool cq_shape_face(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *o
     }
     case CQ_CONVEX:
         return cq_hull_feature(s->convex.hull, x, dir, out);
+    case CQ_MESH:
     case CQ_PLANE:
     case CQ_SHAPE_TYPE_COUNT:
         break;

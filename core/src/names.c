@@ -17,7 +17,7 @@ const char *cq_shape_type_name(cq_shape_type type)
 {
     static const char *const names[CQ_SHAPE_TYPE_COUNT] = {
         [CQ_SPHERE] = "sphere", [CQ_CAPSULE] = "capsule", [CQ_BOX] = "box",
-        [CQ_TRIANGLE] = "triangle", [CQ_PLANE] = "plane", [CQ_CONVEX] = "convex",
+        [CQ_TRIANGLE] = "triangle", [CQ_PLANE] = "plane", [CQ_CONVEX] = "convex", [CQ_MESH] = "mesh",
     };
     return (unsigned)type < CQ_SHAPE_TYPE_COUNT ? names[type] : "unknown";
 }

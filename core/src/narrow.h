@@ -27,6 +27,9 @@ void cq_triangle_plane(const cq_pair_query *q, cq_contact *out);
 void cq_convex_pair(const cq_pair_query *q, cq_contact *out);
 void cq_convex_plane(const cq_pair_query *q, cq_contact *out);
 
+/* A convex shape against a static mesh (mesh_pair.c). */
+void cq_mesh_pair(const cq_pair_query *q, cq_contact *out);
+
 /* SAT paths (sat_box.c, tri_box.c, tri_tri.c). */
 void cq_box_box(const cq_pair_query *q, cq_contact *out);
 void cq_box_triangle(const cq_pair_query *q, cq_contact *out);

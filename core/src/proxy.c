@@ -37,6 +37,7 @@ int cq_shape_proxy(const cq_shape *shape, cq_vec3 storage[CQ_PROXY_STORAGE], cq_
         *out = (cq_proxy){h->vertices, h->vertex_count, h->radius};
         return CQ_OK;
     }
+    case CQ_MESH:
     case CQ_PLANE:
     case CQ_SHAPE_TYPE_COUNT:
         break;

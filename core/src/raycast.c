@@ -3,6 +3,7 @@
  * world space. Hulls are in raycast_hull.c. Every local cast first decides
  * whether the origin is inside the closed solid, so the entry formulas
  * below only ever see origins outside it. */
+#include "cq/mesh.h"
 #include "raycast_local.h"
 
 /* Sphere of radius r about centre. The discriminant is r^2 - |f - b d|^2 rather
@@ -153,6 +154,7 @@ static cq_local_hit ray_local(const cq_shape *s, const cq_local_ray *ray)
         return ray_plane(s->plane.normal, s->plane.offset, ray);
     case CQ_CONVEX:
         return cq_ray_hull(s->convex.hull, ray);
+    case CQ_MESH: /* cast in world space by cq_mesh_raycast */
     case CQ_SHAPE_TYPE_COUNT:
         break;
     }
@@ -167,7 +169,8 @@ static int ray_check(const cq_shape *shape, const cq_ray *ray)
         return CQ_ENOT_UNIT;
     if (ray->max_distance < 0)
         return CQ_ENEGATIVE;
-    if ((unsigned)shape->type >= CQ_SHAPE_TYPE_COUNT || (shape->type == CQ_CONVEX && !shape->convex.hull))
+    if ((unsigned)shape->type >= CQ_SHAPE_TYPE_COUNT || (shape->type == CQ_CONVEX && !shape->convex.hull) ||
+        (shape->type == CQ_MESH && !shape->mesh.mesh))
         return CQ_ERANGE;
     return CQ_OK;
 }
@@ -178,6 +181,8 @@ int cq_raycast(const cq_shape *shape, const cq_xform *pose, const cq_ray *ray, c
     int status = ray_check(shape, ray);
     if (status != CQ_OK)
         return status;
+    if (shape->type == CQ_MESH)
+        return cq_mesh_raycast(shape->mesh.mesh, pose, ray, out);
     cq_vec3 d = cq_scale(ray->direction, 1.0 / cq_len(ray->direction));
     cq_local_ray local = {cq_xform_inv_point(pose, ray->origin), cq_mul_mtv(&pose->r, d), ray->max_distance};
     cq_local_hit h = ray_local(shape, &local);

@@ -59,6 +59,8 @@ cq_fault cq_shape_validate(cq_shape *s)
         return f;
     case CQ_CONVEX:
         return s->convex.hull ? f : cq_bad(CQ_ERANGE, "points", -1, -1);
+    case CQ_MESH:
+        return s->mesh.mesh ? f : cq_bad(CQ_ERANGE, "triangles", -1, -1);
     case CQ_SHAPE_TYPE_COUNT:
         break;
     }

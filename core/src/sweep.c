@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "cq/gjk.h"
+#include "cq/mesh.h"
 #include "cq/proxy.h"
 #include "cq/sweep.h"
 
@@ -157,6 +158,8 @@ int cq_sweep(const cq_shape *a, const cq_xform *xa, cq_vec3 translation, const c
 {
     cq_vec3 store_a[CQ_PROXY_STORAGE], store_b[CQ_PROXY_STORAGE];
     cq_sweep_ctx c = {.xa = xa, .xb = xb, .v = translation};
+    if (b->type == CQ_MESH && b->mesh.mesh)
+        return cq_mesh_sweep(a, xa, translation, b->mesh.mesh, xb, opt, out);
     if (cq_shape_proxy(a, store_a, &c.pa) != CQ_OK)
         return CQ_EUNSUPPORTED;
     bool plane = b->type == CQ_PLANE;

@@ -146,8 +146,8 @@ static inline cq_world_handle world_handle(const cq_world *w, int slot)
     return (cq_world_handle){(uint32_t)slot, w->e[slot].generation};
 }
 
-/* Planes (and, later, meshes) are static: never swept, never moved by velocity. */
-static inline bool world_static_type(cq_shape_type t) { return t == CQ_PLANE; }
+/* Planes and meshes are static: never swept, never moved by velocity. */
+static inline bool world_static_type(cq_shape_type t) { return t == CQ_PLANE || t == CQ_MESH; }
 
 /* Sorts n records by key (heapsort: in place, no allocation). */
 void world_sort_keys(world_key *k, int n);

@@ -19,7 +19,8 @@
     X(TRIANGLE_TRIANGLE, "triangle_triangle")                                  \
     X(TRIANGLE_PLANE, "triangle_plane")                                        \
     X(GJK_EPA, "gjk_epa")                                                      \
-    X(CONVEX_PLANE, "convex_plane")
+    X(CONVEX_PLANE, "convex_plane")                                            \
+    X(MESH, "mesh")
 
 /// Which path answered a pair query.
 typedef enum cq_algorithm {

@@ -8,6 +8,8 @@
 #include "cq/math.h"
 #include "cq/status.h"
 
+struct cq_mesh;
+
 /// Shape types. The order is the dispatch table's canonical order: a pair
 /// function always receives the lower type as A.
 typedef enum cq_shape_type {
@@ -16,6 +18,7 @@ typedef enum cq_shape_type {
     CQ_BOX,
     CQ_TRIANGLE,
     CQ_CONVEX,
+    CQ_MESH,  ///< static only; never paired with a mesh or a plane
     CQ_PLANE, ///< static only; last, so a plane is always B in a pair function
     CQ_SHAPE_TYPE_COUNT
 } cq_shape_type;
@@ -44,6 +47,9 @@ typedef struct cq_shape {
         struct {
             const cq_hull *hull; ///< borrowed: owned by whoever built it (cq_hull_build); carries the rounding radius
         } convex;
+        struct {
+            const struct cq_mesh *mesh; ///< borrowed: owned by whoever built it (cq_mesh_build)
+        } mesh;
     };
 } cq_shape;
 
@@ -66,7 +72,7 @@ typedef struct cq_fault {
 
 /// Checks a shape: finite numbers, sizes >= 0, unit plane normal (within
 /// CQ_NORMAL_TOL; the stored normal is then normalised in place), a convex
-/// shape has a hull (its points were checked when it was built).
+/// shape has a hull and a mesh shape a mesh (both checked when built).
 cq_fault cq_shape_validate(cq_shape *shape);
 
 /// Builds a pose from a position and a quaternion (glTF order). A quaternion

@@ -1,0 +1,114 @@
+/// @file cq/mesh.h
+/// Static triangle meshes: vertices and triangles (concave and open meshes
+/// allowed), built once with a BVH over the triangles and an edge adjacency
+/// for internal-edge handling, read-only afterwards. Queries take the mesh
+/// as the static side B at a pose: pair contacts against a convex shape,
+/// rays and sweeps. Never mesh against mesh or plane.
+#ifndef CQ_MESH_H
+#define CQ_MESH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cq/collision.h"
+#include "cq/raycast.h"
+#include "cq/sweep.h"
+
+/// Most vertices or triangles a mesh accepts.
+#define CQ_MESH_MAX_ITEMS (1 << 24)
+
+/// Two neighbour faces count as coplanar when the cosine of the angle
+/// between their normals is at least 1 - this (about 0.08 degrees).
+#define CQ_MESH_COPLANAR_TOL 1e-6
+
+/// What lies across a triangle edge, seen from the triangle's front side
+/// (the side its winding v0, v1, v2 turns counter-clockwise on). From the
+/// back side convex and concave trade places.
+typedef enum cq_mesh_edge {
+    CQ_EDGE_BOUNDARY, ///< no neighbour, more than one, or a degenerate one
+    CQ_EDGE_COPLANAR, ///< the neighbour continues the plane
+    CQ_EDGE_CONVEX,   ///< the neighbour bends away (a ridge)
+    CQ_EDGE_CONCAVE,  ///< the neighbour bends towards the front (a valley)
+} cq_mesh_edge;
+
+struct cq_bvh;
+
+/// A mesh in its local frame. One cq_alloc block (plus the BVH's own);
+/// free with cq_mesh_free.
+typedef struct cq_mesh {
+    int vertex_count;
+    int triangle_count;
+    const cq_vec3 *vertices;
+    const int (*triangles)[3];
+    const cq_vec3 *normals;       ///< unit front normal per triangle; zero for a degenerate one
+    const int (*neighbours)[3];   ///< triangle across edge i (v[i] to v[i+1]), -1 on a boundary
+    const uint8_t (*edges)[3];    ///< cq_mesh_edge of edge i
+    cq_vec3 aabb_min, aabb_max;   ///< of the vertices
+    const struct cq_bvh *bvh;     ///< over the triangles' boxes
+    size_t block_size;
+} cq_mesh;
+
+/// Builds a mesh from nv vertices and nt index triples. nv and nt must be
+/// 1..CQ_MESH_MAX_ITEMS, indices in [0, nv) (CQ_ERANGE), coordinates
+/// finite (CQ_ENOT_FINITE); CQ_ENO_MEMORY when the allocator fails. A
+/// triangle of zero area is kept (its index stays valid) but never
+/// produces a contact, a ray hit or a sweep hit. Edges are matched by
+/// vertex index: an edge shared by exactly two non-degenerate triangles
+/// is interior and classified by the angle between them. On success *out
+/// is a new mesh owned by the caller; on failure *out is NULL.
+int cq_mesh_build(const cq_vec3 *vertices, int nv, const int (*triangles)[3], int nt, cq_mesh **out);
+
+/// Frees a mesh from cq_mesh_build; NULL is ignored.
+void cq_mesh_free(cq_mesh *mesh);
+
+/// Triangle k as a triangle shape in the mesh's frame.
+cq_shape cq_mesh_triangle(const cq_mesh *mesh, int k);
+
+/// The pair query of q->a (any convex shape: sphere, capsule, box,
+/// triangle, convex) against the mesh posed at q->xb; q->b is not read.
+/// Each non-degenerate triangle whose box overlaps A's box grown by
+/// q->skin is tested with cq_collide (q's skin, cache and log; its
+/// counters are left to the caller, so one mesh query counts as one test),
+/// in the BVH's fixed order, so the answer is deterministic.
+///
+/// Internal edges: a triangle contact whose normal is not that triangle's
+/// face normal came from an edge or a vertex: the edges whose outward
+/// in-plane direction the normal's in-plane part leans towards (one edge,
+/// or the two at a vertex). When every such edge is coplanar or concave as
+/// seen from A's side (the side of the face A reaches farther beyond), the
+/// feature lies inside the surface and cannot be the real contact: the
+/// contact takes the face normal, each point's A end is moved onto the
+/// face plane (its depth along the face normal) and the contact's depth is
+/// how far A reaches below the plane (or, when A does not, its distance).
+/// Such a snapped contact is then dropped if another triangle's own face
+/// contact has the same normal (it would only add the ghost's point beside
+/// that face's points), else merged. Up to 8 snapped contacts are held for
+/// that comparison, against up to 8 distinct face-contact normals; past
+/// either bound a snapped contact is merged directly.
+///
+/// Merging: the normal, depth or distance and witnesses of the best
+/// triangle contact (largest depth - distance, the lower triangle index on
+/// ties); the points of every merged triangle, each with its own depth
+/// along its own triangle's normal, reduced to CQ_MAX_POINTS by
+/// cq_reduce_manifold about the best normal as they come. Overlapping
+/// triangles without a normal only matter when no other overlaps: the
+/// verdict is then overlap with fallback action "dropped".
+/// Returns CQ_OK, or CQ_EUNSUPPORTED (out untouched) when A is a plane or
+/// a mesh. Never allocates.
+int cq_mesh_collide(const cq_pair_query *q, const cq_mesh *mesh, cq_contact *out);
+
+/// A ray cast against the mesh at pose: the nearest triangle hit (each
+/// double-sided, as cq_raycast on a triangle; the lower triangle index on
+/// ties), found through the BVH with closest-hit pruning. A mesh is a
+/// sheet, not a solid: a ray starting "inside" a closed mesh reports the
+/// first surface it crosses. Status codes as cq_raycast.
+int cq_mesh_raycast(const cq_mesh *mesh, const cq_xform *pose, const cq_ray *ray, cq_ray_hit *out);
+
+/// cq_sweep of a from xa along translation against the mesh at xm: the
+/// earliest hit over the triangles the swept box of A reaches (the lower
+/// index on ties); iterations is summed over the triangles swept. Status
+/// codes as cq_sweep.
+int cq_mesh_sweep(const cq_shape *a, const cq_xform *xa, cq_vec3 translation, const cq_mesh *mesh,
+                  const cq_xform *xm, const cq_sweep_options *opt, cq_sweep_hit *out);
+
+#endif
