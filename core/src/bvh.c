@@ -3,7 +3,12 @@
  * The policy is described in bvh.h. */
 #include "bvh.h"
 
+#include <float.h>
+#include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__) && !defined(CQ_NO_SIMD)
+#include <emmintrin.h>
+#endif
 
 #include "cq/alloc.h"
 #include "cq/status.h"
@@ -11,6 +16,14 @@
 #define BINS 16
 /* SAH weight of one node test relative to one item test. */
 #define TRAVERSAL_COST 1.0
+/* The pairs start on a cache line, so each visit reads one line. */
+#define PAIR_ALIGN 64
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
 
 /* ---- build ---- */
 
@@ -281,17 +294,55 @@ static int order_items(const cq_aabb *boxes, int count, int *items)
     return finite;
 }
 
-/* Allocates the final block for node_count nodes and count slots. */
+/* Allocates the final block for node_count nodes (and their pairs) and
+ * count slots, zeroed so that the padding before the aligned pairs is
+ * deterministic too. */
 static int alloc_tree(cq_bvh *bvh, int node_count, int count)
 {
+    size_t pairs = (size_t)(node_count / 2) * sizeof(cq_bvh_pair), pad = PAIR_ALIGN - 1;
     size_t nodes = (size_t)node_count * sizeof(cq_bvh_node), boxes = (size_t)count * sizeof(cq_aabb);
-    size_t size = nodes + boxes + (size_t)count * sizeof(int);
+    size_t size = pad + pairs + nodes + boxes + (size_t)count * sizeof(int);
     char *block = cq_alloc(size);
     if (!block)
         return CQ_ENO_MEMORY;
-    *bvh = (cq_bvh){(cq_bvh_node *)block, (cq_aabb *)(block + nodes), (int *)(block + nodes + boxes),
-                    node_count, count, 0, block, size};
+    memset(block, 0, size);
+    char *at = block + (PAIR_ALIGN - (uintptr_t)block % PAIR_ALIGN) % PAIR_ALIGN;
+    *bvh = (cq_bvh){(cq_bvh_node *)(at + pairs), (cq_bvh_pair *)at, (cq_aabb *)(at + pairs + nodes),
+                    (int *)(at + pairs + nodes + boxes), node_count, count, 0, block, size};
     return CQ_OK;
+}
+
+/* A float at or below d (NaN stays NaN): d lowered by 2^-22 of itself and
+ * by 2^-148 outweighs every rounding on the way (2^-24 relative or half the
+ * float subnormal step 2^-149), with no branch on the rounding direction.
+ * Below -2^127 the margin could leave the float range, so -INFINITY. */
+static float float_below(double d)
+{
+    if (d < -0x1p127)
+        return -INFINITY;
+    if (d > FLT_MAX)
+        return FLT_MAX;
+    return (float)(d - fabs(d) * 0x1p-22 - 0x1p-148);
+}
+
+/* A float at or above d, the mirror of float_below. */
+static float float_above(double d) { return -float_below(-d); }
+
+/* Copies node i (> 0) into its side of its pair. An inverted axis
+ * (min > max) is stored sorted: the slab test treats it like the sorted
+ * one, or (parallel) rejects it, so that only lets more through. */
+static void pack_node(cq_bvh *bvh, int i)
+{
+    const cq_bvh_node *n = &bvh->nodes[i];
+    cq_bvh_pair *p = &bvh->pairs[(i - 1) / 2];
+    int side = (i - 1) % 2;
+    for (int a = 0; a < 3; a++) {
+        double lo = cq_comp(n->box.min, a), hi = cq_comp(n->box.max, a);
+        p->min[a][side] = float_below(hi < lo ? hi : lo);
+        p->max[a][side] = float_above(hi < lo ? lo : hi);
+    }
+    p->first[side] = n->first;
+    p->count[side] = n->count;
 }
 
 int cq_bvh_build(cq_bvh *bvh, const cq_aabb *boxes, int count)
@@ -329,6 +380,8 @@ int cq_bvh_build(cq_bvh *bvh, const cq_aabb *boxes, int count)
         memcpy(bvh->boxes, b.boxes, boxes_size);
         memcpy(bvh->items, b.items, (size_t)count * sizeof(int));
         bvh->finite_count = finite;
+        for (int i = 1; i < b.node_count; i++)
+            pack_node(bvh, i);
     }
     cq_free(scratch, scratch_size);
     return status;
@@ -342,12 +395,14 @@ void cq_bvh_refit(cq_bvh *bvh, const cq_aabb *boxes)
         cq_bvh_node *node = &bvh->nodes[i];
         if (node->count == 0) {
             node->box = cq_aabb_union(bvh->nodes[node->first].box, bvh->nodes[node->first + 1].box);
-            continue;
+        } else {
+            cq_aabb box = bvh->boxes[node->first];
+            for (int s = node->first + 1; s < node->first + node->count; s++)
+                box = cq_aabb_union(box, bvh->boxes[s]);
+            node->box = box;
         }
-        cq_aabb box = bvh->boxes[node->first];
-        for (int s = node->first + 1; s < node->first + node->count; s++)
-            box = cq_aabb_union(box, bvh->boxes[s]);
-        node->box = box;
+        if (i > 0)
+            pack_node(bvh, i);
     }
 }
 
@@ -462,45 +517,107 @@ static bool cast_slot(const cq_bvh *bvh, const cast *c, int s, double *tmax, cq_
     return true;
 }
 
+/* Which children of pair p the cast enters within [0, tmax] (bit 0 the
+ * left, bit 1 the right), with their entry times in t: lane by lane the
+ * same double operations, in the same order, as cast_enter on the pair's
+ * (outward-rounded) boxes. Rounding is monotone, so a box that holds a
+ * child's box enters no later and leaves no earlier: a pair never rejects
+ * what its nodes would let through. */
+#if defined(__SSE2__) && !defined(CQ_NO_SIMD)
+/* Two adjacent floats widened to doubles (__m128i loads may alias). */
+static inline __m128d load_floats(const float f[2])
+{
+    return _mm_cvtps_pd(_mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(const void *)f)));
+}
+
+/* One axis of pair_enter: clips both lanes' [enter, exit], or for an axis
+ * the cast runs parallel to, clears the lanes whose slab misses from ok. */
+static inline void pair_slab(const cast *c, const cq_bvh_pair *p, int a, __m128d *enter, __m128d *exit, __m128d *ok)
+{
+    __m128d lo = _mm_sub_pd(load_floats(p->min[a]), _mm_set1_pd(cq_comp(c->moving.max, a)));
+    __m128d hi = _mm_sub_pd(load_floats(p->max[a]), _mm_set1_pd(cq_comp(c->moving.min, a)));
+    if (c->parallel[a]) {
+        *ok = _mm_and_pd(*ok, _mm_and_pd(_mm_cmple_pd(lo, _mm_setzero_pd()), _mm_cmpge_pd(hi, _mm_setzero_pd())));
+        return;
+    }
+    __m128d s = _mm_set1_pd(cq_comp(c->inv, a)), t0 = _mm_mul_pd(lo, s), t1 = _mm_mul_pd(hi, s);
+    /* minpd/maxpd return their second operand on NaN, as slab's ternaries do */
+    *enter = _mm_max_pd(_mm_min_pd(t0, t1), *enter);
+    *exit = _mm_min_pd(_mm_max_pd(t1, t0), *exit);
+}
+
+static inline int pair_enter(const cast *c, const cq_bvh_pair *p, double tmax, double t[2])
+{
+    __m128d enter = _mm_setzero_pd(), exit = _mm_set1_pd(tmax), ok = _mm_cmpeq_pd(enter, enter);
+    pair_slab(c, p, 0, &enter, &exit, &ok);
+    pair_slab(c, p, 1, &enter, &exit, &ok);
+    pair_slab(c, p, 2, &enter, &exit, &ok);
+    _mm_storeu_pd(t, enter);
+    return _mm_movemask_pd(_mm_and_pd(ok, _mm_cmple_pd(enter, exit)));
+}
+#else
+static inline int pair_enter(const cast *c, const cq_bvh_pair *p, double tmax, double t[2])
+{
+    int mask = 0;
+    for (int side = 0; side < 2; side++) {
+        double enter = 0, exit = tmax;
+        bool ok = true;
+        for (int a = 0; a < 3; a++)
+            ok &= slab(p->min[a][side] - cq_comp(c->moving.max, a), p->max[a][side] - cq_comp(c->moving.min, a),
+                       cq_comp(c->inv, a), c->parallel[a], &enter, &exit);
+        t[side] = enter;
+        mask |= (ok && enter <= exit) << side;
+    }
+    return mask;
+}
+#endif
+
+/* A node still to visit: its leaf slots or child pair, and its entry time. */
 typedef struct pending {
-    int node;
+    int first, count;
     double enter;
 } pending;
+
+/* Pushes the children of pair p that the cast enters, the farther below
+ * the nearer so it is visited first and a closest hit prunes the other
+ * (ties: left first). Written without branches on which children were
+ * hit, which a ray's walk cannot predict. */
+static inline int push_children(const cq_bvh *bvh, const cast *c, const cq_bvh_pair *p, double tmax,
+                                pending *stack, int top)
+{
+    for (int side = 0; side < 2; side++) /* start loading the children's pairs (pair 0 for a leaf) */
+        PREFETCH(&bvh->pairs[p->count[side] ? 0 : p->first[side] / 2]);
+    double t[2];
+    int hit = pair_enter(c, p, tmax, t);
+    int near = t[1] < t[0], far = !near; /* the order only matters when both are hit */
+    stack[top] = (pending){p->first[far], p->count[far], t[far]};
+    top += hit >> far & 1;
+    stack[top] = (pending){p->first[near], p->count[near], t[near]};
+    return top + (hit >> near & 1);
+}
 
 static void cast_query(const cq_bvh *bvh, const cast *c, double tmax, cq_bvh_ray_visit visit, void *ctx)
 {
     for (int s = bvh->finite_count; s < bvh->count; s++)
         if (!cast_slot(bvh, c, s, &tmax, visit, ctx))
             return;
-    if (bvh->node_count == 0 || cast_enter(c, &bvh->nodes[0].box, tmax) < 0)
+    if (bvh->node_count == 0)
         return;
-    pending stack[CQ_BVH_MAX_DEPTH];
-    int top = 0, node = 0;
-    for (;;) {
-        const cq_bvh_node *n = &bvh->nodes[node];
-        if (n->count == 0) {
-            int l = n->first, r = l + 1;
-            double tl = cast_enter(c, &bvh->nodes[l].box, tmax), tr = cast_enter(c, &bvh->nodes[r].box, tmax);
-            if (tl >= 0 && tr >= 0) {
-                bool right_first = tr < tl; /* nearer first, so a closest hit prunes the other */
-                stack[top++] = right_first ? (pending){l, tl} : (pending){r, tr};
-                node = right_first ? r : l;
-                continue;
-            }
-            if (tl >= 0 || tr >= 0) {
-                node = tl >= 0 ? l : r;
-                continue;
-            }
-        } else {
-            for (int s = n->first; s < n->first + n->count; s++)
-                if (!cast_slot(bvh, c, s, &tmax, visit, ctx))
-                    return;
+    /* One pending sibling per level of the path, plus the top's twin. */
+    pending stack[CQ_BVH_MAX_DEPTH + 1];
+    stack[0] = (pending){bvh->nodes[0].first, bvh->nodes[0].count, cast_enter(c, &bvh->nodes[0].box, tmax)};
+    int top = stack[0].enter >= 0;
+    while (top > 0) {
+        pending n = stack[--top];
+        if (n.enter > tmax)
+            continue;
+        if (n.count == 0) {
+            top = push_children(bvh, c, &bvh->pairs[n.first / 2], tmax, stack, top); /* pair (first - 1) / 2 */
+            continue;
         }
-        do {
-            if (top == 0)
+        for (int s = n.first; s < n.first + n.count; s++)
+            if (!cast_slot(bvh, c, s, &tmax, visit, ctx))
                 return;
-            node = stack[--top].node;
-        } while (stack[top].enter > tmax);
     }
 }
 

@@ -44,12 +44,26 @@ typedef struct cq_bvh_node {
     int count;
 } cq_bvh_node;
 
+/* The two children first and first + 1 of an inner node, packed into one
+ * 64-byte line for the ray and sweep walks: both boxes coordinate by
+ * coordinate (index 0 the left child) as floats rounded outward, so one
+ * visit tests both at once and only ever lets more through than the exact
+ * double boxes (the leaf slots are still tested exactly), and their first
+ * and count, so the walk reads no node but the root. Pair k holds nodes
+ * 2k + 1 and 2k + 2 (the build appends children in pairs after the root)
+ * and the build and every refit keep it up to date. */
+typedef struct cq_bvh_pair {
+    float min[3][2], max[3][2];
+    int first[2], count[2];
+} cq_bvh_pair;
+
 /* A tree over items 0..count-1. Slots [0, finite_count) are the tree's leaf
- * slots; slots [finite_count, count) are the infinite items. Nodes, slot
- * boxes and slot items share one cq_alloc block. A zeroed struct is an
+ * slots; slots [finite_count, count) are the infinite items. Nodes, pairs,
+ * slot boxes and slot items share one cq_alloc block. A zeroed struct is an
  * empty tree. */
 typedef struct cq_bvh {
     cq_bvh_node *nodes; /* node 0 is the root (none when finite_count == 0) */
+    cq_bvh_pair *pairs; /* (node_count - 1) / 2 of them, 64-byte aligned */
     cq_aabb *boxes;     /* per slot: a copy of the item's box */
     int *items;         /* per slot: the caller's item index */
     int node_count;
