@@ -28,9 +28,7 @@ static bool cq_core_direction(cq_vec3 pa, cq_vec3 pb, cq_vec3 *n)
     return cq_normalize(cq_sub(pb, pa), tiny * tiny, n);
 }
 
-/* No direction is defined: the pair's previous normal if it has one (true),
- * else the contact is dropped and counted (false). Never an invented one. */
-static bool cq_previous_normal(const cq_pair_query *q, cq_contact *out)
+bool cq_previous_normal(const cq_pair_query *q, cq_contact *out)
 {
     out->fallback_reason = CQ_FB_COINCIDENT;
     if (q->cache && q->cache->has_normal && cq_normalize(q->cache->normal, 1e-24, &out->normal)) {

@@ -342,8 +342,8 @@ typedef struct qh_merge {
     int16_t group[QH_CAP];              /* polygon of each triangle, QH_NONE until merged */
     int16_t on_loop[CQ_HULL_MAX_POINTS]; /* polygon whose boundary holds the vertex */
     int16_t next[CQ_HULL_MAX_POINTS], prev[CQ_HULL_MAX_POINTS]; /* the growing boundary */
-    int16_t todo[3 * QH_CAP];
-    int todo_count;
+    int16_t pending[3 * QH_CAP];
+    int pending_count;
     int loop_len, anchor;
     cq_vec3 n;
     double d; /* the seed triangle's plane */
@@ -421,7 +421,7 @@ static void qh_push_neighbours(const qh *h, qh_merge *m, int t)
 {
     for (int i = 0; i < 3; i++)
         if (m->group[h->f[t].nb[i]] == QH_NONE)
-            m->todo[m->todo_count++] = h->f[t].nb[i];
+            m->pending[m->pending_count++] = h->f[t].nb[i];
 }
 
 /* Grows polygon g from a seed triangle over its coplanar neighbours. A
@@ -438,10 +438,10 @@ static void qh_grow(const qh *h, qh_merge *m, int g, int seed)
     }
     m->loop_len = 3;
     m->anchor = f->v[0];
-    m->todo_count = 0;
+    m->pending_count = 0;
     qh_push_neighbours(h, m, seed);
-    while (m->todo_count > 0) {
-        int t = m->todo[--m->todo_count];
+    while (m->pending_count > 0) {
+        int t = m->pending[--m->pending_count];
         if (m->group[t] == QH_NONE && qh_try_join(h, m, g, t)) {
             m->group[t] = (int16_t)g;
             qh_push_neighbours(h, m, t);

@@ -40,6 +40,11 @@ void cq_triangle_triangle(const cq_pair_query *q, cq_contact *out);
  * GJK does not report the pair separated (its cap, or touching). */
 bool cq_pair_distance(const cq_pair_query *q, cq_contact *out);
 
+/* No direction is defined (closed.c): the pair's previous normal if it has
+ * one (true, fallback "previous_normal"), else the contact is dropped and
+ * counted (false, "dropped"). Never an invented normal. */
+bool cq_previous_normal(const cq_pair_query *q, cq_contact *out);
+
 /* Fills a contact for two round cores (points or segments) whose closest
  * points are pa (on A's core) and pb (on B's core), inflated by radii ra and
  * rb. When the cores touch (|pb - pa| tiny) the direction is undefined: the

@@ -288,20 +288,6 @@ static void cq_tt_edges(const cq_vec3 a[3], const cq_vec3 b[3], cq_tt_near *best
         }
 }
 
-/* No direction is defined: the pair's previous normal if it has one,
- * otherwise the contact is dropped and counted. Never an invented one. */
-static bool cq_tt_previous_normal(const cq_pair_query *q, cq_contact *out)
-{
-    out->fallback_reason = CQ_FB_COINCIDENT;
-    if (q->cache && q->cache->has_normal && cq_normalize(q->cache->normal, 1e-24, &out->normal)) {
-        out->fallback_action = CQ_FBA_PREVIOUS_NORMAL;
-        return true;
-    }
-    out->fallback_action = CQ_FBA_DROPPED;
-    cq_count(q->counters, CQ_CTR_ZERO_NORMALS, 1);
-    return false;
-}
-
 /* Disjoint triangles are nearest at a vertex against the other triangle or
  * at two edges: the minimum of those 15 closest-point pairs is exact. Within
  * the skin the pair touches at one point, the witness on B. */
@@ -317,7 +303,7 @@ static void cq_tt_separated(const cq_pair_query *q, const cq_vec3 a[3], const cq
     out->witness_a = c.pa;
     out->witness_b = c.pb;
     out->overlap = out->distance <= q->skin;
-    out->has_normal = cq_normalize(cq_sub(c.pb, c.pa), tol * tol, &out->normal) || cq_tt_previous_normal(q, out);
+    out->has_normal = cq_normalize(cq_sub(c.pb, c.pa), tol * tol, &out->normal) || cq_previous_normal(q, out);
     if (!out->overlap || !out->has_normal)
         return;
     out->points[0] = (cq_contact_point){c.pb, -out->distance, c.f};
@@ -492,7 +478,7 @@ static void cq_tt_manifold(const cq_vec3 a[3], const cq_vec3 b[3], const cq_tt_a
  * measured along it. */
 static void cq_tt_undefined(const cq_pair_query *q, const cq_vec3 a[3], const cq_vec3 b[3], cq_contact *out)
 {
-    out->has_normal = cq_tt_previous_normal(q, out);
+    out->has_normal = cq_previous_normal(q, out);
     if (!out->has_normal)
         return;
     double alo, ahi, blo, bhi;
