@@ -531,8 +531,7 @@ START_TEST(world_box_on_floor)
     ck_assert_int_eq(c->point_count, 4);
     for (int k = 0; k < 4; k++)
         ck_assert_double_eq_tol(c->points[k].depth, 0.01, TOL);
-    cq_world_destroy(w);
-    cq_mesh_free(m);
+    cq_world_destroy(w); /* frees the mesh: the world owns it */
 }
 END_TEST
 

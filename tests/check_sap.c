@@ -15,232 +15,10 @@
 #include "cq/alloc.h"
 #include "cq/status.h"
 #include "sap.h"
+#include "sap_model.h"
 #include "testutil.h"
 
 Suite *sap_suite(void);
-
-/* ---- the model the oracle reads ---- */
-
-typedef struct model {
-    int cap; /* ids 0..cap-1 */
-    cq_aabb *box;
-    uint32_t *layer, *mask;
-    bool *is_static, *alive, *reborn; /* reborn: removed since the last check */
-} model;
-
-static model model_make(int cap)
-{
-    model m = {cap,
-               calloc((size_t)cap, sizeof(cq_aabb)),
-               calloc((size_t)cap, sizeof(uint32_t)),
-               calloc((size_t)cap, sizeof(uint32_t)),
-               calloc((size_t)cap, sizeof(bool)),
-               calloc((size_t)cap, sizeof(bool)),
-               calloc((size_t)cap, sizeof(bool))};
-    ck_assert(m.box && m.layer && m.mask && m.is_static && m.alive && m.reborn);
-    return m;
-}
-
-static void model_free(model *m)
-{
-    free(m->box);
-    free(m->layer);
-    free(m->mask);
-    free(m->is_static);
-    free(m->alive);
-    free(m->reborn);
-}
-
-static void put(cq_sap *sap, model *m, int id, cq_aabb box, uint32_t layer, uint32_t mask, bool is_static)
-{
-    ck_assert_int_eq(cq_sap_insert(sap, id, &box, layer, mask, is_static), CQ_OK);
-    m->box[id] = box;
-    m->layer[id] = layer;
-    m->mask[id] = mask;
-    m->is_static[id] = is_static;
-    m->alive[id] = true;
-}
-
-static void drop(cq_sap *sap, model *m, int id)
-{
-    ck_assert_int_eq(cq_sap_remove(sap, id), CQ_OK);
-    m->alive[id] = false;
-    m->reborn[id] = true;
-}
-
-static void shift(cq_sap *sap, model *m, int id, cq_aabb box)
-{
-    if (cq_sap_move(sap, id, &box) != CQ_OK)
-        ck_abort_msg("move %d failed", id);
-    m->box[id] = box;
-}
-
-static void refilter(cq_sap *sap, model *m, int id, uint32_t layer, uint32_t mask)
-{
-    ck_assert_int_eq(cq_sap_set_filter(sap, id, layer, mask), CQ_OK);
-    m->layer[id] = layer;
-    m->mask[id] = mask;
-}
-
-/* ---- the oracle ---- */
-
-static uint64_t key_of(int a, int b) { return (uint64_t)a << 32 | (uint64_t)b; }
-
-static bool spans_meet(double lo1, double hi1, double lo2, double hi2) { return lo1 <= hi2 && lo2 <= hi1; }
-
-static bool oracle_pair(const model *m, int i, int j)
-{
-    const cq_aabb *a = &m->box[i], *b = &m->box[j];
-    return m->alive[i] && m->alive[j] && !(m->is_static[i] && m->is_static[j]) && (m->layer[i] & m->mask[j]) &&
-           (m->layer[j] & m->mask[i]) && spans_meet(a->min.x, a->max.x, b->min.x, b->max.x) &&
-           spans_meet(a->min.y, a->max.y, b->min.y, b->max.y) && spans_meet(a->min.z, a->max.z, b->min.z, b->max.z);
-}
-
-typedef struct keys {
-    uint64_t *k;
-    int *slot;
-    int n, cap;
-} keys;
-
-static void keys_push(keys *v, uint64_t k, int slot)
-{
-    if (v->n == v->cap) {
-        v->cap = v->cap ? 2 * v->cap : 1024;
-        v->k = realloc(v->k, (size_t)v->cap * sizeof *v->k);
-        v->slot = realloc(v->slot, (size_t)v->cap * sizeof *v->slot);
-        ck_assert(v->k && v->slot);
-    }
-    v->k[v->n] = k;
-    v->slot[v->n++] = slot;
-}
-
-static void keys_free(keys *v)
-{
-    free(v->k);
-    free(v->slot);
-    *v = (keys){0};
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Every pair, i < j: O(n^2). */
-static void oracle_all(const model *m, keys *out)
-{
-    out->n = 0;
-    for (int i = 0; i < m->cap; i++)
-        for (int j = i + 1; j < m->cap; j++)
-            if (oracle_pair(m, i, j))
-                keys_push(out, key_of(i, j), -1);
-}
-
-typedef struct by_x {
-    double x;
-    int id;
-} by_x;
-
-static int cmp_by_x(const void *a, const void *b)
-{
-    double x = ((const by_x *)a)->x, y = ((const by_x *)b)->x;
-    return x < y ? -1 : x > y;
-}
-
-/* The same pairs, faster for big worlds: only pairs whose x spans meet are
- * tested, found from the items sorted by min x. oracle_agrees checks it
- * against oracle_all. */
-static void oracle(const model *m, keys *out)
-{
-    by_x *o = malloc((size_t)m->cap * sizeof *o);
-    ck_assert(o != NULL);
-    int n = 0;
-    for (int i = 0; i < m->cap; i++)
-        if (m->alive[i])
-            o[n++] = (by_x){m->box[i].min.x, i};
-    qsort(o, (size_t)n, sizeof *o, cmp_by_x);
-    out->n = 0;
-    for (int p = 0; p < n; p++)
-        for (int q = p + 1; q < n && o[q].x <= m->box[o[p].id].max.x; q++) {
-            int i = o[p].id < o[q].id ? o[p].id : o[q].id, j = o[p].id ^ o[q].id ^ i;
-            if (oracle_pair(m, i, j))
-                keys_push(out, key_of(i, j), -1);
-        }
-    free(o);
-    qsort(out->k, (size_t)out->n, sizeof *out->k, cmp_u64);
-}
-
-static int find_key(const keys *v, uint64_t k)
-{
-    const uint64_t *hit = v->n ? bsearch(&k, v->k, (size_t)v->n, sizeof *v->k, cmp_u64) : NULL;
-    return hit ? (int)(hit - v->k) : -1;
-}
-
-/* ---- checking one update against the oracle and the previous frame ---- */
-
-typedef struct history {
-    keys prev; /* the last checked list, with slots */
-    keys now, removed;
-    unsigned char *slot_used;
-} history;
-
-static void history_free(history *h)
-{
-    keys_free(&h->prev);
-    keys_free(&h->now);
-    keys_free(&h->removed);
-    free(h->slot_used);
-}
-
-static bool involves_reborn(const model *m, uint64_t k) { return m->reborn[k >> 32] || m->reborn[(uint32_t)k]; }
-
-/* Updates and checks: the list equals the oracle, sorted; added flags mark
- * the pairs that are new or whose item was removed and inserted again; the
- * removed list is the previous pairs that ended that way, with their old
- * slots; continuing pairs keep their slots; live slots are distinct. */
-static void update_and_check(cq_sap *sap, model *m, history *h)
-{
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
-    oracle(m, &h->now);
-    int n = cq_sap_pair_count(sap);
-    ck_assert_int_eq(n, h->now.n);
-    int pcap = cq_sap_pair_capacity(sap);
-    h->slot_used = realloc(h->slot_used, (size_t)pcap);
-    ck_assert(h->slot_used);
-    memset(h->slot_used, 0, (size_t)pcap);
-    /* Check marks a point at every passing ck_assert: the loops test quietly. */
-    for (int k = 0; k < n; k++) {
-        cq_sap_pair p = cq_sap_pair_at(sap, k);
-        uint64_t key = key_of(p.a, p.b);
-        if (key != h->now.k[k])
-            ck_abort_msg("pair %d: got (%d,%d), oracle (%d,%d)", k, p.a, p.b, (int)(h->now.k[k] >> 32),
-                         (int)(uint32_t)h->now.k[k]);
-        if (p.slot < 0 || p.slot >= pcap || h->slot_used[p.slot] || cq_sap_find(sap, p.b, p.a) != p.slot)
-            ck_abort_msg("pair (%d,%d): slot %d reused or not found", p.a, p.b, p.slot);
-        h->slot_used[p.slot] = 1;
-        int before = find_key(&h->prev, key);
-        bool fresh = before < 0 || involves_reborn(m, key);
-        if (p.added != fresh || (!fresh && p.slot != h->prev.slot[before]))
-            ck_abort_msg("pair (%d,%d): added %d, slot %d, before %d", p.a, p.b, p.added, p.slot,
-                         before < 0 ? -1 : h->prev.slot[before]);
-        h->now.slot[k] = p.slot;
-    }
-    h->removed.n = 0;
-    for (int k = 0; k < h->prev.n; k++)
-        if (find_key(&h->now, h->prev.k[k]) < 0 || involves_reborn(m, h->prev.k[k]))
-            keys_push(&h->removed, h->prev.k[k], h->prev.slot[k]);
-    ck_assert_int_eq(cq_sap_removed_count(sap), h->removed.n);
-    for (int k = 0; k < h->removed.n; k++) {
-        cq_sap_pair p = cq_sap_removed_at(sap, k);
-        if (key_of(p.a, p.b) != h->removed.k[k] || p.added || p.slot != h->removed.slot[k])
-            ck_abort_msg("removed %d: (%d,%d) slot %d", k, p.a, p.b, p.slot);
-    }
-    keys t = h->prev;
-    h->prev = h->now;
-    h->now = t;
-    memset(m->reborn, 0, (size_t)m->cap);
-}
 
 /* ---- random worlds ---- */
 
@@ -290,7 +68,7 @@ static void random_filter(tu_rng *rng, uint32_t *layer, uint32_t *mask)
     *mask = r < 0.7 ? 0xffffffffu : r < 0.85 ? ~*layer : (uint32_t)tu_uniform(rng, 0, 8);
 }
 
-static int random_free_id(tu_rng *rng, const model *m)
+static int random_free_id(tu_rng *rng, const sm_model *m)
 {
     for (;;) {
         int id = (int)tu_uniform(rng, 0, m->cap);
@@ -299,7 +77,7 @@ static int random_free_id(tu_rng *rng, const model *m)
     }
 }
 
-static int random_live_id(tu_rng *rng, const model *m)
+static int random_live_id(tu_rng *rng, const sm_model *m)
 {
     for (;;) {
         int id = (int)tu_uniform(rng, 0, m->cap);
@@ -308,17 +86,17 @@ static int random_live_id(tu_rng *rng, const model *m)
     }
 }
 
-static void random_item(tu_rng *rng, const scene *sc, model *m, int id)
+static void random_item(tu_rng *rng, const scene *sc, sm_model *m, int id)
 {
     random_filter(rng, &m->layer[id], &m->mask[id]);
     m->box[id] = random_box(rng, sc);
     m->is_static[id] = tu_uniform(rng, 0, 1) < 0.15;
 }
 
-static void insert_random(cq_sap *sap, model *m, tu_rng *rng, const scene *sc, int id)
+static void insert_random(cq_sap *sap, sm_model *m, tu_rng *rng, const scene *sc, int id)
 {
     random_item(rng, sc, m, id);
-    put(sap, m, id, m->box[id], m->layer[id], m->mask[id], m->is_static[id]);
+    sm_put(sap, m, id, m->box[id], m->layer[id], m->mask[id], m->is_static[id]);
 }
 
 /* The half-spaces z <= -0.8 half (static) and x >= 0.9 half (static), and a
@@ -330,13 +108,13 @@ static cq_aabb slab_at(double y)
     return (cq_aabb){cq_v3(-INFINITY, y, -INFINITY), cq_v3(INFINITY, y + 0.5, INFINITY)};
 }
 
-static void insert_planes(cq_sap *sap, model *m, const scene *sc)
+static void insert_planes(cq_sap *sap, sm_model *m, const scene *sc)
 {
     cq_aabb floor = {cq_v3(-INFINITY, -INFINITY, -INFINITY), cq_v3(INFINITY, INFINITY, -0.8 * sc->half)};
     cq_aabb wall = {cq_v3(0.9 * sc->half, -INFINITY, -INFINITY), cq_v3(INFINITY, INFINITY, INFINITY)};
-    put(sap, m, plane_ids[0], floor, 1, 0xffffffffu, true);
-    put(sap, m, plane_ids[1], wall, 2, 0xffffffffu, true);
-    put(sap, m, plane_ids[2], slab_at(0), 1, 0xffffffffu, false);
+    sm_put(sap, m, plane_ids[0], floor, 1, 0xffffffffu, true);
+    sm_put(sap, m, plane_ids[1], wall, 2, 0xffffffffu, true);
+    sm_put(sap, m, plane_ids[2], slab_at(0), 1, 0xffffffffu, false);
 }
 
 static bool is_plane(int id) { return id <= plane_ids[2]; }
@@ -351,52 +129,52 @@ typedef struct run_cfg {
  * the slab sweeps along y, and now and then items come and go (ids
  * reused, sometimes removed and inserted again in the same frame), a
  * filter changes, a static moves, or a batch of 40 arrives at once. */
-static void random_frame(cq_sap *sap, model *m, tu_rng *rng, const scene *sc, cq_vec3 *vel, int frame)
+static void random_frame(cq_sap *sap, sm_model *m, tu_rng *rng, const scene *sc, cq_vec3 *vel, int frame)
 {
     for (int id = plane_ids[2] + 1; id < m->cap; id++) {
         if (!m->alive[id] || m->is_static[id])
             continue;
         double r = tu_uniform(rng, 0, 1);
         if (r < 0.002)
-            shift(sap, m, id, random_box(rng, sc));
+            sm_shift(sap, m, id, random_box(rng, sc));
         else if (r < 0.01)
-            shift(sap, m, id, (cq_aabb){m->box[id].min, cq_add(m->box[id].max, cq_v3(0.1, 0, 0.2))});
+            sm_shift(sap, m, id, (cq_aabb){m->box[id].min, cq_add(m->box[id].max, cq_v3(0.1, 0, 0.2))});
         else if (r < 0.85)
-            shift(sap, m, id, drift(sc, m->box[id], &vel[id]));
+            sm_shift(sap, m, id, drift(sc, m->box[id], &vel[id]));
         else if (r < 0.9) /* the same box again: a no-op */
-            shift(sap, m, id, m->box[id]);
+            sm_shift(sap, m, id, m->box[id]);
     }
-    shift(sap, m, plane_ids[2], slab_at(sc->half * sin(frame * 0.05)));
+    sm_shift(sap, m, plane_ids[2], slab_at(sc->half * sin(frame * 0.05)));
     int churn = (int)tu_uniform(rng, 0, 4);
     for (int k = 0; k < churn; k++) {
         double r = tu_uniform(rng, 0, 1);
         if (r < 0.3) {
             int id = random_live_id(rng, m);
             if (!is_plane(id))
-                drop(sap, m, id);
+                sm_drop(sap, m, id);
         } else if (r < 0.6) {
             insert_random(sap, m, rng, sc, random_free_id(rng, m));
         } else if (r < 0.7) {
             int id = random_live_id(rng, m);
             if (!is_plane(id)) {
-                drop(sap, m, id);
+                sm_drop(sap, m, id);
                 insert_random(sap, m, rng, sc, id);
             }
         } else if (r < 0.85) {
             uint32_t layer, mask;
             random_filter(rng, &layer, &mask);
-            refilter(sap, m, random_live_id(rng, m), layer, mask);
+            sm_refilter(sap, m, random_live_id(rng, m), layer, mask);
         } else {
             int id = random_live_id(rng, m);
             if (m->is_static[id] && !is_plane(id))
-                shift(sap, m, id, random_box(rng, sc));
+                sm_shift(sap, m, id, random_box(rng, sc));
         }
     }
     if (frame % 97 == 96)
         for (int k = 0; k < 40; k++) {
             int id = random_live_id(rng, m);
             if (!is_plane(id))
-                drop(sap, m, id);
+                sm_drop(sap, m, id);
             insert_random(sap, m, rng, sc, random_free_id(rng, m));
         }
 }
@@ -404,7 +182,7 @@ static void random_frame(cq_sap *sap, model *m, tu_rng *rng, const scene *sc, cq
 static cq_sap_stats run_random(const run_cfg *cfg)
 {
     tu_rng rng = {cfg->seed};
-    model m = model_make(cfg->items + cfg->items / 10);
+    sm_model m = sm_model_make(cfg->items + cfg->items / 10);
     cq_vec3 *vel = malloc((size_t)m.cap * sizeof *vel);
     ck_assert(vel);
     for (int id = 0; id < m.cap; id++)
@@ -414,17 +192,17 @@ static cq_sap_stats run_random(const run_cfg *cfg)
     insert_planes(sap, &m, &cfg->sc);
     for (int id = plane_ids[2] + 1; id < cfg->items; id++)
         insert_random(sap, &m, &rng, &cfg->sc, id);
-    history h = {0};
-    update_and_check(sap, &m, &h);
+    sm_history h = {0};
+    sm_update_and_check(sap, &m, &h);
     for (int frame = 0; frame < cfg->frames; frame++) {
         random_frame(sap, &m, &rng, &cfg->sc, vel, frame);
-        update_and_check(sap, &m, &h);
+        sm_update_and_check(sap, &m, &h);
     }
     cq_sap_stats st = cq_sap_get_stats(sap);
     cq_sap_destroy(sap);
-    history_free(&h);
+    sm_history_free(&h);
     free(vel);
-    model_free(&m);
+    sm_model_free(&m);
     return st;
 }
 
@@ -450,22 +228,22 @@ START_TEST(test_oracle_agrees)
 {
     tu_rng rng = {77};
     scene sc = {4, 0.25, 1};
-    model m = model_make(600);
+    sm_model m = sm_model_make(600);
     cq_sap *sap;
     ck_assert_int_eq(cq_sap_create(600, &sap), CQ_OK);
     insert_planes(sap, &m, &sc);
     for (int id = 3; id < 600; id++)
         insert_random(sap, &m, &rng, &sc, id);
-    keys all = {0}, pruned = {0};
-    oracle_all(&m, &all);
-    oracle(&m, &pruned);
+    sm_keys all = {0}, pruned = {0};
+    sm_oracle_all(&m, &all);
+    sm_oracle(&m, &pruned);
     ck_assert_int_gt(all.n, 1000);
     ck_assert_int_eq(all.n, pruned.n);
     ck_assert(memcmp(all.k, pruned.k, (size_t)all.n * sizeof *all.k) == 0);
-    keys_free(&all);
-    keys_free(&pruned);
+    sm_keys_free(&all);
+    sm_keys_free(&pruned);
     cq_sap_destroy(sap);
-    model_free(&m);
+    sm_model_free(&m);
 }
 END_TEST
 
@@ -676,30 +454,30 @@ static cq_sap_stats static_run(int statics, bool check)
     tu_rng rng = {4242};
     scene sc = {8, 0, 0.6};
     int dyn = 800, cap = dyn + 3000;
-    model m = model_make(cap);
+    sm_model m = sm_model_make(cap);
     cq_vec3 *vel = malloc((size_t)dyn * sizeof *vel);
     ck_assert(vel);
     cq_sap *sap;
     ck_assert_int_eq(cq_sap_create(cap, &sap), CQ_OK);
     for (int id = 0; id < dyn; id++) {
-        put(sap, &m, id, random_box(&rng, &sc), 1, 0xffffffffu, false);
+        sm_put(sap, &m, id, random_box(&rng, &sc), 1, 0xffffffffu, false);
         vel[id] = cq_v3(tu_uniform(&rng, -3, 3), tu_uniform(&rng, -3, 3), tu_uniform(&rng, -3, 3));
     }
     tu_rng srng = {99};
     for (int id = dyn; id < dyn + statics; id++)
-        put(sap, &m, id, random_box(&srng, &sc), 1, 0xffffffffu, true);
-    history h = {0};
+        sm_put(sap, &m, id, random_box(&srng, &sc), 1, 0xffffffffu, true);
+    sm_history h = {0};
     if (check)
-        update_and_check(sap, &m, &h);
+        sm_update_and_check(sap, &m, &h);
     else
         ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
     uint64_t rebuilds = cq_sap_get_stats(sap).static_rebuilds, swaps = cq_sap_get_stats(sap).swaps;
     ck_assert_int_eq((int)swaps, 0);
     for (int frame = 0; frame < 300; frame++) {
         for (int id = 0; id < dyn; id++)
-            shift(sap, &m, id, drift(&sc, m.box[id], &vel[id]));
+            sm_shift(sap, &m, id, drift(&sc, m.box[id], &vel[id]));
         if (check)
-            update_and_check(sap, &m, &h);
+            sm_update_and_check(sap, &m, &h);
         else
             ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
         for (int k = 0; check && k < cq_sap_pair_count(sap); k++)
@@ -709,9 +487,9 @@ static cq_sap_stats static_run(int statics, bool check)
     cq_sap_stats st = cq_sap_get_stats(sap);
     ck_assert(st.static_rebuilds == rebuilds);
     cq_sap_destroy(sap);
-    history_free(&h);
+    sm_history_free(&h);
     free(vel);
-    model_free(&m);
+    sm_model_free(&m);
     return st;
 }
 
@@ -728,7 +506,7 @@ END_TEST
 /* The same final world reached by different insertion orders, with detours
  * (wrong boxes first, removed and reinserted ids, filter flips, updates in
  * between), gives the same sorted list, byte for byte. */
-static void build_shuffled(cq_sap *sap, const model *final, uint64_t seed, bool detours)
+static void build_shuffled(cq_sap *sap, const sm_model *final, uint64_t seed, bool detours)
 {
     tu_rng rng = {seed};
     int n = final->cap;
@@ -772,13 +550,13 @@ START_TEST(test_insertion_order)
 {
     tu_rng rng = {2024};
     scene sc = {5, 0.25, 0.75};
-    model m = model_make(1500);
+    sm_model m = sm_model_make(1500);
     for (int id = 0; id < m.cap; id++) {
         random_item(&rng, &sc, &m, id);
         m.alive[id] = true;
     }
-    keys want = {0};
-    oracle(&m, &want);
+    sm_keys want = {0};
+    sm_oracle(&m, &want);
     ck_assert_int_gt(want.n, 1000);
     uint64_t *first = NULL;
     for (int run = 0; run < 4; run++) {
@@ -790,7 +568,7 @@ START_TEST(test_insertion_order)
         uint64_t *got = malloc((size_t)n * sizeof *got);
         ck_assert(got);
         for (int k = 0; k < n; k++)
-            got[k] = key_of(cq_sap_pair_at(sap, k).a, cq_sap_pair_at(sap, k).b);
+            got[k] = sm_key(cq_sap_pair_at(sap, k).a, cq_sap_pair_at(sap, k).b);
         ck_assert(memcmp(got, want.k, (size_t)n * sizeof *got) == 0);
         if (first) {
             ck_assert(memcmp(got, first, (size_t)n * sizeof *got) == 0);
@@ -801,8 +579,8 @@ START_TEST(test_insertion_order)
         cq_sap_destroy(sap);
     }
     free(first);
-    keys_free(&want);
-    model_free(&m);
+    sm_keys_free(&want);
+    sm_model_free(&m);
 }
 END_TEST
 
@@ -854,12 +632,12 @@ static void probe_free(void *ptr, size_t size, void *ctx)
     free(ptr);
 }
 
-static void snapshot(const cq_sap *sap, keys *out)
+static void snapshot(const cq_sap *sap, sm_keys *out)
 {
     out->n = 0;
     for (int k = 0; k < cq_sap_pair_count(sap); k++) {
         cq_sap_pair p = cq_sap_pair_at(sap, k);
-        keys_push(out, key_of(p.a, p.b), p.slot);
+        sm_keys_push(out, sm_key(p.a, p.b), p.slot);
     }
 }
 
@@ -882,7 +660,7 @@ START_TEST(test_alloc_failure)
         ck_assert_int_eq(cq_sap_insert(sap, id, &b, 1, 1, false), CQ_OK);
     }
     ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
-    keys before = {0}, after = {0};
+    sm_keys before = {0}, after = {0};
     snapshot(sap, &before);
     ck_assert_int_eq(before.n, 7);
 
@@ -927,8 +705,8 @@ START_TEST(test_alloc_failure)
     cq_sap_destroy(sap);
     ck_assert_int_eq(cq_alloc_bytes(), base);
     cq_set_allocator(NULL);
-    keys_free(&before);
-    keys_free(&after);
+    sm_keys_free(&before);
+    sm_keys_free(&after);
 }
 END_TEST
 

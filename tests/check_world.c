@@ -9,6 +9,7 @@
 
 #include "cq/alloc.h"
 #include "cq/hull.h"
+#include "cq/mesh.h"
 #include "world_oracle.h"
 
 Suite *world_suite(void);
@@ -354,6 +355,83 @@ START_TEST(test_hull_ownership)
 }
 END_TEST
 
+/* A square of side 2 s in the z = 0 plane, as two triangles. */
+static cq_mesh *square_mesh(double s)
+{
+    cq_vec3 v[4] = {cq_v3(-s, -s, 0), cq_v3(s, -s, 0), cq_v3(s, s, 0), cq_v3(-s, s, 0)};
+    int t[2][3] = {{0, 1, 2}, {0, 2, 3}};
+    cq_mesh *m = NULL;
+    ck_assert_int_eq(cq_mesh_build(v, 4, (const int(*)[3])t, 2, &m), CQ_OK);
+    return m;
+}
+
+static cq_shape mesh_of(const cq_mesh *m) { return (cq_shape){.type = CQ_MESH, .mesh = {m}}; }
+
+/* Meshes follow the hulls' rules. Oracles: the tracking allocator says
+ * which meshes are live (a mesh is the start of its block; a double free
+ * aborts), and the allocator's byte counter must not move on a rejected
+ * batch and must return to its baseline when the world is destroyed. */
+START_TEST(test_mesh_ownership)
+{
+    tracker t = {.n = 0};
+    cq_set_allocator(&(cq_allocator){track_alloc, track_free, &t});
+    size_t base = cq_alloc_bytes();
+    cq_world *w = make_world(0, 4);
+    cq_mesh *m[4];
+    for (int k = 0; k < 4; k++)
+        m[k] = square_mesh(k + 1);
+    cq_xform o = wo_at(0, 0, 0);
+    cq_vec3 z = cq_v3(0, 0, 0);
+    int bad;
+
+    /* Rejected: nothing freed, the caller keeps the mesh. */
+    size_t bytes = cq_alloc_bytes();
+    cq_world_op rej[] = {wo_upsert("a", mesh_of(m[0]), o, z, 1, 1), wo_remove("none")};
+    ck_assert_int_eq(cq_world_apply(w, rej, 2, &bad), CQ_ENOT_FOUND);
+    ck_assert_int_eq(bad, 1);
+    ck_assert_int_eq(cq_alloc_bytes(), bytes);
+    ck_assert(is_live(&t, m[0]));
+
+    /* One mesh for two ids, in one batch or against a stored one the batch
+     * touches: refused, blamed on the later upsert, nothing freed. */
+    cq_world_op twice[] = {wo_upsert("a", mesh_of(m[0]), o, z, 1, 1), wo_upsert("b", mesh_of(m[0]), o, z, 1, 1)};
+    ck_assert_int_eq(cq_world_apply(w, twice, 2, &bad), CQ_ERANGE);
+    ck_assert_int_eq(bad, 1);
+    ck_assert_int_eq(cq_alloc_bytes(), bytes);
+    wo_apply(w, twice, 1);
+    bytes = cq_alloc_bytes();
+    cq_world_op again[] = {wo_move("a", wo_at(1, 0, 0), z), wo_upsert("b", mesh_of(m[0]), o, z, 1, 1)};
+    ck_assert_int_eq(cq_world_apply(w, again, 2, &bad), CQ_ERANGE);
+    ck_assert_int_eq(bad, 1);
+    ck_assert_int_eq(cq_alloc_bytes(), bytes);
+    ck_assert_int_eq(cq_world_count(w), 1);
+
+    /* Upserting a's own mesh again keeps it; replacing it frees it. */
+    cq_world_op same = wo_upsert("a", mesh_of(m[0]), wo_at(2, 0, 0), z, 1, 1);
+    wo_apply(w, &same, 1);
+    ck_assert(is_live(&t, m[0]));
+    cq_world_op replace = wo_upsert("a", mesh_of(m[1]), o, z, 1, 1);
+    wo_apply(w, &replace, 1);
+    ck_assert(!is_live(&t, m[0]) && is_live(&t, m[1]));
+    /* A mesh replaced by a hull, and the hull by a mesh. */
+    cq_hull *h = cube_hull(1);
+    cq_world_op to_hull[] = {wo_upsert("a", convex_of(h), o, z, 1, 1), wo_upsert("b", mesh_of(m[2]), o, z, 1, 1)};
+    wo_apply(w, to_hull, 2);
+    ck_assert(!is_live(&t, m[1]) && is_live(&t, h) && is_live(&t, m[2]));
+    cq_world_op to_mesh = wo_upsert("a", mesh_of(m[3]), o, z, 1, 1);
+    wo_apply(w, &to_mesh, 1);
+    ck_assert(!is_live(&t, h) && is_live(&t, m[3]));
+    /* Removing b frees its mesh; destroying the world frees a's. */
+    cq_world_op rm = wo_remove("b");
+    wo_apply(w, &rm, 1);
+    ck_assert(!is_live(&t, m[2]) && is_live(&t, m[3]));
+    cq_world_destroy(w);
+    ck_assert_int_eq(cq_alloc_bytes(), base);
+    ck_assert_int_eq(t.n, 0);
+    cq_set_allocator(NULL);
+}
+END_TEST
+
 /* Every allocation a batch makes fails in turn: the batch then reports
  * CQ_ENO_MEMORY and the world is unchanged, or it succeeds completely
  * (derived structures may be stale until the next mutation). */
@@ -574,6 +652,7 @@ Suite *world_suite(void)
     tcase_add_test(batch, test_ops_in_order);
     tcase_add_test(batch, test_capacity_growth);
     tcase_add_test(batch, test_hull_ownership);
+    tcase_add_test(batch, test_mesh_ownership);
     tcase_add_test(batch, test_alloc_failure);
     suite_add_tcase(s, batch);
     TCase *bp = tcase_create("broadphase");

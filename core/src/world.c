@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cq/alloc.h"
+#include "cq/mesh.h"
 #include "world_internal.h"
 
 /* A refit tree is rebuilt once its SAH cost passes this multiple of the cost
@@ -201,13 +202,21 @@ int cq_world_create(const cq_world_settings *settings, cq_world **out)
     return CQ_OK;
 }
 
+void world_owned_free(cq_shape_type t, const void *block)
+{
+    if (t == CQ_CONVEX)
+        cq_hull_free((cq_hull *)block);
+    else if (t == CQ_MESH)
+        cq_mesh_free((cq_mesh *)block);
+}
+
 void cq_world_destroy(cq_world *w)
 {
     if (!w)
         return;
     for (int slot = 0; slot < w->cap; slot++)
-        if (w->e[slot].alive && w->e[slot].body.shape.type == CQ_CONVEX)
-            cq_hull_free((cq_hull *)w->e[slot].body.shape.convex.hull);
+        if (w->e[slot].alive)
+            world_owned_free(w->e[slot].body.shape.type, world_owned(&w->e[slot].body.shape));
     cq_sap_destroy(w->sap);
     cq_bvh_free(&w->bvh);
     world_batch_release(w);

@@ -22,10 +22,12 @@ typedef struct batch_rec {
     bool present;
 } batch_rec;
 
-typedef struct hull_ref {
-    const cq_hull *hull;
-    int32_t op; /* the upsert that gave it, -1: stored */
-} hull_ref;
+/* A hull or mesh a shape refers to (see world_owned). */
+typedef struct owned_ref {
+    const void *block;
+    cq_shape_type type; /* picks the free function */
+    int32_t op;         /* the upsert that gave it, -1: stored */
+} owned_ref;
 
 /* The scratch of one batch, carved from w->batch_block. */
 typedef struct batch {
@@ -33,8 +35,8 @@ typedef struct batch {
     int n;            /* records */
     int32_t *ntable;  /* new registrations by id: record or -1 */
     uint32_t nmask;
-    hull_ref *finals; /* hulls the batch leaves in use */
-    const cq_hull **cands; /* hulls the batch may leave unused */
+    owned_ref *finals; /* hulls and meshes the batch leaves in use */
+    owned_ref *cands;  /* hulls and meshes the batch may leave unused */
     int32_t *fresh;   /* slots of new registrations */
 } batch;
 
@@ -195,72 +197,70 @@ static void apply_to_rec(batch_rec *rec, const cq_world_op *op, int i)
     }
 }
 
-/* ---- hull ownership ---- */
+/* ---- ownership of hulls and meshes ---- */
 
-static bool hull_ref_less(const void *x, const void *y, const void *ctx)
+static bool owned_less(const void *x, const void *y, const void *ctx)
 {
     (void)ctx;
-    const hull_ref *p = x, *q = y;
-    return (uintptr_t)p->hull < (uintptr_t)q->hull || (p->hull == q->hull && p->op < q->op);
+    const owned_ref *p = x, *q = y;
+    return (uintptr_t)p->block < (uintptr_t)q->block || (p->block == q->block && p->op < q->op);
 }
 
-static bool hull_less(const void *x, const void *y, const void *ctx)
+static void add_ref(owned_ref *refs, int *n, const cq_shape *s, int32_t op)
 {
-    (void)ctx;
-    return (uintptr_t) * (const cq_hull *const *)x < (uintptr_t) * (const cq_hull *const *)y;
+    if (world_owned(s))
+        refs[(*n)++] = (owned_ref){world_owned(s), s->type, op};
 }
 
-static const cq_hull *hull_of(const cq_shape *s) { return s->type == CQ_CONVEX ? s->convex.hull : NULL; }
-
-/* Collects the hulls the batch leaves in use (sorted) and those it may
- * leave unused; a hull in use by two registrations is an error, blamed on
+/* Collects the blocks the batch leaves in use (sorted) and those it may
+ * leave unused; a block in use by two registrations is an error, blamed on
  * the later upsert. Returns the candidate count, or -1 - op. */
-static int gather_hulls(const cq_world *w, batch *b, const cq_world_op *ops, int count, int *nfinal)
+static int gather_owned(const cq_world *w, batch *b, const cq_world_op *ops, int count, int *nfinal)
 {
     int nf = 0, nc = 0;
-    for (int i = 0; i < count; i++) /* every upsert's hull, superseded ones too */
-        if (ops[i].kind == CQ_WORLD_UPSERT && hull_of(&ops[i].shape))
-            b->cands[nc++] = hull_of(&ops[i].shape);
+    for (int i = 0; i < count; i++) /* every upsert's block, superseded ones too */
+        if (ops[i].kind == CQ_WORLD_UPSERT)
+            add_ref(b->cands, &nc, &ops[i].shape, i);
     for (int r = 0; r < b->n; r++) {
         const batch_rec *rec = &b->rec[r];
-        const cq_hull *stored = rec->slot >= 0 ? hull_of(&w->e[rec->slot].body.shape) : NULL;
+        const cq_shape *stored = rec->slot >= 0 ? &w->e[rec->slot].body.shape : NULL;
         if (stored && (rec->upsert >= 0 || !rec->present))
-            b->cands[nc++] = stored;
+            add_ref(b->cands, &nc, stored, -1);
         if (!rec->present)
             continue;
         if (rec->upsert < 0 && stored)
-            b->finals[nf++] = (hull_ref){stored, -1};
-        else if (rec->upsert >= 0 && hull_of(&ops[rec->upsert].shape))
-            b->finals[nf++] = (hull_ref){hull_of(&ops[rec->upsert].shape), rec->upsert};
+            add_ref(b->finals, &nf, stored, -1);
+        else if (rec->upsert >= 0)
+            add_ref(b->finals, &nf, &ops[rec->upsert].shape, rec->upsert);
     }
-    world_heapsort(b->finals, (size_t)nf, sizeof *b->finals, hull_ref_less, NULL);
+    world_heapsort(b->finals, (size_t)nf, sizeof *b->finals, owned_less, NULL);
     for (int k = 1; k < nf; k++)
-        if (b->finals[k].hull == b->finals[k - 1].hull)
+        if (b->finals[k].block == b->finals[k - 1].block)
             return -1 - b->finals[k].op;
     *nfinal = nf;
     return nc;
 }
 
-static bool in_finals(const batch *b, int nf, const cq_hull *h)
+static bool in_finals(const batch *b, int nf, const void *block)
 {
     int lo = 0, hi = nf;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if ((uintptr_t)b->finals[mid].hull < (uintptr_t)h)
+        if ((uintptr_t)b->finals[mid].block < (uintptr_t)block)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < nf && b->finals[lo].hull == h;
+    return lo < nf && b->finals[lo].block == block;
 }
 
 /* Frees the candidates not in use, each once. */
-static void free_hulls(batch *b, int nc, int nf)
+static void free_owned(batch *b, int nc, int nf)
 {
-    world_heapsort(b->cands, (size_t)nc, sizeof *b->cands, hull_less, NULL);
+    world_heapsort(b->cands, (size_t)nc, sizeof *b->cands, owned_less, NULL);
     for (int k = 0; k < nc; k++)
-        if ((k == 0 || b->cands[k] != b->cands[k - 1]) && !in_finals(b, nf, b->cands[k]))
-            cq_hull_free((cq_hull *)b->cands[k]);
+        if ((k == 0 || b->cands[k].block != b->cands[k - 1].block) && !in_finals(b, nf, b->cands[k].block))
+            world_owned_free(b->cands[k].type, b->cands[k].block);
 }
 
 /* ---- commit: nothing below can fail ---- */
@@ -408,7 +408,7 @@ static void commit(cq_world *w, batch *b, const cq_world_op *ops, int nc, int nf
     if (members)
         for (int k = 0; k < w->count; k++)
             w->e[w->order[k]].rank = k;
-    free_hulls(b, nc, nf);
+    free_owned(b, nc, nf);
     w->sap_dirty |= members || moved;
     world_finish(w, moved, members);
 }
@@ -452,7 +452,7 @@ int cq_world_apply(cq_world *w, const cq_world_op *ops, int count, int *bad_op)
     memset(b.ntable, 0xff, ((size_t)b.nmask + 1) * sizeof *b.ntable);
     int nf = 0, nc = 0;
     rc = check_all(w, &b, ops, count, bad_op);
-    if (rc == CQ_OK && (nc = gather_hulls(w, &b, ops, count, &nf)) < 0) {
+    if (rc == CQ_OK && (nc = gather_owned(w, &b, ops, count, &nf)) < 0) {
         *bad_op = -1 - nc;
         rc = CQ_ERANGE;
     }

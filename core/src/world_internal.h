@@ -146,6 +146,18 @@ static inline cq_world_handle world_handle(const cq_world *w, int slot)
     return (cq_world_handle){(uint32_t)slot, w->e[slot].generation};
 }
 
+/* The heap block a shape refers to and a world owns once a batch stores the
+ * shape (a convex shape's hull, a mesh shape's mesh), or NULL. */
+static inline const void *world_owned(const cq_shape *s)
+{
+    if (s->type == CQ_CONVEX)
+        return s->convex.hull;
+    return s->type == CQ_MESH ? (const void *)s->mesh.mesh : NULL;
+}
+
+/* world.c: frees a block world_owned gave for a shape of type t. */
+void world_owned_free(cq_shape_type t, const void *block);
+
 /* Planes and meshes are static: never swept, never moved by velocity. */
 static inline bool world_static_type(cq_shape_type t) { return t == CQ_PLANE || t == CQ_MESH; }
 

@@ -12,9 +12,12 @@
 ///
 /// Memory: storage is preallocated from the settings' capacity and grows only
 /// inside a mutation, each growth counted in cq_world_stats.grows. A convex
-/// shape's hull (cq_hull_build) passed in an upsert belongs to the world once
-/// the batch succeeds (freed when replaced, removed, or with the world); when
-/// the batch is rejected the caller keeps it.
+/// shape's hull (cq_hull_build) or a mesh shape's mesh (cq_mesh_build)
+/// passed in an upsert belongs to the world once the batch succeeds (freed
+/// with cq_hull_free / cq_mesh_free when replaced, removed, or with the
+/// world, including one a later upsert of the same batch superseded); when
+/// the batch is rejected the caller keeps it. Either may be given for one id
+/// only.
 #ifndef CQ_WORLD_H
 #define CQ_WORLD_H
 
@@ -58,7 +61,7 @@ static inline uint64_t cq_world_handle_pack(cq_world_handle h) { return (uint64_
 
 /// What the world stores per shape.
 typedef struct cq_world_body {
-    cq_shape shape;    ///< a convex shape's hull is owned by the world
+    cq_shape shape;    ///< a convex shape's hull or a mesh shape's mesh is owned by the world
     cq_xform pose;
     cq_vec3 velocity;  ///< world units per second; planes are static and never move by it
     uint32_t layer;    ///< bit set
@@ -107,7 +110,7 @@ typedef struct cq_world cq_world;
 /// is NULL on failure.
 int cq_world_create(const cq_world_settings *settings, cq_world **out);
 
-/// Frees the world and every hull it owns; NULL is ignored.
+/// Frees the world and every hull and mesh it owns; NULL is ignored.
 void cq_world_destroy(cq_world *world);
 
 /// The settings in force (defaults filled in).
@@ -121,16 +124,16 @@ int cq_world_configure(cq_world *world, const cq_world_settings *settings);
 /// Mutation: applies ops[0..count) all or nothing. Every op is checked first,
 /// in order, against the state the earlier ops of the batch leave (an op may
 /// refer to an id created or removed earlier in the batch). On any failure
-/// nothing changes, the caller keeps its hulls, and *bad_op is the index of
+/// nothing changes, the caller keeps its hulls and meshes, and *bad_op is the index of
 /// the first failing op (-1 when no op is to blame: CQ_ENO_MEMORY, CQ_ERANGE
 /// for a bad count or past CQ_WORLD_MAX_SHAPES). Failures: CQ_ENOT_FOUND
 /// (move or remove of an absent id, or a stale handle), CQ_ERANGE (bad id or
-/// kind, an upsert without id, a hull given for two ids: blamed on the later
-/// upsert), a shape's cq_shape_validate status, CQ_ENOT_FINITE (pose or
+/// kind, an upsert without id, a hull or mesh given for two ids: blamed on
+/// the later upsert), a shape's cq_shape_validate status, CQ_ENOT_FINITE (pose or
 /// velocity), CQ_ENOT_UNIT / CQ_ENOT_ORTHOGONAL / CQ_EMIRROR (rotation
 /// columns not orthonormal within 1e-9, or a mirror), CQ_ENO_MEMORY. A hull
-/// that the world already owns under another, untouched id is not detected:
-/// never pass one hull twice.
+/// or mesh that the world already owns under another, untouched id is not
+/// detected: never pass one twice.
 /// After the registry changed, the broadphase is updated and the BVH refit
 /// or rebuilt; if those run out of memory the batch still succeeds, the
 /// stats say which is stale, and the next mutation retries.
@@ -142,7 +145,7 @@ int cq_world_count(const cq_world *world);
 /// The handle of the shape registered under id. CQ_ENOT_FOUND.
 int cq_world_find(const cq_world *world, const char *id, cq_world_handle *out);
 
-/// A shape's stored body (its hull stays the world's). CQ_ENOT_FOUND for a
+/// A shape's stored body (its hull or mesh stays the world's). CQ_ENOT_FOUND for a
 /// stale handle.
 int cq_world_get(const cq_world *world, cq_world_handle handle, cq_world_body *out);
 
