@@ -10,8 +10,11 @@ WARN     := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes
 ifdef CI
 WARN     += -Werror
 endif
-ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fvisibility=hidden $(WARN) $(CFLAGS) $(SANITIZE) -Icore/include -Icore/src
+ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fvisibility=hidden $(WARN) $(CFLAGS) $(SANITIZE) \
+             -Icore/include -Icore/src -Iproto/include
 LDLIBS   := -lm -pthread
+PKG_CFLAGS = $(shell pkg-config --cflags jansson libmicrohttpd libuv 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs jansson libmicrohttpd libuv 2>/dev/null)
 
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PKGS := gcc libc6-dev make pkg-config python3 check \
@@ -20,6 +23,16 @@ DEB_PKGS := gcc libc6-dev make pkg-config python3 check \
 CORE_SRC  := $(sort $(wildcard core/src/*.c))
 CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)
 LIBCQ     := $(BUILD)/libcq.a
+
+PROTO_SRC := $(sort $(wildcard proto/src/*.c))
+PROTO_OBJ := $(PROTO_SRC:%.c=$(BUILD)/%.o)
+LIBCQP    := $(BUILD)/libcqp.a
+
+# The server minus main() is a library too, so unit tests can link it.
+SERVER_SRC := $(filter-out server/main.c,$(sort $(wildcard server/*.c)))
+SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/openapi.o
+LIBCQD     := $(BUILD)/libcqd.a
+DAEMON     := $(BUILD)/collisiond
 
 TEST_SRC  := $(sort $(wildcard tests/*.c))
 TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o)
@@ -39,14 +52,15 @@ RAYS_FILE  := $(DATA)/rays-100000-99.txt
 
 .PHONY: all deps test asan bench run clean help
 
-all: $(LIBCQ) $(BENCH_BIN)
+all: $(LIBCQ) $(LIBCQP) $(DAEMON) $(BENCH_BIN)
 
 help:
-	@echo "make            build $(LIBCQ) and $(BENCH_BIN)"
+	@echo "make            build $(LIBCQ), $(LIBCQP), $(DAEMON) and $(BENCH_BIN)"
 	@echo "make deps       install the Debian packages the build needs (only the missing ones)"
-	@echo "make test       build and run every Check suite"
-	@echo "make asan       the same suites under AddressSanitizer and UBSan"
+	@echo "make test       build, run the end-to-end tests against the daemon, then every Check suite"
+	@echo "make asan       the same tests with everything built under AddressSanitizer and UBSan"
 	@echo "make bench      run the in-process benchmarks (pairs, then the 10,000-box world)"
+	@echo "make bench-http POST /v1/pair under wrk, collisiond vs nginx; contacts latency over HTTP"
 	@echo "make run        start the daemon on 127.0.0.1:7878 (data in ./var)"
 
 deps:
@@ -63,14 +77,43 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Itests -MMD -MP -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) $(CHECK_CFLAGS) -Itests -Iserver -MMD -MP -c $< -o $@
+
+$(BUILD)/proto/%.o: proto/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/server/%.o: server/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) -Iserver -MMD -MP -c $< -o $@
 
 $(LIBCQ): $(CORE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(TEST_BIN): $(TEST_OBJ) $(LIBCQ)
-	$(CC) $(SANITIZE) -o $@ $(TEST_OBJ) $(LIBCQ) $(CHECK_LIBS) $(LDLIBS)
+$(LIBCQP): $(PROTO_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(LIBCQD): $(SERVER_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+# The OpenAPI document is compiled in, so the binary serves what docs/ says.
+$(BUILD)/gen/openapi.c: docs/openapi.json
+	@mkdir -p $(dir $@)
+	$(PYTHON) -c 'import sys; d = open(sys.argv[1], "rb").read(); \
+	  print("#include <stddef.h>\nconst char cqd_openapi_json[] = {" + ",".join(str(b) for b in d) + ",0};"); \
+	  print("const size_t cqd_openapi_len = %d;" % len(d))' $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/openapi.o: $(BUILD)/gen/openapi.c
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(DAEMON): $(BUILD)/server/main.o $(LIBCQD) $(LIBCQP) $(LIBCQ)
+	$(CC) $(SANITIZE) -o $@ $(BUILD)/server/main.o $(LIBCQD) $(LIBCQP) $(LIBCQ) $(PKG_LIBS) $(LDLIBS)
+
+$(TEST_BIN): $(TEST_OBJ) $(LIBCQD) $(LIBCQP) $(LIBCQ)
+	$(CC) $(SANITIZE) -o $@ $(TEST_OBJ) $(LIBCQD) $(LIBCQP) $(LIBCQ) $(PKG_LIBS) $(CHECK_LIBS) $(LDLIBS)
 
 $(BENCH_BIN): $(BENCH_OBJ) $(LIBCQ)
 	$(CC) $(SANITIZE) -o $@ $(BENCH_OBJ) $(LIBCQ) $(LDLIBS)
@@ -89,14 +132,17 @@ $(RAYS_FILE): $(SCENE_FILE)
 	$(PYTHON) $(SHARED)/bench/gen.py rays 100000 99 $$(head -n 1 $(SCENE_FILE) | cut -d' ' -f1) > $@.tmp && mv $@.tmp $@
 
 # Every suite runs in one runner so the run ends with Check's one summary line.
+# The end-to-end tests start the real daemon on ephemeral loopback ports.
 test: deps
-	@$(MAKE) --no-print-directory $(TEST_BIN) $(PAIRS_FILE)
+	@$(MAKE) --no-print-directory $(TEST_BIN) $(DAEMON) $(PAIRS_FILE)
+	$(PYTHON) tests/e2e/run.py $(DAEMON)
 	CK_FORK=yes CQ_PAIRS_FILE=$(PAIRS_FILE) $(TEST_BIN)
 
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build/asan \
 	  SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-	  build/asan/check_all build/asan/data/pairs-10000-11423.txt
+	  build/asan/check_all build/asan/collisiond build/asan/data/pairs-10000-11423.txt
+	ASAN_OPTIONS=detect_leaks=1 $(PYTHON) tests/e2e/run.py build/asan/collisiond
 	CK_FORK=yes CQ_PAIRS_FILE=build/asan/data/pairs-10000-11423.txt \
 	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/check_all
 
@@ -104,10 +150,21 @@ bench: $(BENCH_BIN) $(PAIRS_FILE) $(SCENE_FILE) $(RAYS_FILE)
 	$(BENCH_BIN) pairs $(PAIRS_FILE)
 	$(BENCH_BIN) world $(SCENE_FILE) $(RAYS_FILE) 100
 
+# Only the HTTP benchmark needs these, so `make deps` leaves them out.
+BENCH_DEB_PKGS := wrk nginx
+
+.PHONY: bench-http
+bench-http: deps
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(BENCH_DEB_PKGS)"
+	@$(MAKE) --no-print-directory $(DAEMON) $(SCENE_FILE)
+	bench/http/run.sh $(DAEMON) $(SCENE_FILE)
+
 run: deps
-	@echo "collisiond: the server is not built yet (the daemon lands with issue 5); 'make test' runs the core suites."
+	@$(MAKE) --no-print-directory $(DAEMON)
+	@mkdir -p var
+	$(DAEMON) --data-dir var/collisiond
 
 clean:
 	rm -rf $(BUILD)
 
--include $(CORE_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
+-include $(CORE_OBJ:.o=.d) $(PROTO_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(BUILD)/server/main.d $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "cq/alloc.h"
+#include "cq/gjk.h"
 #include "cq/mesh.h"
+#include "cq/sweep.h"
 #include "world_internal.h"
 
 /* A refit tree is rebuilt once its SAH cost passes this multiple of the cost
@@ -18,12 +20,14 @@ cq_world_settings world_settings_resolve(const cq_world_settings *s)
     cq_world_settings r = s ? *s : (cq_world_settings){0};
     if (r.capacity <= 0)
         r.capacity = CQ_WORLD_DEFAULT_CAPACITY;
-    if (r.gjk_max_iterations < 0)
-        r.gjk_max_iterations = 0;
-    if (r.epa_max_iterations < 0)
-        r.epa_max_iterations = 0;
-    if (r.sweep_max_iterations < 0)
-        r.sweep_max_iterations = 0;
+    /* The defaults are filled in, not left as 0: settings read back say
+     * what is in force. */
+    if (r.gjk_max_iterations <= 0)
+        r.gjk_max_iterations = CQ_GJK_DEFAULT_MAX_ITERATIONS;
+    if (r.epa_max_iterations <= 0)
+        r.epa_max_iterations = CQ_EPA_DEFAULT_MAX_ITERATIONS;
+    if (r.sweep_max_iterations <= 0)
+        r.sweep_max_iterations = CQ_SWEEP_DEFAULT_MAX_ITERATIONS;
     return r;
 }
 

@@ -1,0 +1,82 @@
+/// @file cqp/write.h
+/// A growable byte buffer and a streaming JSON writer over it. Responses of
+/// tens of thousands of results are written straight into one buffer (no
+/// tree, no quadratic work); doubles are written in the shortest form that
+/// reads back to the same double. Not thread-safe: one writer per request.
+#ifndef CQP_WRITE_H
+#define CQP_WRITE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cq/math.h"
+
+/// A growable byte buffer (zero-initialise it, or cqp_buf_init). After an
+/// allocation failure `oom` is set, later appends are dropped, and the
+/// contents must not be sent.
+typedef struct cqp_buf {
+    char *data;  ///< owned; NUL-terminated when not NULL
+    size_t len;
+    size_t cap;
+    bool oom;
+} cqp_buf;
+
+/// Empties buf without freeing its storage.
+void cqp_buf_reset(cqp_buf *buf);
+/// Frees buf's storage and zeroes it.
+void cqp_buf_free(cqp_buf *buf);
+/// Appends n bytes.
+void cqp_buf_append(cqp_buf *buf, const void *bytes, size_t n);
+/// Appends a NUL-terminated string.
+void cqp_buf_puts(cqp_buf *buf, const char *s);
+/// Appends printf-formatted text.
+void cqp_buf_printf(cqp_buf *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/// Deepest nesting the writer supports.
+#define CQP_WRITER_MAX_DEPTH 32
+
+/// A JSON writer appending to a caller-owned buffer. Keys and values are
+/// written in call order; commas, colons and (when pretty) newlines with
+/// two-space indentation are inserted by the writer.
+typedef struct cqp_writer {
+    cqp_buf *buf;  ///< borrowed
+    bool pretty;
+    int depth;
+    bool after_key;
+    uint8_t count[CQP_WRITER_MAX_DEPTH]; ///< elements written at each level (saturating)
+} cqp_writer;
+
+/// Starts a writer appending to buf.
+void cqp_writer_init(cqp_writer *w, cqp_buf *buf, bool pretty);
+
+void cqp_obj_begin(cqp_writer *w);
+void cqp_obj_end(cqp_writer *w);
+void cqp_arr_begin(cqp_writer *w);
+void cqp_arr_end(cqp_writer *w);
+/// An object key; the next call writes its value.
+void cqp_key(cqp_writer *w, const char *key);
+/// A string value, escaped (control characters, quote, backslash; UTF-8 passes through).
+void cqp_str(cqp_writer *w, const char *s);
+/// A double in its shortest round-trip form (cqp_format_double); both
+/// zeros are written "0". A non-finite value is written as null; the core
+/// never produces one.
+void cqp_num(cqp_writer *w, double v);
+void cqp_int(cqp_writer *w, int64_t v);
+void cqp_uint(cqp_writer *w, uint64_t v);
+void cqp_bool(cqp_writer *w, bool v);
+void cqp_null(cqp_writer *w);
+/// [x, y, z]
+void cqp_vec3(cqp_writer *w, cq_vec3 v);
+/// A complete JSON value given as text, copied verbatim (e.g. a handler's
+/// body inside the stream transport's envelope).
+void cqp_raw(cqp_writer *w, const char *json, size_t n);
+
+/// Longest text cqp_format_double writes, with its NUL.
+#define CQP_DOUBLE_CHARS 32
+/// Writes the shortest decimal text (at most 17 significant digits) that
+/// strtod reads back as exactly v; integers within 2^53 have no exponent or
+/// point ("3"), -0 is "-0". v must be finite. Returns the length.
+int cqp_format_double(double v, char out[CQP_DOUBLE_CHARS]);
+
+#endif

@@ -1,0 +1,93 @@
+/* cqp_buf: a growable, always NUL-terminated byte buffer. It grows
+ * geometrically so a response of any size costs amortised linear time, and
+ * an allocation failure is sticky (oom) so callers check once at the end. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cqp/write.h"
+
+/* Smallest allocation: most bodies fit without a second realloc. */
+#define CQP_BUF_MIN 256
+
+/* Makes room for n more bytes plus the NUL; false (and oom) on failure. */
+static bool reserve(cqp_buf *buf, size_t n)
+{
+    if (buf->oom)
+        return false;
+    if (n < buf->cap - buf->len && buf->data)
+        return true;
+    if (n > SIZE_MAX / 2 - buf->len - 1) {
+        buf->oom = true;
+        return false;
+    }
+    size_t need = buf->len + n + 1;
+    size_t cap = buf->cap < CQP_BUF_MIN ? CQP_BUF_MIN : buf->cap;
+    while (cap < need)
+        cap *= 2;
+    char *data = realloc(buf->data, cap);
+    if (!data) {
+        buf->oom = true;
+        return false;
+    }
+    buf->data = data;
+    buf->cap = cap;
+    return true;
+}
+
+void cqp_buf_reset(cqp_buf *buf)
+{
+    buf->len = 0;
+    buf->oom = false;
+    if (buf->data)
+        buf->data[0] = '\0';
+}
+
+void cqp_buf_free(cqp_buf *buf)
+{
+    free(buf->data);
+    *buf = (cqp_buf){0};
+}
+
+void cqp_buf_append(cqp_buf *buf, const void *bytes, size_t n)
+{
+    if (!reserve(buf, n))
+        return;
+    if (n)
+        memcpy(buf->data + buf->len, bytes, n);
+    buf->len += n;
+    buf->data[buf->len] = '\0';
+}
+
+void cqp_buf_puts(cqp_buf *buf, const char *s)
+{
+    cqp_buf_append(buf, s, strlen(s));
+}
+
+void cqp_buf_printf(cqp_buf *buf, const char *fmt, ...)
+{
+    if (!reserve(buf, 0))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = buf->cap - buf->len;
+    int n = vsnprintf(buf->data + buf->len, room, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        /* An encoding error: nothing sensible was written. */
+        buf->data[buf->len] = '\0';
+        buf->oom = true;
+        return;
+    }
+    if ((size_t)n >= room) {
+        /* Too long for the spare room: grow to fit and format again. */
+        buf->data[buf->len] = '\0';
+        if (!reserve(buf, (size_t)n))
+            return;
+        va_start(ap, fmt);
+        vsnprintf(buf->data + buf->len, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    buf->len += (size_t)n;
+}

@@ -1,0 +1,206 @@
+/* The streaming JSON writer: separators and indentation come from a
+ * per-depth element count, so callers only name keys and values. Nesting
+ * past CQP_WRITER_MAX_DEPTH is not representable: the buffer is marked oom
+ * (never to be sent) and the depth is still tracked so ends stay balanced. */
+#include <math.h>
+#include <string.h>
+
+#include "cqp/write.h"
+
+void cqp_writer_init(cqp_writer *w, cqp_buf *buf, bool pretty)
+{
+    *w = (cqp_writer){.buf = buf, .pretty = pretty};
+}
+
+/* A newline and two spaces per level (pretty mode only). */
+static void indent(cqp_writer *w, int depth)
+{
+    static const char spaces[] = "\n                                                                ";
+    cqp_buf_append(w->buf, spaces, 1);
+    for (int n = 2 * depth; n > 0;) {
+        int k = n < (int)sizeof spaces - 2 ? n : (int)sizeof spaces - 2;
+        cqp_buf_append(w->buf, spaces + 1, (size_t)k);
+        n -= k;
+    }
+}
+
+/* What goes before an element (a value in an array or at the top, or a key
+ * in an object): the comma after a sibling and the pretty line break. A
+ * value after its key gets nothing. */
+static void element(cqp_writer *w)
+{
+    if (w->after_key) {
+        w->after_key = false;
+        return;
+    }
+    if (w->depth <= 0 || w->depth > CQP_WRITER_MAX_DEPTH)
+        return;
+    uint8_t *count = &w->count[w->depth - 1];
+    if (*count)
+        cqp_buf_append(w->buf, ",", 1);
+    if (w->pretty)
+        indent(w, w->depth);
+    if (*count < UINT8_MAX)
+        (*count)++;
+}
+
+static void container_begin(cqp_writer *w, char bracket)
+{
+    element(w);
+    cqp_buf_append(w->buf, &bracket, 1);
+    if (w->depth >= CQP_WRITER_MAX_DEPTH)
+        w->buf->oom = true;
+    else
+        w->count[w->depth] = 0;
+    w->depth++;
+}
+
+static void container_end(cqp_writer *w, char bracket)
+{
+    if (w->depth <= 0) {
+        /* An unbalanced end is a caller bug; the output is unusable. */
+        w->buf->oom = true;
+        return;
+    }
+    w->depth--;
+    w->after_key = false;
+    if (w->pretty && w->depth < CQP_WRITER_MAX_DEPTH && w->count[w->depth])
+        indent(w, w->depth);
+    cqp_buf_append(w->buf, &bracket, 1);
+}
+
+void cqp_obj_begin(cqp_writer *w) { container_begin(w, '{'); }
+void cqp_obj_end(cqp_writer *w) { container_end(w, '}'); }
+void cqp_arr_begin(cqp_writer *w) { container_begin(w, '['); }
+void cqp_arr_end(cqp_writer *w) { container_end(w, ']'); }
+
+/* A quoted string with the escapes RFC 8259 requires; runs of plain bytes
+ * (UTF-8 included) are copied in one append. */
+static void quoted(cqp_buf *buf, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    cqp_buf_append(buf, "\"", 1);
+    const char *run = s;
+    for (const char *p = s; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        cqp_buf_append(buf, run, (size_t)(p - run));
+        run = p + 1;
+        char esc[6] = {'\\', 0};
+        size_t n = 2;
+        switch (c) {
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
+        default:
+            memcpy(esc + 1, "u00", 3);
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            n = 6;
+        }
+        cqp_buf_append(buf, esc, n);
+    }
+    cqp_buf_append(buf, run, strlen(run));
+    cqp_buf_append(buf, "\"", 1);
+}
+
+void cqp_key(cqp_writer *w, const char *key)
+{
+    element(w);
+    quoted(w->buf, key);
+    if (w->pretty)
+        cqp_buf_append(w->buf, ": ", 2);
+    else
+        cqp_buf_append(w->buf, ":", 1);
+    w->after_key = true;
+}
+
+void cqp_str(cqp_writer *w, const char *s)
+{
+    element(w);
+    quoted(w->buf, s);
+}
+
+void cqp_num(cqp_writer *w, double v)
+{
+    element(w);
+    if (!isfinite(v)) {
+        cqp_buf_append(w->buf, "null", 4);
+        return;
+    }
+    /* The sign of a zero means nothing on the wire ([-0,-1,-0] only puzzles clients). */
+    if (v == 0) {
+        cqp_buf_append(w->buf, "0", 1);
+        return;
+    }
+    char text[CQP_DOUBLE_CHARS];
+    int n = cqp_format_double(v, text);
+    cqp_buf_append(w->buf, text, (size_t)n);
+}
+
+/* Decimal digits of u, written backwards from end; returns the first. */
+static char *utoa(uint64_t u, char *end)
+{
+    do {
+        *--end = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    return end;
+}
+
+void cqp_int(cqp_writer *w, int64_t v)
+{
+    element(w);
+    char text[24];
+    char *end = text + sizeof text;
+    /* The magnitude as unsigned, so INT64_MIN does not overflow. */
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    char *p = utoa(u, end);
+    if (v < 0)
+        *--p = '-';
+    cqp_buf_append(w->buf, p, (size_t)(end - p));
+}
+
+void cqp_uint(cqp_writer *w, uint64_t v)
+{
+    element(w);
+    char text[24];
+    char *end = text + sizeof text;
+    char *p = utoa(v, end);
+    cqp_buf_append(w->buf, p, (size_t)(end - p));
+}
+
+void cqp_bool(cqp_writer *w, bool v)
+{
+    element(w);
+    if (v)
+        cqp_buf_append(w->buf, "true", 4);
+    else
+        cqp_buf_append(w->buf, "false", 5);
+}
+
+void cqp_null(cqp_writer *w)
+{
+    element(w);
+    cqp_buf_append(w->buf, "null", 4);
+}
+
+void cqp_vec3(cqp_writer *w, cq_vec3 v)
+{
+    cqp_arr_begin(w);
+    cqp_num(w, v.x);
+    cqp_num(w, v.y);
+    cqp_num(w, v.z);
+    cqp_arr_end(w);
+}
+
+void cqp_raw(cqp_writer *w, const char *json, size_t n)
+{
+    element(w);
+    cqp_buf_append(w->buf, json, n);
+}

@@ -1,0 +1,64 @@
+/* Shared by the decoder suites (check_proto_read.c, check_proto_values.c):
+ * the limits they decode under, documents written with ' for " for
+ * readability, one entry point that runs any decoder, and the two ways of
+ * calling it (must succeed, must fail), in decode_util.c. */
+#ifndef CQ_DECODE_UTIL_H
+#define CQ_DECODE_UTIL_H
+
+#include "cqp/decode.h"
+
+/* Small limits, so each is easy to cross. */
+extern const cqp_limits du_small;
+/* A hull limit above the core's own, which must still win. */
+extern const cqp_limits du_roomy;
+
+#define SPH "{'type':'sphere','radius':1}"
+#define BOX "{'type':'box','half_extents':[1,1,1]}"
+#define PLANE "{'type':'plane','normal':[0,0,1],'offset':0}"
+#define MESH "{'type':'mesh','vertices':[[0,0,0],[1,0,0],[0,1,0]],'triangles':[[0,1,2]]}"
+#define CUBE_POINTS "[-1,-1,-1],[1,-1,-1],[-1,1,-1],[1,1,-1],[-1,-1,1],[1,-1,1],[-1,1,1],[1,1,1]"
+#define CUBE "[" CUBE_POINTS "]"
+#define HULL "{'type':'convex','points':" CUBE "}"
+/* A pair whose A shape is s (B a unit sphere), and one whose A pose is p. */
+#define PAIR_A(s) "{'a':{'shape':" s "},'b':{'shape':" SPH "}}"
+#define POSE_A(p) "{'a':{'shape':" BOX ",'pose':" p "},'b':{'shape':" SPH "}}"
+#define ID65 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define ID64 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+
+/* The document with ' turned into ". Caller frees. */
+char *du_dq(const char *s);
+
+/* cqp_parse of the document with ' turned into ": a new reference, or
+ * NULL with p set. */
+json_t *du_parse(const char *doc, cqp_problem *p);
+
+/* Which decoder to run. */
+typedef enum du_which {
+    D_PAIR, D_PAIRS, D_PUT, D_BATCH, D_WORLD, D_CONTACTS, D_RAYCAST, D_SWEEP, D_OVERLAP
+} du_which;
+
+/* Every decoder's output, so one function can run any of them. */
+typedef struct du_decoded {
+    cqp_pair_req pair;
+    cqp_pairs_req pairs;
+    cqp_batch batch;
+    cqp_world_req world;
+    cqp_contacts_req contacts;
+    cqp_raycast_req raycast;
+    cqp_shape_req shape;
+} du_decoded;
+
+/* Runs decoder w on body into its field of o (D_PUT with the path id
+ * "s1"); returns what the decoder returns. */
+int du_run(du_which w, cqp_decoder *d, const json_t *body, du_decoded *o);
+
+/* Releases every field of o (each must be zeroed or decoded). */
+void du_release(du_decoded *o);
+
+/* Decodes doc (must succeed; NULL is an absent body) with the given limits. */
+void du_decode_ok(du_which w, const char *doc, const cqp_limits *limits, du_decoded *o);
+
+/* The problem of a document that must fail. */
+cqp_problem du_decode_bad(du_which w, const char *doc, const cqp_limits *limits);
+
+#endif
