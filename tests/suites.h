@@ -24,4 +24,13 @@
     X(world)         \
     X(world_contacts) \
     X(world_query)   \
-    X(mesh)
+    X(mesh)          \
+    X(proto_write)   \
+    X(proto_number)  \
+    X(proto_read)    \
+    X(proto_values)  \
+    X(server_unit)   \
+    X(config)        \
+    X(metrics)       \
+    X(registry)      \
+    X(stream)

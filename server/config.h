@@ -1,0 +1,51 @@
+/// @file server/config.h
+/// The daemon's settings. One table (config.c) drives the flags, the
+/// COLLISIOND_* environment variables, the defaults and the --help text;
+/// precedence is flag > environment > default.
+#ifndef CQD_CONFIG_H
+#define CQD_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cqp/decode.h"
+
+/// fsync policy of the journal.
+typedef enum cqd_fsync { CQD_FSYNC_ALWAYS, CQD_FSYNC_EVERYSEC, CQD_FSYNC_NO } cqd_fsync;
+
+/// Log levels, least verbose first.
+typedef enum cqd_log_level { CQD_LOG_ERROR, CQD_LOG_WARN, CQD_LOG_INFO, CQD_LOG_DEBUG } cqd_log_level;
+
+typedef struct cqd_config {
+    char listen_host[64];     ///< --listen host part (default 127.0.0.1)
+    int listen_port;          ///< --listen port (default 7878; 0 = ephemeral)
+    char stream_host[64];     ///< --stream-listen (default 127.0.0.1:7879)
+    int stream_port;
+    char data_dir[512];       ///< --data-dir (default ./var/collisiond; "" = no durability)
+    cqd_fsync fsync;          ///< --fsync always|everysec|no (default everysec)
+    long long snapshot_every; ///< --snapshot-every BYTES of journal (default 64 MiB)
+    int threads;              ///< --threads (default: online cores)
+    size_t max_body;          ///< --max-body BYTES (default 16 MiB)
+    int max_connections;      ///< --max-connections (default 1024)
+    int timeout_s;            ///< --timeout seconds an idle/slow HTTP client may take (default 30)
+    char token[256];          ///< --token: bearer token, "" = no auth
+    cqd_log_level log_level;  ///< --log-level error|warn|info|debug (default info)
+    cqp_limits limits;        ///< --max-pairs, --max-rays, --max-hull-points, --max-mesh-triangles, --max-batch, --max-world-capacity
+    char port_file[512];      ///< --port-file: after start-up write "http_port stream_port\n" (tests use ephemeral ports)
+} cqd_config;
+
+/// Outcome of cqd_config_load.
+typedef enum cqd_config_result {
+    CQD_CONFIG_RUN,   ///< start the daemon
+    CQD_CONFIG_EXIT,  ///< --help or --version was printed: exit 0
+    CQD_CONFIG_ERROR, ///< the message was printed to stderr: exit 2
+} cqd_config_result;
+
+/// Fills cfg from the defaults, then the environment (envp, NULL-terminated
+/// "NAME=value" strings), then argv. --help and --version print to stdout.
+cqd_config_result cqd_config_load(int argc, char **argv, char **envp, cqd_config *cfg);
+
+/// The version string ("collisiond 0.1.0"); static.
+const char *cqd_version(void);
+
+#endif

@@ -1,0 +1,38 @@
+/* Helpers shared by the endpoint handlers. */
+#include "h_common.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "server.h"
+
+cqd_world *cqd_h_acquire(cqd_call *c, bool write)
+{
+    cqd_world *w = cqd_world_acquire(c->srv->worlds, c->world, write);
+    if (!w)
+        cqp_fail(&c->problem, CQP_P_NOT_FOUND, NULL, "no world '%s'", c->world);
+    return w;
+}
+
+void cqd_h_release(cqd_call *c, cqd_world *w) { cqd_world_release(c->srv->worlds, w); }
+
+int cqd_h_no_shape(cqd_call *c, const char *id, const char *pointer)
+{
+    return cqp_fail(&c->problem, CQP_P_NOT_FOUND, pointer, "no shape '%s' in world '%s'", id, c->world);
+}
+
+int cqd_h_server_fail(cqd_call *c, int status, const char *what)
+{
+    if (status == CQ_ENO_MEMORY) {
+        c->resp->retry_after = 1;
+        return cqp_fail(&c->problem, CQP_P_BUSY, NULL, "%s: out of memory", what);
+    }
+    return cqp_fail(&c->problem, CQP_P_INTERNAL, NULL, "%s: %s", what, cq_strerror(status));
+}
+
+void *cqd_h_array(size_t n, size_t size)
+{
+    if (size != 0 && n > SIZE_MAX / size)
+        return NULL;
+    return calloc(n ? n : 1, size);
+}

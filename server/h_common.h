@@ -1,0 +1,31 @@
+/// @file server/h_common.h
+/// What the endpoint handlers (h_*.c) share: the world of the path, the
+/// problems for missing worlds and shapes and for core failures, and
+/// overflow-checked array allocation.
+#ifndef CQD_H_COMMON_H
+#define CQD_H_COMMON_H
+
+#include <stddef.h>
+
+#include "registry.h"
+#include "request.h"
+
+/// The world named by c->world, locked shared (write false) or exclusive;
+/// NULL with a 404 problem filled. Release it with cqd_h_release.
+cqd_world *cqd_h_acquire(cqd_call *c, bool write);
+/// Releases a world taken with cqd_h_acquire.
+void cqd_h_release(cqd_call *c, cqd_world *w);
+
+/// 404 "no shape 'id' in world 'world'" at pointer (NULL for none); returns -1.
+int cqd_h_no_shape(cqd_call *c, const char *id, const char *pointer);
+
+/// A failure that is the server's, not the request's: out of memory is 503
+/// with Retry-After (memory may come back), anything else 500. what names
+/// the step that failed. Returns -1.
+int cqd_h_server_fail(cqd_call *c, int status, const char *what);
+
+/// A new zeroed array of n elements of size bytes (free() it); n may be 0.
+/// NULL when out of memory or when n * size overflows.
+void *cqd_h_array(size_t n, size_t size);
+
+#endif

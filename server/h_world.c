@@ -1,0 +1,165 @@
+/* Worlds: create or configure, import, list, describe, delete, export. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cqp/encode.h"
+#include "h_common.h"
+#include "handlers.h"
+#include "server.h"
+
+/* The problem of a failed put. Batch items carry their own pointer; the
+ * rest is the settings' fault (the decoder catches most of it first) or
+ * the server's. */
+static int put_fail(cqd_call *c, const cqp_world_req *req, int rc, int bad_op)
+{
+    if (rc == CQ_ENO_MEMORY)
+        return cqd_h_server_fail(c, rc, "creating the world");
+    const char *base = req->import ? "/settings" : "";
+    char ptr[64];
+    if (bad_op >= 0) {
+        cqp_batch_pointer(&req->batch, true, bad_op, ptr, sizeof ptr);
+        return cqp_fail(&c->problem, CQP_P_BAD_VALUE, ptr, "%s", cq_strerror(rc));
+    }
+    if (rc == CQ_ENOT_FINITE || rc == CQ_ENEGATIVE) {
+        snprintf(ptr, sizeof ptr, "%s/skin", base);
+        return cqp_fail(&c->problem, CQP_P_BAD_VALUE, ptr, "skin: %s", cq_strerror(rc));
+    }
+    if (rc == CQ_ERANGE && req->settings.capacity > CQ_WORLD_MAX_SHAPES) {
+        snprintf(ptr, sizeof ptr, "%s/capacity", base);
+        return cqp_fail(&c->problem, CQP_P_BAD_VALUE, ptr, "capacity must be <= %d", CQ_WORLD_MAX_SHAPES);
+    }
+    if (rc == CQ_ERANGE)
+        return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, "/shapes", "a world holds at most %d shapes",
+                        CQ_WORLD_MAX_SHAPES);
+    return cqd_h_server_fail(c, rc, "creating the world");
+}
+
+/* {"name", "settings", "shapes", "broadphase_pairs"}, left open for more keys. */
+static void write_summary(cqd_call *c, const cq_world_settings *settings, const cq_world_stats *stats)
+{
+    cqp_obj_begin(&c->out);
+    cqp_key(&c->out, "name");
+    cqp_str(&c->out, c->world);
+    cqp_key(&c->out, "settings");
+    cqp_write_settings(&c->out, settings);
+    cqp_key(&c->out, "shapes");
+    cqp_int(&c->out, stats->shapes);
+    cqp_key(&c->out, "broadphase_pairs");
+    cqp_int(&c->out, stats->broadphase_pairs);
+}
+
+int cqd_h_world_put(cqd_call *c)
+{
+    cqp_world_req req;
+    if (cqp_decode_world(&c->dec, c->body, &req) != 0)
+        return -1;
+    int bad_op;
+    cqd_world_state state;
+    int rc = cqd_registry_put_state(c->srv->worlds, c->world, &req.settings, req.import, req.batch.ops,
+                                    req.batch.count, &bad_op, &state);
+    if (rc > 0) {
+        if (req.import)
+            cqp_batch_disown(&req.batch);
+        write_summary(c, &state.settings, &state.stats);
+        cqp_obj_end(&c->out);
+    } else {
+        put_fail(c, &req, rc, bad_op);
+    }
+    cqp_world_req_release(&req);
+    return rc > 0 ? rc : -1;
+}
+
+int cqd_h_world_list(cqd_call *c)
+{
+    int n;
+    cqd_world_info *info = cqd_registry_list(c->srv->worlds, &n);
+    cqp_obj_begin(&c->out);
+    cqp_key(&c->out, "worlds");
+    cqp_arr_begin(&c->out);
+    for (int i = 0; i < n; i++) {
+        cqp_obj_begin(&c->out);
+        cqp_key(&c->out, "name");
+        cqp_str(&c->out, info[i].name);
+        cqp_key(&c->out, "shapes");
+        cqp_int(&c->out, info[i].shapes);
+        cqp_obj_end(&c->out);
+    }
+    cqp_arr_end(&c->out);
+    cqp_obj_end(&c->out);
+    free(info);
+    return 200;
+}
+
+int cqd_h_world_get(cqd_call *c)
+{
+    cqd_world *w = cqd_h_acquire(c, false);
+    if (!w)
+        return -1;
+    cq_world_settings settings = cq_world_get_settings(w->world);
+    cq_world_stats st = cq_world_get_stats(w->world);
+    cqd_h_release(c, w);
+
+    write_summary(c, &settings, &st);
+    cqp_key(&c->out, "stats");
+    cqp_obj_begin(&c->out);
+    cqp_key(&c->out, "shapes");
+    cqp_int(&c->out, st.shapes);
+    cqp_key(&c->out, "capacity");
+    cqp_int(&c->out, st.capacity);
+    cqp_key(&c->out, "broadphase_pairs");
+    cqp_int(&c->out, st.broadphase_pairs);
+    cqp_key(&c->out, "grows");
+    cqp_uint(&c->out, st.grows);
+    cqp_key(&c->out, "sap_grows");
+    cqp_uint(&c->out, st.sap_grows);
+    cqp_key(&c->out, "bvh_builds");
+    cqp_uint(&c->out, st.bvh_builds);
+    cqp_key(&c->out, "bvh_refits");
+    cqp_uint(&c->out, st.bvh_refits);
+    cqp_key(&c->out, "broadphase_stale");
+    cqp_bool(&c->out, st.broadphase_stale);
+    cqp_key(&c->out, "bvh_stale");
+    cqp_bool(&c->out, st.bvh_stale);
+    cqp_obj_end(&c->out);
+    cqp_obj_end(&c->out);
+    return 200;
+}
+
+int cqd_h_world_delete(cqd_call *c)
+{
+    if (cqd_registry_delete(c->srv->worlds, c->world) != CQ_OK)
+        return cqp_fail(&c->problem, CQP_P_NOT_FOUND, NULL, "no world '%s'", c->world);
+    return 204;
+}
+
+int cqd_h_world_export(cqd_call *c)
+{
+    cqd_world *w = cqd_h_acquire(c, false);
+    if (!w)
+        return -1;
+    int n = cq_world_count(w->world);
+    cq_world_handle *h = cqd_h_array((size_t)n, sizeof *h);
+    /* the count cannot change under the lock, so the list fits */
+    int rc = h ? cq_world_list(w->world, h, n, &n) : CQ_ENO_MEMORY;
+    if (rc != CQ_OK) {
+        cqd_h_release(c, w);
+        free(h);
+        return cqd_h_server_fail(c, rc, "listing the shapes");
+    }
+    cq_world_settings settings = cq_world_get_settings(w->world);
+    cqp_obj_begin(&c->out);
+    cqp_key(&c->out, "settings");
+    cqp_write_settings(&c->out, &settings);
+    cqp_key(&c->out, "shapes");
+    cqp_arr_begin(&c->out);
+    for (int i = 0; i < n; i++) {
+        cq_world_body body;
+        if (cq_world_get(w->world, h[i], &body) == CQ_OK)
+            cqp_write_body(&c->out, cq_world_id(w->world, h[i]), &body);
+    }
+    cqp_arr_end(&c->out);
+    cqp_obj_end(&c->out);
+    cqd_h_release(c, w);
+    free(h);
+    return 200;
+}

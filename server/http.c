@@ -1,0 +1,346 @@
+/// @file server/http.c
+/// The HTTP listener: libmicrohttpd with an internal pool of epoll threads.
+/// Each request is answered by cqd_handle; this file only moves bytes.
+/// Body cap: a declared Content-Length over --max-body is refused before a
+/// byte of the body is read; a chunked body is buffered only up to the cap,
+/// the rest is discarded and the request answered 413.
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <microhttpd.h>
+#include <netdb.h>
+#include <unistd.h>
+
+#include "refuse.h"
+#include "request.h"
+#include "transport.h"
+
+struct cqd_http {
+    cqd_server *srv;
+    struct MHD_Daemon *daemon;
+    MHD_socket quiesced_fd; ///< the listen socket after quiesce: ours to close after stop
+    struct sockaddr_storage addr;
+};
+
+/// One request's state, kept in MHD's per-request pointer. Requests without
+/// a query string or a body never allocate one: their pointer is set to the
+/// cqd_http itself once their headers were seen.
+typedef struct http_req {
+    bool started;      ///< the access handler saw the headers
+    bool too_large;    ///< the body passed --max-body: the rest is discarded
+    bool body_inline;  ///< body points into mem (the length was declared)
+    const char *query; ///< the raw query string in mem, or NULL
+    char *body;
+    size_t len, cap;
+    char mem[];        ///< the query's text, then an inline body
+} http_req;
+
+/// Chunked bodies start with this much room and double.
+#define FIRST_CHUNK_CAP 4096
+
+/// Called with the raw URI before it is parsed: keeps the query string,
+/// which MHD would otherwise only hand out decoded and split.
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    (void)cls;
+    (void)conn;
+    const char *q = strchr(uri, '?');
+    if (!q)
+        return NULL;
+    size_t n = strlen(q + 1);
+    http_req *r = calloc(1, sizeof *r + n + 1);
+    if (!r)
+        return NULL; // the query is lost, not the request
+    memcpy(r->mem, q + 1, n + 1);
+    r->query = r->mem;
+    return r;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)conn;
+    (void)toe;
+    http_req *r = *con_cls;
+    if (r && *con_cls != cls) {
+        if (!r->body_inline)
+            free(r->body);
+        free(r);
+    }
+    *con_cls = NULL;
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    const cqd_http *h = cls;
+    if (!cqd_log_enabled(&h->srv->log, CQD_LOG_WARN))
+        return;
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    size_t n = strlen(msg);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+        msg[--n] = '\0';
+    cqd_log(&h->srv->log, CQD_LOG_WARN, "http: %s", msg);
+}
+
+/// Hands the response to MHD: the body buffer is given away, not copied.
+static enum MHD_Result send_response(struct MHD_Connection *conn, cqd_response *resp)
+{
+    struct MHD_Response *m;
+    if (resp->body.len) {
+        m = MHD_create_response_from_buffer(resp->body.len, resp->body.data, MHD_RESPMEM_MUST_FREE);
+        if (m)
+            resp->body = (cqp_buf){0};
+    } else {
+        m = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    }
+    cqd_response_free(resp);
+    if (!m)
+        return MHD_NO;
+    enum MHD_Result ok = MHD_YES;
+    if (resp->status != 204 && resp->content_type)
+        ok &= MHD_add_response_header(m, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
+    ok &= MHD_add_response_header(m, "X-Request-Id", resp->request_id);
+    if (resp->allow[0])
+        ok &= MHD_add_response_header(m, MHD_HTTP_HEADER_ALLOW, resp->allow);
+    if (resp->retry_after > 0) {
+        char secs[16];
+        snprintf(secs, sizeof secs, "%d", resp->retry_after);
+        ok &= MHD_add_response_header(m, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+    }
+    if (resp->status == 401)
+        ok &= MHD_add_response_header(m, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    if (ok)
+        ok = MHD_queue_response(conn, (unsigned)resp->status, m);
+    MHD_destroy_response(m);
+    return ok;
+}
+
+static void request_of(struct MHD_Connection *conn, const char *url, const char *method, const http_req *r,
+                       cqd_request *req)
+{
+    *req = (cqd_request){
+        .transport = "http",
+        .method = method,
+        .path = url,
+        .query = r ? r->query : NULL,
+        .authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+        .request_id = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Request-Id"),
+        .body = r && r->len ? r->body : NULL,
+        .body_len = r ? r->len : 0,
+        .allow_pretty = true,
+    };
+}
+
+static enum MHD_Result respond(cqd_http *h, struct MHD_Connection *conn, const char *url, const char *method,
+                               const http_req *r)
+{
+    cqd_request req;
+    request_of(conn, url, method, r, &req);
+    cqd_response resp;
+    cqd_response_init(&resp);
+    cqd_handle(h->srv, &req, &resp);
+    return send_response(conn, &resp);
+}
+
+static enum MHD_Result refuse_too_large(cqd_http *h, struct MHD_Connection *conn, const char *url,
+                                        const char *method, const char *what)
+{
+    cqd_request req;
+    request_of(conn, url, method, NULL, &req);
+    char detail[160];
+    snprintf(detail, sizeof detail, "%s is over the limit of %zu bytes (--max-body)", what, h->srv->cfg.max_body);
+    cqd_response resp;
+    cqd_response_init(&resp);
+    cqd_refuse(h->srv, &req, CQP_P_TOO_LARGE, detail, &resp);
+    return send_response(conn, &resp);
+}
+
+/// The declared Content-Length, or -1 when there is none (MHD has already
+/// rejected a malformed one).
+static long long declared_length(struct MHD_Connection *conn)
+{
+    const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (!v)
+        return -1;
+    unsigned long long n = strtoull(v, NULL, 10);
+    return n > (unsigned long long)INT64_MAX ? INT64_MAX : (long long)n;
+}
+
+/// First call: the headers are in, no body yet. Answers at once when there
+/// is no body or it is declared too large; else sets up the buffer.
+static enum MHD_Result on_headers(cqd_http *h, struct MHD_Connection *conn, const char *url, const char *method,
+                                  void **con_cls)
+{
+    http_req *r = *con_cls;
+    long long declared = declared_length(conn);
+    bool chunked = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
+    if (declared > (long long)h->srv->cfg.max_body) {
+        char what[64];
+        snprintf(what, sizeof what, "a body of %lld bytes", declared);
+        return refuse_too_large(h, conn, url, method, what);
+    }
+    if (!chunked && declared <= 0) {
+        // Answering before MHD has the whole request would cost the
+        // keep-alive: mark the request started and answer on the next call.
+        if (r)
+            r->started = true;
+        else
+            *con_cls = h;
+        return MHD_YES;
+    }
+    size_t qlen = r && r->query ? strlen(r->query) + 1 : 0;
+    size_t inline_len = chunked ? 0 : (size_t)declared;
+    http_req *grown = realloc(r, sizeof *r + qlen + inline_len);
+    if (!grown)
+        return MHD_NO; // out of memory: drop the connection (on_completed frees r)
+    if (!r)
+        memset(grown, 0, sizeof *grown);
+    r = grown;
+    *con_cls = r;
+    r->query = qlen ? r->mem : NULL;
+    r->started = true;
+    if (!chunked) {
+        r->body_inline = true;
+        r->body = r->mem + qlen;
+        r->cap = inline_len;
+    }
+    return MHD_YES;
+}
+
+/// Appends a piece of the body; past the cap, drops the buffer and notes it.
+static enum MHD_Result on_data(cqd_http *h, http_req *r, const char *data, size_t n)
+{
+    if (r->too_large)
+        return MHD_YES;
+    if (n > h->srv->cfg.max_body - r->len) {
+        r->too_large = true;
+        if (!r->body_inline)
+            free(r->body);
+        r->body = NULL;
+        r->body_inline = false;
+        r->len = r->cap = 0;
+        return MHD_YES;
+    }
+    if (r->len + n > r->cap) {
+        if (r->body_inline)
+            return MHD_NO; // more than the declared length: MHD's framing prevents it
+        size_t cap = r->cap ? r->cap : FIRST_CHUNK_CAP;
+        while (cap < r->len + n)
+            cap *= 2;
+        if (cap > h->srv->cfg.max_body)
+            cap = h->srv->cfg.max_body;
+        char *body = realloc(r->body, cap);
+        if (!body)
+            return MHD_NO;
+        r->body = body;
+        r->cap = cap;
+    }
+    memcpy(r->body + r->len, data, n);
+    r->len += n;
+    return MHD_YES;
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+                                 const char *version, const char *upload_data, size_t *upload_data_size,
+                                 void **con_cls)
+{
+    (void)version;
+    cqd_http *h = cls;
+    if (*con_cls == h) // started, no body and no query
+        return respond(h, conn, url, method, NULL);
+    http_req *r = *con_cls;
+    if (!r || !r->started)
+        return on_headers(h, conn, url, method, con_cls);
+    if (*upload_data_size) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        return on_data(h, r, upload_data, n);
+    }
+    if (r->too_large)
+        return refuse_too_large(h, conn, url, method, "the body");
+    return respond(h, conn, url, method, r);
+}
+
+/// Resolves host:port into h->addr; the MHD flag for its family, or -1.
+static int resolve(cqd_http *h, const char *host, int port)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
+    struct addrinfo *res = NULL;
+    char service[8];
+    snprintf(service, sizeof service, "%d", port);
+    int rc = getaddrinfo(host, service, &hints, &res);
+    if (rc != 0 || !res) {
+        cqd_log(&h->srv->log, CQD_LOG_ERROR, "http: cannot resolve %s: %s", host, gai_strerror(rc));
+        return -1;
+    }
+    memcpy(&h->addr, res->ai_addr, res->ai_addrlen);
+    int flag = res->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0;
+    freeaddrinfo(res);
+    return flag;
+}
+
+cqd_http *cqd_http_start(cqd_server *srv, int *port)
+{
+    const cqd_config *cfg = &srv->cfg;
+    cqd_http *h = calloc(1, sizeof *h);
+    if (!h) {
+        cqd_log(&srv->log, CQD_LOG_ERROR, "http: out of memory");
+        return NULL;
+    }
+    h->srv = srv;
+    h->quiesced_fd = MHD_INVALID_SOCKET;
+    int family = resolve(h, cfg->listen_host, cfg->listen_port);
+    if (family < 0) {
+        free(h);
+        return NULL;
+    }
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG |
+                     (unsigned)family;
+    // A pool of one thread is no pool (MHD warns about one): then the option is left out.
+    struct MHD_OptionItem numbers[] = {
+        {MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, NULL},
+        {MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s, NULL},
+        // MHD zeroes each connection's pool per request: 16 KiB holds any
+        // sane request head (bodies live in our own buffer) and halves the
+        // default's cost.
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 16384, NULL},
+        {cfg->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, cfg->threads, NULL},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_access, h,
+                                 MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h, // first, to catch every message
+                                 MHD_OPTION_ARRAY, numbers,
+                                 MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&h->addr,
+                                 MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
+                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                                 MHD_OPTION_END);
+    if (!h->daemon) {
+        cqd_log(&srv->log, CQD_LOG_ERROR, "http: cannot listen on %s:%d", cfg->listen_host, cfg->listen_port);
+        free(h);
+        return NULL;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    *port = info && info->port ? info->port : cfg->listen_port;
+    return h;
+}
+
+void cqd_http_quiesce(cqd_http *h)
+{
+    MHD_socket fd = MHD_quiesce_daemon(h->daemon);
+    if (fd != MHD_INVALID_SOCKET)
+        h->quiesced_fd = fd;
+}
+
+void cqd_http_stop(cqd_http *h)
+{
+    MHD_stop_daemon(h->daemon);
+    if (h->quiesced_fd != MHD_INVALID_SOCKET)
+        close(h->quiesced_fd);
+    free(h);
+}

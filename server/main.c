@@ -1,0 +1,162 @@
+/// @file server/main.c
+/// collisiond's entry point: configuration, the two listeners, the libuv
+/// loop that owns the signals, and the drain on SIGTERM/SIGINT.
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server.h"
+#include "transport.h"
+
+extern char **environ;
+
+/// Everything main runs; lives on main's stack, reached through handle data.
+typedef struct daemon_ctx {
+    cqd_server srv;
+    uv_loop_t *loop;
+    uv_signal_t sigterm, sigint;
+    cqd_http *http;
+    cqd_stream *stream;
+    bool draining;
+    int exit_code;
+} daemon_ctx;
+
+/// Writes "<http_port> <stream_port>\n" through a rename, so a reader
+/// never sees a half-written file.
+static int write_port_file(const char *path, int http_port, int stream_port)
+{
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return -1;
+    bool ok = fprintf(f, "%d %d\n", http_port, stream_port) > 0;
+    ok &= fclose(f) == 0;
+    if (!ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+static void close_signals(daemon_ctx *d)
+{
+    uv_close((uv_handle_t *)&d->sigterm, NULL);
+    uv_close((uv_handle_t *)&d->sigint, NULL);
+}
+
+/// Every stream connection has closed: stop HTTP (waits for its in-flight
+/// requests) and let the loop end.
+static void on_drained(void *arg)
+{
+    daemon_ctx *d = arg;
+    cqd_http_stop(d->http);
+    d->http = NULL;
+    close_signals(d);
+    uv_stop(d->loop);
+}
+
+static void begin_drain(daemon_ctx *d)
+{
+    d->draining = true;
+    atomic_store_explicit(&d->srv.state, CQD_DRAINING, memory_order_release);
+    cqd_http_quiesce(d->http);
+    cqd_stream_drain(d->stream, on_drained, d);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    daemon_ctx *d = h->data;
+    if (d->draining) {
+        cqd_log(&d->srv.log, CQD_LOG_WARN, "signal %d during drain: exiting now", signum);
+        _exit(1);
+    }
+    cqd_log(&d->srv.log, CQD_LOG_INFO, "signal %d: draining", signum);
+    begin_drain(d);
+}
+
+static void close_any(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+/// Runs the loop until every handle has closed, then closes it.
+static void close_loop(uv_loop_t *loop)
+{
+    uv_walk(loop, close_any, NULL);
+    uv_run(loop, UV_RUN_DEFAULT);
+    uv_loop_close(loop);
+}
+
+/// Start-up: signals, HTTP, stream, port file. Returns 0 or -1 (logged);
+/// on failure after the stream started, the drain is already under way.
+static int start(daemon_ctx *d)
+{
+    const cqd_config *cfg = &d->srv.cfg;
+    d->sigterm.data = d->sigint.data = d;
+    if (uv_signal_init(d->loop, &d->sigterm) != 0 || uv_signal_init(d->loop, &d->sigint) != 0 ||
+        uv_signal_start(&d->sigterm, on_signal, SIGTERM) != 0 || uv_signal_start(&d->sigint, on_signal, SIGINT) != 0) {
+        cqd_log(&d->srv.log, CQD_LOG_ERROR, "cannot install the signal handlers");
+        return -1;
+    }
+    int http_port = 0, stream_port = 0;
+    d->http = cqd_http_start(&d->srv, &http_port);
+    if (!d->http)
+        return -1;
+    d->stream = cqd_stream_start(&d->srv, d->loop, &stream_port);
+    if (!d->stream) {
+        cqd_http_stop(d->http);
+        d->http = NULL;
+        return -1;
+    }
+    if (cfg->port_file[0] && write_port_file(cfg->port_file, http_port, stream_port) < 0) {
+        cqd_log(&d->srv.log, CQD_LOG_ERROR, "cannot write the port file %s: %s", cfg->port_file, strerror(errno));
+        begin_drain(d);
+        return -1;
+    }
+    cqd_log(&d->srv.log, CQD_LOG_INFO, "listening: http %s:%d, stream %s:%d", cfg->listen_host, http_port,
+            cfg->stream_host, stream_port);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    daemon_ctx d = {0};
+    cqd_config cfg;
+    switch (cqd_config_load(argc, argv, environ, &cfg)) {
+    case CQD_CONFIG_EXIT:
+        return 0;
+    case CQD_CONFIG_ERROR:
+        return 2;
+    case CQD_CONFIG_RUN:
+        break;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    // The stream runs its handlers on libuv's pool, sized once at its first use.
+    char pool[16];
+    snprintf(pool, sizeof pool, "%d", cfg.threads);
+    setenv("UV_THREADPOOL_SIZE", pool, 1);
+    if (cqd_server_init(&d.srv, &cfg) < 0) {
+        fprintf(stderr, "collisiond: out of memory\n");
+        return 1;
+    }
+    d.loop = uv_default_loop();
+    if (start(&d) < 0)
+        d.exit_code = 1;
+    else // recovery (the durability layer) will run before this point
+        atomic_store_explicit(&d.srv.state, CQD_READY, memory_order_release);
+    // A failed start runs the loop only to finish the drain it began.
+    if (d.exit_code == 0 || d.draining)
+        uv_run(d.loop, UV_RUN_DEFAULT);
+    if (d.stream)
+        cqd_stream_free(d.stream);
+    close_loop(d.loop);
+    cqd_log(&d.srv.log, d.exit_code ? CQD_LOG_ERROR : CQD_LOG_INFO, "stopped");
+    cqd_server_destroy(&d.srv);
+    return d.exit_code;
+}

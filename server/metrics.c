@@ -1,0 +1,346 @@
+/* Request metrics (recorded by each thread into its own slots) and the
+ * Prometheus text exposition 0.0.4 of everything, summed at scrape time. */
+#include "metrics.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cq/algorithm.h"
+#include "cq/counters.h"
+#include "registry.h"
+#include "router.h"
+#include "server.h"
+#include "thread.h"
+
+static const int status_codes[CQD_STATUS_SLOTS - 1] = CQD_STATUS_CODES;
+static const double latency_bounds[CQD_LATENCY_BUCKETS - 1] = CQD_LATENCY_BOUNDS;
+
+/* The single writer may use load+store instead of a locked add. */
+static void bump(_Atomic uint64_t *v, uint64_t n)
+{
+    uint64_t old = atomic_load_explicit(v, memory_order_relaxed);
+    atomic_store_explicit(v, old + n, memory_order_relaxed);
+}
+
+static int status_slot(int status)
+{
+    for (int i = 0; i < CQD_STATUS_SLOTS - 1; i++)
+        if (status_codes[i] == status)
+            return i;
+    return CQD_STATUS_SLOTS - 1;
+}
+
+void cqd_metrics_record(cqd_req_metrics *m, int route, int status, uint64_t duration_ns)
+{
+    /* An index outside the table would write out of bounds: count it as unmatched. */
+    int row = route >= 0 && route < CQD_MAX_ROUTES ? route : CQD_MAX_ROUTES;
+    int s = status_slot(status);
+    /* Compared in whole nanoseconds so a duration equal to a bound lands
+     * in that bound's bucket (le is inclusive) whatever the rounding. */
+    int b = 0;
+    while (b < CQD_LATENCY_BUCKETS - 1 && duration_ns > (uint64_t)(latency_bounds[b] * 1e9 + 0.5))
+        b++;
+    bump(&m->bucket[row][s][b], 1);
+    bump(&m->sum_ns[row][s], duration_ns);
+}
+
+/* ---- the text format ---- */
+
+void cqd_metrics_escape(cqp_buf *out, const char *s)
+{
+    const char *run = s;
+    for (; *s; s++) {
+        const char *esc = *s == '\\' ? "\\\\" : *s == '"' ? "\\\"" : *s == '\n' ? "\\n" : NULL;
+        if (esc) {
+            cqp_buf_append(out, run, (size_t)(s - run));
+            cqp_buf_puts(out, esc);
+            run = s + 1;
+        }
+    }
+    cqp_buf_append(out, run, (size_t)(s - run));
+}
+
+/* HELP texts are constants without backslashes or newlines, so they need no escaping. */
+static void family(cqp_buf *out, const char *name, const char *type, const char *help)
+{
+    cqp_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A sample is written as: name, then label() calls, then end_*(); the
+ * first label opens the brace, the end closes it when one was opened. */
+typedef struct sample {
+    cqp_buf *out;
+    int labels;
+} sample;
+
+static sample begin(cqp_buf *out, const char *name, const char *suffix)
+{
+    cqp_buf_puts(out, name);
+    cqp_buf_puts(out, suffix);
+    return (sample){out, 0};
+}
+
+static void label(sample *s, const char *key, const char *value)
+{
+    cqp_buf_puts(s->out, s->labels++ ? "," : "{");
+    cqp_buf_puts(s->out, key);
+    cqp_buf_puts(s->out, "=\"");
+    cqd_metrics_escape(s->out, value);
+    cqp_buf_puts(s->out, "\"");
+}
+
+static void close_labels(sample *s)
+{
+    cqp_buf_puts(s->out, s->labels ? "} " : " ");
+}
+
+static void end_uint(sample *s, uint64_t v)
+{
+    close_labels(s);
+    cqp_buf_printf(s->out, "%" PRIu64 "\n", v);
+}
+
+static void end_double(sample *s, double v)
+{
+    char text[CQP_DOUBLE_CHARS];
+    cqp_format_double(v, text);
+    close_labels(s);
+    cqp_buf_puts(s->out, text);
+    cqp_buf_puts(s->out, "\n");
+}
+
+/* A family with one unlabelled sample. */
+static void scalar_uint(cqp_buf *out, const char *name, const char *type, const char *help, uint64_t v)
+{
+    family(out, name, type, help);
+    sample s = begin(out, name, "");
+    end_uint(&s, v);
+}
+
+/* The buckets, _sum and _count of one histogram series. counts are per
+ * bucket (not cumulative), the last one +Inf; up to two labels precede le. */
+typedef struct series_labels {
+    const char *key[2], *value[2];
+    int n;
+} series_labels;
+
+static void histogram_series(cqp_buf *out, const char *name, const series_labels *lab, const double *bounds,
+                             const uint64_t *counts, int buckets, double sum)
+{
+    uint64_t cumulative = 0;
+    for (int b = 0; b < buckets; b++) {
+        char le[CQP_DOUBLE_CHARS];
+        if (b < buckets - 1)
+            cqp_format_double(bounds[b], le);
+        else
+            strcpy(le, "+Inf");
+        cumulative += counts[b];
+        sample s = begin(out, name, "_bucket");
+        for (int i = 0; i < lab->n; i++)
+            label(&s, lab->key[i], lab->value[i]);
+        label(&s, "le", le);
+        end_uint(&s, cumulative);
+    }
+    sample s = begin(out, name, "_sum");
+    for (int i = 0; i < lab->n; i++)
+        label(&s, lab->key[i], lab->value[i]);
+    end_double(&s, sum);
+    /* _count is the +Inf bucket by construction, even while a writer is
+     * between its increments of two slots. */
+    s = begin(out, name, "_count");
+    for (int i = 0; i < lab->n; i++)
+        label(&s, lab->key[i], lab->value[i]);
+    end_uint(&s, cumulative);
+}
+
+/* ---- the sums ---- */
+
+typedef struct req_sums {
+    uint64_t bucket[CQD_MAX_ROUTES + 1][CQD_STATUS_SLOTS][CQD_LATENCY_BUCKETS];
+    uint64_t sum_ns[CQD_MAX_ROUTES + 1][CQD_STATUS_SLOTS];
+} req_sums;
+
+static void add_requests(req_sums *sum, const cqd_req_metrics *m)
+{
+    for (int r = 0; r <= CQD_MAX_ROUTES; r++)
+        for (int s = 0; s < CQD_STATUS_SLOTS; s++) {
+            for (int b = 0; b < CQD_LATENCY_BUCKETS; b++)
+                sum->bucket[r][s][b] += atomic_load_explicit(&m->bucket[r][s][b], memory_order_relaxed);
+            sum->sum_ns[r][s] += atomic_load_explicit(&m->sum_ns[r][s], memory_order_relaxed);
+        }
+}
+
+/* ---- the families ---- */
+
+/* The route label of row r (rows 0..count-1 are the table's routes, the
+ * last row the unmatched requests), or NULL for an unused row. */
+static const char *route_label(const cqd_route *routes, int count, int r)
+{
+    return r < count ? routes[r].pattern : r == CQD_MAX_ROUTES ? "unmatched" : NULL;
+}
+
+static uint64_t series_count(const req_sums *sum, int r, int s)
+{
+    uint64_t n = 0;
+    for (int b = 0; b < CQD_LATENCY_BUCKETS; b++)
+        n += sum->bucket[r][s][b];
+    return n;
+}
+
+static void render_requests(cqp_buf *out, const req_sums *sum)
+{
+    int count = 0;
+    const cqd_route *routes = cqd_routes(&count);
+    if (count > CQD_MAX_ROUTES)
+        count = CQD_MAX_ROUTES;
+    char status_text[CQD_STATUS_SLOTS][8];
+    for (int s = 0; s < CQD_STATUS_SLOTS - 1; s++)
+        snprintf(status_text[s], sizeof status_text[s], "%d", status_codes[s]);
+    strcpy(status_text[CQD_STATUS_SLOTS - 1], "other");
+
+    static const char requests[] = "collisiond_requests_total";
+    family(out, requests, "counter", "Requests handled, by route pattern and status code.");
+    for (int r = 0; r <= CQD_MAX_ROUTES; r++) {
+        const char *route = route_label(routes, count, r);
+        for (int s = 0; route && s < CQD_STATUS_SLOTS; s++) {
+            uint64_t n = series_count(sum, r, s);
+            if (n == 0)
+                continue;
+            sample smp = begin(out, requests, "");
+            label(&smp, "route", route);
+            label(&smp, "status", status_text[s]);
+            end_uint(&smp, n);
+        }
+    }
+
+    static const char duration[] = "collisiond_request_duration_seconds";
+    family(out, duration, "histogram", "Time spent handling a request, by route pattern and status code.");
+    for (int r = 0; r <= CQD_MAX_ROUTES; r++) {
+        const char *route = route_label(routes, count, r);
+        for (int s = 0; route && s < CQD_STATUS_SLOTS; s++) {
+            if (series_count(sum, r, s) == 0)
+                continue;
+            series_labels lab = {{"route", "status"}, {route, status_text[s]}, 2};
+            histogram_series(out, duration, &lab, latency_bounds, sum->bucket[r][s], CQD_LATENCY_BUCKETS,
+                             (double)sum->sum_ns[r][s] * 1e-9);
+        }
+    }
+}
+
+static void render_core(cqp_buf *out, const uint64_t *ctr)
+{
+    static const char tests[] = "collisiond_narrowphase_tests_total";
+    family(out, tests, "counter", "Narrow-phase pair tests, by the algorithm that answered.");
+    for (int a = 0; a < CQ_ALG_COUNT; a++) {
+        sample s = begin(out, tests, "");
+        label(&s, "algorithm", cq_algorithm_name((cq_algorithm)a));
+        end_uint(&s, ctr[CQ_CTR_TESTS + a]);
+    }
+    scalar_uint(out, "collisiond_sat_axes_skipped_total", "counter",
+                "Degenerate SAT cross axes skipped (squared length below 1e-12).", ctr[CQ_CTR_SAT_AXES_SKIPPED]);
+    scalar_uint(out, "collisiond_zero_normals_total", "counter",
+                "Contact normals that could not be defined (contact dropped or previous normal used).",
+                ctr[CQ_CTR_ZERO_NORMALS]);
+    scalar_uint(out, "collisiond_gjk_calls_total", "counter", "GJK distance queries.", ctr[CQ_CTR_GJK_CALLS]);
+
+    static const int gjk_bounds_int[CQ_GJK_BUCKETS - 1] = CQ_GJK_BUCKET_BOUNDS;
+    double gjk_bounds[CQ_GJK_BUCKETS - 1];
+    for (int b = 0; b < CQ_GJK_BUCKETS - 1; b++)
+        gjk_bounds[b] = gjk_bounds_int[b];
+    static const char gjk[] = "collisiond_gjk_iterations";
+    family(out, gjk, "histogram", "Iterations per GJK query.");
+    series_labels none = {{NULL, NULL}, {NULL, NULL}, 0};
+    histogram_series(out, gjk, &none, gjk_bounds, &ctr[CQ_CTR_GJK_BUCKET], CQ_GJK_BUCKETS,
+                     (double)ctr[CQ_CTR_GJK_ITERATIONS]);
+
+    scalar_uint(out, "collisiond_gjk_iteration_limit_total", "counter",
+                "GJK queries that hit the iteration limit.", ctr[CQ_CTR_REASONS + CQ_FB_GJK_ITERATION_LIMIT]);
+    scalar_uint(out, "collisiond_epa_calls_total", "counter", "EPA penetration queries.", ctr[CQ_CTR_EPA_CALLS]);
+    scalar_uint(out, "collisiond_epa_iterations_total", "counter", "EPA iterations, summed.",
+                ctr[CQ_CTR_EPA_ITERATIONS]);
+
+    /* Slot 0 of reasons and actions ("none") is never counted. */
+    static const char reasons[] = "collisiond_fallback_reasons_total";
+    family(out, reasons, "counter", "GJK/EPA failures answered by a fallback, by reason (epa_* are EPA failures).");
+    for (int r = 1; r < CQ_FB_REASON_COUNT; r++) {
+        sample s = begin(out, reasons, "");
+        label(&s, "reason", cq_fallback_reason_name((cq_fallback_reason)r));
+        end_uint(&s, ctr[CQ_CTR_REASONS + r]);
+    }
+    static const char actions[] = "collisiond_fallback_actions_total";
+    family(out, actions, "counter", "Fallbacks taken, by what the query did instead.");
+    for (int a = 1; a < CQ_FBA_COUNT; a++) {
+        sample s = begin(out, actions, "");
+        label(&s, "action", cq_fallback_action_name((cq_fallback_action)a));
+        end_uint(&s, ctr[CQ_CTR_ACTIONS + a]);
+    }
+}
+
+static void render_worlds(cqp_buf *out, cqd_registry *registry)
+{
+    int count = 0;
+    cqd_world_info *info = registry ? cqd_registry_list(registry, &count) : NULL;
+    scalar_uint(out, "collisiond_worlds", "gauge", "Worlds held.", (uint64_t)count);
+    static const char shapes[] = "collisiond_world_shapes";
+    family(out, shapes, "gauge", "Shapes in a world.");
+    for (int i = 0; i < count; i++) {
+        sample s = begin(out, shapes, "");
+        label(&s, "world", info[i].name);
+        end_uint(&s, (uint64_t)info[i].shapes);
+    }
+    static const char pairs[] = "collisiond_world_broadphase_pairs";
+    family(out, pairs, "gauge", "Broadphase pairs of a world's last update.");
+    for (int i = 0; i < count; i++) {
+        sample s = begin(out, pairs, "");
+        label(&s, "world", info[i].name);
+        end_uint(&s, (uint64_t)info[i].broadphase_pairs);
+    }
+    free(info);
+}
+
+static void render_process(cqp_buf *out, cqd_server *srv, int threads)
+{
+    /* cqd_version() reads "collisiond 0.1.0": the label holds the number. */
+    const char *version = cqd_version();
+    const char *space = strrchr(version, ' ');
+    static const char build[] = "collisiond_build_info";
+    family(out, build, "gauge", "Build information; the value is always 1.");
+    sample s = begin(out, build, "");
+    label(&s, "version", space ? space + 1 : version);
+    end_uint(&s, 1);
+
+    static const char start[] = "collisiond_start_time_seconds";
+    family(out, start, "gauge", "Start time of the process since the Unix epoch in seconds.");
+    s = begin(out, start, "");
+    end_double(&s, srv->started);
+
+    scalar_uint(out, "collisiond_ready", "gauge", "1 when the server is ready (as /readyz), else 0.",
+                atomic_load(&srv->state) == CQD_READY);
+    scalar_uint(out, "collisiond_threads", "gauge", "Threads that have handled requests.", (uint64_t)threads);
+}
+
+void cqd_metrics_render(cqd_server *srv, cqp_buf *out)
+{
+    req_sums *sum = calloc(1, sizeof *sum);
+    if (!sum) {
+        out->oom = true;
+        return;
+    }
+    uint64_t ctr[CQ_CTR_COUNT] = {0};
+    int threads = 0;
+    pthread_mutex_lock(&srv->threads_lock);
+    for (const cqd_thread *t = srv->threads; t; t = t->next) {
+        threads++;
+        cq_counters_snapshot(&t->counters, ctr);
+        add_requests(sum, &t->requests);
+    }
+    pthread_mutex_unlock(&srv->threads_lock);
+
+    render_process(out, srv, threads);
+    render_requests(out, sum);
+    render_core(out, ctr);
+    render_worlds(out, srv->worlds);
+    free(sum);
+}

@@ -1,0 +1,44 @@
+/// @file server/metrics.h
+/// Request metrics per thread (counts and latency histograms by route and
+/// status) and the Prometheus text exposition of everything: requests, the
+/// core's counters summed over threads, world gauges, build info.
+#ifndef CQD_METRICS_H
+#define CQD_METRICS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "cqp/write.h"
+
+struct cqd_server;
+
+/// Routes the metrics can hold (the route table's length must fit); the
+/// extra last row counts requests that matched no route.
+#define CQD_MAX_ROUTES 32
+/// Status codes tracked one by one; any other lands in the last slot ("other").
+#define CQD_STATUS_CODES {200, 201, 204, 400, 401, 404, 405, 409, 413, 422, 429, 500, 503}
+#define CQD_STATUS_SLOTS 14
+/// Upper bounds of the latency buckets in seconds (the last bucket is +Inf).
+#define CQD_LATENCY_BOUNDS {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0}
+#define CQD_LATENCY_BUCKETS 14
+
+/// One thread's request metrics (zero-initialise; one writer).
+typedef struct cqd_req_metrics {
+    _Atomic uint64_t bucket[CQD_MAX_ROUTES + 1][CQD_STATUS_SLOTS][CQD_LATENCY_BUCKETS]; ///< not cumulative
+    _Atomic uint64_t sum_ns[CQD_MAX_ROUTES + 1][CQD_STATUS_SLOTS];
+} cqd_req_metrics;
+
+/// Counts one request on route (-1 when none matched) with its status and duration.
+void cqd_metrics_record(cqd_req_metrics *m, int route, int status, uint64_t duration_ns);
+
+/// Appends the whole exposition (text/plain; version=0.0.4) to out: the
+/// threads' counters are summed under srv->threads_lock, the world gauges
+/// read through the registry. One allocation per call besides out's growth;
+/// out->oom is set when memory ran out (then nothing may be sent).
+void cqd_metrics_render(struct cqd_server *srv, cqp_buf *out);
+
+/// Appends s as the text of a label value (without the quotes): backslash,
+/// double quote and newline escaped as \\, \" and \n.
+void cqd_metrics_escape(cqp_buf *out, const char *s);
+
+#endif

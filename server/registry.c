@@ -1,0 +1,302 @@
+/* The worlds by name: a sorted array of entries under one mutex (there are
+ * few worlds and many shapes, so binary search and memmove are plenty),
+ * each entry with its own readers-writer lock and a reference count.
+ *
+ * _GNU_SOURCE: glibc's writer-preferring rwlock kind, so a stream of
+ * read queries (ray casts every tick) cannot starve a contacts pass. */
+#define _GNU_SOURCE
+
+#include "registry.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct cqd_registry {
+    pthread_mutex_t lock; /* guards the array and every entry's refs */
+    cqd_world **w;        /* sorted by name */
+    int n, cap;
+};
+
+cqd_registry *cqd_registry_create(void)
+{
+    cqd_registry *r = calloc(1, sizeof *r);
+    if (r && pthread_mutex_init(&r->lock, NULL) != 0) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+static void world_free(cqd_world *w)
+{
+    cq_world_destroy(w->world);
+    pthread_rwlock_destroy(&w->lock);
+    free(w);
+}
+
+void cqd_registry_destroy(cqd_registry *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; i < r->n; i++)
+        world_free(r->w[i]);
+    free(r->w);
+    pthread_mutex_destroy(&r->lock);
+    free(r);
+}
+
+/* Index of name in the array, or where it would be inserted (*found false). */
+static int find(const cqd_registry *r, const char *name, bool *found)
+{
+    int lo = 0, hi = r->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        int cmp = strcmp(r->w[mid]->name, name);
+        if (cmp == 0) {
+            *found = true;
+            return mid;
+        }
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = false;
+    return lo;
+}
+
+/* Takes a reference on the named world, or NULL. */
+static cqd_world *ref(cqd_registry *r, const char *name)
+{
+    pthread_mutex_lock(&r->lock);
+    bool found;
+    int i = find(r, name, &found);
+    cqd_world *w = found ? r->w[i] : NULL;
+    if (w)
+        w->refs++;
+    pthread_mutex_unlock(&r->lock);
+    return w;
+}
+
+/* Drops a reference taken by ref(); the last one of a deleted world frees it. */
+static void unref(cqd_registry *r, cqd_world *w)
+{
+    pthread_mutex_lock(&r->lock);
+    bool last = --w->refs == 0 && w->deleted;
+    pthread_mutex_unlock(&r->lock);
+    if (last)
+        world_free(w);
+}
+
+cqd_world *cqd_world_acquire(cqd_registry *r, const char *name, bool write)
+{
+    cqd_world *w = ref(r, name);
+    if (!w)
+        return NULL;
+    if (write)
+        pthread_rwlock_wrlock(&w->lock);
+    else
+        pthread_rwlock_rdlock(&w->lock);
+    /* deleted is set under the world's write lock, so holding either side
+     * of it makes this read safe; a DELETE that won the race means "no world". */
+    if (w->deleted) {
+        cqd_world_release(r, w);
+        return NULL;
+    }
+    return w;
+}
+
+void cqd_world_release(cqd_registry *r, cqd_world *w)
+{
+    pthread_rwlock_unlock(&w->lock);
+    unref(r, w);
+}
+
+static void snapshot(const cq_world *world, cqd_world_state *state)
+{
+    if (state) {
+        state->settings = cq_world_get_settings(world);
+        state->stats = cq_world_get_stats(world);
+    }
+}
+
+/* Inserts a new entry owning world. 201; 0 when the name appeared since the
+ * caller looked (nothing taken); CQ_ENO_MEMORY (nothing taken). */
+static int insert(cqd_registry *r, const char *name, cq_world *world, cqd_world_state *state)
+{
+    cqd_world *w = calloc(1, sizeof *w);
+    if (!w)
+        return CQ_ENO_MEMORY;
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+#if defined(__GLIBC__)
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+#endif
+    int rc = pthread_rwlock_init(&w->lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
+    if (rc != 0) {
+        free(w);
+        return CQ_ENO_MEMORY;
+    }
+    strcpy(w->name, name);
+    w->world = world;
+
+    pthread_mutex_lock(&r->lock);
+    bool found;
+    int i = find(r, name, &found);
+    int status = 201;
+    if (found) {
+        status = 0;
+    } else if (r->n == r->cap) {
+        int cap = r->cap ? 2 * r->cap : 8;
+        cqd_world **grown = realloc(r->w, (size_t)cap * sizeof *grown);
+        if (grown) {
+            r->w = grown;
+            r->cap = cap;
+        } else {
+            status = CQ_ENO_MEMORY;
+        }
+    }
+    if (status == 201) {
+        memmove(&r->w[i + 1], &r->w[i], (size_t)(r->n - i) * sizeof *r->w);
+        r->w[i] = w;
+        r->n++;
+        /* read before unlocking: once listed, others may change it */
+        snapshot(world, state);
+    }
+    pthread_mutex_unlock(&r->lock);
+    if (status != 201) {
+        pthread_rwlock_destroy(&w->lock);
+        free(w);
+    }
+    return status;
+}
+
+/* A new world with settings holding the ops; on failure nothing is kept. */
+static int build(const cq_world_settings *settings, const cq_world_op *ops, int count, int *bad_op,
+                 cq_world **out)
+{
+    int rc = cq_world_create(settings, out);
+    if (rc == CQ_OK && count > 0) {
+        rc = cq_world_apply(*out, ops, count, bad_op);
+        if (rc != CQ_OK) {
+            cq_world_destroy(*out);
+            *out = NULL;
+        }
+    }
+    return rc;
+}
+
+int cqd_registry_put_state(cqd_registry *r, const char *name, const cq_world_settings *settings, bool import,
+                           const cq_world_op *ops, int count, int *bad_op, cqd_world_state *state)
+{
+    *bad_op = -1;
+    if (strlen(name) > CQ_WORLD_ID_MAX)
+        return CQ_ERANGE;
+    /* Everything costly (allocating storage, applying an import) happens
+     * before any lock is taken; the locks only cover the swap. */
+    cq_world *fresh = NULL;
+    if (import) {
+        int rc = build(settings, ops, count, bad_op, &fresh);
+        if (rc != CQ_OK)
+            return rc;
+    }
+    for (;;) {
+        cqd_world *w = cqd_world_acquire(r, name, true);
+        if (w) {
+            int rc = CQ_OK;
+            cq_world *old = NULL;
+            if (import) {
+                old = w->world;
+                w->world = fresh;
+                fresh = NULL;
+            } else {
+                rc = cq_world_configure(w->world, settings);
+            }
+            if (rc == CQ_OK)
+                snapshot(w->world, state);
+            cqd_world_release(r, w);
+            cq_world_destroy(old);
+            cq_world_destroy(fresh); /* built for a creation another request won */
+            return rc == CQ_OK ? 200 : rc;
+        }
+        if (!fresh) {
+            int rc = cq_world_create(settings, &fresh);
+            if (rc != CQ_OK)
+                return rc;
+        }
+        int rc = insert(r, name, fresh, state);
+        if (rc != 0) {
+            if (rc < 0)
+                cq_world_destroy(fresh);
+            return rc;
+        }
+        /* the name appeared meanwhile: update that world instead */
+    }
+}
+
+int cqd_registry_put(cqd_registry *r, const char *name, const cq_world_settings *settings, bool import,
+                     const cq_world_op *ops, int count, int *bad_op)
+{
+    return cqd_registry_put_state(r, name, settings, import, ops, count, bad_op, NULL);
+}
+
+int cqd_registry_delete(cqd_registry *r, const char *name)
+{
+    cqd_world *w = cqd_world_acquire(r, name, true);
+    if (!w)
+        return CQ_ENOT_FOUND;
+    /* Under the write lock: no mutation is half done on the world we drop,
+     * and every later acquire sees deleted. */
+    pthread_mutex_lock(&r->lock);
+    bool found;
+    int i = find(r, name, &found);
+    if (found) {
+        memmove(&r->w[i], &r->w[i + 1], (size_t)(r->n - i - 1) * sizeof *r->w);
+        r->n--;
+    }
+    w->deleted = true;
+    pthread_mutex_unlock(&r->lock);
+    cqd_world_release(r, w);
+    return CQ_OK;
+}
+
+cqd_world_info *cqd_registry_list(cqd_registry *r, int *count)
+{
+    *count = 0;
+    /* Take references under the map lock, read each world under its own
+     * lock afterwards: a long query on one world must not block the map. */
+    pthread_mutex_lock(&r->lock);
+    int n = r->n;
+    cqd_world **ws = n > 0 ? malloc((size_t)n * sizeof *ws) : NULL;
+    if (ws) {
+        memcpy(ws, r->w, (size_t)n * sizeof *ws);
+        for (int i = 0; i < n; i++)
+            ws[i]->refs++;
+    }
+    pthread_mutex_unlock(&r->lock);
+    if (!ws)
+        return NULL;
+
+    cqd_world_info *info = malloc((size_t)n * sizeof *info);
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        cqd_world *w = ws[i];
+        pthread_rwlock_rdlock(&w->lock);
+        if (info && !w->deleted) {
+            cq_world_stats st = cq_world_get_stats(w->world);
+            strcpy(info[k].name, w->name);
+            info[k].shapes = st.shapes;
+            info[k].broadphase_pairs = st.broadphase_pairs;
+            k++;
+        }
+        cqd_world_release(r, w);
+    }
+    free(ws);
+    if (info && k == 0) {
+        free(info);
+        info = NULL;
+    }
+    *count = k;
+    return info;
+}

@@ -1,0 +1,65 @@
+/// @file server/registry.h
+/// The worlds by name. Each world has a readers-writer lock: queries take
+/// it shared, mutations (including contacts, which updates the pair cache)
+/// exclusive. A world is reference-counted so DELETE never frees it under
+/// a running query.
+#ifndef CQD_REGISTRY_H
+#define CQD_REGISTRY_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "cq/world.h"
+
+/// A world entry as handlers see it between acquire and release.
+typedef struct cqd_world {
+    char name[CQ_WORLD_ID_MAX + 1];
+    cq_world *world;        ///< guarded by lock
+    pthread_rwlock_t lock;
+    int refs;               ///< guarded by the registry's lock
+    bool deleted;           ///< removed from the registry; freed with the last reference
+} cqd_world;
+
+typedef struct cqd_registry cqd_registry;
+
+/// A new empty registry, or NULL when out of memory.
+cqd_registry *cqd_registry_create(void);
+/// Frees the registry and every world. No request may run.
+void cqd_registry_destroy(cqd_registry *r);
+
+/// Looks up name and locks the world shared (write false) or exclusive;
+/// NULL when there is no such world. Pair with cqd_world_release.
+cqd_world *cqd_world_acquire(cqd_registry *r, const char *name, bool write);
+/// Unlocks and drops the reference taken by cqd_world_acquire.
+void cqd_world_release(cqd_registry *r, cqd_world *w);
+
+/// Creates the world (status 201) or, when it exists, applies the settings
+/// (200). With import set, the world's content is replaced by the ops (all
+/// upserts) atomically: on any failure nothing changes, *bad_op names the
+/// op to blame (or -1). Returns 201, 200, or a negative cq_status.
+int cqd_registry_put(cqd_registry *r, const char *name, const cq_world_settings *settings, bool import,
+                     const cq_world_op *ops, int count, int *bad_op);
+/// A world as a put left it, read under the same lock as the change (so no
+/// other mutation or a DELETE slips in between).
+typedef struct cqd_world_state {
+    cq_world_settings settings; ///< in force, defaults filled in
+    cq_world_stats stats;
+} cqd_world_state;
+/// cqd_registry_put that, on success, also fills *state (when not NULL).
+int cqd_registry_put_state(cqd_registry *r, const char *name, const cq_world_settings *settings, bool import,
+                           const cq_world_op *ops, int count, int *bad_op, cqd_world_state *state);
+
+/// Removes a world. CQ_OK or CQ_ENOT_FOUND.
+int cqd_registry_delete(cqd_registry *r, const char *name);
+
+/// A world's name and shape count, for listings.
+typedef struct cqd_world_info {
+    char name[CQ_WORLD_ID_MAX + 1];
+    int shapes;
+    int broadphase_pairs;
+} cqd_world_info;
+/// Every world sorted by name into a new array (free() it) of *count
+/// entries; NULL with *count 0 when there are none or memory ran out.
+cqd_world_info *cqd_registry_list(cqd_registry *r, int *count);
+
+#endif

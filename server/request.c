@@ -1,0 +1,241 @@
+/// @file server/request.c
+/// The request pipeline: request id, route, auth, readiness, body, handler,
+/// problem, metrics, access log. Every outcome, including the refusals
+/// before a handler runs, goes through finish() so it is counted and logged.
+#include "request.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "refuse.h"
+#include "router.h"
+#include "server.h"
+#include "thread.h"
+
+static const char json_content_type[] = "application/json";
+static const char problem_content_type[] = "application/problem+json";
+
+void cqd_response_init(cqd_response *resp) { memset(resp, 0, sizeof *resp); }
+
+void cqd_response_free(cqd_response *resp) { cqp_buf_free(&resp->body); }
+
+static bool id_char(char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+           ch == '_' || ch == ':' || ch == '-';
+}
+
+/// The client's X-Request-Id with every character outside [A-Za-z0-9._:-]
+/// dropped, cut to CQD_REQUEST_ID_MAX; "<boot id>-<seq>" when nothing is left.
+static void set_request_id(cqd_server *srv, const char *given, char out[CQD_REQUEST_ID_MAX + 1])
+{
+    size_t n = 0;
+    for (const char *p = given; p && *p && n < CQD_REQUEST_ID_MAX; p++)
+        if (id_char(*p))
+            out[n++] = *p;
+    out[n] = '\0';
+    if (n == 0) {
+        unsigned long long seq = atomic_fetch_add_explicit(&srv->request_seq, 1, memory_order_relaxed) + 1;
+        snprintf(out, CQD_REQUEST_ID_MAX + 1, "%016llx-%llu", (unsigned long long)srv->boot_id, seq);
+    }
+}
+
+/// Copies what a client sent into a problem detail: printable ASCII kept,
+/// anything else '?', cut to fit (problem bodies must stay valid JSON).
+static void printable(char *dst, size_t size, const char *src)
+{
+    size_t n = 0;
+    for (; src[n] && n + 1 < size; n++)
+        dst[n] = src[n] >= 0x20 && src[n] < 0x7f ? src[n] : '?';
+    dst[n] = '\0';
+}
+
+/// True when the query string has pretty=1 or pretty=true.
+static bool wants_pretty(const char *q)
+{
+    while (q && *q) {
+        const char *end = strchr(q, '&');
+        size_t n = end ? (size_t)(end - q) : strlen(q);
+        if ((n == 8 && memcmp(q, "pretty=1", 8) == 0) || (n == 11 && memcmp(q, "pretty=true", 11) == 0))
+            return true;
+        q = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
+/// "Bearer <token>" with the token compared in time that depends only on
+/// the configured token's length (the scheme name is case-insensitive).
+static bool authorized(const char *token, const char *header)
+{
+    if (!header || strncasecmp(header, "Bearer ", 7) != 0)
+        return false;
+    const char *given = header + 7;
+    size_t n = strlen(token), m = strlen(given);
+    volatile unsigned diff = n != m;
+    for (size_t i = 0; i < n; i++)
+        diff |= (unsigned char)token[i] ^ (unsigned char)(i < m ? given[i] : 0);
+    return diff == 0;
+}
+
+/// Replaces whatever the response holds by c->problem; returns its status.
+static int fail(cqd_call *c)
+{
+    cqd_response *resp = c->resp;
+    bool pretty = c->out.pretty;
+    cqp_buf_free(&resp->body);
+    cqp_writer_init(&c->out, &resp->body, pretty);
+    cqp_write_problem(&c->out, &c->problem);
+    resp->content_type = problem_content_type;
+    return cqp_problem_status(c->problem.kind);
+}
+
+/// Sets up the parts of a call every path through the pipeline reads.
+static void call_init(cqd_call *c, cqd_server *srv, const cqd_request *req, cqd_response *resp, bool pretty)
+{
+    c->srv = srv;
+    c->self = cqd_thread_self(srv);
+    c->req = req;
+    c->route = -1;
+    c->world[0] = c->id[0] = '\0';
+    c->body = NULL;
+    c->problem.kind = CQP_P_INTERNAL;
+    c->problem.detail[0] = c->problem.pointer[0] = '\0';
+    c->resp = resp;
+    cqp_writer_init(&c->out, &resp->body, pretty);
+}
+
+/// Counts and logs a finished request.
+static void finish(const cqd_call *c, uint64_t t0)
+{
+    cqd_server *srv = c->srv;
+    uint64_t ns = cqd_mono_ns() - t0;
+    if (c->self)
+        cqd_metrics_record(&c->self->requests, c->route, c->resp->status, ns);
+    if (cqd_log_enabled(&srv->log, CQD_LOG_INFO)) {
+        int count;
+        const cqd_route *routes = cqd_routes(&count);
+        cqd_log_request(&srv->log, c->resp->request_id, c->req->transport, c->req->method,
+                        c->route >= 0 ? routes[c->route].pattern : NULL, c->req->path, c->resp->status,
+                        (long long)(ns / 1000));
+    }
+}
+
+/// Worlds may be half-recovered while the server starts: their routes wait.
+static bool needs_recovery(const cqd_route *r) { return strncmp(r->pattern, "/v1/worlds", 10) == 0; }
+
+/// Everything between the request id and the bookkeeping; returns the status.
+static int run(cqd_call *c)
+{
+    cqd_server *srv = c->srv;
+    const cqd_request *req = c->req;
+    cqd_response *resp = c->resp;
+    if (!c->self) {
+        cqp_fail(&c->problem, CQP_P_INTERNAL, NULL, "out of memory");
+        return fail(c);
+    }
+
+    int count;
+    const cqd_route *routes = cqd_routes(&count);
+    cqd_match m = cqd_route_match(req->method, req->path, c, &c->route, resp->allow, sizeof resp->allow);
+    // Auth before any 404/405, so without the token nothing about the paths can be learnt.
+    bool open = m == CQD_MATCH_OK && (routes[c->route].flags & CQD_ROUTE_OPEN);
+    if (srv->cfg.token[0] && !open && !authorized(srv->cfg.token, req->authorization)) {
+        resp->allow[0] = '\0';
+        cqp_fail(&c->problem, CQP_P_UNAUTHORIZED, NULL, "%s",
+                 req->authorization ? "wrong bearer token" : "an Authorization: Bearer header is required");
+        return fail(c);
+    }
+    char path[160], method[24];
+    switch (m) {
+    case CQD_MATCH_OK:
+        break;
+    case CQD_MATCH_NO_PATH:
+        printable(path, sizeof path, req->path);
+        cqp_fail(&c->problem, CQP_P_NO_ROUTE, NULL, "no endpoint at %s", path);
+        return fail(c);
+    case CQD_MATCH_NO_METHOD:
+        printable(path, sizeof path, req->path);
+        printable(method, sizeof method, req->method);
+        cqp_fail(&c->problem, CQP_P_BAD_METHOD, NULL, "%s is not allowed on %s (allowed: %s)", method, path,
+                 resp->allow);
+        return fail(c);
+    case CQD_MATCH_BAD_PARAM:
+        return fail(c);
+    }
+    const cqd_route *r = &routes[c->route];
+    if (atomic_load_explicit(&srv->state, memory_order_acquire) == CQD_STARTING && needs_recovery(r)) {
+        resp->retry_after = 1;
+        cqp_fail(&c->problem, CQP_P_BUSY, NULL, "the server is recovering its worlds; retry shortly");
+        return fail(c);
+    }
+    if ((r->flags & CQD_ROUTE_BODY) && req->body_len > 0) {
+        c->body = cqp_parse(req->body, req->body_len, &c->problem);
+        if (!c->body)
+            return fail(c);
+        if (!json_is_object(c->body)) {
+            json_decref(c->body);
+            c->body = NULL;
+            cqp_fail(&c->problem, CQP_P_BAD_TYPE, "", "the request body must be a JSON object");
+            return fail(c);
+        }
+    }
+    cqp_decoder_init(&c->dec, &srv->cfg.limits, &c->problem);
+    resp->content_type = NULL;
+    int status = r->handler(c);
+    json_decref(c->body);
+    c->body = NULL;
+    if (status < 0)
+        return fail(c);
+    if (resp->body.oom) {
+        cqp_fail(&c->problem, CQP_P_INTERNAL, NULL, "out of memory writing the response");
+        return fail(c);
+    }
+    if (status == 204)
+        cqp_buf_free(&resp->body);
+    if (!resp->content_type)
+        resp->content_type = json_content_type;
+    return status;
+}
+
+/// req itself, or a copy in *fixed with an absent method or path made ""
+/// (a transport may pass on what a client left out; "" matches no route).
+static const cqd_request *complete(const cqd_request *req, cqd_request *fixed)
+{
+    if (req->method && req->path)
+        return req;
+    *fixed = *req;
+    fixed->method = req->method ? req->method : "";
+    fixed->path = req->path ? req->path : "";
+    return fixed;
+}
+
+void cqd_handle(struct cqd_server *srv, const cqd_request *req, cqd_response *resp)
+{
+    uint64_t t0 = cqd_mono_ns();
+    cqd_request fixed;
+    req = complete(req, &fixed);
+    set_request_id(srv, req->request_id, resp->request_id);
+    cqd_call c;
+    call_init(&c, srv, req, resp, req->allow_pretty && wants_pretty(req->query));
+    resp->status = run(&c);
+    finish(&c, t0);
+}
+
+void cqd_refuse(struct cqd_server *srv, const cqd_request *req, cqp_problem_kind kind, const char *detail,
+                cqd_response *resp)
+{
+    uint64_t t0 = cqd_mono_ns();
+    cqd_request fixed;
+    req = complete(req, &fixed);
+    set_request_id(srv, req->request_id, resp->request_id);
+    cqd_call c;
+    call_init(&c, srv, req, resp, false);
+    cqd_match m = cqd_route_match(req->method, req->path, &c, &c.route, resp->allow, sizeof resp->allow);
+    if (m != CQD_MATCH_OK)
+        c.route = -1;
+    resp->allow[0] = '\0';
+    cqp_fail(&c.problem, kind, NULL, "%s", detail);
+    resp->status = fail(&c);
+    finish(&c, t0);
+}

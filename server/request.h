@@ -1,0 +1,73 @@
+/// @file server/request.h
+/// The transport-independent request pipeline shared by HTTP and the
+/// stream: auth -> route -> limits -> parse -> handler (timed) -> counters
+/// -> log -> reply. A transport fills a cqd_request, calls cqd_handle and
+/// sends the cqd_response; it never looks inside a handler.
+#ifndef CQD_REQUEST_H
+#define CQD_REQUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cqp/decode.h"
+#include "cqp/write.h"
+
+struct cqd_server;
+struct cqd_thread;
+
+/// Longest request id kept (longer ids are cut, bad characters dropped).
+#define CQD_REQUEST_ID_MAX 64
+
+/// A request as a transport received it. Every pointer is borrowed for the
+/// duration of cqd_handle.
+typedef struct cqd_request {
+    const char *transport;     ///< "http" or "stream" (for logs)
+    const char *method;        ///< "GET", "POST", ...
+    const char *path;          ///< without the query string
+    const char *query;         ///< the raw query string after '?', or NULL
+    const char *authorization; ///< the Authorization header, or NULL
+    const char *request_id;    ///< the X-Request-Id header, or NULL
+    const char *body;          ///< NULL or body_len bytes (not NUL-terminated)
+    size_t body_len;
+    bool allow_pretty;         ///< the transport may pretty-print (not the stream: one line per reply)
+} cqd_request;
+
+/// A response for the transport to send. Owns its body.
+typedef struct cqd_response {
+    int status;
+    const char *content_type;  ///< static string
+    cqp_buf body;              ///< empty for 204
+    char allow[64];            ///< "GET, PUT, DELETE" with a 405, else ""
+    int retry_after;           ///< seconds for Retry-After with a 429/503, else 0
+    char request_id[CQD_REQUEST_ID_MAX + 1]; ///< sanitised or generated; echo it as X-Request-Id
+} cqd_response;
+
+/// Runs one request through the pipeline and fills *resp (initialise it
+/// with cqd_response_init; free its body with cqd_response_free). Safe to
+/// call from any number of threads at once.
+void cqd_handle(struct cqd_server *srv, const cqd_request *req, cqd_response *resp);
+
+void cqd_response_init(cqd_response *resp);
+void cqd_response_free(cqd_response *resp);
+
+/// One handler invocation: what the handler reads and where it writes.
+typedef struct cqd_call {
+    struct cqd_server *srv;
+    struct cqd_thread *self;  ///< the calling thread's counters and fallback log
+    const cqd_request *req;
+    int route;                ///< index in the route table
+    char world[CQ_WORLD_ID_MAX + 1]; ///< path parameter {world}, validated, or ""
+    char id[CQ_WORLD_ID_MAX + 1];    ///< path parameter {id}, validated, or ""
+    json_t *body;             ///< the parsed body (borrowed; NULL when empty or the route takes none)
+    cqp_decoder dec;          ///< ready at the body's root, with the configured limits
+    cqp_problem problem;      ///< filled by a handler that fails
+    cqp_writer out;           ///< the response body (JSON, pretty when asked)
+    cqd_response *resp;       ///< for content_type (non-JSON bodies) and retry_after
+} cqd_call;
+
+/// A handler: writes its JSON body through c->out and returns the HTTP
+/// status (200, 201, 204 with no body), or fills c->problem and returns -1.
+/// Nothing a client sends may crash it, and a rejected request changes nothing.
+typedef int (*cqd_handler)(cqd_call *c);
+
+#endif

@@ -1,0 +1,139 @@
+/// @file server/router.c
+/// The route table of API.md section 2 and the matcher. A path is compared
+/// segment by segment against each pattern; {world} and {id} match any
+/// non-empty segment and are validated only once the method matched, so a
+/// wrong method on a well-formed path is a 405 whatever the ids.
+#include "router.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "handlers.h"
+#include "metrics.h"
+
+static const cqd_route routes[] = {
+    {"GET", "/healthz", cqd_h_healthz, CQD_ROUTE_OPEN},
+    {"GET", "/readyz", cqd_h_readyz, CQD_ROUTE_OPEN},
+    {"GET", "/metrics", cqd_h_metrics, 0},
+    {"GET", "/metrics/fallbacks", cqd_h_fallbacks, 0},
+    {"GET", "/v1/openapi.json", cqd_h_openapi, 0},
+    {"POST", "/v1/pair", cqd_h_pair, CQD_ROUTE_BODY},
+    {"POST", "/v1/pairs", cqd_h_pairs, CQD_ROUTE_BODY},
+    {"GET", "/v1/worlds", cqd_h_world_list, 0},
+    {"PUT", "/v1/worlds/{world}", cqd_h_world_put, CQD_ROUTE_BODY},
+    {"GET", "/v1/worlds/{world}", cqd_h_world_get, 0},
+    {"DELETE", "/v1/worlds/{world}", cqd_h_world_delete, 0},
+    {"GET", "/v1/worlds/{world}/export", cqd_h_world_export, 0},
+    {"PUT", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_put, CQD_ROUTE_BODY},
+    {"GET", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_get, 0},
+    {"DELETE", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_delete, 0},
+    {"POST", "/v1/worlds/{world}/batch", cqd_h_batch, CQD_ROUTE_BODY},
+    {"GET", "/v1/worlds/{world}/pairs", cqd_h_broadphase, 0},
+    {"POST", "/v1/worlds/{world}/contacts", cqd_h_contacts, CQD_ROUTE_BODY},
+    {"POST", "/v1/worlds/{world}/raycast", cqd_h_raycast, CQD_ROUTE_BODY},
+    {"POST", "/v1/worlds/{world}/sweep", cqd_h_sweep, CQD_ROUTE_BODY},
+    {"POST", "/v1/worlds/{world}/overlap", cqd_h_overlap, CQD_ROUTE_BODY},
+};
+
+#define ROUTE_COUNT ((int)(sizeof routes / sizeof routes[0]))
+_Static_assert(ROUTE_COUNT <= CQD_MAX_ROUTES, "the metrics hold CQD_MAX_ROUTES routes");
+
+const cqd_route *cqd_routes(int *count)
+{
+    *count = ROUTE_COUNT;
+    return routes;
+}
+
+/// Where a path parameter lies in the path.
+typedef struct param {
+    const char *at;
+    size_t len;
+} param;
+
+/// Compares path with pattern; on a match, the {world} and {id} segments
+/// go to world and id (len 0 when the pattern has none).
+static bool shape_matches(const char *pattern, const char *path, param *world, param *id)
+{
+    world->len = id->len = 0;
+    const char *p = pattern, *s = path;
+    while (*p && *s) {
+        if (*p != '/' || *s != '/')
+            return false;
+        p++;
+        s++;
+        const char *pe = strchr(p, '/'), *se = strchr(s, '/');
+        size_t plen = pe ? (size_t)(pe - p) : strlen(p);
+        size_t slen = se ? (size_t)(se - s) : strlen(s);
+        if (p[0] == '{') {
+            if (slen == 0)
+                return false;
+            param *dst = p[1] == 'w' ? world : id;
+            *dst = (param){s, slen};
+        } else if (plen != slen || memcmp(p, s, plen) != 0) {
+            return false;
+        }
+        p += plen;
+        s += slen;
+    }
+    return *p == '\0' && *s == '\0';
+}
+
+/// Copies a path parameter into out when it is a valid id; otherwise fills
+/// the problem (a 404: nothing can exist under an invalid name).
+static bool take_param(param v, const char *what, char out[CQ_WORLD_ID_MAX + 1], cqp_problem *problem)
+{
+    if (v.len == 0) {
+        out[0] = '\0';
+        return true;
+    }
+    if (v.len <= CQ_WORLD_ID_MAX) {
+        memcpy(out, v.at, v.len);
+        out[v.len] = '\0';
+        if (cqp_valid_id(out))
+            return true;
+    }
+    out[0] = '\0';
+    cqp_fail(problem, CQP_P_NOT_FOUND, NULL, "the %s in the path is not valid (1-%d characters of [A-Za-z0-9._:-])",
+             what, CQ_WORLD_ID_MAX);
+    return false;
+}
+
+/// Appends method to the comma-separated allow list unless it is there.
+static void add_allow(char *allow, int allow_size, const char *method)
+{
+    size_t mlen = strlen(method);
+    for (const char *a = allow; (a = strstr(a, method)) != NULL; a += mlen)
+        if ((a == allow || a[-1] == ' ') && (a[mlen] == ',' || a[mlen] == '\0'))
+            return;
+    size_t used = strlen(allow);
+    snprintf(allow + used, (size_t)allow_size - used, "%s%s", used ? ", " : "", method);
+}
+
+cqd_match cqd_route_match(const char *method, const char *path, cqd_call *c, int *route, char *allow,
+                          int allow_size)
+{
+    bool path_known = false;
+    if (allow_size > 0)
+        allow[0] = '\0';
+    *route = -1;
+    c->world[0] = c->id[0] = '\0';
+    for (int i = 0; i < ROUTE_COUNT; i++) {
+        param world, id;
+        if (!shape_matches(routes[i].pattern, path, &world, &id))
+            continue;
+        path_known = true;
+        if (strcmp(routes[i].method, method) != 0) {
+            if (allow_size > 0)
+                add_allow(allow, allow_size, routes[i].method);
+            continue;
+        }
+        *route = i;
+        if (allow_size > 0) /* a partial list is no answer: Allow goes with a 405 only */
+            allow[0] = '\0';
+        if (!take_param(world, "world name", c->world, &c->problem) ||
+            !take_param(id, "shape id", c->id, &c->problem))
+            return CQD_MATCH_BAD_PARAM;
+        return CQD_MATCH_OK;
+    }
+    return path_known ? CQD_MATCH_NO_METHOD : CQD_MATCH_NO_PATH;
+}

@@ -1,0 +1,39 @@
+/// @file server/router.h
+/// The routing table: method + path pattern -> handler, shared by every
+/// transport. Patterns are literal segments and the parameters {world} and
+/// {id} (validated ids).
+#ifndef CQD_ROUTER_H
+#define CQD_ROUTER_H
+
+#include "request.h"
+
+/// Route flags.
+enum {
+    CQD_ROUTE_BODY = 1, ///< the handler takes a JSON body (parsed before the call)
+    CQD_ROUTE_OPEN = 2, ///< no bearer token needed (health probes)
+};
+
+typedef struct cqd_route {
+    const char *method;
+    const char *pattern; ///< e.g. "/v1/worlds/{world}/shapes/{id}"; also the metrics label
+    cqd_handler handler;
+    unsigned flags;
+} cqd_route;
+
+/// The table and its length (static storage).
+const cqd_route *cqd_routes(int *count);
+
+/// Outcome of matching a request line.
+typedef enum cqd_match {
+    CQD_MATCH_OK,         ///< *route set, params filled
+    CQD_MATCH_NO_PATH,    ///< 404
+    CQD_MATCH_NO_METHOD,  ///< 405: allow filled with the methods the path has
+    CQD_MATCH_BAD_PARAM,  ///< 404: a {world} or {id} segment is not a valid id (problem filled)
+} cqd_match;
+
+/// Matches method and path against the table; copies {world} and {id}
+/// into c->world and c->id.
+cqd_match cqd_route_match(const char *method, const char *path, cqd_call *c, int *route, char *allow,
+                          int allow_size);
+
+#endif

@@ -1,0 +1,48 @@
+/// @file server/server.h
+/// The daemon's state, owned by main and passed to every part explicitly
+/// (no mutable globals): config, logger, the worlds, the per-thread
+/// counters, and the readiness state the probes and the drain read.
+#ifndef CQD_SERVER_H
+#define CQD_SERVER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "log.h"
+
+struct cqd_registry;
+struct cqd_thread;
+
+/// Life cycle, as /readyz reports it.
+typedef enum cqd_state {
+    CQD_STARTING, ///< recovering: not ready
+    CQD_READY,
+    CQD_DRAINING, ///< shutting down: not ready, in-flight requests finish
+} cqd_state;
+
+typedef struct cqd_server {
+    cqd_config cfg;
+    cqd_logger log;
+    struct cqd_registry *worlds;
+    _Atomic int state;              ///< cqd_state
+    _Atomic uint64_t fallback_clock; ///< the sequence shared by every thread's fallback ring
+    _Atomic uint64_t request_seq;   ///< numbers generated request ids
+    uint64_t boot_id;               ///< random per process, prefix of generated request ids
+    double started;                 ///< Unix time of start-up (build info, uptime)
+    pthread_mutex_t threads_lock;   ///< guards the thread list (registration and scrape)
+    struct cqd_thread *threads;     ///< every thread that ever handled a request
+} cqd_server;
+
+/// Sets up srv from cfg (copied): logger, empty registry, no threads,
+/// state STARTING. Returns 0, or -1 when out of memory.
+int cqd_server_init(cqd_server *srv, const cqd_config *cfg);
+/// Frees everything srv owns (worlds, threads' state). No request may run.
+void cqd_server_destroy(cqd_server *srv);
+
+/// Unix time in seconds, and a monotonic clock in nanoseconds.
+double cqd_now(void);
+uint64_t cqd_mono_ns(void);
+
+#endif

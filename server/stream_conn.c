@@ -1,0 +1,422 @@
+/// @file server/stream_conn.c
+/// One stream connection: reads lines into a FIFO, answers them one at a
+/// time on the libuv thread pool (so a connection's requests run and are
+/// answered in order, and a mutation is applied before the query behind
+/// it), writes the replies, and applies back-pressure both ways.
+///
+/// Life cycle: reading -> input done (client EOF, overlong line, drain) ->
+/// every read line answered -> closed (after a half-close and a short
+/// linger when the client may still be sending). The connection is freed
+/// once its handles are closed and no work or write of it is in flight.
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream_internal.h"
+
+/// Stop reading above these; resume below half of each.
+#define QUEUE_HIGH 64                 // lines read but not answered
+#define QUEUE_BYTES_HIGH (4u << 20)   // their bytes
+#define OUT_HIGH (4u << 20)           // reply bytes handed to libuv and not yet written
+/// How long a closing connection keeps discarding input, waiting for the client's EOF.
+#define LINGER_MS 2000
+
+/// One request line and then its reply.
+typedef struct job {
+    uv_work_t work;
+    uv_write_t write;
+    struct job *next;
+    cqd_conn *conn;
+    char *line; ///< owned; NULL once answered, or for a reply made on the loop
+    size_t len; ///< the line's length, kept for the queue's byte count
+    cqp_buf out;
+} job;
+
+struct cqd_conn {
+    uv_tcp_t tcp;
+    uv_timer_t timer; ///< the linger, or the drain's deadline
+    uv_shutdown_t shutdown;
+    cqd_stream *s;
+    cqd_conn *prev, *next;
+    cqd_lines lines;
+    job *head, *tail;    ///< read, waiting for their turn
+    job *running;        ///< on a worker thread
+    int queued;          ///< jobs read but not yet answered (the running one included)
+    size_t queued_bytes;
+    size_t unacked;      ///< reply bytes in writes not yet completed
+    int writes;          ///< writes in flight
+    int handles;         ///< tcp and timer until their close callbacks
+    bool reading;
+    bool input_done;     ///< no more lines will be read
+    bool eof;            ///< the client half-closed
+    bool lingering;      ///< half-closed by us, discarding input until EOF
+    bool shutting;       ///< the shutdown request is in flight
+    bool closing;
+};
+
+static void pump(cqd_conn *c);
+
+cqd_conn *cqd_conn_next(const cqd_conn *c) { return c->next; }
+
+static void free_job(job *j)
+{
+    free(j->line);
+    cqp_buf_free(&j->out);
+    free(j);
+}
+
+// Frees c once nothing refers to it any more; the last call of every callback.
+static void maybe_free(cqd_conn *c)
+{
+    if (!c->closing || c->handles > 0 || c->running || c->writes > 0 || c->shutting)
+        return;
+    cqd_stream *s = c->s;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->first = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    while (c->head) {
+        job *j = c->head;
+        c->head = j->next;
+        free_job(j);
+    }
+    cqd_lines_free(&c->lines);
+    free(c);
+    s->conns--;
+    cqd_log(&s->srv->log, CQD_LOG_DEBUG, "stream: connection closed (%d open)", s->conns);
+    cqd_stream_conn_gone(s);
+}
+
+static void on_close(uv_handle_t *h)
+{
+    cqd_conn *c = h->data;
+    c->handles--;
+    maybe_free(c);
+}
+
+static void close_now(cqd_conn *c)
+{
+    if (c->closing)
+        return;
+    c->closing = true;
+    c->reading = false;
+    uv_close((uv_handle_t *)&c->tcp, on_close);
+    uv_close((uv_handle_t *)&c->timer, on_close);
+}
+
+static void on_timer(uv_timer_t *t) { close_now(t->data); }
+
+/* ---- reading ----------------------------------------------------------- */
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)suggested;
+    cqd_conn *c = h->data;
+    *buf = uv_buf_init(c->s->readbuf, sizeof c->s->readbuf);
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
+
+static void start_reading(cqd_conn *c)
+{
+    if (c->reading || c->closing)
+        return;
+    if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0) {
+        close_now(c);
+        return;
+    }
+    c->reading = true;
+}
+
+static void stop_reading(cqd_conn *c)
+{
+    if (!c->reading)
+        return;
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    c->reading = false;
+}
+
+static void enqueue(cqd_conn *c, job *j)
+{
+    j->conn = c;
+    if (c->tail)
+        c->tail->next = j;
+    else
+        c->head = j;
+    c->tail = j;
+    c->queued++;
+    c->queued_bytes += j->len;
+}
+
+static int on_line(void *ctx, const char *line, size_t len)
+{
+    cqd_conn *c = ctx;
+    job *j = calloc(1, sizeof *j);
+    if (!j)
+        return -1;
+    j->line = malloc(len);
+    if (!j->line) {
+        free(j);
+        return -1;
+    }
+    memcpy(j->line, line, len);
+    j->len = len;
+    enqueue(c, j);
+    return 0;
+}
+
+// No more lines: the unfinished one is dropped (drain, overlong line) or
+// is the last line (client EOF).
+static void end_input(cqd_conn *c, bool keep_partial)
+{
+    c->input_done = true;
+    stop_reading(c);
+    if (keep_partial && cqd_lines_finish(&c->lines, on_line, c) != 0)
+        close_now(c);
+    cqd_lines_free(&c->lines);
+}
+
+// The answer to an overlong line, queued behind the lines before it; the
+// connection closes after it.
+static void refuse_line(cqd_conn *c)
+{
+    cqp_problem p;
+    cqp_fail(&p, CQP_P_TOO_LARGE, NULL, "request line longer than %zu bytes (--max-body)", c->lines.max);
+    cqd_log(&c->s->srv->log, CQD_LOG_INFO, "stream: %s; closing the connection", p.detail);
+    job *j = calloc(1, sizeof *j);
+    if (!j) {
+        close_now(c);
+        return;
+    }
+    cqd_stream_reply_problem(&j->out, NULL, 0, &p);
+    enqueue(c, j);
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+    cqd_conn *c = st->data;
+    if (nread == 0)
+        return;
+    if (nread < 0) {
+        if (nread == UV_EOF && !c->lingering) {
+            c->eof = true;
+            end_input(c, true);
+            pump(c);
+        } else {
+            close_now(c); // a reset, or the EOF a lingering close waits for
+        }
+        return;
+    }
+    if (c->input_done)
+        return; // lingering: the input is discarded
+    switch (cqd_lines_feed(&c->lines, buf->base, (size_t)nread, on_line, c)) {
+    case CQD_LINES_OK:
+        break;
+    case CQD_LINES_TOO_LONG:
+        end_input(c, false);
+        refuse_line(c);
+        break;
+    case CQD_LINES_FAILED:
+        cqd_log(&c->s->srv->log, CQD_LOG_ERROR, "stream: out of memory reading a request; closing the connection");
+        close_now(c);
+        return;
+    }
+    pump(c);
+}
+
+/* ---- answering --------------------------------------------------------- */
+
+static void on_written(uv_write_t *req, int status)
+{
+    job *j = req->data;
+    cqd_conn *c = j->conn;
+    c->writes--;
+    c->unacked -= j->out.len;
+    free_job(j);
+    if (status < 0)
+        close_now(c);
+    else
+        pump(c);
+    maybe_free(c);
+}
+
+// Writes j's reply (takes j).
+static void send_reply(cqd_conn *c, job *j)
+{
+    c->queued--;
+    c->queued_bytes -= j->len;
+    if (j->out.oom || j->out.len > UINT_MAX) {
+        cqd_log(&c->s->srv->log, CQD_LOG_ERROR, "stream: cannot build a reply (%zu bytes); closing the connection",
+                j->out.len);
+        free_job(j);
+        close_now(c);
+        return;
+    }
+    uv_buf_t b = uv_buf_init(j->out.data, (unsigned)j->out.len);
+    j->write.data = j;
+    if (uv_write(&j->write, (uv_stream_t *)&c->tcp, &b, 1, on_written) != 0) {
+        free_job(j);
+        close_now(c);
+        return;
+    }
+    c->writes++;
+    c->unacked += j->out.len;
+}
+
+// Runs on a worker thread; touches only the job and the server.
+static void on_work(uv_work_t *w)
+{
+    job *j = w->data;
+    cqd_stream_answer(j->conn->s->srv, j->line, j->len, &j->out);
+}
+
+static void on_work_done(uv_work_t *w, int status)
+{
+    job *j = w->data;
+    cqd_conn *c = j->conn;
+    c->running = NULL;
+    free(j->line);
+    j->line = NULL;
+    if (c->closing || status != 0) {
+        free_job(j); // the client is gone: the answer is dropped
+        close_now(c);
+    } else {
+        send_reply(c, j);
+        pump(c);
+    }
+    maybe_free(c);
+}
+
+static void start_next(cqd_conn *c)
+{
+    job *j = c->head;
+    c->head = j->next;
+    if (!c->head)
+        c->tail = NULL;
+    j->next = NULL;
+    if (!j->line) {
+        send_reply(c, j);
+        return;
+    }
+    c->running = j;
+    j->work.data = j;
+    if (uv_queue_work(c->s->loop, &j->work, on_work, on_work_done) != 0) {
+        c->running = NULL;
+        free_job(j);
+        close_now(c);
+    }
+}
+
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+    cqd_conn *c = req->data;
+    c->shutting = false;
+    if (status < 0)
+        close_now(c);
+    maybe_free(c);
+}
+
+// Everything read is answered and written: close.
+static void finish(cqd_conn *c)
+{
+    if (c->eof) {
+        close_now(c);
+        return;
+    }
+    // The client may still be sending: closing with unread input would make
+    // the kernel reset the connection and could destroy replies the client
+    // has not read yet. Half-close instead and discard input until its EOF.
+    c->lingering = true;
+    c->shutdown.data = c;
+    if (uv_shutdown(&c->shutdown, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
+        close_now(c);
+        return;
+    }
+    c->shutting = true;
+    uv_timer_start(&c->timer, on_timer, LINGER_MS, 0);
+    start_reading(c);
+}
+
+// Moves c along: starts the next job, pauses or resumes reading, closes
+// when everything is answered.
+static void pump(cqd_conn *c)
+{
+    while (!c->closing && !c->running && c->head && c->unacked < OUT_HIGH)
+        start_next(c);
+    if (c->closing)
+        return;
+    if (!c->input_done) {
+        bool full = c->queued > QUEUE_HIGH || c->queued_bytes > QUEUE_BYTES_HIGH || c->unacked > OUT_HIGH;
+        bool low = c->queued <= QUEUE_HIGH / 2 && c->queued_bytes <= QUEUE_BYTES_HIGH / 2 && c->unacked <= OUT_HIGH / 2;
+        if (full)
+            stop_reading(c);
+        else if (low)
+            start_reading(c);
+    } else if (!c->lingering && !c->running && !c->head && c->writes == 0) {
+        finish(c);
+    }
+}
+
+/* ---- accept and drain -------------------------------------------------- */
+
+static void free_handle(uv_handle_t *h) { free(h); }
+
+// Over the connection limit: accept and close at once, so the client sees
+// the refusal instead of waiting in the backlog.
+static void refuse(cqd_stream *s)
+{
+    uv_tcp_t *t = malloc(sizeof *t);
+    if (!t)
+        return;
+    uv_tcp_init(s->loop, t);
+    uv_accept((uv_stream_t *)&s->listener, (uv_stream_t *)t);
+    uv_close((uv_handle_t *)t, free_handle);
+}
+
+void cqd_conn_accept(cqd_stream *s)
+{
+    if (s->conns >= s->srv->cfg.max_connections) {
+        cqd_log(&s->srv->log, CQD_LOG_WARN, "stream: connection refused: %d connections open (--max-connections)",
+                s->conns);
+        refuse(s);
+        return;
+    }
+    cqd_conn *c = calloc(1, sizeof *c);
+    if (!c) {
+        refuse(s);
+        return;
+    }
+    c->s = s;
+    c->lines.max = s->srv->cfg.max_body;
+    uv_tcp_init(s->loop, &c->tcp);
+    uv_timer_init(s->loop, &c->timer);
+    c->tcp.data = c;
+    c->timer.data = c;
+    c->handles = 2;
+    c->next = s->first;
+    if (s->first)
+        s->first->prev = c;
+    s->first = c;
+    s->conns++;
+    if (uv_accept((uv_stream_t *)&s->listener, (uv_stream_t *)&c->tcp) != 0) {
+        close_now(c);
+        return;
+    }
+    uv_tcp_nodelay(&c->tcp, 1); // replies are small and latency-bound
+    cqd_log(&s->srv->log, CQD_LOG_DEBUG, "stream: connection accepted (%d open)", s->conns);
+    start_reading(c);
+}
+
+void cqd_conn_drain(cqd_conn *c)
+{
+    if (c->closing || c->lingering)
+        return;
+    if (!c->input_done)
+        end_input(c, false);
+    // A client that never reads its replies must not hold up the shutdown.
+    int secs = c->s->srv->cfg.timeout_s > 0 ? c->s->srv->cfg.timeout_s : 30;
+    uv_timer_start(&c->timer, on_timer, (uint64_t)secs * 1000, 0);
+    pump(c);
+}

@@ -1,0 +1,338 @@
+/// @file server/stream_envelope.c
+/// The stream's request and reply lines (API.md section 4): decoding the
+/// envelope {"id", "method", "path", "headers", "body"} into a cqd_request
+/// and writing {"id", "status", "request_id", "body"} back.
+///
+/// The "id" and "body" members are taken verbatim from the line (located by
+/// a scan of the already validated text) rather than re-serialised: the id
+/// echoes byte for byte, and the body the pipeline parses is exactly what
+/// the client sent, within the same --max-body as the line.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "stream_internal.h"
+
+/* ---- locating members in validated JSON text -------------------------- */
+
+static bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+static size_t skip_ws(const char *s, size_t i, size_t n)
+{
+    while (i < n && is_ws(s[i]))
+        i++;
+    return i;
+}
+
+// s[i] is the opening quote; returns the index after the closing one.
+static size_t skip_string(const char *s, size_t i, size_t n)
+{
+    for (i++; i < n; i++) {
+        if (s[i] == '\\')
+            i++;
+        else if (s[i] == '"')
+            return i + 1;
+    }
+    return n;
+}
+
+// s[i] starts a value; returns the index of the first byte after it (a
+// scalar ends at the ',' or '}' that follows it, trailing blanks included).
+static size_t skip_value(const char *s, size_t i, size_t n)
+{
+    int depth = 0;
+    while (i < n) {
+        char c = s[i];
+        if (c == '"') {
+            i = skip_string(s, i, n);
+            if (depth == 0)
+                return i;
+            continue;
+        }
+        if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0)
+                return i;
+            if (--depth == 0)
+                return i + 1;
+        } else if (c == ',' && depth == 0) {
+            return i;
+        }
+        i++;
+    }
+    return n;
+}
+
+// True when the key token s[0..n) (quotes included) names want. Escaped
+// keys ("\u0069d") are decoded by jansson.
+static bool key_is(const char *s, size_t n, const char *want)
+{
+    if (!memchr(s, '\\', n))
+        return n == strlen(want) + 2 && memcmp(s + 1, want, n - 2) == 0;
+    json_t *k = json_loadb(s, n, JSON_DECODE_ANY, NULL);
+    bool same = json_is_string(k) && strcmp(json_string_value(k), want) == 0;
+    json_decref(k);
+    return same;
+}
+
+// Sets env->id and env->body to the text of those members of the object
+// line (valid JSON, so the scan needs no error handling beyond bounds).
+static void find_members(const char *s, size_t n, cqd_envelope *env)
+{
+    size_t i = skip_ws(s, 0, n) + 1; // past '{'
+    for (;;) {
+        i = skip_ws(s, i, n);
+        if (i >= n || s[i] != '"')
+            return;
+        size_t key = i;
+        i = skip_string(s, i, n);
+        size_t key_len = i - key;
+        i = skip_ws(s, i, n) + 1; // past ':'
+        size_t value = skip_ws(s, i, n);
+        i = skip_value(s, value, n);
+        size_t end = i;
+        while (end > value && is_ws(s[end - 1]))
+            end--;
+        if (key_is(s + key, key_len, "id")) {
+            env->id = s + value;
+            env->id_len = end - value;
+        } else if (key_is(s + key, key_len, "body")) {
+            env->body = s + value;
+            env->body_len = end - value;
+        }
+        i = skip_ws(s, i, n);
+        if (i >= n || s[i] != ',')
+            return;
+        i++;
+    }
+}
+
+/* ---- decoding ---------------------------------------------------------- */
+
+// "/name/sub" as a JSON pointer (RFC 6901: '~' -> "~0", '/' -> "~1").
+static void pointer_of(char *out, size_t size, const char *name, const char *sub)
+{
+    size_t k = 0;
+    const char *parts[2] = {name, sub};
+    for (int p = 0; p < 2 && parts[p]; p++) {
+        if (k + 1 < size)
+            out[k++] = '/';
+        for (const char *c = parts[p]; *c && k + 2 < size; c++) {
+            if (*c == '~' || *c == '/') {
+                out[k++] = '~';
+                out[k++] = *c == '~' ? '0' : '1';
+            } else {
+                out[k++] = *c;
+            }
+        }
+    }
+    out[k] = '\0';
+}
+
+static int get_string(const json_t *root, const char *name, const char **out, cqp_problem *p)
+{
+    const json_t *v = json_object_get(root, name);
+    char ptr[16];
+    pointer_of(ptr, sizeof ptr, name, NULL);
+    if (!v)
+        return cqp_fail(p, CQP_P_MISSING_FIELD, ptr, "%s is required", name);
+    if (!json_is_string(v))
+        return cqp_fail(p, CQP_P_BAD_TYPE, ptr, "%s must be a string", name);
+    *out = json_string_value(v);
+    return 0;
+}
+
+// "headers": {name: string}; Authorization and X-Request-Id are kept
+// (names case-insensitive), other headers are accepted and ignored.
+static int get_headers(const json_t *root, cqd_envelope *env, cqp_problem *p)
+{
+    const json_t *h = json_object_get(root, "headers");
+    if (!h || json_is_null(h))
+        return 0;
+    if (!json_is_object(h))
+        return cqp_fail(p, CQP_P_BAD_TYPE, "/headers", "headers must be an object of strings");
+    const char *name;
+    const json_t *v;
+    json_object_foreach ((json_t *)h, name, v) {
+        char ptr[sizeof p->pointer];
+        pointer_of(ptr, sizeof ptr, "headers", name);
+        if (!json_is_string(v))
+            return cqp_fail(p, CQP_P_BAD_TYPE, ptr, "header %.64s must be a string", name);
+        const char **slot = strcasecmp(name, "authorization") == 0  ? &env->authorization
+                            : strcasecmp(name, "x-request-id") == 0 ? &env->request_id
+                                                                     : NULL;
+        if (!slot)
+            continue;
+        if (*slot)
+            return cqp_fail(p, CQP_P_BAD_VALUE, ptr, "header %.64s is given twice", name);
+        *slot = json_string_value(v);
+    }
+    return 0;
+}
+
+int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_problem *p)
+{
+    memset(env, 0, sizeof *env);
+    env->root = cqp_parse(line, len, p);
+    if (!env->root)
+        return -1;
+    if (!json_is_object(env->root))
+        return cqp_fail(p, CQP_P_BAD_TYPE, NULL, "a request line must be a JSON object");
+    find_members(line, len, env);
+    if (json_is_null(json_object_get(env->root, "body"))) {
+        env->body = NULL; // "body": null is no body, as a GET sends none
+        env->body_len = 0;
+    }
+
+    static const char *const known[] = {"id", "method", "path", "headers", "body"};
+    const char *name;
+    json_t *v;
+    json_object_foreach (env->root, name, v) {
+        size_t k = 0;
+        while (k < sizeof known / sizeof known[0] && strcmp(name, known[k]) != 0)
+            k++;
+        if (k == sizeof known / sizeof known[0]) {
+            char ptr[sizeof p->pointer];
+            pointer_of(ptr, sizeof ptr, name, NULL);
+            return cqp_fail(p, CQP_P_UNKNOWN_FIELD, ptr, "unknown member %.64s (expected id, method, path, headers, body)",
+                            name);
+        }
+    }
+    const char *path;
+    if (get_string(env->root, "method", &env->method, p) != 0 || get_string(env->root, "path", &path, p) != 0 ||
+        get_headers(env->root, env, p) != 0)
+        return -1;
+    env->target = strdup(path);
+    if (!env->target)
+        return cqp_fail(p, CQP_P_INTERNAL, NULL, "out of memory");
+    env->path = env->target;
+    char *q = strchr(env->target, '?');
+    if (q) {
+        *q = '\0';
+        env->query = q + 1;
+    }
+    return 0;
+}
+
+void cqd_envelope_free(cqd_envelope *env)
+{
+    json_decref(env->root);
+    free(env->target);
+    memset(env, 0, sizeof *env);
+}
+
+/* ---- replies ----------------------------------------------------------- */
+
+// Inserts JSON text; a raw newline there (only ever whitespace in valid
+// JSON) would split the reply line, so it becomes a space.
+static void put_raw(cqp_writer *w, const char *json, size_t n)
+{
+    size_t from = w->buf->len;
+    cqp_raw(w, json, n);
+    for (size_t i = from; i < w->buf->len && !w->buf->oom; i++)
+        if (w->buf->data[i] == '\n' || w->buf->data[i] == '\r')
+            w->buf->data[i] = ' ';
+}
+
+static void begin_reply(cqp_writer *w, cqp_buf *out, const char *id, size_t id_len, int status)
+{
+    cqp_writer_init(w, out, false);
+    cqp_obj_begin(w);
+    cqp_key(w, "id");
+    if (id)
+        put_raw(w, id, id_len);
+    else
+        cqp_null(w);
+    cqp_key(w, "status");
+    cqp_int(w, status);
+}
+
+static void end_reply(cqp_writer *w)
+{
+    cqp_obj_end(w);
+    cqp_buf_append(w->buf, "\n", 1);
+}
+
+static bool is_json(const char *content_type) { return !content_type || strstr(content_type, "json"); }
+
+void cqd_stream_reply_problem(cqp_buf *out, const char *id, size_t id_len, const cqp_problem *p)
+{
+    cqp_writer w;
+    begin_reply(&w, out, id, id_len, cqp_problem_status(p->kind));
+    cqp_key(&w, "body");
+    cqp_write_problem(&w, p);
+    end_reply(&w);
+}
+
+void cqd_stream_reply(cqp_buf *out, const char *id, size_t id_len, const cqd_response *resp)
+{
+    if (resp->body.oom) {
+        cqp_problem p;
+        cqp_fail(&p, CQP_P_INTERNAL, NULL, "out of memory");
+        cqd_stream_reply_problem(out, id, id_len, &p);
+        return;
+    }
+    cqp_writer w;
+    begin_reply(&w, out, id, id_len, resp->status);
+    if (resp->request_id[0]) {
+        cqp_key(&w, "request_id");
+        cqp_str(&w, resp->request_id);
+    }
+    // What HTTP carries in response headers, where it applies.
+    bool allow = resp->status == 405 && resp->allow[0];
+    bool retry = (resp->status == 429 || resp->status == 503) && resp->retry_after > 0;
+    if (allow || retry) {
+        cqp_key(&w, "headers");
+        cqp_obj_begin(&w);
+        if (allow) {
+            cqp_key(&w, "Allow");
+            cqp_str(&w, resp->allow);
+        }
+        if (retry) {
+            char secs[16];
+            snprintf(secs, sizeof secs, "%d", resp->retry_after);
+            cqp_key(&w, "Retry-After");
+            cqp_str(&w, secs);
+        }
+        cqp_obj_end(&w);
+    }
+    cqp_key(&w, "body");
+    if (resp->body.len == 0)
+        cqp_null(&w);
+    else if (is_json(resp->content_type))
+        put_raw(&w, resp->body.data, resp->body.len);
+    else
+        cqp_str(&w, resp->body.data);
+    end_reply(&w);
+}
+
+void cqd_stream_answer(cqd_server *srv, const char *line, size_t len, cqp_buf *out)
+{
+    cqd_envelope env;
+    cqp_problem p;
+    if (cqd_envelope_parse(line, len, &env, &p) != 0) {
+        cqd_log(&srv->log, CQD_LOG_INFO, "stream: refused request line: %s", p.detail);
+        cqd_stream_reply_problem(out, env.id, env.id_len, &p);
+        cqd_envelope_free(&env);
+        return;
+    }
+    cqd_request req = {
+        .transport = "stream",
+        .method = env.method,
+        .path = env.path,
+        .query = env.query,
+        .authorization = env.authorization,
+        .request_id = env.request_id,
+        .body = env.body,
+        .body_len = env.body_len,
+        .allow_pretty = false,
+    };
+    cqd_response resp;
+    cqd_response_init(&resp);
+    cqd_handle(srv, &req, &resp);
+    cqd_stream_reply(out, env.id, env.id_len, &resp);
+    cqd_response_free(&resp);
+    cqd_envelope_free(&env);
+}

@@ -1,0 +1,110 @@
+/// @file server/stream_internal.h
+/// The pieces of the stream transport (API.md section 4) shared by its
+/// files: the line splitter and the envelope codec (pure, unit-tested
+/// without sockets), and the listener and connection state.
+#ifndef CQD_STREAM_INTERNAL_H
+#define CQD_STREAM_INTERNAL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <uv.h>
+
+#include "cqp/problem.h"
+#include "cqp/write.h"
+#include "request.h"
+#include "server.h"
+#include "transport.h"
+
+/* ---- line splitter ---------------------------------------------------- */
+
+/// Splits a byte stream into lines. Holds the bytes of the line not yet
+/// ended (never more than max). Zero-initialise, then set max.
+typedef struct cqd_lines {
+    cqp_buf partial; ///< the unfinished line
+    size_t max;      ///< the longest line accepted, in bytes before the '\n'
+} cqd_lines;
+
+/// Outcome of cqd_lines_feed.
+typedef enum cqd_lines_result {
+    CQD_LINES_OK,       ///< every byte consumed
+    CQD_LINES_TOO_LONG, ///< a line exceeds max: the lines before it were emitted, the rest is not consumed
+    CQD_LINES_FAILED,   ///< out of memory, or emit returned nonzero
+} cqd_lines_result;
+
+/// Feeds n bytes. For every complete line (a trailing '\r' stripped, empty
+/// lines skipped) calls emit(ctx, line, len); line is borrowed for the
+/// call. A line is refused as soon as its length passes max, before more
+/// than max bytes of it are buffered.
+cqd_lines_result cqd_lines_feed(cqd_lines *l, const char *data, size_t n,
+                                int (*emit)(void *ctx, const char *line, size_t len), void *ctx);
+/// At the end of the input: the unfinished line, if any, is the last line
+/// (emitted as cqd_lines_feed would); then frees it. Returns emit's result.
+int cqd_lines_finish(cqd_lines *l, int (*emit)(void *ctx, const char *line, size_t len), void *ctx);
+/// Frees the unfinished line.
+void cqd_lines_free(cqd_lines *l);
+
+/* ---- envelope --------------------------------------------------------- */
+
+/// One request line, decoded. Text pointers borrow from the line or from
+/// root; target is owned.
+typedef struct cqd_envelope {
+    json_t *root;              ///< owned, NULL when the line is not JSON
+    const char *id;            ///< the "id" member's text, verbatim from the line; NULL = null
+    size_t id_len;
+    const char *method;
+    char *target;              ///< owned copy of "path" with '?' replaced by NUL
+    const char *path;          ///< into target
+    const char *query;         ///< into target, or NULL
+    const char *authorization; ///< the Authorization header, or NULL
+    const char *request_id;    ///< the X-Request-Id header, or NULL
+    const char *body;          ///< the "body" member's text, verbatim from the line; NULL when absent or null
+    size_t body_len;
+} cqd_envelope;
+
+/// Decodes the line {"id"?, "method", "path", "headers"?, "body"?} (len
+/// bytes, no newline). Returns 0, or -1 with p filled (id is still set
+/// when the line is an object with an "id"). Always cqd_envelope_free env.
+int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_problem *p);
+void cqd_envelope_free(cqd_envelope *env);
+
+/// Appends the reply line {"id", "status", "request_id", "headers"?, "body"}
+/// and its '\n' to out: a JSON body is inserted as is (any '\r' or '\n'
+/// turned into spaces), another body as a JSON string, an empty one as null.
+/// id NULL writes null.
+void cqd_stream_reply(cqp_buf *out, const char *id, size_t id_len, const cqd_response *resp);
+/// Appends the reply line {"id", "status", "body": problem} of a request
+/// refused before the pipeline (bad envelope, overlong line).
+void cqd_stream_reply_problem(cqp_buf *out, const char *id, size_t id_len, const cqp_problem *p);
+
+/// Answers one line: decodes it, runs cqd_handle, appends the reply line to
+/// out. Runs on a worker thread.
+void cqd_stream_answer(cqd_server *srv, const char *line, size_t len, cqp_buf *out);
+
+/* ---- listener and connections ----------------------------------------- */
+
+typedef struct cqd_conn cqd_conn;
+
+struct cqd_stream {
+    cqd_server *srv;
+    uv_loop_t *loop;
+    uv_tcp_t listener;
+    bool listener_open;          ///< until the listener's close callback
+    bool draining;
+    void (*done)(void *arg);     ///< set by cqd_stream_drain
+    void *done_arg;
+    int conns;                   ///< open connections (freed ones not counted)
+    cqd_conn *first;             ///< every open connection (for the drain)
+    char readbuf[64 * 1024];     ///< shared by every read: libuv consumes each read before the next alloc
+};
+
+/// Accepts a pending connection on s->listener and starts reading it.
+void cqd_conn_accept(cqd_stream *s);
+/// Stops reading c; what it already read is answered, then it closes.
+void cqd_conn_drain(cqd_conn *c);
+/// The next connection after c in s->first's list.
+cqd_conn *cqd_conn_next(const cqd_conn *c);
+/// Called when a connection was freed: calls done once draining ends.
+void cqd_stream_conn_gone(cqd_stream *s);
+
+#endif

@@ -1,0 +1,284 @@
+/* The server's world registry (server/registry.c). Oracles: the settings
+ * and shapes the test put in, read back through the core's accessors; the
+ * names in sorted order written out by hand; a world held by one thread
+ * must stay usable while another deletes it (AddressSanitizer turns a
+ * use-after-free into a failure), and a concurrent mix of every operation
+ * must keep each name bound to its own entry. */
+#include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "registry.h"
+#include "world_oracle.h"
+
+Suite *registry_suite(void);
+
+static int put(cqd_registry *r, const char *name, double skin)
+{
+    cq_world_settings s = {.skin = skin};
+    int bad = 99;
+    int rc = cqd_registry_put(r, name, &s, false, NULL, 0, &bad);
+    ck_assert_int_eq(bad, -1);
+    return rc;
+}
+
+static int import(cqd_registry *r, const char *name, const cq_world_op *ops, int n, int *bad)
+{
+    cq_world_settings s = {.skin = 0.5, .capacity = 8};
+    return cqd_registry_put(r, name, &s, true, ops, n, bad);
+}
+
+static bool has(cqd_registry *r, const char *name, const char *id)
+{
+    cqd_world *w = cqd_world_acquire(r, name, false);
+    ck_assert_ptr_nonnull(w);
+    cq_world_handle h;
+    bool found = cq_world_find(w->world, id, &h) == CQ_OK;
+    cqd_world_release(r, w);
+    return found;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {0, ms * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+START_TEST(test_create_then_configure)
+{
+    cqd_registry *r = cqd_registry_create();
+    ck_assert_ptr_nonnull(r);
+    ck_assert_ptr_null(cqd_world_acquire(r, "w", false));
+    ck_assert_int_eq(put(r, "w", 0.1), 201);
+    ck_assert_int_eq(put(r, "w", 0.25), 200);
+    cqd_world *w = cqd_world_acquire(r, "w", false);
+    ck_assert_ptr_nonnull(w);
+    ck_assert_str_eq(w->name, "w");
+    ck_assert_double_eq(cq_world_get_settings(w->world).skin, 0.25);
+    cqd_world_release(r, w);
+
+    /* a rejected update changes nothing; a rejected creation creates nothing */
+    ck_assert_int_eq(put(r, "w", -1), CQ_ENEGATIVE);
+    w = cqd_world_acquire(r, "w", true);
+    ck_assert_double_eq(cq_world_get_settings(w->world).skin, 0.25);
+    cqd_world_release(r, w);
+    ck_assert_int_eq(put(r, "v", -1), CQ_ENEGATIVE);
+    ck_assert_ptr_null(cqd_world_acquire(r, "v", false));
+
+    /* the state reported by a put is the world's */
+    cq_world_settings s = {.skin = 0.75, .capacity = 3000};
+    cqd_world_state st;
+    int bad;
+    ck_assert_int_eq(cqd_registry_put_state(r, "w", &s, false, NULL, 0, &bad, &st), 200);
+    ck_assert_double_eq(st.settings.skin, 0.75);
+    ck_assert_int_eq(st.settings.capacity, 3000);
+    ck_assert_int_eq(st.stats.shapes, 0);
+    cqd_registry_destroy(r);
+}
+END_TEST
+
+START_TEST(test_list_sorted)
+{
+    cqd_registry *r = cqd_registry_create();
+    int n = -1;
+    ck_assert_ptr_null(cqd_registry_list(r, &n));
+    ck_assert_int_eq(n, 0);
+    const char *names[] = {"m", "a.2", "z", "a", "B", "a-1"};
+    for (int i = 0; i < 6; i++)
+        ck_assert_int_eq(put(r, names[i], 0), 201);
+    cq_world_op ops[] = {
+        wo_upsert("s", wo_sphere(1), wo_at(0, 0, 0), cq_v3(0, 0, 0), 1, 1),
+        wo_upsert("t", wo_sphere(1), wo_at(1, 0, 0), cq_v3(0, 0, 0), 1, 1),
+    };
+    int bad;
+    ck_assert_int_eq(import(r, "z", ops, 2, &bad), 200);
+    ck_assert_int_eq(cqd_registry_delete(r, "m"), CQ_OK);
+    cqd_world_info *info = cqd_registry_list(r, &n);
+    /* byte order: upper case first, '-' < '.' */
+    const char *want[] = {"B", "a", "a-1", "a.2", "z"};
+    ck_assert_int_eq(n, 5);
+    for (int i = 0; i < 5; i++) {
+        ck_assert_str_eq(info[i].name, want[i]);
+        ck_assert_int_eq(info[i].shapes, i == 4 ? 2 : 0);
+    }
+    ck_assert_int_eq(info[4].broadphase_pairs, 1);
+    free(info);
+    cqd_registry_destroy(r);
+}
+END_TEST
+
+START_TEST(test_import_atomic)
+{
+    cqd_registry *r = cqd_registry_create();
+    int bad = 99;
+    cq_world_op first[] = {wo_upsert("old", wo_sphere(1), wo_at(0, 0, 0), cq_v3(0, 0, 0), 1, 1)};
+    cqd_world_state st;
+    cq_world_settings s = {.skin = 0.5};
+    ck_assert_int_eq(cqd_registry_put_state(r, "w", &s, true, first, 1, &bad, &st), 201);
+    ck_assert_int_eq(st.stats.shapes, 1);
+    ck_assert_double_eq(st.settings.skin, 0.5);
+
+    /* the second upsert is invalid: the whole import is refused */
+    cq_world_op broken[] = {
+        wo_upsert("x", wo_sphere(1), wo_at(0, 0, 0), cq_v3(0, 0, 0), 1, 1),
+        wo_upsert("y", wo_sphere(-1), wo_at(0, 0, 0), cq_v3(0, 0, 0), 1, 1),
+    };
+    ck_assert_int_eq(import(r, "w", broken, 2, &bad), CQ_ENEGATIVE);
+    ck_assert_int_eq(bad, 1);
+    ck_assert(has(r, "w", "old"));
+    ck_assert(!has(r, "w", "x"));
+
+    /* a failed import of a new world leaves no world behind */
+    ck_assert_int_eq(import(r, "fresh", broken, 2, &bad), CQ_ENEGATIVE);
+    ck_assert_ptr_null(cqd_world_acquire(r, "fresh", false));
+
+    broken[1].shape.sphere.radius = 2;
+    ck_assert_int_eq(import(r, "w", broken, 2, &bad), 200);
+    ck_assert(!has(r, "w", "old"));
+    ck_assert(has(r, "w", "x") && has(r, "w", "y"));
+    cqd_world *w = cqd_world_acquire(r, "w", false);
+    ck_assert_int_eq(cq_world_count(w->world), 2);
+    ck_assert_double_eq(cq_world_get_settings(w->world).skin, 0.5);
+    cqd_world_release(r, w);
+    cqd_registry_destroy(r);
+}
+END_TEST
+
+START_TEST(test_delete)
+{
+    cqd_registry *r = cqd_registry_create();
+    ck_assert_int_eq(cqd_registry_delete(r, "w"), CQ_ENOT_FOUND);
+    ck_assert_int_eq(put(r, "w", 0), 201);
+    ck_assert_int_eq(cqd_registry_delete(r, "w"), CQ_OK);
+    ck_assert_ptr_null(cqd_world_acquire(r, "w", false));
+    ck_assert_int_eq(cqd_registry_delete(r, "w"), CQ_ENOT_FOUND);
+    ck_assert_int_eq(put(r, "w", 0), 201);
+    cqd_registry_destroy(r);
+}
+END_TEST
+
+typedef struct deleter {
+    cqd_registry *r;
+    _Atomic int done;
+    int rc;
+} deleter;
+
+static void *delete_main(void *arg)
+{
+    deleter *d = arg;
+    d->rc = cqd_registry_delete(d->r, "w");
+    atomic_store(&d->done, 1);
+    return NULL;
+}
+
+START_TEST(test_delete_waits_for_readers)
+{
+    cqd_registry *r = cqd_registry_create();
+    cq_world_op ops[] = {wo_upsert("s", wo_sphere(1), wo_at(0, 0, 0), cq_v3(0, 0, 0), 1, 1)};
+    int bad;
+    ck_assert_int_eq(import(r, "w", ops, 1, &bad), 201);
+    cqd_world *w = cqd_world_acquire(r, "w", false);
+    deleter d = {.r = r};
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, delete_main, &d), 0);
+    sleep_ms(50);
+    /* the delete waits for the reader; the world is intact meanwhile */
+    ck_assert_int_eq(atomic_load(&d.done), 0);
+    ck_assert_int_eq(cq_world_count(w->world), 1);
+    cqd_world_release(r, w);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(d.rc, CQ_OK);
+    ck_assert_ptr_null(cqd_world_acquire(r, "w", false));
+    cqd_registry_destroy(r);
+}
+END_TEST
+
+/* Each thread runs a fixed pseudo-random mix of every registry operation
+ * on three names; every acquire must hand back the entry of its name. */
+typedef struct stress {
+    cqd_registry *r;
+    unsigned seed;
+    _Atomic int bad;
+} stress;
+
+static void *stress_main(void *arg)
+{
+    stress *s = arg;
+    static const char *names[] = {"a", "b", "c"};
+    unsigned x = s->seed;
+    for (int i = 0; i < 3000; i++) {
+        x = x * 1103515245u + 12345u;
+        const char *name = names[(x >> 8) % 3];
+        int bad;
+        cq_world_settings set = {.skin = 0.1, .capacity = 4};
+        cq_world_op op = wo_upsert("s", wo_sphere(1), wo_at(0, 0, 0), cq_v3(0, 0, 0), 1, 1);
+        switch ((x >> 16) % 6) {
+        case 0:
+        case 1: {
+            cqd_world *w = cqd_world_acquire(s->r, name, (x >> 20) & 1);
+            if (w) {
+                if (strcmp(w->name, name) != 0 || cq_world_count(w->world) > 1)
+                    atomic_store(&s->bad, 1);
+                if ((x >> 20) & 1)
+                    cq_world_apply(w->world, &op, 1, &bad);
+                cqd_world_release(s->r, w);
+            }
+            break;
+        }
+        case 2:
+            cqd_registry_put(s->r, name, &set, false, NULL, 0, &bad);
+            break;
+        case 3:
+            cqd_registry_put(s->r, name, &set, true, &op, 1, &bad);
+            break;
+        case 4:
+            cqd_registry_delete(s->r, name);
+            break;
+        default: {
+            int n;
+            cqd_world_info *info = cqd_registry_list(s->r, &n);
+            for (int k = 1; k < n; k++)
+                if (strcmp(info[k - 1].name, info[k].name) >= 0)
+                    atomic_store(&s->bad, 1);
+            free(info);
+        }
+        }
+    }
+    return NULL;
+}
+
+START_TEST(test_concurrent_mix)
+{
+    cqd_registry *r = cqd_registry_create();
+    enum { N = 4 };
+    stress s[N];
+    pthread_t t[N];
+    for (int i = 0; i < N; i++) {
+        s[i] = (stress){.r = r, .seed = 17u * (unsigned)i + 1u};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, stress_main, &s[i]), 0);
+    }
+    for (int i = 0; i < N; i++) {
+        pthread_join(t[i], NULL);
+        ck_assert_int_eq(atomic_load(&s[i].bad), 0);
+    }
+    cqd_registry_destroy(r);
+}
+END_TEST
+
+Suite *registry_suite(void)
+{
+    Suite *s = suite_create("registry");
+    TCase *tc = tcase_create("registry");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_create_then_configure);
+    tcase_add_test(tc, test_list_sorted);
+    tcase_add_test(tc, test_import_atomic);
+    tcase_add_test(tc, test_delete);
+    tcase_add_test(tc, test_delete_waits_for_readers);
+    tcase_add_test(tc, test_concurrent_mix);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,628 @@
+/* Unit tests of the server's spine: route matching, the request pipeline
+ * driven through cqd_handle on real routes (request ids, 404/405, auth,
+ * readiness, bodies, pretty, 204, metrics, access log), the per-thread state
+ * and the logger. Oracles are hand-written: the endpoint list of API.md, the
+ * expected statuses and headers, and JSON read back with jansson. The
+ * config table: check_config.c. */
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "config_util.h"
+#include "handlers.h"
+#include "log.h"
+#include "metrics.h"
+#include "refuse.h"
+#include "request.h"
+#include "router.h"
+#include "server.h"
+#include "thread.h"
+
+/* ---- routes ----------------------------------------------------------- */
+
+/* Every endpoint of API.md section 2 with a concrete path. */
+static const struct {
+    const char *method, *path, *pattern;
+    cqd_handler handler;
+    bool body, open;
+    const char *world, *id;
+} endpoints[] = {
+    {"POST", "/v1/pair", "/v1/pair", cqd_h_pair, true, false, "", ""},
+    {"POST", "/v1/pairs", "/v1/pairs", cqd_h_pairs, true, false, "", ""},
+    {"PUT", "/v1/worlds/arena", "/v1/worlds/{world}", cqd_h_world_put, true, false, "arena", ""},
+    {"GET", "/v1/worlds", "/v1/worlds", cqd_h_world_list, false, false, "", ""},
+    {"GET", "/v1/worlds/a.b_c:d-e", "/v1/worlds/{world}", cqd_h_world_get, false, false, "a.b_c:d-e", ""},
+    {"DELETE", "/v1/worlds/arena", "/v1/worlds/{world}", cqd_h_world_delete, false, false, "arena", ""},
+    {"GET", "/v1/worlds/arena/export", "/v1/worlds/{world}/export", cqd_h_world_export, false, false, "arena", ""},
+    {"PUT", "/v1/worlds/arena/shapes/7", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_put, true, false, "arena",
+     "7"},
+    {"GET", "/v1/worlds/w/shapes/box-1", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_get, false, false, "w",
+     "box-1"},
+    {"DELETE", "/v1/worlds/w/shapes/x", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_delete, false, false, "w",
+     "x"},
+    {"POST", "/v1/worlds/w/batch", "/v1/worlds/{world}/batch", cqd_h_batch, true, false, "w", ""},
+    {"GET", "/v1/worlds/w/pairs", "/v1/worlds/{world}/pairs", cqd_h_broadphase, false, false, "w", ""},
+    {"POST", "/v1/worlds/w/contacts", "/v1/worlds/{world}/contacts", cqd_h_contacts, true, false, "w", ""},
+    {"POST", "/v1/worlds/w/raycast", "/v1/worlds/{world}/raycast", cqd_h_raycast, true, false, "w", ""},
+    {"POST", "/v1/worlds/w/sweep", "/v1/worlds/{world}/sweep", cqd_h_sweep, true, false, "w", ""},
+    {"POST", "/v1/worlds/w/overlap", "/v1/worlds/{world}/overlap", cqd_h_overlap, true, false, "w", ""},
+    {"GET", "/metrics", "/metrics", cqd_h_metrics, false, false, "", ""},
+    {"GET", "/metrics/fallbacks", "/metrics/fallbacks", cqd_h_fallbacks, false, false, "", ""},
+    {"GET", "/healthz", "/healthz", cqd_h_healthz, false, true, "", ""},
+    {"GET", "/readyz", "/readyz", cqd_h_readyz, false, true, "", ""},
+    {"GET", "/v1/openapi.json", "/v1/openapi.json", cqd_h_openapi, false, false, "", ""},
+};
+#define ENDPOINTS ((int)(sizeof endpoints / sizeof endpoints[0]))
+
+static cqd_match match(const char *method, const char *path, cqd_call *c, int *route, char allow[64])
+{
+    memset(c, 0, sizeof *c);
+    return cqd_route_match(method, path, c, route, allow, 64);
+}
+
+START_TEST(route_every_endpoint)
+{
+    int count;
+    const cqd_route *routes = cqd_routes(&count);
+    ck_assert_int_eq(count, ENDPOINTS);
+    ck_assert_int_le(count, CQD_MAX_ROUTES);
+    for (int i = 0; i < ENDPOINTS; i++) {
+        cqd_call c;
+        int r;
+        char allow[64];
+        ck_assert_msg(match(endpoints[i].method, endpoints[i].path, &c, &r, allow) == CQD_MATCH_OK, "%s %s",
+                      endpoints[i].method, endpoints[i].path);
+        ck_assert_str_eq(routes[r].pattern, endpoints[i].pattern);
+        ck_assert_str_eq(routes[r].method, endpoints[i].method);
+        ck_assert_msg(routes[r].handler == endpoints[i].handler, "%s %s: wrong handler", endpoints[i].method,
+                      endpoints[i].path);
+        ck_assert_int_eq(!!(routes[r].flags & CQD_ROUTE_BODY), endpoints[i].body);
+        ck_assert_int_eq(!!(routes[r].flags & CQD_ROUTE_OPEN), endpoints[i].open);
+        ck_assert_str_eq(c.world, endpoints[i].world);
+        ck_assert_str_eq(c.id, endpoints[i].id);
+    }
+}
+END_TEST
+
+/* True when the comma-separated list holds exactly the given methods. */
+static bool allow_is(const char *allow, const char *const *methods, int n)
+{
+    char copy[64];
+    snprintf(copy, sizeof copy, "%s", allow);
+    int seen = 0;
+    for (char *save = NULL, *tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+        bool known = false;
+        for (int i = 0; i < n; i++)
+            known |= strcmp(tok, methods[i]) == 0;
+        if (!known)
+            return false;
+        seen++;
+    }
+    return seen == n;
+}
+
+START_TEST(route_misses)
+{
+    cqd_call c;
+    int r;
+    char allow[64];
+    static const char *const nopaths[] = {"/", "", "/nope", "/v1", "/v1/", "/v1/worlds/", "//healthz", "/healthz/",
+                                          "/v1/worlds/w/shapes", "/v1/worlds/w/shapes/", "/v1/worlds//shapes/x",
+                                          "/v1/worlds/w/shapes/x/y", "/V1/pair", "/v1/pair/", "/metricsx"};
+    for (size_t i = 0; i < sizeof nopaths / sizeof nopaths[0]; i++)
+        ck_assert_msg(match("GET", nopaths[i], &c, &r, allow) == CQD_MATCH_NO_PATH, "%s matched", nopaths[i]);
+
+    ck_assert_int_eq(match("PATCH", "/v1/worlds/arena", &c, &r, allow), CQD_MATCH_NO_METHOD);
+    static const char *const world_methods[] = {"GET", "PUT", "DELETE"};
+    ck_assert_msg(allow_is(allow, world_methods, 3), "allow '%s'", allow);
+    ck_assert_int_eq(match("GET", "/v1/pair", &c, &r, allow), CQD_MATCH_NO_METHOD);
+    static const char *const post[] = {"POST"};
+    ck_assert_msg(allow_is(allow, post, 1), "allow '%s'", allow);
+    ck_assert_int_eq(match("POST", "/v1/worlds/w/shapes/s", &c, &r, allow), CQD_MATCH_NO_METHOD);
+    ck_assert_msg(allow_is(allow, world_methods, 3), "allow '%s'", allow);
+    /* Wrong method on a path whose ids are invalid: still a 405. */
+    ck_assert_int_eq(match("POST", "/v1/worlds/bad name", &c, &r, allow), CQD_MATCH_NO_METHOD);
+    ck_assert_int_eq(match("get", "/healthz", &c, &r, allow), CQD_MATCH_NO_METHOD);
+}
+END_TEST
+
+START_TEST(route_bad_params)
+{
+    cqd_call c;
+    int r;
+    char allow[64];
+    char long_id[80];
+    memset(long_id, 'a', 65);
+    long_id[65] = '\0';
+    char path[160];
+    snprintf(path, sizeof path, "/v1/worlds/%s", long_id);
+    ck_assert_int_eq(match("GET", path, &c, &r, allow), CQD_MATCH_BAD_PARAM);
+    ck_assert_int_eq(c.problem.kind, CQP_P_NOT_FOUND);
+    long_id[64] = '\0'; /* 64 characters: the longest valid id */
+    snprintf(path, sizeof path, "/v1/worlds/%s", long_id);
+    ck_assert_int_eq(match("GET", path, &c, &r, allow), CQD_MATCH_OK);
+    ck_assert_str_eq(c.world, long_id);
+
+    static const char *const bad[] = {"/v1/worlds/bad name", "/v1/worlds/a%2Fb", "/v1/worlds/w/shapes/x?y",
+                                      "/v1/worlds/é", "/v1/worlds/w/shapes/a b"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_msg(match("GET", bad[i], &c, &r, allow) == CQD_MATCH_BAD_PARAM, "%s", bad[i]);
+        ck_assert_int_eq(c.problem.kind, CQP_P_NOT_FOUND);
+        ck_assert_str_ne(c.problem.detail, "");
+    }
+}
+END_TEST
+
+/* ---- pipeline --------------------------------------------------------- */
+
+static void server_up(cqd_server *srv, const char *token, FILE **log)
+{
+    cqd_config cfg = cu_default_config();
+    snprintf(cfg.token, sizeof cfg.token, "%s", token);
+    ck_assert_int_eq(cqd_server_init(srv, &cfg), 0);
+    *log = tmpfile();
+    ck_assert_ptr_nonnull(*log);
+    srv->log.fd = fileno(*log);
+    atomic_store(&srv->state, CQD_READY);
+}
+
+typedef struct req_opts {
+    const char *query, *auth, *request_id, *body;
+    bool no_pretty;
+} req_opts;
+
+static void call(cqd_server *srv, const char *method, const char *path, req_opts o, cqd_response *resp)
+{
+    cqd_request req = {
+        .transport = "test",
+        .method = method,
+        .path = path,
+        .query = o.query,
+        .authorization = o.auth,
+        .request_id = o.request_id,
+        .body = o.body,
+        .body_len = o.body ? strlen(o.body) : 0,
+        .allow_pretty = !o.no_pretty,
+    };
+    cqd_response_init(resp);
+    cqd_handle(srv, &req, resp);
+}
+
+/* The problem body's type slug, checked against status and content type. */
+static void assert_problem(const cqd_response *resp, int status, const char *slug)
+{
+    ck_assert_int_eq(resp->status, status);
+    ck_assert_str_eq(resp->content_type, "application/problem+json");
+    json_error_t e;
+    json_t *v = json_loadb(resp->body.data, resp->body.len, 0, &e);
+    ck_assert_msg(v != NULL, "problem body is not JSON: %s", e.text);
+    char type[128];
+    snprintf(type, sizeof type, "urn:collisiond:problem:%s", slug);
+    ck_assert_str_eq(json_string_value(json_object_get(v, "type")), type);
+    ck_assert_int_eq(json_integer_value(json_object_get(v, "status")), status);
+    json_decref(v);
+}
+
+START_TEST(pipeline_probes_and_misses)
+{
+    cqd_server srv;
+    FILE *log;
+    server_up(&srv, "", &log);
+    cqd_response resp;
+    call(&srv, "GET", "/healthz", (req_opts){0}, &resp);
+    ck_assert_int_eq(resp.status, 200);
+    ck_assert_str_eq(resp.content_type, "application/json");
+    ck_assert_str_eq(resp.body.data, "{\"status\":\"ok\"}");
+    cqd_response_free(&resp);
+
+    call(&srv, "GET", "/nope", (req_opts){0}, &resp);
+    assert_problem(&resp, 404, "no-route");
+    ck_assert_str_eq(resp.allow, "");
+    cqd_response_free(&resp);
+
+    call(&srv, "DELETE", "/v1/pairs", (req_opts){0}, &resp);
+    assert_problem(&resp, 405, "method-not-allowed");
+    ck_assert_str_eq(resp.allow, "POST");
+    cqd_response_free(&resp);
+
+    call(&srv, "GET", "/v1/worlds/no world", (req_opts){0}, &resp);
+    assert_problem(&resp, 404, "not-found");
+    cqd_response_free(&resp);
+
+    /* Bytes that are not UTF-8 in a path or method: still a JSON problem. */
+    call(&srv, "GET", "/x\xff\xc3", (req_opts){0}, &resp);
+    assert_problem(&resp, 404, "no-route");
+    cqd_response_free(&resp);
+    call(&srv, "G\x01\xe9T", "/healthz", (req_opts){0}, &resp);
+    assert_problem(&resp, 405, "method-not-allowed");
+    cqd_response_free(&resp);
+
+    /* What a client may leave out of a stream envelope. */
+    call(&srv, NULL, "/healthz", (req_opts){0}, &resp);
+    assert_problem(&resp, 405, "method-not-allowed");
+    cqd_response_free(&resp);
+    call(&srv, "GET", NULL, (req_opts){0}, &resp);
+    assert_problem(&resp, 404, "no-route");
+    cqd_response_free(&resp);
+    fclose(log);
+    cqd_server_destroy(&srv);
+}
+END_TEST
+
+START_TEST(pipeline_request_ids)
+{
+    cqd_server srv;
+    FILE *log;
+    server_up(&srv, "", &log);
+    cqd_response resp;
+    call(&srv, "GET", "/healthz", (req_opts){.request_id = "ab c/<d>:e.f_g-h\n"}, &resp);
+    ck_assert_str_eq(resp.request_id, "abcd:e.f_g-h");
+    cqd_response_free(&resp);
+
+    char longer[200];
+    memset(longer, 'z', 150);
+    longer[150] = '\0';
+    longer[10] = ' ';
+    call(&srv, "GET", "/healthz", (req_opts){.request_id = longer}, &resp);
+    ck_assert_uint_eq(strlen(resp.request_id), 64);
+    ck_assert_int_eq(strspn(resp.request_id, "z"), 64);
+    cqd_response_free(&resp);
+
+    /* Absent, empty or all-invalid ids are generated: "<boot id hex>-<seq>", distinct. */
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "%016llx-", (unsigned long long)srv.boot_id);
+    char first[CQD_REQUEST_ID_MAX + 1] = "";
+    const char *givens[] = {NULL, "", "<>  !!"};
+    for (int i = 0; i < 3; i++) {
+        call(&srv, "GET", "/nope", (req_opts){.request_id = givens[i]}, &resp);
+        ck_assert_msg(strncmp(resp.request_id, prefix, 17) == 0, "id %s, boot %s", resp.request_id, prefix);
+        const char *seq = resp.request_id + 17;
+        ck_assert_int_gt(strlen(seq), 0);
+        ck_assert_uint_eq(strspn(seq, "0123456789"), strlen(seq));
+        ck_assert_str_ne(resp.request_id, first);
+        snprintf(first, sizeof first, "%s", resp.request_id);
+        cqd_response_free(&resp);
+    }
+    fclose(log);
+    cqd_server_destroy(&srv);
+}
+END_TEST
+
+START_TEST(pipeline_auth)
+{
+    cqd_server srv;
+    FILE *log;
+    server_up(&srv, "s3cret", &log);
+    cqd_response resp;
+    /* The probes stay open. */
+    call(&srv, "GET", "/healthz", (req_opts){0}, &resp);
+    ck_assert_int_eq(resp.status, 200);
+    cqd_response_free(&resp);
+    call(&srv, "GET", "/readyz", (req_opts){.auth = "Bearer nope"}, &resp);
+    ck_assert_int_eq(resp.status, 200);
+    cqd_response_free(&resp);
+    /* Without the token, nothing about paths or methods is told. */
+    static const char *const wrong[] = {NULL, "", "Bearer", "Bearer ", "Bearer s3cre", "Bearer s3cret2",
+                                        "Bearer S3CRET", "Bearer s3crex", "Basic s3cret", "Bearer  s3cret", "s3cret"};
+    for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
+        call(&srv, "GET", "/v1/worlds", (req_opts){.auth = wrong[i]}, &resp);
+        assert_problem(&resp, 401, "unauthorized");
+        cqd_response_free(&resp);
+        call(&srv, "GET", "/unknown", (req_opts){.auth = wrong[i]}, &resp);
+        assert_problem(&resp, 401, "unauthorized");
+        cqd_response_free(&resp);
+        call(&srv, "DELETE", "/v1/pair", (req_opts){.auth = wrong[i]}, &resp);
+        assert_problem(&resp, 401, "unauthorized");
+        ck_assert_str_eq(resp.allow, "");
+        cqd_response_free(&resp);
+    }
+    call(&srv, "GET", "/unknown", (req_opts){.auth = "Bearer s3cret"}, &resp);
+    assert_problem(&resp, 404, "no-route");
+    cqd_response_free(&resp);
+    call(&srv, "GET", "/v1/worlds", (req_opts){.auth = "bearer s3cret"}, &resp);
+    ck_assert_int_eq(resp.status, 200);
+    cqd_response_free(&resp);
+    fclose(log);
+    cqd_server_destroy(&srv);
+
+    /* Auth off: no header needed. */
+    server_up(&srv, "", &log);
+    call(&srv, "GET", "/v1/worlds", (req_opts){0}, &resp);
+    ck_assert_int_eq(resp.status, 200);
+    cqd_response_free(&resp);
+    fclose(log);
+    cqd_server_destroy(&srv);
+}
+END_TEST
+
+START_TEST(pipeline_readiness)
+{
+    cqd_server srv;
+    FILE *log;
+    server_up(&srv, "", &log);
+    atomic_store(&srv.state, CQD_STARTING);
+    cqd_response resp;
+    call(&srv, "GET", "/v1/worlds", (req_opts){0}, &resp);
+    assert_problem(&resp, 503, "unavailable");
+    ck_assert_int_eq(resp.retry_after, 1);
+    cqd_response_free(&resp);
+    call(&srv, "PUT", "/v1/worlds/w", (req_opts){0}, &resp);
+    assert_problem(&resp, 503, "unavailable");
+    cqd_response_free(&resp);
+    call(&srv, "GET", "/healthz", (req_opts){0}, &resp);
+    ck_assert_int_eq(resp.status, 200);
+    cqd_response_free(&resp);
+    call(&srv, "GET", "/readyz", (req_opts){0}, &resp);
+    ck_assert_int_eq(resp.status, 503);
+    cqd_response_free(&resp);
+    call(&srv, "GET", "/metrics", (req_opts){0}, &resp);
+    ck_assert_int_eq(resp.status, 200);
+    ck_assert_str_ne(resp.content_type, "application/json"); /* the handler's own type is kept */
+    cqd_response_free(&resp);
+
+    atomic_store(&srv.state, CQD_READY);
+    call(&srv, "GET", "/readyz", (req_opts){0}, &resp);
+    ck_assert_int_eq(resp.status, 200);
+    cqd_response_free(&resp);
+    atomic_store(&srv.state, CQD_DRAINING);
+    call(&srv, "GET", "/readyz", (req_opts){0}, &resp);
+    ck_assert_int_eq(resp.status, 503);
+    cqd_response_free(&resp);
+    call(&srv, "GET", "/v1/worlds", (req_opts){0}, &resp); /* draining still serves */
+    ck_assert_int_eq(resp.status, 200);
+    cqd_response_free(&resp);
+    fclose(log);
+    cqd_server_destroy(&srv);
+}
+END_TEST
+
+START_TEST(pipeline_bodies_pretty_204)
+{
+    cqd_server srv;
+    FILE *log;
+    server_up(&srv, "", &log);
+    cqd_response resp;
+    static const char *const not_objects[] = {"[1]", "3", "\"s\"", "null", "true"};
+    for (size_t i = 0; i < sizeof not_objects / sizeof not_objects[0]; i++) {
+        call(&srv, "POST", "/v1/pair", (req_opts){.body = not_objects[i]}, &resp);
+        assert_problem(&resp, 400, "wrong-type");
+        cqd_response_free(&resp);
+    }
+    call(&srv, "POST", "/v1/pair", (req_opts){.body = "{\"a\":"}, &resp);
+    assert_problem(&resp, 400, "malformed-json");
+    cqd_response_free(&resp);
+    call(&srv, "POST", "/v1/pair", (req_opts){.body = "{\"a\":1,\"a\":2}"}, &resp);
+    assert_problem(&resp, 400, "malformed-json");
+    cqd_response_free(&resp);
+
+    /* An empty body is no body: PUT of a world takes the defaults. */
+    call(&srv, "PUT", "/v1/worlds/w1", (req_opts){0}, &resp);
+    ck_assert_int_eq(resp.status, 201);
+    cqd_response_free(&resp);
+    call(&srv, "DELETE", "/v1/worlds/w1", (req_opts){0}, &resp);
+    ck_assert_int_eq(resp.status, 204);
+    ck_assert_uint_eq(resp.body.len, 0);
+    cqd_response_free(&resp);
+
+    static const struct {
+        const char *query;
+        bool no_pretty, pretty;
+    } cases[] = {{NULL, false, false},      {"pretty=1", false, true},  {"a=b&pretty=true", false, true},
+                 {"pretty=2", false, false}, {"xpretty=1", false, false}, {"pretty=1", true, false}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        call(&srv, "GET", "/healthz", (req_opts){.query = cases[i].query, .no_pretty = cases[i].no_pretty}, &resp);
+        ck_assert_int_eq(resp.status, 200);
+        ck_assert_msg((strchr(resp.body.data, '\n') != NULL) == cases[i].pretty, "query %s: %s", cases[i].query,
+                      resp.body.data);
+        json_t *v = json_loads(resp.body.data, 0, NULL);
+        ck_assert_str_eq(json_string_value(json_object_get(v, "status")), "ok");
+        json_decref(v);
+        cqd_response_free(&resp);
+    }
+    call(&srv, "GET", "/nope", (req_opts){.query = "pretty=1"}, &resp);
+    ck_assert_ptr_nonnull(strchr(resp.body.data, '\n')); /* problems are pretty too */
+    cqd_response_free(&resp);
+    fclose(log);
+    cqd_server_destroy(&srv);
+}
+END_TEST
+
+/* Requests of one route and status counted by this thread, all buckets. */
+static uint64_t counted(cqd_server *srv, int route, int status)
+{
+    static const int codes[] = CQD_STATUS_CODES;
+    int slot = CQD_STATUS_SLOTS - 1;
+    for (int i = 0; i < (int)(sizeof codes / sizeof codes[0]); i++)
+        if (codes[i] == status)
+            slot = i;
+    cqd_thread *t = cqd_thread_self(srv);
+    int row = route < 0 ? CQD_MAX_ROUTES : route;
+    uint64_t n = 0;
+    for (int b = 0; b < CQD_LATENCY_BUCKETS; b++)
+        n += atomic_load(&t->requests.bucket[row][slot][b]);
+    return n;
+}
+
+static int route_of(const char *pattern)
+{
+    int count;
+    const cqd_route *routes = cqd_routes(&count);
+    for (int i = 0; i < count; i++)
+        if (strcmp(routes[i].pattern, pattern) == 0)
+            return i;
+    return -1;
+}
+
+START_TEST(pipeline_metrics_and_log)
+{
+    cqd_server srv;
+    FILE *log;
+    server_up(&srv, "", &log);
+    cqd_response resp;
+    for (int i = 0; i < 3; i++) {
+        call(&srv, "GET", "/healthz", (req_opts){.request_id = "hz"}, &resp);
+        cqd_response_free(&resp);
+    }
+    call(&srv, "GET", "/nope\"\n", (req_opts){.request_id = "miss"}, &resp);
+    cqd_response_free(&resp);
+    cqd_request big = {.transport = "test", .method = "POST", .path = "/v1/pairs", .request_id = "big"};
+    cqd_response_init(&resp);
+    cqd_refuse(&srv, &big, CQP_P_TOO_LARGE, "too big", &resp);
+    assert_problem(&resp, 413, "body-too-large");
+    ck_assert_str_eq(resp.request_id, "big");
+    cqd_response_free(&resp);
+
+    ck_assert_uint_eq(counted(&srv, route_of("/healthz"), 200), 3);
+    ck_assert_uint_eq(counted(&srv, -1, 404), 1);
+    ck_assert_uint_eq(counted(&srv, route_of("/v1/pairs"), 413), 1);
+
+    /* One JSON access line per request, in order. */
+    rewind(log);
+    char line[4096];
+    const char *want_ids[] = {"hz", "hz", "hz", "miss", "big"};
+    const int want_status[] = {200, 200, 200, 404, 413};
+    int n = 0;
+    while (fgets(line, sizeof line, log)) {
+        json_error_t e;
+        json_t *v = json_loads(line, 0, &e);
+        ck_assert_msg(v != NULL, "log line is not JSON: %s (%s)", line, e.text);
+        ck_assert_int_lt(n, 5);
+        ck_assert_str_eq(json_string_value(json_object_get(v, "msg")), "request");
+        ck_assert_str_eq(json_string_value(json_object_get(v, "level")), "info");
+        ck_assert_str_eq(json_string_value(json_object_get(v, "request_id")), want_ids[n]);
+        ck_assert_int_eq(json_integer_value(json_object_get(v, "status")), want_status[n]);
+        ck_assert_ptr_nonnull(json_object_get(v, "duration_us"));
+        ck_assert_ptr_nonnull(json_object_get(v, "time"));
+        if (n == 3) {
+            ck_assert_str_eq(json_string_value(json_object_get(v, "path")), "/nope\"\n");
+            ck_assert(json_is_null(json_object_get(v, "route")));
+        }
+        if (n == 0)
+            ck_assert_str_eq(json_string_value(json_object_get(v, "route")), "/healthz");
+        json_decref(v);
+        n++;
+    }
+    ck_assert_int_eq(n, 5);
+    fclose(log);
+
+    /* Below info, nothing is logged. */
+    log = tmpfile();
+    srv.log.fd = fileno(log);
+    srv.log.level = CQD_LOG_WARN;
+    call(&srv, "GET", "/healthz", (req_opts){0}, &resp);
+    cqd_response_free(&resp);
+    fseek(log, 0, SEEK_END);
+    ck_assert_int_eq(ftell(log), 0);
+    fclose(log);
+    cqd_server_destroy(&srv);
+}
+END_TEST
+
+/* ---- threads and logs ------------------------------------------------- */
+
+START_TEST(thread_state)
+{
+    cqd_server a, b;
+    cqd_config cfg = cu_default_config();
+    ck_assert_int_eq(cqd_server_init(&a, &cfg), 0);
+    ck_assert_int_eq(cqd_server_init(&b, &cfg), 0);
+    cqd_thread *ta = cqd_thread_self(&a);
+    ck_assert_ptr_nonnull(ta);
+    ck_assert_ptr_eq(cqd_thread_self(&a), ta);
+    ck_assert_ptr_eq(a.threads, ta);
+    cqd_thread *tb = cqd_thread_self(&b); /* another server: other state */
+    ck_assert_ptr_ne(tb, ta);
+    ck_assert_ptr_eq(b.threads, tb);
+
+    /* Records pushed after the mark get labels; the ring shares a's clock. */
+    cq_fallback_record rec = {.reason = 1, .action = 1};
+    cq_fallback_log_push(&ta->fallbacks, &rec);
+    uint64_t mark = cqd_thread_mark(ta);
+    ck_assert_uint_eq(mark, 1);
+    uint64_t s1 = cq_fallback_log_push(&ta->fallbacks, &rec);
+    uint64_t s2 = cq_fallback_log_push(&ta->fallbacks, &rec);
+    ck_assert_uint_eq(s1, 2);
+    ck_assert_uint_eq(s2, 3);
+    ck_assert_uint_eq(atomic_load(&a.fallback_clock), 3);
+    cqd_thread_label_fallbacks(ta, mark, "arena", "req-9");
+    /* Labels sit in the ring slots of their records: push numbers 1 and 2. */
+    ck_assert_uint_eq(atomic_load(&ta->labels[1].seq), s1);
+    ck_assert_uint_eq(atomic_load(&ta->labels[2].seq), s2);
+    ck_assert_str_eq(ta->labels[2].world, "arena");
+    ck_assert_str_eq(ta->labels[2].request_id, "req-9");
+    ck_assert_uint_eq(atomic_load(&ta->labels[0].seq), 0); /* pushed before the mark */
+    cqd_thread_label_fallbacks(ta, cqd_thread_mark(ta), NULL, "x"); /* nothing new: no change */
+    ck_assert_str_eq(ta->labels[2].request_id, "req-9");
+    cqd_server_destroy(&b);
+    cqd_server_destroy(&a);
+}
+END_TEST
+
+START_TEST(log_lines_are_json)
+{
+    FILE *f = tmpfile();
+    cqd_logger lg = {.level = CQD_LOG_INFO, .fd = fileno(f)};
+    cqd_log(&lg, CQD_LOG_WARN, "quote \" backslash \\ tab \t ctl \x01 %d", 42);
+    cqd_log(&lg, CQD_LOG_DEBUG, "not written");
+    char huge[5000];
+    memset(huge, '"', sizeof huge - 1);
+    huge[sizeof huge - 1] = '\0';
+    cqd_log(&lg, CQD_LOG_ERROR, "%s", huge);
+    cqd_log_request(&lg, "id", "http", "GET", NULL, huge, 200, 5);
+    /* Valid UTF-8 passes; stray, overlong and surrogate bytes are replaced. */
+    cqd_log_request(&lg, "id", "http", "G\xffT", NULL, "/\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|\xc3|\xc0\xaf|\xed\xa0\x80|\xe2\x82", 200, 5);
+    rewind(f);
+    char line[8192];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    json_t *v = json_loads(line, 0, NULL);
+    ck_assert_ptr_nonnull(v);
+    ck_assert_str_eq(json_string_value(json_object_get(v, "level")), "warn");
+    ck_assert_str_eq(json_string_value(json_object_get(v, "msg")), "quote \" backslash \\ tab \t ctl \x01 42");
+    json_decref(v);
+    for (int i = 0; i < 3; i++) { /* cut, but complete JSON */
+        ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+        ck_assert_int_eq(line[strlen(line) - 1], '\n');
+        json_error_t e;
+        v = json_loads(line, 0, &e);
+        ck_assert_msg(v != NULL, "%s", e.text);
+        if (i == 2) {
+            ck_assert_str_eq(json_string_value(json_object_get(v, "method")), "G\xef\xbf\xbdT");
+            /* U+FFFD per bad byte: the lone lead, both bytes of the overlong
+             * form, the three of the surrogate, and the two of the cut euro. */
+            const char *r = "\xef\xbf\xbd";
+            char want[128];
+            snprintf(want, sizeof want, "/\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|%s|%s%s|%s%s%s|%s%s", r, r, r, r, r, r, r, r);
+            ck_assert_str_eq(json_string_value(json_object_get(v, "path")), want);
+        }
+        json_decref(v);
+    }
+    ck_assert_ptr_null(fgets(line, sizeof line, f));
+    fclose(f);
+}
+END_TEST
+
+Suite *server_unit_suite(void)
+{
+    Suite *s = suite_create("server_unit");
+    TCase *tc = tcase_create("routes");
+    tcase_add_test(tc, route_every_endpoint);
+    tcase_add_test(tc, route_misses);
+    tcase_add_test(tc, route_bad_params);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("pipeline");
+    tcase_add_test(tc, pipeline_probes_and_misses);
+    tcase_add_test(tc, pipeline_request_ids);
+    tcase_add_test(tc, pipeline_auth);
+    tcase_add_test(tc, pipeline_readiness);
+    tcase_add_test(tc, pipeline_bodies_pretty_204);
+    tcase_add_test(tc, pipeline_metrics_and_log);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("threads_logs");
+    tcase_add_test(tc, thread_state);
+    tcase_add_test(tc, log_lines_are_json);
+    suite_add_tcase(s, tc);
+    return s;
+}
