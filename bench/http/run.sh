@@ -1,0 +1,172 @@
+#!/bin/sh
+# `make bench-http`: POST /v1/pair through wrk against collisiond, then
+# against nginx returning the same answer as a static body, with the same
+# wrk settings; prints both rates and their ratio (issue 5's goal: >= 0.6).
+# Then loads the 10,000-box scene into a world over HTTP and reports the
+# latency of its contacts query (scene.py).
+#
+#   bench/http/run.sh DAEMON SCENE_FILE
+#
+# Settings (environment):
+#   WRK_THREADS=2 WRK_CONNECTIONS=64 WRK_DURATION=10s   wrk -t -c -d, for both servers
+#   SERVER_THREADS=$(nproc)   the daemon's --threads and nginx's worker_processes
+#   CONTACTS_QUERIES=200      timed contacts requests
+# Both servers listen on ephemeral loopback ports and log only errors (nginx
+# has access_log off; the daemon runs at --log-level error). Each wrk run is
+# preceded by a 2 s warm-up with the same settings. Everything runs on this
+# machine, so wrk competes with the server for the cores, and on a shared
+# machine the rates swing with the other tenants' load: cpu_ratio (nginx's
+# CPU time per request over the daemon's) is the steadier comparison.
+set -eu
+
+[ $# -eq 2 ] || { echo "usage: $0 DAEMON SCENE_FILE" >&2; exit 2; }
+daemon=$1
+scene=$2
+here=$(cd "$(dirname "$0")" && pwd)
+threads=${WRK_THREADS:-2}
+conns=${WRK_CONNECTIONS:-64}
+duration=${WRK_DURATION:-10s}
+workers=${SERVER_THREADS:-$(nproc)}
+queries=${CONTACTS_QUERIES:-200}
+for tool in wrk nginx python3; do
+    command -v "$tool" >/dev/null 2>&1 || [ -x "/usr/sbin/$tool" ] ||
+        { echo "$0: $tool is missing (make bench-http installs it)" >&2; exit 1; }
+done
+nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-http.XXXXXX")
+daemon_pid=
+nginx_pid=
+cleanup() {
+    [ -z "$nginx_pid" ] || kill "$nginx_pid" 2>/dev/null || true
+    [ -z "$daemon_pid" ] || kill "$daemon_pid" 2>/dev/null || true
+    [ -z "$nginx_pid" ] || wait "$nginx_pid" 2>/dev/null || true
+    [ -z "$daemon_pid" ] || wait "$daemon_pid" 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Waits until something accepts connections on 127.0.0.1:$1.
+wait_port() {
+    python3 - "$1" <<'EOF'
+import socket, sys, time
+deadline = time.monotonic() + 10
+while True:
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1).close()
+        break
+    except OSError:
+        if time.monotonic() > deadline:
+            sys.exit("nothing listens on port " + sys.argv[1])
+        time.sleep(0.05)
+EOF
+}
+
+# CPU seconds used so far by process $1 and its descendants (nginx's workers).
+cpu_seconds() {
+    python3 - "$1" <<'EOF'
+import os, sys
+def tree(pid):
+    kids = []
+    for task in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/children" % (pid, task)) as f:
+            kids += [int(k) for k in f.read().split()]
+    return [pid] + [p for k in kids for p in tree(k)]
+ticks = 0
+for pid in tree(int(sys.argv[1])):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks += int(fields[11]) + int(fields[12])  # utime, stime
+print(ticks / os.sysconf("SC_CLK_TCK"))
+EOF
+}
+
+# Runs wrk against $1 (a URL) served by process $2 and prints the requests
+# per second and the server's CPU microseconds per request (which the other
+# tenants of a shared machine disturb far less than the rate); fails on
+# socket errors or non-2xx answers, which would make the rate meaningless.
+rate() {
+    wrk -t"$threads" -c"$conns" -d2s -s "$here/pair.lua" "$1" >/dev/null
+    cpu0=$(cpu_seconds "$2")
+    wrk -t"$threads" -c"$conns" -d"$duration" -s "$here/pair.lua" "$1" >"$tmp/wrk.out"
+    cpu1=$(cpu_seconds "$2")
+    if grep -q -e 'Non-2xx' -e 'Socket errors' "$tmp/wrk.out"; then
+        cat "$tmp/wrk.out" >&2
+        echo "$0: wrk saw errors against $1" >&2
+        exit 1
+    fi
+    n=$(awk '/ requests in / { print $1 }' "$tmp/wrk.out")
+    rps=$(awk '/^Requests\/sec:/ { print $2 }' "$tmp/wrk.out")
+    python3 -c 'import sys; print("%s %.1f" % (sys.argv[1], 1e6 * (float(sys.argv[4]) - float(sys.argv[3])) / int(sys.argv[2])))' \
+        "$rps" "$n" "$cpu0" "$cpu1"
+}
+
+# The daemon, on ephemeral ports, keeping nothing on disk.
+"$daemon" --listen 127.0.0.1:0 --stream-listen 127.0.0.1:0 --port-file "$tmp/ports" --data-dir "" \
+    --threads "$workers" --log-level error 2>"$tmp/daemon.log" &
+daemon_pid=$!
+i=0
+until [ -s "$tmp/ports" ]; do
+    i=$((i + 1))
+    if [ $i -gt 200 ] || ! kill -0 "$daemon_pid" 2>/dev/null; then
+        cat "$tmp/daemon.log" >&2
+        echo "$0: $daemon did not start" >&2
+        exit 1
+    fi
+    sleep 0.05
+done
+port=$(cut -d' ' -f1 "$tmp/ports")
+
+# The daemon's answer to pair.lua's request becomes nginx's static body.
+sed -n 's/^wrk\.body = \[\[\(.*\)\]\]$/\1/p' "$here/pair.lua" >"$tmp/request.json"
+python3 - "$port" "$tmp/request.json" "$tmp/answer.json" <<'EOF'
+import sys, urllib.request
+port, request, answer = sys.argv[1:]
+body = open(request, "rb").read().strip()
+req = urllib.request.Request("http://127.0.0.1:%s/v1/pair" % port, data=body,
+                             headers={"Content-Type": "application/json"})
+with urllib.request.urlopen(req) as r:
+    open(answer, "wb").write(r.read())
+EOF
+if grep -q '[$]' "$tmp/answer.json"; then
+    echo "$0: the answer holds a '\$', which nginx would read as a variable" >&2
+    exit 1
+fi
+
+set -- $(rate "http://127.0.0.1:$port/v1/pair" "$daemon_pid")
+collisiond_rps=$1
+collisiond_cpu=$2
+
+# nginx on a free port with a private prefix.
+nginx_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+user=
+[ "$(id -u)" -ne 0 ] || user="user $(id -un);"
+python3 - "$here/nginx.conf.in" "$tmp/nginx.conf" "$tmp/answer.json" "$user" "$workers" "$tmp" "$nginx_port" <<'EOF'
+import sys
+template, out, answer, user, workers, prefix, port = sys.argv[1:]
+body = open(answer).read().strip().replace("\\", "\\\\").replace("'", "\\'")
+conf = open(template).read()
+for key, value in (("USER", user), ("WORKERS", workers), ("PREFIX", prefix), ("PORT", port), ("BODY", body)):
+    conf = conf.replace("@%s@" % key, value)
+open(out, "w").write(conf)
+EOF
+"$nginx_bin" -p "$tmp" -e "$tmp/error.log" -c "$tmp/nginx.conf" -g 'daemon off;' &
+nginx_pid=$!
+wait_port "$nginx_port"
+set -- $(rate "http://127.0.0.1:$nginx_port/v1/pair" "$nginx_pid")
+nginx_rps=$1
+nginx_cpu=$2
+kill "$nginx_pid"
+wait "$nginx_pid" 2>/dev/null || true
+nginx_pid=
+
+echo "wrk -t$threads -c$conns -d$duration, server threads $workers, answer $(wc -c <"$tmp/answer.json") bytes"
+echo "nginx_rps $nginx_rps"
+echo "collisiond_rps $collisiond_rps"
+python3 -c 'import sys; print("ratio %.3f" % (float(sys.argv[2]) / float(sys.argv[1])))' "$nginx_rps" "$collisiond_rps"
+echo "nginx_cpu_us_per_req $nginx_cpu"
+echo "collisiond_cpu_us_per_req $collisiond_cpu"
+python3 -c 'import sys; print("cpu_ratio %.3f" % (float(sys.argv[1]) / float(sys.argv[2])))' "$nginx_cpu" "$collisiond_cpu"
+
+python3 "$here/scene.py" --port "$port" --scene "$scene" --queries "$queries" --pid "$daemon_pid"

@@ -1,0 +1,177 @@
+"""The JSON-lines stream transport (API.md section 4): pipelining, ids,
+bad lines, auth through "headers", and the line limit."""
+
+import json
+
+from harness import DaemonCase, check_problem_body
+from wire import body_item, pair, posed, sphere
+
+PAIR = pair(posed(sphere(1)), posed(sphere(1.5), (3, 0, 0)))
+
+
+class Stream(DaemonCase):
+
+    def setUp(self):
+        self.s = self.daemon.stream()
+
+    def tearDown(self):
+        self.s.close()
+
+    def roundtrip(self, message):
+        self.s.send(message)
+        reply = self.s.read_line()
+        self.assertIsNotNone(reply, "the server closed the stream after %s" % message)
+        return reply
+
+    def assertReplyProblem(self, reply, status, id_, slug=None, pointer=None):
+        self.assertEqual(reply.get("id"), id_, reply)
+        self.assertEqual(reply.get("status"), status, reply)
+        self.assertIsInstance(reply.get("body"), dict, reply)
+        check_problem_body(self, reply["body"], status, slug, pointer, str(reply))
+
+    def test_pipelined_requests_answered_in_order(self):
+        msgs = [
+            {"id": 1, "method": "PUT", "path": "/v1/worlds/arena", "body": {"skin": 0}},
+            {"id": 2, "method": "POST", "path": "/v1/worlds/arena/batch", "body": {"upsert": [
+                body_item("a", sphere(1)), body_item("b", sphere(1), (1.5, 0, 0))]}},
+            {"id": 3, "method": "POST", "path": "/v1/worlds/arena/contacts", "body": {}},
+            {"id": "four", "method": "GET", "path": "/v1/worlds/arena/shapes/b"},
+            {"id": 5, "method": "DELETE", "path": "/v1/worlds/arena"},
+            {"id": 6, "method": "GET", "path": "/v1/worlds/arena"},
+        ]
+        self.s.send(*msgs)
+        replies = [self.s.read_line() for _ in msgs]
+        self.assertEqual([r["id"] for r in replies], [1, 2, 3, "four", 5, 6])
+        self.assertEqual([r["status"] for r in replies], [201, 200, 200, 200, 204, 404], replies)
+        self.assertEqual([(p["a"], p["b"]) for p in replies[2]["body"]["pairs"]], [("a", "b")])
+        self.assertEqual(replies[3]["body"]["id"], "b")
+        self.assertIn(replies[4].get("body"), (None,), "a 204 reply has no body: %s" % replies[4])
+        for r in replies[:5]:
+            allow = r.get("headers", {}).get("Allow")
+            if allow is not None:
+                self.assertTrue({"GET", "PUT", "DELETE"} <= {m.strip() for m in allow.split(",")},
+                                "a success reply with a wrong Allow: %s" % r)
+        check_problem_body(self, replies[5]["body"], 404, "not-found", None)
+
+    def test_many_pipelined_pairs(self):
+        n = 200
+        self.s.send(*[{"id": i, "method": "POST", "path": "/v1/pair", "body": PAIR} for i in range(n)])
+        replies = [self.s.read_line() for _ in range(n)]
+        self.assertEqual([r["id"] for r in replies], list(range(n)))
+        http = self.daemon.request("POST", "/v1/pair", PAIR).json
+        for r in replies:
+            self.assertEqual(r["status"], 200, r)
+            self.assertEqual(r["body"], http, "the stream and HTTP answers differ")
+
+    def test_bad_lines_keep_the_connection(self):
+        for line in ("this is not json", "[1, 2, 3]", '"text"', "42", '{"id": 1, "method": "GET"',
+                     "{}", '{"method": "GET"}', '{"id": 3, "id": 4, "method": "GET", "path": "/healthz"}'):
+            with self.subTest(line=line):
+                reply = self.roundtrip(line)
+                self.assertReplyProblem(reply, 400, None)
+                ok = self.roundtrip({"id": 9, "method": "GET", "path": "/healthz"})
+                self.assertEqual((ok["id"], ok["status"]), (9, 200), "the connection should stay usable")
+
+    def test_envelope_errors_keep_the_id(self):
+        reply = self.roundtrip({"id": 5, "method": "GET"})
+        self.assertReplyProblem(reply, 400, 5)
+        reply = self.roundtrip({"id": 6, "method": "GET", "path": "/healthz", "color": 1})
+        self.assertReplyProblem(reply, 400, 6)
+        reply = self.roundtrip({"id": 7, "method": 7, "path": "/healthz"})
+        self.assertReplyProblem(reply, 400, 7)
+
+    def test_handler_errors(self):
+        bad = pair({"shape": {"type": "box", "half_extents": [1, -1, 1]}}, posed(sphere(1)))
+        self.assertReplyProblem(self.roundtrip({"id": 1, "method": "POST", "path": "/v1/pair", "body": bad}), 400, 1,
+                                "invalid-value", "/a/shape/half_extents/1")
+        self.assertReplyProblem(self.roundtrip({"id": 2, "method": "GET", "path": "/v1/nope"}), 404, 2, "no-route")
+        self.assertReplyProblem(self.roundtrip({"id": 3, "method": "DELETE", "path": "/v1/pair"}), 405, 3,
+                                "method-not-allowed")
+        self.assertReplyProblem(self.roundtrip({"id": 4, "method": "POST", "path": "/v1/pair"}), 400, 4)
+
+    def test_crlf_and_blank_lines(self):
+        self.s.send_raw('\n\r\n{"id": 1, "method": "GET", "path": "/readyz"}\r\n')
+        reply = self.s.read_line()
+        self.assertEqual((reply["id"], reply["status"]), (1, 200), reply)
+
+    def test_request_id_header(self):
+        reply = self.roundtrip({"id": 1, "method": "GET", "path": "/healthz", "headers": {"X-Request-Id": "tick-77"}})
+        self.assertEqual(reply["status"], 200)
+        self.assertEqual(reply.get("request_id"), "tick-77", reply)
+        reply = self.roundtrip({"id": 2, "method": "GET", "path": "/healthz"})
+        self.assertRegex(reply.get("request_id", ""), r"^[A-Za-z0-9._:-]{1,64}$", "a generated id: %s" % reply)
+
+    def test_split_writes(self):
+        line = '{"id": 11, "method": "POST", "path": "/v1/pair", "body": %s}\n' % json.dumps(PAIR)
+        for i in range(0, len(line), 7):
+            self.s.send_raw(line[i:i + 7])
+        reply = self.s.read_line()
+        self.assertEqual((reply["id"], reply["status"]), (11, 200), reply)
+
+    def test_abandoned_connection(self):
+        other = self.daemon.stream()
+        other.send_raw('{"id": 1, "method": "POST", "path": "/v1/pair", "body": {"a":')
+        other.close()
+        other = self.daemon.stream()
+        other.send(*[{"id": i, "method": "POST", "path": "/v1/pair", "body": PAIR} for i in range(50)])
+        other.close()  # replies never read
+        self.assertEqual(self.roundtrip({"id": 1, "method": "GET", "path": "/healthz"})["status"], 200)
+
+
+class StreamAuth(DaemonCase):
+
+    FLAGS = ("--token", "tok")
+
+    def test_auth_through_headers(self):
+        s = self.daemon.stream()
+        try:
+            s.send({"id": 1, "method": "GET", "path": "/v1/worlds"},
+                   {"id": 2, "method": "GET", "path": "/v1/worlds", "headers": {"Authorization": "Bearer nope"}},
+                   {"id": 3, "method": "GET", "path": "/v1/worlds", "headers": {"Authorization": "Bearer tok"}},
+                   {"id": 4, "method": "GET", "path": "/healthz"},
+                   {"id": 5, "method": "POST", "path": "/v1/pair", "body": PAIR})
+            r = [s.read_line() for _ in range(5)]
+            self.assertEqual([x["id"] for x in r], [1, 2, 3, 4, 5])
+            self.assertEqual([x["status"] for x in r], [401, 401, 200, 200, 401], r)
+            check_problem_body(self, r[0]["body"], 401, "unauthorized", None)
+            self.assertEqual(r[2]["body"], {"worlds": []})
+        finally:
+            s.close()
+
+
+class StreamLineLimit(DaemonCase):
+
+    FLAGS = ("--max-body", "4096")
+
+    def test_line_over_max_body_closes_the_connection(self):
+        s = self.daemon.stream(timeout=5)
+        try:
+            s.send({"id": 1, "method": "GET", "path": "/healthz"})
+            self.assertEqual(s.read_line()["status"], 200)
+            s.send_raw('{"id": 2, "method": "POST", "path": "/v1/pair", "body": {"pad": "' + "x" * 5000 + '"}}\n')
+            lines, closed = s.read_until_closed()
+            self.assertTrue(closed, "the server should close a connection whose line passes --max-body")
+            self.assertEqual(len(lines), 1, "expected one 413 reply before the close: %s" % lines)
+            self.assertEqual((lines[0].get("id"), lines[0].get("status")), (None, 413), lines[0])
+            check_problem_body(self, lines[0]["body"], 413, "body-too-large", None)
+        finally:
+            s.close()
+        # a line that never ends is cut off as well
+        s = self.daemon.stream(timeout=5)
+        try:
+            s.send_raw("x" * 10000)
+            _, closed = s.read_until_closed()
+            self.assertTrue(closed, "a 10000-byte unfinished line with --max-body 4096 should be refused")
+        finally:
+            s.close()
+
+    def test_line_under_max_body_is_served(self):
+        line = json.dumps({"id": 1, "method": "POST", "path": "/v1/pair", "body": PAIR})
+        line = line[:-1] + " " * (4000 - len(line)) + "}"
+        s = self.daemon.stream()
+        try:
+            s.send(line)
+            self.assertEqual(s.read_line()["status"], 200)
+        finally:
+            s.close()
+        self.assertEqual(self.daemon.request("GET", "/healthz").status, 200)

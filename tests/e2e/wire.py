@@ -1,0 +1,68 @@
+"""Request builders and the endpoint list of API.md section 2."""
+
+
+def sphere(radius):
+    return {"type": "sphere", "radius": radius}
+
+
+def box(hx, hy, hz):
+    return {"type": "box", "half_extents": [hx, hy, hz]}
+
+
+def pose(position, rotation=None, axes=None):
+    p = {"position": list(position)}
+    if rotation is not None:
+        p["rotation"] = list(rotation)
+    if axes is not None:
+        p["axes"] = [list(a) for a in axes]
+    return p
+
+
+def posed(shape, position=(0, 0, 0), rotation=None, axes=None):
+    return {"shape": shape, "pose": pose(position, rotation, axes)}
+
+
+def pair(a, b, **options):
+    body = {"a": a, "b": b}
+    body.update(options)
+    return body
+
+
+def body_item(id_, shape, position=(0, 0, 0), **extra):
+    """A shape of a batch upsert or an import."""
+    item = {"id": id_, "shape": shape, "pose": pose(position)}
+    item.update(extra)
+    return item
+
+
+# Every endpoint of API.md: (method, path template, takes a body).
+ENDPOINTS = [
+    ("POST", "/v1/pair", True),
+    ("POST", "/v1/pairs", True),
+    ("GET", "/v1/worlds", False),
+    ("PUT", "/v1/worlds/{world}", True),
+    ("GET", "/v1/worlds/{world}", False),
+    ("DELETE", "/v1/worlds/{world}", False),
+    ("GET", "/v1/worlds/{world}/export", False),
+    ("PUT", "/v1/worlds/{world}/shapes/{id}", True),
+    ("GET", "/v1/worlds/{world}/shapes/{id}", False),
+    ("DELETE", "/v1/worlds/{world}/shapes/{id}", False),
+    ("POST", "/v1/worlds/{world}/batch", True),
+    ("GET", "/v1/worlds/{world}/pairs", False),
+    ("POST", "/v1/worlds/{world}/contacts", True),
+    ("POST", "/v1/worlds/{world}/raycast", True),
+    ("POST", "/v1/worlds/{world}/sweep", True),
+    ("POST", "/v1/worlds/{world}/overlap", True),
+    ("GET", "/metrics", False),
+    ("GET", "/metrics/fallbacks", False),
+    ("GET", "/healthz", False),
+    ("GET", "/readyz", False),
+    ("GET", "/v1/openapi.json", False),
+]
+
+# The endpoints that stay open when a token is configured.
+OPEN_PATHS = {"/healthz", "/readyz"}
+
+
+def fill(template, world="w", id_="s"):
+    return template.replace("{world}", world).replace("{id}", id_)
