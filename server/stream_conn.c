@@ -8,6 +8,9 @@
 /// every read line answered -> closed (after a half-close and a short
 /// linger when the client may still be sending). The connection is freed
 /// once its handles are closed and no work or write of it is in flight.
+/// A progress timer (the rules are in stream_watch.c) closes a connection
+/// that is idle too long, stalls in the middle of a line, or leaves its
+/// replies unread, so no client holds a slot or its buffers for ever.
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +38,7 @@ typedef struct job {
 struct cqd_conn {
     uv_tcp_t tcp;
     uv_timer_t timer; ///< the linger, or the drain's deadline
+    uv_timer_t watchdog; ///< the progress timer
     uv_shutdown_t shutdown;
     cqd_stream *s;
     cqd_conn *prev, *next;
@@ -44,8 +48,13 @@ struct cqd_conn {
     int queued;          ///< jobs read but not yet answered (the running one included)
     size_t queued_bytes;
     size_t unacked;      ///< reply bytes in writes not yet completed
+    uint64_t submitted;  ///< reply bytes ever handed to libuv
+    uint64_t written_seen; ///< reply bytes the socket had taken at write_at
+    uint64_t active_at;  ///< loop time (ms) of the last progress of any kind
+    uint64_t write_at;   ///< loop time (ms) of the last write progress
+    uint64_t watch_due;  ///< when the watchdog fires, 0 when it is not armed
     int writes;          ///< writes in flight
-    int handles;         ///< tcp and timer until their close callbacks
+    int handles;         ///< tcp and both timers until their close callbacks
     bool reading;
     bool input_done;     ///< no more lines will be read
     bool eof;            ///< the client half-closed
@@ -104,9 +113,86 @@ static void close_now(cqd_conn *c)
     c->reading = false;
     uv_close((uv_handle_t *)&c->tcp, on_close);
     uv_close((uv_handle_t *)&c->timer, on_close);
+    uv_close((uv_handle_t *)&c->watchdog, on_close);
 }
 
 static void on_timer(uv_timer_t *t) { close_now(t->data); }
+
+/* ---- progress timer ---------------------------------------------------- */
+
+static uint64_t now_ms(const cqd_conn *c) { return uv_now(c->s->loop); }
+
+// Reply bytes the socket has taken so far (a large reply completes its
+// write only at its end, but every byte taken is progress).
+static uint64_t written(const cqd_conn *c)
+{
+    return c->submitted - uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp);
+}
+
+static cqd_wait waiting_for(const cqd_conn *c, uint64_t *due, uint64_t *look)
+{
+    cqd_watch w = {
+        .unwritten = c->unacked > 0,
+        .busy = c->running || c->head,
+        .reading = c->reading,
+        .partial = c->lines.partial.len > 0,
+        .active_at = c->active_at,
+        .write_at = c->write_at,
+        .now = now_ms(c),
+    };
+    return cqd_watch_due(&w, c->s->srv->cfg.timeout_s, due, look);
+}
+
+static void on_watchdog(uv_timer_t *t);
+
+// Arms the watchdog for what c waits for now, unless it fires before that
+// anyway: a deadline that progress (a read, a write) moved later is left
+// for the timer to find when it fires, so progress costs no timer restart.
+static void watch(cqd_conn *c)
+{
+    uint64_t due, look;
+    if (c->closing || waiting_for(c, &due, &look) == CQD_WAIT_NONE)
+        return;
+    if (c->watch_due != 0 && c->watch_due <= look)
+        return;
+    uint64_t now = now_ms(c);
+    c->watch_due = look;
+    uv_timer_start(&c->watchdog, on_watchdog, look > now ? look - now : 0, 0);
+}
+
+static void on_watchdog(uv_timer_t *t)
+{
+    cqd_conn *c = t->data;
+    c->watch_due = 0;
+    uint64_t now = now_ms(c);
+    uint64_t w = written(c);
+    if (w != c->written_seen) {
+        c->written_seen = w;
+        c->write_at = c->active_at = now;
+    }
+    uint64_t due, look;
+    cqd_wait what = waiting_for(c, &due, &look);
+    if (what == CQD_WAIT_NONE || due > now) {
+        watch(c);
+        return;
+    }
+    int secs = c->s->srv->cfg.timeout_s;
+    switch (what) {
+    case CQD_WAIT_WRITE:
+        cqd_log(&c->s->srv->log, CQD_LOG_INFO,
+                "stream: the client took no reply bytes for %d s (--timeout); closing the connection", secs);
+        break;
+    case CQD_WAIT_LINE:
+        cqd_log(&c->s->srv->log, CQD_LOG_INFO,
+                "stream: a request line made no progress for %d s (--timeout); closing the connection", secs);
+        break;
+    default:
+        cqd_log(&c->s->srv->log, CQD_LOG_INFO, "stream: connection idle for %d s; closing it",
+                secs * CQD_STREAM_IDLE_FACTOR);
+        break;
+    }
+    close_now(c);
+}
 
 /* ---- reading ----------------------------------------------------------- */
 
@@ -179,7 +265,8 @@ static void end_input(cqd_conn *c, bool keep_partial)
 }
 
 // The answer to an overlong line, queued behind the lines before it; the
-// connection closes after it.
+// connection closes after it. Made (counted and logged) here on the loop
+// thread: it is cheap, and there is no line to hand a worker.
 static void refuse_line(cqd_conn *c)
 {
     cqp_problem p;
@@ -190,7 +277,7 @@ static void refuse_line(cqd_conn *c)
         close_now(c);
         return;
     }
-    cqd_stream_reply_problem(&j->out, NULL, 0, &p);
+    cqd_stream_refuse(c->s->srv, NULL, 0, NULL, &p, &j->out);
     enqueue(c, j);
 }
 
@@ -211,6 +298,7 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     }
     if (c->input_done)
         return; // lingering: the input is discarded
+    c->active_at = now_ms(c);
     switch (cqd_lines_feed(&c->lines, buf->base, (size_t)nread, on_line, c)) {
     case CQD_LINES_OK:
         break;
@@ -234,6 +322,8 @@ static void on_written(uv_write_t *req, int status)
     cqd_conn *c = j->conn;
     c->writes--;
     c->unacked -= j->out.len;
+    c->write_at = c->active_at = now_ms(c);
+    c->written_seen = written(c);
     free_job(j);
     if (status < 0)
         close_now(c);
@@ -256,6 +346,11 @@ static void send_reply(cqd_conn *c, job *j)
     }
     uv_buf_t b = uv_buf_init(j->out.data, (unsigned)j->out.len);
     j->write.data = j;
+    if (c->unacked == 0) {
+        // Replies begin to wait for the client now.
+        c->write_at = now_ms(c);
+        c->written_seen = c->submitted;
+    }
     if (uv_write(&j->write, (uv_stream_t *)&c->tcp, &b, 1, on_written) != 0) {
         free_job(j);
         close_now(c);
@@ -263,6 +358,7 @@ static void send_reply(cqd_conn *c, job *j)
     }
     c->writes++;
     c->unacked += j->out.len;
+    c->submitted += j->out.len;
 }
 
 // Runs on a worker thread; touches only the job and the server.
@@ -277,6 +373,7 @@ static void on_work_done(uv_work_t *w, int status)
     job *j = w->data;
     cqd_conn *c = j->conn;
     c->running = NULL;
+    c->active_at = now_ms(c);
     free(j->line);
     j->line = NULL;
     if (c->closing || status != 0) {
@@ -357,6 +454,7 @@ static void pump(cqd_conn *c)
     } else if (!c->lingering && !c->running && !c->head && c->writes == 0) {
         finish(c);
     }
+    watch(c);
 }
 
 /* ---- accept and drain -------------------------------------------------- */
@@ -392,9 +490,12 @@ void cqd_conn_accept(cqd_stream *s)
     c->lines.max = s->srv->cfg.max_body;
     uv_tcp_init(s->loop, &c->tcp);
     uv_timer_init(s->loop, &c->timer);
+    uv_timer_init(s->loop, &c->watchdog);
     c->tcp.data = c;
     c->timer.data = c;
-    c->handles = 2;
+    c->watchdog.data = c;
+    c->handles = 3;
+    c->active_at = now_ms(c);
     c->next = s->first;
     if (s->first)
         s->first->prev = c;
@@ -407,6 +508,7 @@ void cqd_conn_accept(cqd_stream *s)
     uv_tcp_nodelay(&c->tcp, 1); // replies are small and latency-bound
     cqd_log(&s->srv->log, CQD_LOG_DEBUG, "stream: connection accepted (%d open)", s->conns);
     start_reading(c);
+    watch(c);
 }
 
 void cqd_conn_drain(cqd_conn *c)

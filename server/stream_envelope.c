@@ -1,7 +1,8 @@
 /// @file server/stream_envelope.c
 /// The stream's request and reply lines (API.md section 4): decoding the
 /// envelope {"id", "method", "path", "headers", "body"} into a cqd_request
-/// and writing {"id", "status", "request_id", "body"} back.
+/// and writing {"id", "status", "request_id", "body"} back; a line refused
+/// before the pipeline is counted and logged through cqd_refuse.
 ///
 /// The "id" and "body" members are taken verbatim from the line (located by
 /// a scan of the already validated text) rather than re-serialised: the id
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "refuse.h"
 #include "stream_internal.h"
 
 /* ---- locating members in validated JSON text -------------------------- */
@@ -111,31 +113,11 @@ static void find_members(const char *s, size_t n, cqd_envelope *env)
 
 /* ---- decoding ---------------------------------------------------------- */
 
-// "/name/sub" as a JSON pointer (RFC 6901: '~' -> "~0", '/' -> "~1").
-static void pointer_of(char *out, size_t size, const char *name, const char *sub)
-{
-    size_t k = 0;
-    const char *parts[2] = {name, sub};
-    for (int p = 0; p < 2 && parts[p]; p++) {
-        if (k + 1 < size)
-            out[k++] = '/';
-        for (const char *c = parts[p]; *c && k + 2 < size; c++) {
-            if (*c == '~' || *c == '/') {
-                out[k++] = '~';
-                out[k++] = *c == '~' ? '0' : '1';
-            } else {
-                out[k++] = *c;
-            }
-        }
-    }
-    out[k] = '\0';
-}
-
 static int get_string(const json_t *root, const char *name, const char **out, cqp_problem *p)
 {
     const json_t *v = json_object_get(root, name);
-    char ptr[16];
-    pointer_of(ptr, sizeof ptr, name, NULL);
+    char ptr[16] = "";
+    cqp_pointer_append(ptr, sizeof ptr, name);
     if (!v)
         return cqp_fail(p, CQP_P_MISSING_FIELD, ptr, "%s is required", name);
     if (!json_is_string(v))
@@ -156,8 +138,8 @@ static int get_headers(const json_t *root, cqd_envelope *env, cqp_problem *p)
     const char *name;
     const json_t *v;
     json_object_foreach ((json_t *)h, name, v) {
-        char ptr[sizeof p->pointer];
-        pointer_of(ptr, sizeof ptr, "headers", name);
+        char ptr[sizeof p->pointer] = "/headers";
+        cqp_pointer_append(ptr, sizeof ptr, name);
         if (!json_is_string(v))
             return cqp_fail(p, CQP_P_BAD_TYPE, ptr, "header %.64s must be a string", name);
         const char **slot = strcasecmp(name, "authorization") == 0  ? &env->authorization
@@ -169,6 +151,40 @@ static int get_headers(const json_t *root, cqd_envelope *env, cqp_problem *p)
             return cqp_fail(p, CQP_P_BAD_VALUE, ptr, "header %.64s is given twice", name);
         *slot = json_string_value(v);
     }
+    return 0;
+}
+
+// Copies the texts a request needs out of env->root and frees the tree:
+// the handler then runs with nothing of the envelope alive but the line.
+static int keep_texts(cqd_envelope *env, const char *path, cqp_problem *p)
+{
+    const char *src[] = {env->method, path, env->authorization, env->request_id};
+    enum { N = sizeof src / sizeof src[0] };
+    size_t len[N], total = 0;
+    for (int i = 0; i < N; i++) {
+        len[i] = src[i] ? strlen(src[i]) + 1 : 0;
+        total += len[i];
+    }
+    env->copy = malloc(total);
+    if (!env->copy)
+        return cqp_fail(p, CQP_P_INTERNAL, NULL, "out of memory");
+    char *dst[N];
+    char *at = env->copy;
+    for (int i = 0; i < N; i++) {
+        dst[i] = src[i] ? memcpy(at, src[i], len[i]) : NULL;
+        at += len[i];
+    }
+    env->method = dst[0];
+    env->path = dst[1];
+    env->authorization = dst[2];
+    env->request_id = dst[3];
+    char *q = strchr(dst[1], '?');
+    if (q) {
+        *q = '\0';
+        env->query = q + 1;
+    }
+    json_decref(env->root);
+    env->root = NULL;
     return 0;
 }
 
@@ -185,8 +201,12 @@ int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_prob
         env->body = NULL; // "body": null is no body, as a GET sends none
         env->body_len = 0;
     }
+    // Both are used as text from the line: their trees (a body may be as
+    // large as --max-body) go now, before the pipeline parses the body again.
+    json_object_del(env->root, "body");
+    json_object_del(env->root, "id");
 
-    static const char *const known[] = {"id", "method", "path", "headers", "body"};
+    static const char *const known[] = {"method", "path", "headers"};
     const char *name;
     json_t *v;
     json_object_foreach (env->root, name, v) {
@@ -194,8 +214,8 @@ int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_prob
         while (k < sizeof known / sizeof known[0] && strcmp(name, known[k]) != 0)
             k++;
         if (k == sizeof known / sizeof known[0]) {
-            char ptr[sizeof p->pointer];
-            pointer_of(ptr, sizeof ptr, name, NULL);
+            char ptr[sizeof p->pointer] = "";
+            cqp_pointer_append(ptr, sizeof ptr, name);
             return cqp_fail(p, CQP_P_UNKNOWN_FIELD, ptr, "unknown member %.64s (expected id, method, path, headers, body)",
                             name);
         }
@@ -204,22 +224,13 @@ int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_prob
     if (get_string(env->root, "method", &env->method, p) != 0 || get_string(env->root, "path", &path, p) != 0 ||
         get_headers(env->root, env, p) != 0)
         return -1;
-    env->target = strdup(path);
-    if (!env->target)
-        return cqp_fail(p, CQP_P_INTERNAL, NULL, "out of memory");
-    env->path = env->target;
-    char *q = strchr(env->target, '?');
-    if (q) {
-        *q = '\0';
-        env->query = q + 1;
-    }
-    return 0;
+    return keep_texts(env, path, p);
 }
 
 void cqd_envelope_free(cqd_envelope *env)
 {
     json_decref(env->root);
-    free(env->target);
+    free(env->copy);
     memset(env, 0, sizeof *env);
 }
 
@@ -257,24 +268,18 @@ static void end_reply(cqp_writer *w)
 
 static bool is_json(const char *content_type) { return !content_type || strstr(content_type, "json"); }
 
-void cqd_stream_reply_problem(cqp_buf *out, const char *id, size_t id_len, const cqp_problem *p)
-{
-    cqp_writer w;
-    begin_reply(&w, out, id, id_len, cqp_problem_status(p->kind));
-    cqp_key(&w, "body");
-    cqp_write_problem(&w, p);
-    end_reply(&w);
-}
-
 void cqd_stream_reply(cqp_buf *out, const char *id, size_t id_len, const cqd_response *resp)
 {
+    cqp_writer w;
     if (resp->body.oom) {
         cqp_problem p;
         cqp_fail(&p, CQP_P_INTERNAL, NULL, "out of memory");
-        cqd_stream_reply_problem(out, id, id_len, &p);
+        begin_reply(&w, out, id, id_len, cqp_problem_status(p.kind));
+        cqp_key(&w, "body");
+        cqp_write_problem(&w, &p);
+        end_reply(&w);
         return;
     }
-    cqp_writer w;
     begin_reply(&w, out, id, id_len, resp->status);
     if (resp->request_id[0]) {
         cqp_key(&w, "request_id");
@@ -308,13 +313,31 @@ void cqd_stream_reply(cqp_buf *out, const char *id, size_t id_len, const cqd_res
     end_reply(&w);
 }
 
+void cqd_stream_refuse(cqd_server *srv, const char *id, size_t id_len, const char *request_id,
+                       const cqp_problem *p, cqp_buf *out)
+{
+    // No method or path: a line the transport could not read as a request
+    // is counted as "unmatched", whatever part of it did decode.
+    cqd_request req = {.transport = "stream", .request_id = request_id};
+    cqd_response resp;
+    cqd_response_init(&resp);
+    cqd_refuse(srv, &req, p->kind, p->detail, &resp);
+    // cqd_refuse's problem has no pointer; the envelope's may have one.
+    cqp_buf_reset(&resp.body);
+    cqp_writer w;
+    cqp_writer_init(&w, &resp.body, false);
+    cqp_write_problem(&w, p);
+    cqd_stream_reply(out, id, id_len, &resp);
+    cqd_response_free(&resp);
+}
+
 void cqd_stream_answer(cqd_server *srv, const char *line, size_t len, cqp_buf *out)
 {
     cqd_envelope env;
     cqp_problem p;
     if (cqd_envelope_parse(line, len, &env, &p) != 0) {
-        cqd_log(&srv->log, CQD_LOG_INFO, "stream: refused request line: %s", p.detail);
-        cqd_stream_reply_problem(out, env.id, env.id_len, &p);
+        cqd_log(&srv->log, CQD_LOG_DEBUG, "stream: refused request line: %s", p.detail);
+        cqd_stream_refuse(srv, env.id, env.id_len, env.request_id, &p, out);
         cqd_envelope_free(&env);
         return;
     }

@@ -1,13 +1,15 @@
 /// @file server/stream_internal.h
 /// The pieces of the stream transport (API.md section 4) shared by its
-/// files: the line splitter and the envelope codec (pure, unit-tested
-/// without sockets), and the listener and connection state.
+/// files: the line splitter, the envelope codec and the progress timer's
+/// rules (pure, unit-tested without sockets), and the listener and
+/// connection state.
 #ifndef CQD_STREAM_INTERNAL_H
 #define CQD_STREAM_INTERNAL_H
 
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <uv.h>
 
 #include "cqp/problem.h"
@@ -46,16 +48,18 @@ void cqd_lines_free(cqd_lines *l);
 
 /* ---- envelope --------------------------------------------------------- */
 
-/// One request line, decoded. Text pointers borrow from the line or from
-/// root; target is owned.
+/// One request line, decoded. id and body borrow from the line; the other
+/// texts are owned copies, so nothing of the line's JSON tree outlives
+/// cqd_envelope_parse when it succeeds (a body as large as --max-body must
+/// not be held twice while the pipeline parses it again).
 typedef struct cqd_envelope {
-    json_t *root;              ///< owned, NULL when the line is not JSON
+    json_t *root;              ///< owned while a failed parse's texts point into it; NULL after a success
+    char *copy;                ///< owned: method, target, authorization, request_id (each NUL-terminated)
     const char *id;            ///< the "id" member's text, verbatim from the line; NULL = null
     size_t id_len;
-    const char *method;
-    char *target;              ///< owned copy of "path" with '?' replaced by NUL
-    const char *path;          ///< into target
-    const char *query;         ///< into target, or NULL
+    const char *method;        ///< NULL when the line has none (a failed parse)
+    const char *path;          ///< "path" up to its '?', or NULL
+    const char *query;         ///< what follows the '?', or NULL
     const char *authorization; ///< the Authorization header, or NULL
     const char *request_id;    ///< the X-Request-Id header, or NULL
     const char *body;          ///< the "body" member's text, verbatim from the line; NULL when absent or null
@@ -64,7 +68,8 @@ typedef struct cqd_envelope {
 
 /// Decodes the line {"id"?, "method", "path", "headers"?, "body"?} (len
 /// bytes, no newline). Returns 0, or -1 with p filled (id is still set
-/// when the line is an object with an "id"). Always cqd_envelope_free env.
+/// when the line is an object with an "id", request_id when the headers
+/// named one before the fault). Always cqd_envelope_free env.
 int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_problem *p);
 void cqd_envelope_free(cqd_envelope *env);
 
@@ -73,13 +78,49 @@ void cqd_envelope_free(cqd_envelope *env);
 /// turned into spaces), another body as a JSON string, an empty one as null.
 /// id NULL writes null.
 void cqd_stream_reply(cqp_buf *out, const char *id, size_t id_len, const cqd_response *resp);
-/// Appends the reply line {"id", "status", "body": problem} of a request
-/// refused before the pipeline (bad envelope, overlong line).
-void cqd_stream_reply_problem(cqp_buf *out, const char *id, size_t id_len, const cqp_problem *p);
+
+/// Answers a line refused before the pipeline (bad envelope, overlong
+/// line): counts and logs it as every request is (cqd_refuse: route
+/// "unmatched", request_id sanitised or generated), then appends the reply
+/// line with the problem p, its pointer included. id NULL writes null.
+void cqd_stream_refuse(cqd_server *srv, const char *id, size_t id_len, const char *request_id,
+                       const cqp_problem *p, cqp_buf *out);
 
 /// Answers one line: decodes it, runs cqd_handle, appends the reply line to
 /// out. Runs on a worker thread.
 void cqd_stream_answer(cqd_server *srv, const char *line, size_t len, cqp_buf *out);
+
+/* ---- progress timer --------------------------------------------------- */
+
+/// An idle connection may wait this many times --timeout for its next line.
+#define CQD_STREAM_IDLE_FACTOR 10
+
+/// What a connection waits for, as its progress timer sees it.
+typedef enum cqd_wait {
+    CQD_WAIT_NONE,  ///< the server's turn (a request queued or running, input ended): no limit
+    CQD_WAIT_WRITE, ///< the client to take replies already sent (--timeout)
+    CQD_WAIT_LINE,  ///< the rest of a started line (--timeout)
+    CQD_WAIT_IDLE,  ///< the next line (CQD_STREAM_IDLE_FACTOR x --timeout)
+} cqd_wait;
+
+/// A connection's state, as far as its progress timer cares. Times are in
+/// milliseconds of any one monotonic clock.
+typedef struct cqd_watch {
+    bool unwritten;    ///< replies handed to the socket and not yet written out
+    bool busy;         ///< requests read and not yet answered
+    bool reading;      ///< reading input (not paused, not ended)
+    bool partial;      ///< part of a line is buffered
+    uint64_t active_at; ///< the last progress of any kind: bytes read, a request answered, reply bytes written
+    uint64_t write_at;  ///< the last reply bytes written, or when replies began to wait
+    uint64_t now;
+} cqd_watch;
+
+/// What w waits for. Unless CQD_WAIT_NONE: *due is when the connection is
+/// closed if nothing moves before, and *look when its timer should look
+/// next: *due, or sooner while replies wait (the bytes a write in progress
+/// hands to the socket are seen only by looking, four times per --timeout,
+/// so a stall is found within a quarter of --timeout after it).
+cqd_wait cqd_watch_due(const cqd_watch *w, int timeout_s, uint64_t *due, uint64_t *look);
 
 /* ---- listener and connections ----------------------------------------- */
 

@@ -1,11 +1,18 @@
 /* The stream transport's pure parts: the line splitter, the envelope
- * decoder and the reply writer. Expected values are written by hand from
- * API.md section 4. */
+ * decoder, the reply writer and the progress timer's rules; and the
+ * refusals of bad lines, answered and counted by a real (socket-less)
+ * server. Expected values are written by hand from API.md section 4 and
+ * docs/API.md section 11. */
 #include <check.h>
 #include <jansson.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cqp/decode.h"
+#include "metrics.h"
+#include "prom_oracle.h"
 #include "stream_internal.h"
 
 /* ---- line splitter ---------------------------------------------------- */
@@ -124,6 +131,30 @@ START_TEST(envelope_basic)
 }
 END_TEST
 
+START_TEST(envelope_keeps_no_tree)
+{
+    /* A successful parse frees the JSON tree (the body must not be held
+     * twice while the pipeline parses it): the texts are copies that
+     * outlive a scribbled-over line, the id and body point into the line. */
+    char line[] = "{\"id\":\"t\",\"method\":\"PUT\",\"path\":\"/v1/worlds/w?q\",\"headers\":"
+                  "{\"Authorization\":\"Bearer k\",\"X-Request-Id\":\"r9\"},\"body\":{\"a\":[1,2]}}";
+    cqd_envelope e;
+    cqp_problem p;
+    ck_assert_int_eq(cqd_envelope_parse(line, strlen(line), &e, &p), 0);
+    ck_assert_ptr_null(e.root);
+    ck_assert_ptr_eq(e.id, line + 6);
+    ck_assert_str_eq(span(e.body, e.body_len), "{\"a\":[1,2]}");
+    ck_assert_ptr_eq(e.body, strstr(line, "{\"a\""));
+    memset(line, 'x', strlen(line));
+    ck_assert_str_eq(e.method, "PUT");
+    ck_assert_str_eq(e.path, "/v1/worlds/w");
+    ck_assert_str_eq(e.query, "q");
+    ck_assert_str_eq(e.authorization, "Bearer k");
+    ck_assert_str_eq(e.request_id, "r9");
+    cqd_envelope_free(&e);
+}
+END_TEST
+
 START_TEST(envelope_verbatim_members)
 {
     /* Braces and quotes inside strings, nesting, blanks, an escaped key. */
@@ -185,6 +216,22 @@ static void expect_refusal(const char *line, cqp_problem_kind kind, const char *
 
 START_TEST(envelope_refusals)
 {
+    /* An unknown member's pointer is cut without splitting a UTF-8
+     * character: 120 x "\u00e9" is 240 bytes, 1 + 2 x 127 = 255 fit. */
+    char big[1024] = "{\"method\":\"GET\",\"path\":\"/\",\"";
+    for (int i = 0; i < 130; i++)
+        strcat(big, "\u00e9");
+    strcat(big, "\":1}");
+    cqd_envelope e;
+    cqp_problem p;
+    ck_assert_int_eq(cqd_envelope_parse(big, strlen(big), &e, &p), -1);
+    ck_assert_int_eq(p.kind, CQP_P_UNKNOWN_FIELD);
+    ck_assert_uint_eq(strlen(p.pointer), 1 + 2 * 127);
+    ck_assert_int_eq(p.pointer[0], '/');
+    ck_assert_int_eq((unsigned char)p.pointer[253], 0xC3);
+    ck_assert_int_eq((unsigned char)p.pointer[254], 0xA9);
+    cqd_envelope_free(&e);
+
     expect_refusal("not json", CQP_P_BAD_JSON, NULL, NULL);
     expect_refusal("{\"id\":1,\"id\":2,\"method\":\"GET\",\"path\":\"/\"}", CQP_P_BAD_JSON, NULL, NULL);
     expect_refusal("{\"id\":3,\"path\":\"/\"}", CQP_P_MISSING_FIELD, "/method", "3");
@@ -197,8 +244,6 @@ START_TEST(envelope_refusals)
                    CQP_P_BAD_VALUE, NULL, NULL);
 
     /* Not an object: 400 whichever kind the parser picks, and no id. */
-    cqd_envelope e;
-    cqp_problem p;
     ck_assert_int_eq(cqd_envelope_parse("[1,2]", 5, &e, &p), -1);
     ck_assert_int_eq(cqp_problem_status(p.kind), 400);
     ck_assert_ptr_null(e.id);
@@ -275,25 +320,210 @@ START_TEST(reply_json_and_text)
 }
 END_TEST
 
-START_TEST(reply_problem)
+/* ---- JSON pointers (cqp_pointer_append, shared with the decoder) ------- */
+
+START_TEST(pointer_append)
 {
+    char buf[32] = "";
+    ck_assert_uint_eq(cqp_pointer_append(buf, sizeof buf, "a/b~"), 7);
+    ck_assert_str_eq(buf, "/a~1b~0");
+    ck_assert_uint_eq(cqp_pointer_append(buf, sizeof buf, ""), 8);
+    ck_assert_str_eq(buf, "/a~1b~0/");
+
+    /* 6 bytes hold 5 characters: "/x" + "/~0", and the next escape does not fit. */
+    char small[6] = "/x";
+    ck_assert_uint_eq(cqp_pointer_append(small, sizeof small, "~~"), 5);
+    ck_assert_str_eq(small, "/x/~0");
+    /* Full: nothing more is appended. */
+    ck_assert_uint_eq(cqp_pointer_append(small, sizeof small, "y"), 5);
+    ck_assert_str_eq(small, "/x/~0");
+
+    /* 5 bytes hold 4: "/ab" and half of "\xc3\xa9" would end mid-character. */
+    char cut[5] = "";
+    ck_assert_uint_eq(cqp_pointer_append(cut, sizeof cut, "ab\xc3\xa9"), 3);
+    ck_assert_str_eq(cut, "/ab");
+    /* A whole character that fits is kept. */
+    char whole[5] = "";
+    ck_assert_uint_eq(cqp_pointer_append(whole, sizeof whole, "a\xc3\xa9z"), 4);
+    ck_assert_str_eq(whole, "/a\xc3\xa9");
+}
+END_TEST
+
+/* ---- progress timer rules --------------------------------------------- */
+
+START_TEST(watch_rules)
+{
+    uint64_t due = 0, look = 0;
+    /* Idle: 10 x --timeout after the last progress (30 s -> 300 s). */
+    cqd_watch w = {.reading = true, .active_at = 5000, .write_at = 1000, .now = 6000};
+    ck_assert_int_eq(cqd_watch_due(&w, 30, &due, &look), CQD_WAIT_IDLE);
+    ck_assert_uint_eq(due, 5000 + 300000);
+    ck_assert_uint_eq(look, due);
+    /* Half a line: --timeout after the last byte. */
+    w.partial = true;
+    ck_assert_int_eq(cqd_watch_due(&w, 30, &due, &look), CQD_WAIT_LINE);
+    ck_assert_uint_eq(due, 5000 + 30000);
+    ck_assert_uint_eq(look, due);
+    /* The server's turn: no limit, whatever the client left half-sent. */
+    w.busy = true;
+    ck_assert_int_eq(cqd_watch_due(&w, 30, &due, &look), CQD_WAIT_NONE);
+    w.busy = false;
+    w.reading = false; /* input ended or paused */
+    ck_assert_int_eq(cqd_watch_due(&w, 30, &due, &look), CQD_WAIT_NONE);
+    /* Unwritten replies count from the last write progress, busy or not,
+     * reading or not; the timer looks every quarter of --timeout (500 ms
+     * for 2 s), but never past the deadline. */
+    w.unwritten = true;
+    w.busy = true;
+    w.now = 1500;
+    ck_assert_int_eq(cqd_watch_due(&w, 2, &due, &look), CQD_WAIT_WRITE);
+    ck_assert_uint_eq(due, 1000 + 2000);
+    ck_assert_uint_eq(look, 1500 + 500);
+    w.busy = false;
+    w.reading = true;
+    w.now = 2800;
+    ck_assert_int_eq(cqd_watch_due(&w, 2, &due, &look), CQD_WAIT_WRITE);
+    ck_assert_uint_eq(due, 3000);
+    ck_assert_uint_eq(look, 3000);
+}
+END_TEST
+
+/* ---- refusals through a real server ---------------------------------- */
+
+static cqd_server srv;
+static FILE *srv_log;
+
+static void server_setup(void)
+{
+    cqd_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.log_level = CQD_LOG_INFO;
+    ck_assert_int_eq(cqd_server_init(&srv, &cfg), 0);
+    srv_log = tmpfile();
+    ck_assert_ptr_nonnull(srv_log);
+    srv.log.fd = fileno(srv_log);
+    atomic_store(&srv.state, CQD_READY);
+}
+
+static void server_teardown(void)
+{
+    fclose(srv_log);
+    cqd_server_destroy(&srv);
+}
+
+/* The reply line in out, parsed; checks it is one line. */
+static json_t *reply_of(const cqp_buf *out)
+{
+    ck_assert_uint_gt(out->len, 0);
+    ck_assert_int_eq(out->data[out->len - 1], '\n');
+    ck_assert_ptr_null(memchr(out->data, '\n', out->len - 1));
+    json_error_t err;
+    json_t *v = json_loadb(out->data, out->len, 0, &err);
+    ck_assert_msg(v != NULL, "reply is not JSON: %s", err.text);
+    return v;
+}
+
+static void expect_problem(json_t *reply, int status, const char *slug, const char *pointer)
+{
+    ck_assert_int_eq(json_integer_value(json_object_get(reply, "status")), status);
+    json_t *body = json_object_get(reply, "body");
+    ck_assert_int_eq(json_integer_value(json_object_get(body, "status")), status);
+    char type[96];
+    snprintf(type, sizeof type, "urn:collisiond:problem:%s", slug);
+    ck_assert_str_eq(json_string_value(json_object_get(body, "type")), type);
+    if (pointer)
+        ck_assert_str_eq(json_string_value(json_object_get(body, "pointer")), pointer);
+    else
+        ck_assert_ptr_null(json_object_get(body, "pointer"));
+}
+
+/* collisiond_requests_total{route, status} as /metrics shows it (0 when absent). */
+static double requests_total(const char *route, const char *status)
+{
+    cqp_buf text = {0};
+    cqd_metrics_render(&srv, &text);
+    ck_assert(!text.oom);
+    prom pr;
+    ck_assert_int_eq(prom_parse(&pr, text.data), 0);
+    char labels[128];
+    snprintf(labels, sizeof labels, "route=%s,status=%s", route, status);
+    double v = prom_value(&pr, "collisiond_requests_total", labels);
+    prom_free(&pr);
+    cqp_buf_free(&text);
+    return isnan(v) ? 0 : v;
+}
+
+/* The text the server logged so far. */
+static void log_text(char *out, size_t size)
+{
+    fflush(srv_log);
+    long n = ftell(srv_log);
+    ck_assert_int_ge(n, 0);
+    rewind(srv_log);
+    size_t got = fread(out, 1, size - 1, srv_log);
+    out[got] = '\0';
+    fseek(srv_log, 0, SEEK_END);
+}
+
+START_TEST(refusals_counted_and_answered)
+{
+    cqp_buf out = {0};
+    /* An envelope error: the id and the pointer survive, the request id is
+     * the header's, and it is counted and logged as an unmatched 400. */
+    const char *line = "{\"id\":[5],\"method\":\"GET\",\"path\":\"/healthz\","
+                       "\"headers\":{\"X-Request-Id\":\"tick-1\",\"Accept\":2}}";
+    cqd_stream_answer(&srv, line, strlen(line), &out);
+    json_t *r = reply_of(&out);
+    json_t *id = json_object_get(r, "id");
+    ck_assert(json_is_array(id) && json_array_size(id) == 1 &&
+              json_integer_value(json_array_get(id, 0)) == 5);
+    ck_assert_str_eq(json_string_value(json_object_get(r, "request_id")), "tick-1");
+    expect_problem(r, 400, "wrong-type", "/headers/Accept");
+    json_decref(r);
+    ck_assert(requests_total("unmatched", "400") == 1);
+    ck_assert(requests_total("/healthz", "200") == 0);
+
+    /* Not JSON: a null id and a generated request id. */
+    cqp_buf_reset(&out);
+    cqd_stream_answer(&srv, "{\"id\": 4,", 9, &out);
+    r = reply_of(&out);
+    ck_assert(json_is_null(json_object_get(r, "id")));
+    ck_assert_uint_gt(strlen(json_string_value(json_object_get(r, "request_id"))), 0);
+    expect_problem(r, 400, "malformed-json", NULL);
+    json_decref(r);
+    ck_assert(requests_total("unmatched", "400") == 2);
+
+    /* The overlong line's 413, made without a line. */
+    cqp_buf_reset(&out);
     cqp_problem p;
     cqp_fail(&p, CQP_P_TOO_LARGE, NULL, "too long");
-    cqp_buf out = {0};
-    cqd_stream_reply_problem(&out, NULL, 0, &p);
-    ck_assert_uint_gt(out.len, 0);
-    ck_assert_int_eq(out.data[out.len - 1], '\n');
-    ck_assert_ptr_null(memchr(out.data, '\n', out.len - 1));
-    json_error_t err;
-    json_t *v = json_loadb(out.data, out.len, 0, &err);
-    ck_assert_ptr_nonnull(v);
-    ck_assert(json_is_null(json_object_get(v, "id")));
-    ck_assert_int_eq(json_integer_value(json_object_get(v, "status")), 413);
-    json_t *body = json_object_get(v, "body");
-    ck_assert_int_eq(json_integer_value(json_object_get(body, "status")), 413);
-    ck_assert_str_eq(json_string_value(json_object_get(body, "type")), "urn:collisiond:problem:body-too-large");
-    ck_assert_str_eq(json_string_value(json_object_get(body, "detail")), "too long");
-    json_decref(v);
+    cqd_stream_refuse(&srv, NULL, 0, NULL, &p, &out);
+    r = reply_of(&out);
+    ck_assert(json_is_null(json_object_get(r, "id")));
+    expect_problem(r, 413, "body-too-large", NULL);
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "body"), "detail")), "too long");
+    json_decref(r);
+    ck_assert(requests_total("unmatched", "413") == 1);
+
+    /* A good line is counted on its route, not as a refusal. */
+    cqp_buf_reset(&out);
+    line = "{\"id\":1,\"method\":\"GET\",\"path\":\"/healthz\"}";
+    cqd_stream_answer(&srv, line, strlen(line), &out);
+    r = reply_of(&out);
+    ck_assert_int_eq(json_integer_value(json_object_get(r, "status")), 200);
+    json_decref(r);
+    ck_assert(requests_total("/healthz", "200") == 1);
+    ck_assert(requests_total("unmatched", "400") == 2);
+
+    /* Every refusal has its access-log line. */
+    char text[8192];
+    log_text(text, sizeof text);
+    int lines = 0;
+    for (const char *at = text; (at = strstr(at, "\"transport\":\"stream\"")); at++)
+        lines++;
+    ck_assert_int_eq(lines, 4);
+    ck_assert_ptr_nonnull(strstr(text, "\"status\":413"));
+    ck_assert_ptr_nonnull(strstr(text, "\"request_id\":\"tick-1\""));
     cqp_buf_free(&out);
 }
 END_TEST
@@ -308,13 +538,23 @@ Suite *stream_suite(void)
     suite_add_tcase(s, t);
     t = tcase_create("envelope");
     tcase_add_test(t, envelope_basic);
+    tcase_add_test(t, envelope_keeps_no_tree);
     tcase_add_test(t, envelope_verbatim_members);
     tcase_add_test(t, envelope_headers);
     tcase_add_test(t, envelope_refusals);
     suite_add_tcase(s, t);
     t = tcase_create("reply");
     tcase_add_test(t, reply_json_and_text);
-    tcase_add_test(t, reply_problem);
+    suite_add_tcase(s, t);
+    t = tcase_create("pointer");
+    tcase_add_test(t, pointer_append);
+    suite_add_tcase(s, t);
+    t = tcase_create("watch");
+    tcase_add_test(t, watch_rules);
+    suite_add_tcase(s, t);
+    t = tcase_create("refusals");
+    tcase_add_checked_fixture(t, server_setup, server_teardown);
+    tcase_add_test(t, refusals_counted_and_answered);
     suite_add_tcase(s, t);
     return s;
 }
