@@ -1,0 +1,333 @@
+/// @file server/record_line.c
+/// Writing and reading one line of a --record file (record_line.h). The
+/// reader locates members by a scan of the text instead of parsing the
+/// line into a tree, because a raw body must come back as its exact bytes
+/// (a tree would rewrite numbers and spacing).
+#include "record_line.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- writing ----------------------------------------------------------- */
+
+/// True when s[0..n) may be embedded as is: a JSON object or array that
+/// jansson reads (so the line stays valid JSON and duplicate-free), on one
+/// line, with nothing around it the reader's scan would drop.
+static bool raw_json_ok(const char *s, size_t n)
+{
+    if (n < 2 || (s[0] != '{' && s[0] != '[') || (s[n - 1] != '}' && s[n - 1] != ']'))
+        return false;
+    if (memchr(s, '\n', n) || memchr(s, '\r', n))
+        return false;
+    json_t *v = json_loadb(s, n, JSON_REJECT_DUPLICATES, NULL);
+    json_decref(v);
+    return v != NULL;
+}
+
+/// Names of the members written as base64, for the final "base64" array.
+typedef struct b64_list {
+    const char *names[8];
+    int count;
+} b64_list;
+
+/// ,"key":<text>: a JSON string when s is UTF-8, else base64 (listed).
+static void put_text(cqp_buf *out, const char *key, const char *s, size_t n, b64_list *b64)
+{
+    cqp_buf_printf(out, ",\"%s\":", key);
+    if (cqd_utf8_valid(s, n)) {
+        cqd_json_put_string(out, s, n);
+        return;
+    }
+    cqp_buf_append(out, "\"", 1);
+    cqd_base64_encode(out, s, n);
+    cqp_buf_append(out, "\"", 1);
+    b64->names[b64->count++] = key;
+}
+
+/// ,"key":<bytes>: null when empty, raw when allowed and possible, else text.
+static void put_bytes(cqp_buf *out, const char *key, const char *s, size_t n, bool may_be_raw, b64_list *b64)
+{
+    if (!s || n == 0) {
+        cqp_buf_printf(out, ",\"%s\":null", key);
+    } else if (may_be_raw && raw_json_ok(s, n)) {
+        cqp_buf_printf(out, ",\"%s\":", key);
+        cqp_buf_append(out, s, n);
+    } else {
+        put_text(out, key, s, n, b64);
+    }
+}
+
+static void put_cstr(cqp_buf *out, const char *key, const char *s, b64_list *b64)
+{
+    if (s)
+        put_text(out, key, s, strlen(s), b64);
+    else
+        cqp_buf_printf(out, ",\"%s\":null", key);
+}
+
+size_t cqd_record_format_head(char out[CQD_RECORD_HEAD_MAX], uint64_t seq, double time)
+{
+    int n = snprintf(out, CQD_RECORD_HEAD_MAX, "{\"seq\":%llu,\"time\":%.6f", (unsigned long long)seq, time);
+    return n < 0 ? 0 : n >= CQD_RECORD_HEAD_MAX ? CQD_RECORD_HEAD_MAX - 1 : (size_t)n;
+}
+
+void cqd_record_format_tail(cqp_buf *out, const cqd_request *req, const cqd_response *resp)
+{
+    b64_list b64 = {.count = 0};
+    put_cstr(out, "transport", req->transport, &b64);
+    put_cstr(out, "method", req->method, &b64);
+    put_cstr(out, "path", req->path, &b64);
+    put_cstr(out, "query", req->query, &b64);
+    put_cstr(out, "request_id", resp->request_id, &b64);
+    cqp_buf_printf(out, ",\"authorization\":%s", req->authorization ? "\"redacted\"" : "null");
+    put_bytes(out, "body", req->body, req->body_len, true, &b64);
+    cqp_buf_printf(out, ",\"status\":%d", resp->status);
+    bool json = resp->content_type && strstr(resp->content_type, "json");
+    put_bytes(out, "response", resp->body.data, resp->body.len, json, &b64);
+    if (b64.count) {
+        cqp_buf_puts(out, ",\"base64\":[");
+        for (int i = 0; i < b64.count; i++)
+            cqp_buf_printf(out, "%s\"%s\"", i ? "," : "", b64.names[i]);
+        cqp_buf_puts(out, "]");
+    }
+    cqp_buf_puts(out, "}\n");
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+static bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+static size_t skip_ws(const char *s, size_t i, size_t n)
+{
+    while (i < n && is_ws(s[i]))
+        i++;
+    return i;
+}
+
+/// s[i] is a quote: the index after the closing quote, or n when unterminated.
+static size_t skip_string(const char *s, size_t i, size_t n)
+{
+    for (i++; i < n; i++) {
+        if (s[i] == '\\')
+            i++;
+        else if (s[i] == '"')
+            return i + 1;
+    }
+    return n + 1;
+}
+
+/// s[i] starts a value: the index after it (a scalar ends before the ','
+/// or '}' that follows it), or n + 1 when the text ends first or brackets
+/// do not balance.
+static size_t skip_value(const char *s, size_t i, size_t n)
+{
+    size_t depth = 0;
+    while (i < n) {
+        char c = s[i];
+        if (c == '"') {
+            i = skip_string(s, i, n);
+            if (i > n)
+                return i;
+            if (depth == 0)
+                return i;
+            continue;
+        }
+        if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0)
+                return i;
+            if (--depth == 0)
+                return i + 1;
+        } else if (c == ',' && depth == 0) {
+            return i;
+        }
+        i++;
+    }
+    return depth == 0 ? n : n + 1;
+}
+
+/// A scalar member's value read by jansson (NUL allowed in strings), or NULL.
+static json_t *scalar(const char *s, size_t n)
+{
+    return json_loadb(s, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+}
+
+/// Copies a string member into out; absent for null. Returns 0, or -1.
+static int take_string(const char *s, size_t n, cqp_buf *out, bool *present)
+{
+    json_t *v = scalar(s, n);
+    int rc = 0;
+    if (json_is_string(v)) {
+        cqp_buf_append(out, json_string_value(v), json_string_length(v));
+        if (present)
+            *present = true;
+    } else if (!json_is_null(v)) {
+        rc = -1;
+    }
+    json_decref(v);
+    return rc;
+}
+
+/// A "body" or "response" member: raw JSON is taken verbatim, a string decoded.
+static int take_bytes(const char *s, size_t n, cqp_buf *out)
+{
+    if (n > 0 && (s[0] == '{' || s[0] == '[')) {
+        cqp_buf_append(out, s, n);
+        return 0;
+    }
+    return take_string(s, n, out, NULL);
+}
+
+static int take_int(const char *s, size_t n, long long *out)
+{
+    json_t *v = scalar(s, n);
+    int rc = json_is_integer(v) ? 0 : -1;
+    if (rc == 0)
+        *out = json_integer_value(v);
+    json_decref(v);
+    return rc;
+}
+
+/// The member's buffer for a name the "base64" array may list, or NULL.
+static cqp_buf *named_buf(cqd_record_entry *e, const char *name)
+{
+    static const char *const names[] = {"transport", "method", "path", "query", "request_id", "body", "response"};
+    cqp_buf *bufs[] = {&e->transport, &e->method, &e->path, &e->query, &e->request_id, &e->body, &e->response};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0)
+            return bufs[i];
+    return NULL;
+}
+
+/// Replaces each member the "base64" array names by its decoded bytes.
+static int decode_base64_members(const char *s, size_t n, cqd_record_entry *e, char *err, size_t err_size)
+{
+    json_t *list = json_loadb(s, n, 0, NULL);
+    int rc = json_is_array(list) ? 0 : -1;
+    size_t i;
+    json_t *item;
+    json_array_foreach(list, i, item) {
+        cqp_buf *b = json_is_string(item) ? named_buf(e, json_string_value(item)) : NULL;
+        cqp_buf decoded = {0};
+        if (!b || cqd_base64_decode(&decoded, b->data ? b->data : "", b->len) < 0) {
+            cqp_buf_free(&decoded);
+            rc = -1;
+            break;
+        }
+        cqp_buf_free(b);
+        *b = decoded;
+    }
+    json_decref(list);
+    if (rc < 0)
+        snprintf(err, err_size, "a member listed in \"base64\" is not base64");
+    return rc;
+}
+
+/// Dispatches one member; returns 0, or -1 with err set.
+static int take_member(const char *key, const char *v, size_t vn, cqd_record_entry *e, bool *seen, char *err,
+                       size_t err_size)
+{
+    int rc = 0;
+    if (strcmp(key, "seq") == 0) {
+        rc = take_int(v, vn, &e->seq);
+        seen[0] = true;
+    } else if (strcmp(key, "status") == 0) {
+        long long st = 0;
+        rc = take_int(v, vn, &st) < 0 || st < 100 || st > 999 ? -1 : 0;
+        e->status = (int)st;
+        seen[1] = true;
+    } else if (strcmp(key, "method") == 0) {
+        rc = take_string(v, vn, &e->method, &seen[2]);
+    } else if (strcmp(key, "path") == 0) {
+        rc = take_string(v, vn, &e->path, &seen[3]);
+    } else if (strcmp(key, "transport") == 0) {
+        rc = take_string(v, vn, &e->transport, NULL);
+    } else if (strcmp(key, "query") == 0) {
+        rc = take_string(v, vn, &e->query, &e->has_query);
+    } else if (strcmp(key, "request_id") == 0) {
+        rc = take_string(v, vn, &e->request_id, NULL);
+    } else if (strcmp(key, "authorization") == 0) {
+        e->authorization = !(vn == 4 && memcmp(v, "null", 4) == 0);
+    } else if (strcmp(key, "body") == 0) {
+        rc = take_bytes(v, vn, &e->body);
+    } else if (strcmp(key, "response") == 0) {
+        rc = take_bytes(v, vn, &e->response);
+    }
+    if (rc < 0)
+        snprintf(err, err_size, "member \"%s\" has the wrong type", key);
+    return rc;
+}
+
+int cqd_record_parse(const char *s, size_t n, cqd_record_entry *e, char *err, size_t err_size)
+{
+    memset(e, 0, sizeof *e);
+    bool seen[4] = {false}; // seq, status, method, path
+    size_t b64_at = 0, b64_len = 0;
+    size_t i = skip_ws(s, 0, n);
+    if (i >= n || s[i] != '{') {
+        snprintf(err, err_size, "not a JSON object");
+        return -1;
+    }
+    i = skip_ws(s, i + 1, n);
+    while (i < n && s[i] != '}') {
+        size_t key_at = i;
+        if (s[i] != '"' || (i = skip_string(s, i, n)) > n)
+            break;
+        json_t *k = scalar(s + key_at, i - key_at);
+        char key[32];
+        snprintf(key, sizeof key, "%s", json_is_string(k) ? json_string_value(k) : "");
+        json_decref(k);
+        i = skip_ws(s, i, n);
+        if (i >= n || s[i] != ':')
+            break;
+        size_t v = skip_ws(s, i + 1, n);
+        if ((i = skip_value(s, v, n)) > n)
+            break;
+        size_t end = i;
+        while (end > v && is_ws(s[end - 1]))
+            end--;
+        if (strcmp(key, "base64") == 0) {
+            b64_at = v, b64_len = end - v;
+        } else if (take_member(key, s + v, end - v, e, seen, err, err_size) < 0) {
+            cqd_record_entry_free(e);
+            return -1;
+        }
+        i = skip_ws(s, i, n);
+        if (i < n && s[i] == ',')
+            i = skip_ws(s, i + 1, n);
+    }
+    if (i >= n || s[i] != '}' || skip_ws(s, i + 1, n) != n) {
+        snprintf(err, err_size, "not a well-formed JSON object (at byte %zu)", i < n ? i : n);
+        cqd_record_entry_free(e);
+        return -1;
+    }
+    if (!seen[0] || !seen[1] || !seen[2] || !seen[3]) {
+        snprintf(err, err_size, "a record needs \"seq\", \"method\", \"path\" and \"status\"");
+        cqd_record_entry_free(e);
+        return -1;
+    }
+    if (b64_len && !(b64_len == 4 && memcmp(s + b64_at, "null", 4) == 0) &&
+        decode_base64_members(s + b64_at, b64_len, e, err, err_size) < 0) {
+        cqd_record_entry_free(e);
+        return -1;
+    }
+    cqp_buf *all[] = {&e->transport, &e->method, &e->path, &e->query, &e->request_id, &e->body, &e->response};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) {
+        cqp_buf_append(all[k], "", 0); // NUL-terminated even when empty
+        if (all[k]->oom) {
+            snprintf(err, err_size, "out of memory");
+            cqd_record_entry_free(e);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void cqd_record_entry_free(cqd_record_entry *e)
+{
+    cqp_buf *all[] = {&e->transport, &e->method, &e->path, &e->query, &e->request_id, &e->body, &e->response};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        cqp_buf_free(all[k]);
+}

@@ -1,0 +1,362 @@
+"""Record and replay (issue 6): a daemon started with --record writes every
+request it answers, over HTTP and the stream, with its response; `collisiond
+replay FILE --against URL` re-sends them to a fresh daemon and reports each
+response that differs. The oracles: the statuses the session itself saw, the
+token the session used (never in the file), and a response tampered by hand
+at a known byte."""
+
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+
+import harness
+from harness import Daemon
+from wire import box, pose, sphere
+
+TOKEN = "rec-T0ken-9f3a"
+REPLAY_TIMEOUT = 60
+
+
+def drive_session(d):
+    """Every endpoint, every shape type, errors and both transports; returns
+    what the client saw, in order: (transport, method, path, status)."""
+    seen = []
+
+    def http(method, path, body=None, data=None, token=True, headers=None, expect=None):
+        h = {"Authorization": "Bearer " + TOKEN} if token else {}
+        h.update(headers or {})
+        r = d.request(method, path, body, data=data, headers=h)
+        if expect is not None and r.status != expect:
+            raise AssertionError("%s %s: expected %d, got %s" % (method, path, expect, r.describe()))
+        seen.append(("http", method, path.split("?")[0], r.status))
+        return r
+
+    w = "/v1/worlds/arena"
+    http("GET", "/healthz", token=False, expect=200)
+    http("GET", "/readyz", token=False, expect=200)
+    http("GET", "/v1/worlds", token=False, expect=401)
+    http("GET", "/v1/worlds", token=False, headers={"Authorization": "Bearer wrong"}, expect=401)
+    http("POST", "/v1/pair", {"a": {"shape": sphere(1)}, "b": {"shape": sphere(1.5), "pose": pose([3, 0, 0])}},
+         expect=200)
+    http("POST", "/v1/pairs", {"pairs": [
+        {"a": {"shape": box(1, 1, 1)},
+         "b": {"shape": {"type": "capsule", "radius": 0.5, "half_height": 1}, "pose": pose([0, 2, 0])}},
+        {"a": {"shape": {"type": "convex", "points": [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]]}},
+         "b": {"shape": {"type": "triangle", "vertices": [[0, 0.5, -1], [0, 0.5, 1], [1, 0.5, 0]]}}}]}, expect=200)
+    http("PUT", w, {"skin": 0.02}, expect=201)
+    shapes = {
+        "ground": {"shape": {"type": "plane", "normal": [0, 1, 0], "offset": 0}, "layer": 4},
+        "crate": {"shape": box(0.5, 0.5, 0.5), "pose": pose([0.8, 0.5, 0]), "layer": 2},
+        "ball": {"shape": sphere(0.5), "pose": pose([0, 0.45, 0]), "velocity": [2, 0, 0]},
+        "pill": {"shape": {"type": "capsule", "radius": 0.4, "half_height": 0.5}, "pose": pose([-1, 0.9, 0])},
+        "rock": {"shape": {"type": "convex", "points": [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0.2, 0.2, 0.2]],
+                           "radius": 0.05}, "pose": pose([2, 0, 2])},
+        "tri": {"shape": {"type": "triangle", "vertices": [[3, 0, 0], [4, 0, 0], [3, 1, 0]]}},
+        "terrain": {"shape": {"type": "mesh", "vertices": [[-10, -0.1, -10], [10, -0.1, -10], [10, -0.1, 10],
+                                                            [-10, -0.1, 10]],
+                              "triangles": [[0, 1, 2], [0, 2, 3]]}},
+    }
+    for sid, body in shapes.items():
+        http("PUT", w + "/shapes/" + sid, body, expect=201)
+    http("PUT", w + "/shapes/crate", shapes["crate"], expect=200)
+    http("POST", w + "/batch", {
+        "upsert": [{"id": "bullet", "shape": sphere(0.05), "pose": pose([-6, 1, 0]), "velocity": [400, 0, 0],
+                    "layer": 8}],
+        "move": [{"id": "pill", "pose": pose([-0.6, 0.9, 0], rotation=[0, 0.3826834, 0, 0.9238795])}],
+        "remove": ["tri"]}, expect=200)
+    http("GET", w + "/shapes/crate", expect=200)
+    http("GET", w + "?pretty=1", expect=200)
+    http("GET", "/v1/worlds", expect=200)
+    http("GET", w + "/pairs", expect=200)
+    http("POST", w + "/contacts", {"dt": 0.0166}, expect=200)
+    http("POST", w + "/contacts", {"ids": ["ball"]}, expect=200)
+    http("POST", w + "/raycast", {"rays": [{"origin": [-5, 0.9, 0], "direction": [1, 0, 0]},
+                                           {"origin": [0, 10, 0], "direction": [0, -1, 0], "mask": 4}]}, expect=200)
+    http("POST", w + "/raycast", {"rays": [{"origin": [0.8, 10, 0], "direction": [0, -1, 0]}], "all": True},
+         expect=200)
+    http("POST", w + "/sweep", {"shape": sphere(0.25), "pose": pose([-5, 0.5, 0]), "translation": [10, 0, 0]},
+         expect=200)
+    http("POST", w + "/overlap", {"shape": sphere(1), "pose": pose([0.5, 0.5, 0])}, expect=200)
+    exported = http("GET", w + "/export", expect=200)
+    http("PUT", "/v1/worlds/arena-copy", data=exported.raw, expect=201)
+    http("GET", "/metrics", expect=200)
+    http("GET", "/metrics/fallbacks?limit=5", expect=200)
+    http("GET", "/v1/openapi.json", expect=200)
+    # errors
+    http("POST", "/v1/pair", {"a": {"shape": box(1, -1, 1)}, "b": {"shape": sphere(1)}}, expect=400)
+    http("POST", "/v1/pair", data=b"\xff\xfe{", headers={"X-Request-Id": "bad-bytes"}, expect=400)
+    http("POST", "/v1/pair", data='{"a": 1,', expect=400)
+    http("PUT", w + "/shapes/floor", {"shape": {"type": "plane", "normal": [0, 1, 0], "offset": 0},
+                                      "velocity": [1, 0, 0]}, expect=400)
+    http("POST", w + "/batch", {"remove": ["nobody"]}, expect=400)
+    http("GET", "/v1/worlds/nope", expect=404)
+    http("GET", w + "/shapes/none", expect=404)
+    http("GET", "/v1/nothing", expect=404)
+    http("DELETE", "/v1/pair", expect=405)
+    # the stream transport, pipelined; ?pretty is ignored there
+    s = d.stream()
+    try:
+        hdr = {"Authorization": "Bearer " + TOKEN}
+        lines = [
+            {"id": 1, "method": "POST", "path": w + "/batch", "headers": hdr,
+             "body": {"move": [{"id": "ball", "pose": pose([0.1, 0.45, 0])}]}},
+            {"id": 2, "method": "POST", "path": w + "/contacts?pretty=1",
+             "headers": dict(hdr, **{"X-Request-Id": "tick-2"}), "body": {"dt": 0.0166}},
+            {"id": 3, "method": "GET", "path": w + "/shapes/ball"},
+        ]
+        s.send(*lines)
+        for line, want in zip(lines, (200, 200, 401)):
+            reply = s.read_line()
+            if reply["status"] != want:
+                raise AssertionError("stream %s: expected %d, got %s" % (line["path"], want, reply))
+            seen.append(("stream", line["method"], line["path"].split("?")[0], reply["status"]))
+    finally:
+        s.close()
+    http("DELETE", w + "/shapes/ball", expect=204)
+    http("DELETE", "/v1/worlds/arena-copy", expect=204)
+    http("GET", "/v1/worlds", expect=200)
+    return seen
+
+
+def replay(path, url, *extra, token=TOKEN):
+    argv = [harness.DAEMON, "replay", path, "--against", url] + list(extra)
+    if token:
+        argv += ["--token", token]
+    return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          timeout=REPLAY_TIMEOUT)
+
+
+def summary(proc):
+    lines = proc.stdout.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+class RecordReplay(unittest.TestCase):
+    """One recorded session, replayed against fresh daemons."""
+
+    @classmethod
+    def setUpClass(cls):
+        tmp = tempfile.TemporaryDirectory(prefix="collisiond-replay-")
+        cls.addClassCleanup(tmp.cleanup)
+        cls.dir = tmp.name
+        cls.recording = os.path.join(cls.dir, "session.jsonl")
+        d = Daemon(["--token", TOKEN, "--record", cls.recording])
+        cls.addClassCleanup(d.cleanup)
+        d.start()
+        try:
+            cls.seen = drive_session(d)
+        finally:
+            rc = d.stop()
+        if rc != 0:
+            raise AssertionError("the recording daemon exited with %s: %s" % (rc, d.log_tail()))
+        with open(cls.recording, "rb") as f:
+            cls.raw = f.read()
+        cls.lines = cls.raw.splitlines()
+
+    def against_fresh_daemon(self, path, *extra, token=TOKEN):
+        """Runs the replay of path against a new daemon; returns the process."""
+        d = Daemon(["--token", TOKEN])
+        self.addCleanup(d.cleanup)
+        d.start()
+        try:
+            started = time.monotonic()
+            proc = replay(path, "http://127.0.0.1:%d" % d.http_port, *extra, token=token)
+            self.took = time.monotonic() - started
+        finally:
+            rc = d.stop()
+        self.assertEqual(rc, 0, d.log_tail())
+        return proc
+
+    def tampered(self, name, edits):
+        """A copy of the recording with edits {line index: new line bytes}."""
+        lines = list(self.lines)
+        for i, line in edits.items():
+            lines[i] = line
+        path = os.path.join(self.dir, name)
+        with open(path, "wb") as f:
+            f.write(b"".join(line + b"\n" for line in lines))
+        return path
+
+    def index_of(self, method, path_suffix, nth=0):
+        found = [i for i, line in enumerate(self.lines)
+                 if json.loads(line)["method"] == method and json.loads(line)["path"].endswith(path_suffix)]
+        return found[nth]
+
+    def test_every_request_is_recorded_in_order(self):
+        records = [json.loads(line) for line in self.lines]
+        self.assertEqual(len(records), len(self.seen))
+        for i, (rec, (transport, method, path, status)) in enumerate(zip(records, self.seen)):
+            with self.subTest(seq=i + 1, path=path):
+                self.assertEqual(rec["seq"], i + 1)
+                self.assertEqual((rec["transport"], rec["method"], rec["path"], rec["status"]),
+                                 (transport, method, path, status))
+                self.assertEqual(set(rec) - {"base64"},
+                                 {"seq", "time", "transport", "method", "path", "query", "request_id",
+                                  "authorization", "body", "status", "response"})
+        # bodies are embedded as sent, responses as answered
+        batch = records[self.index_of("POST", "/arena/batch")]
+        self.assertEqual(batch["body"]["remove"], ["tri"])
+        self.assertEqual(batch["response"], {"upserted": 1, "moved": 1, "removed": 1, "shapes": 7})
+        bad = [r for r in records if r["request_id"] == "bad-bytes"][0]
+        self.assertEqual(bad["base64"], ["body"])
+        self.assertEqual(bad["body"], "//57")  # base64 of ff fe 7b
+        pretty = [r for r in records if r["query"] == "pretty=1" and r["transport"] == "http"][0]
+        self.assertIsInstance(pretty["response"], str)
+        self.assertIn("\n  \"name\": \"arena\"", pretty["response"])
+        stream = [r for r in records if r["transport"] == "stream"]
+        self.assertEqual([r["request_id"] for r in stream][1], "tick-2")
+        self.assertEqual([r["authorization"] for r in stream], ["redacted", "redacted", None])
+        deleted = [r for r in records if r["method"] == "DELETE" and r["status"] == 204][0]
+        self.assertIsNone(deleted["response"])
+        self.assertIsNone(deleted["body"])
+
+    def test_the_token_is_never_written(self):
+        self.assertNotIn(TOKEN.encode(), self.raw)
+        auth = [json.loads(line)["authorization"] for line in self.lines]
+        self.assertEqual(set(auth), {None, "redacted"})
+        self.assertEqual(auth[:4], [None, None, None, "redacted"])
+
+    def test_replay_reproduces_every_response(self):
+        proc = self.against_fresh_daemon(self.recording)
+        self.assertEqual(proc.returncode, 0, proc.stdout.decode() + proc.stderr.decode())
+        self.assertEqual(summary(proc), "replayed %d, differing 0" % len(self.lines))
+        self.assertLess(self.took, 10.0, "a replay should take seconds")
+
+    def test_a_tampered_response_is_the_one_difference(self):
+        i = self.index_of("POST", "/arena/contacts")
+        line = self.lines[i]
+        start = line.index(b'"response":') + len(b'"response":')
+        response = line[start:-1]  # raw JSON up to the record's closing brace
+        self.assertEqual(json.loads(response)["stats"], json.loads(line)["response"]["stats"])
+        at = response.index(b'"broadphase_pairs":') + len(b'"broadphase_pairs":')
+        digit = response[at:at + 1]
+        other = str((int(digit) + 1) % 10).encode()
+        path = self.tampered("tampered.jsonl", {i: line[:start + at] + other + line[start + at + 1:]})
+        proc = self.against_fresh_daemon(path)
+        out = proc.stdout.decode()
+        self.assertEqual(proc.returncode, 1, out + proc.stderr.decode())
+        self.assertEqual(summary(proc), "replayed %d, differing 1" % len(self.lines))
+        self.assertIn("seq %d: POST /v1/worlds/arena/contacts" % (i + 1), out)
+        self.assertIn("body: first difference at byte %d;" % at, out)
+        self.assertNotIn("status:", out)
+        self.assertEqual(out.count("seq "), 1, out)
+
+    def test_stop_on_first_and_a_changed_status(self):
+        i = self.index_of("GET", "/v1/worlds", nth=2)  # the first authorised list
+        j = self.index_of("DELETE", "/shapes/ball")
+        rec_i = self.lines[i].replace(b'"status":200', b'"status":202')
+        rec_j = self.lines[j].replace(b'"status":204', b'"status":200')
+        path = self.tampered("two.jsonl", {i: rec_i, j: rec_j})
+        proc = self.against_fresh_daemon(path, "--stop-on-first")
+        out = proc.stdout.decode()
+        self.assertEqual(proc.returncode, 1, out)
+        self.assertEqual(summary(proc), "replayed %d, differing 1" % (i + 1))
+        self.assertIn("status: expected 202, got 200", out)
+        proc = self.against_fresh_daemon(path)
+        self.assertEqual(summary(proc), "replayed %d, differing 2" % len(self.lines))
+
+    def test_strict_compares_metrics(self):
+        proc = self.against_fresh_daemon(self.recording, "--strict")
+        out = proc.stdout.decode()
+        self.assertEqual(proc.returncode, 1, out)
+        reported = [line.split(" (request id")[0].split(": ", 1)[1] for line in out.splitlines()
+                    if line.startswith("seq ")]
+        self.assertIn("GET /metrics", reported)
+        # nothing else varies (no timing is written in other response bodies)
+        self.assertLessEqual(set(reported), {"GET /metrics", "GET /metrics/fallbacks?limit=5"}, out)
+
+    def test_without_the_token_authorised_requests_are_refused(self):
+        proc = self.against_fresh_daemon(self.recording, token=None)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("status: expected 201, got 401", proc.stdout.decode())
+
+
+class ReplayErrors(unittest.TestCase):
+    """Usage, file and connection errors exit 2."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory(prefix="collisiond-replay-")
+        self.addCleanup(tmp.cleanup)
+        self.dir = tmp.name
+
+    def run_replay(self, *args):
+        return subprocess.run([harness.DAEMON, "replay"] + list(args), stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=REPLAY_TIMEOUT)
+
+    def closed_port(self):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        return port
+
+    def test_usage(self):
+        rec = os.path.join(self.dir, "r.jsonl")
+        with open(rec, "w") as f:
+            f.write('{"seq":1,"method":"GET","path":"/healthz","status":200,"response":{"status":"ok"}}\n')
+        self.assertEqual(self.run_replay().returncode, 2)
+        self.assertEqual(self.run_replay(rec).returncode, 2)
+        self.assertEqual(self.run_replay(rec, "--against", "ftp://127.0.0.1:1").returncode, 2)
+        self.assertEqual(self.run_replay(rec, "--against", "http://127.0.0.1:1", "--bogus").returncode, 2)
+        self.assertEqual(self.run_replay(rec, rec, "--against", "http://127.0.0.1:1").returncode, 2)
+        self.assertEqual(self.run_replay("--help").returncode, 0)
+        missing = self.run_replay(os.path.join(self.dir, "nope"), "--against", "http://127.0.0.1:1")
+        self.assertEqual(missing.returncode, 2)
+        self.assertIn(b"cannot open", missing.stderr)
+        refused = self.run_replay(rec, "--against", "http://127.0.0.1:%d" % self.closed_port())
+        self.assertEqual(refused.returncode, 2)
+        self.assertIn(b"cannot connect", refused.stderr)
+
+    def test_a_line_that_is_not_a_record(self):
+        rec = os.path.join(self.dir, "bad.jsonl")
+        with open(rec, "w") as f:
+            f.write('{"seq":1,"method":"GET","path":"/healthz","status":200}\n\nnot json\n')
+        d = Daemon()
+        self.addCleanup(d.cleanup)
+        d.start()
+        try:
+            proc = self.run_replay(rec, "--against=http://127.0.0.1:%d" % d.http_port)
+        finally:
+            d.stop()
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn(b"bad.jsonl:3: not a record", proc.stderr)
+        self.assertIn(b"replayed 1, differing 1", proc.stdout)  # the first one had an empty body recorded
+
+
+class RecordingFile(unittest.TestCase):
+    """COLLISIOND_RECORD, and a recording that cannot be opened."""
+
+    def test_environment_variable(self):
+        tmp = tempfile.TemporaryDirectory(prefix="collisiond-replay-")
+        self.addCleanup(tmp.cleanup)
+        rec = os.path.join(tmp.name, "env.jsonl")
+        d = Daemon(env={"COLLISIOND_RECORD": rec})
+        self.addCleanup(d.cleanup)
+        d.start()
+        try:
+            self.assertEqual(d.request("GET", "/healthz").status, 200)
+        finally:
+            self.assertEqual(d.stop(), 0)
+        with open(rec) as f:
+            records = [json.loads(line) for line in f]
+        self.assertEqual([(r["seq"], r["path"], r["response"]) for r in records], [(1, "/healthz", {"status": "ok"})])
+        self.assertEqual(os.stat(rec).st_mode & 0o777, 0o600)
+
+    def test_unwritable_recording_keeps_serving(self):
+        d = Daemon(["--record", "/nonexistent-collisiond-dir/rec.jsonl"])
+        self.addCleanup(d.cleanup)
+        d.start()
+        try:
+            self.assertEqual(d.request("GET", "/healthz").status, 200)
+            self.assertEqual(d.request("PUT", "/v1/worlds/w", {}).status, 201)
+        finally:
+            self.assertEqual(d.stop(), 0)
+        self.assertIn("cannot record to /nonexistent-collisiond-dir/rec.jsonl", d.log_text())
+
+
+if __name__ == "__main__":
+    unittest.main()
