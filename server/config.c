@@ -31,7 +31,7 @@ struct cfg_row {
     size_t off, off2;    ///< where the value goes (off2: the port of an address)
     size_t size;         ///< capacity of a string field
     long long min, max;  ///< range of a number
-    const char *arg;     ///< placeholder shown in --help
+    const char *arg;     ///< placeholder shown in --help; NULL: the flag takes no value
     const char *help;
 };
 
@@ -43,6 +43,7 @@ static int parse_bytes_ll(const cfg_row *r, const char *text, cqd_config *cfg, c
 static int parse_bytes_size(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size);
 static int parse_fsync(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size);
 static int parse_level(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size);
+static int parse_switch(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size);
 
 #define OFF(field) offsetof(cqd_config, field)
 #define STR(field) OFF(field), 0, sizeof(((cqd_config *)0)->field), 0, 0
@@ -59,7 +60,9 @@ static const cfg_row rows[] = {
     {"fsync", "COLLISIOND_FSYNC", "everysec", parse_fsync, OFF(fsync), 0, 0, 0, 0, "always|everysec|no",
      "when the journal is flushed to disk"},
     {"snapshot-every", "COLLISIOND_SNAPSHOT_EVERY", "67108864", parse_bytes_ll,
-     NUM(snapshot_every, 1, 1LL << 50), "BYTES", "journal growth that triggers a snapshot (K/M/G suffixes)"},
+     NUM(snapshot_every, 0, 1LL << 50), "BYTES", "journal growth that triggers a snapshot (K/M/G suffixes; 0: never)"},
+    {"repair", "COLLISIOND_REPAIR", "false", parse_switch, OFF(repair), 0, 0, 0, 0, NULL,
+     "start despite a corrupt journal or snapshot: keep the valid prefix, move the rest aside"},
     {"threads", "COLLISIOND_THREADS", "auto", parse_threads, NUM(threads, 1, 1024), "N|auto",
      "request threads (auto: one per online core)"},
     {"max-body", "COLLISIOND_MAX_BODY", "16777216", parse_bytes_size, NUM(max_body, 1, 1LL << 40), "BYTES",
@@ -82,11 +85,15 @@ static const cfg_row rows[] = {
      NUM(limits.mesh_triangles, 1, INT_MAX), "N", "triangles of one mesh (422 beyond)"},
     {"max-batch", "COLLISIOND_MAX_BATCH", "100000", parse_int, NUM(limits.batch_items, 1, INT_MAX), "N",
      "items of one batch or import (422 beyond)"},
+    {"max-hits", "COLLISIOND_MAX_HITS", "1000000", parse_int, NUM(limits.hits, 1, INT_MAX), "N",
+     "ray hits one raycast with \"all\" may return (422 beyond)"},
     {"max-world-capacity", "COLLISIOND_MAX_WORLD_CAPACITY", "100000", parse_int,
      NUM(limits.world_capacity, 1, CQ_WORLD_MAX_SHAPES), "N",
      "largest \"capacity\" a world's settings may preallocate (422 beyond)"},
     {"port-file", "COLLISIOND_PORT_FILE", "", parse_str, STR(port_file), "PATH",
      "once listening, write \"HTTP_PORT STREAM_PORT\" here (empty: none)"},
+    {"record", "COLLISIOND_RECORD", "", parse_str, STR(record), "FILE",
+     "append every request and its response to FILE, for `collisiond replay` (empty: none)"},
     {"help", NULL, NULL, NULL, 0, 0, 0, 0, 0, NULL, "print this help and exit"},
     {"version", NULL, NULL, NULL, 0, 0, 0, 0, 0, NULL, "print the version and exit"},
 };
@@ -239,6 +246,17 @@ static int parse_level(const cfg_row *r, const char *text, cqd_config *cfg, char
     return 0;
 }
 
+/// A flag without a value: given is "true"; its variable may say true/false, 1/0, yes/no.
+static int parse_switch(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size)
+{
+    static const char *const names[] = {"false", "true", "0", "1", "no", "yes", NULL};
+    int i = choose(text, names, "true, false, 1, 0, yes, no", err, err_size);
+    if (i < 0)
+        return -1;
+    *(bool *)field(cfg, r->off) = i % 2 == 1;
+    return 0;
+}
+
 /// HOST:PORT, the port after the last colon; an IPv6 host in brackets.
 static int parse_addr(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size)
 {
@@ -286,7 +304,8 @@ static int apply(const cfg_row *r, const char *source, const char *text, cqd_con
 
 static void print_help(void)
 {
-    printf("Usage: " PROGRAM " [OPTIONS]\n\n"
+    printf("Usage: " PROGRAM " [OPTIONS]\n"
+           "       " PROGRAM " inspect [--data-dir DIR]   print what start-up would recover, change nothing\n\n"
            "A collision-query daemon: HTTP/JSON on --listen, JSON lines on --stream-listen.\n"
            "Every option may be given as --name VALUE or --name=VALUE, or in its environment\n"
            "variable; a flag wins over the environment, which wins over the default.\n\n");
@@ -318,7 +337,7 @@ static cqd_config_result scan_argv(int argc, char **argv)
             fprintf(stderr, PROGRAM ": unknown option '%.*s' (see --help)\n", (int)(len + 2), a);
             return CQD_CONFIG_ERROR;
         }
-        if (!r->parse) {
+        if (!r->arg) {
             if (eq) {
                 fprintf(stderr, PROGRAM ": --%s takes no value\n", r->flag);
                 return CQD_CONFIG_ERROR;
@@ -371,7 +390,7 @@ cqd_config_result cqd_config_load(int argc, char **argv, char **envp, cqd_config
         const cfg_row *r = find_flag(a, eq ? (size_t)(eq - a) : strlen(a));
         if (!r->parse)
             continue;
-        const char *v = eq ? eq + 1 : argv[++i];
+        const char *v = !r->arg ? "true" : eq ? eq + 1 : argv[++i];
         char source[80];
         snprintf(source, sizeof source, "--%s", r->flag);
         if (apply(r, source, v, cfg) < 0)

@@ -23,15 +23,17 @@ typedef struct cqd_config {
     int stream_port;
     char data_dir[512];       ///< --data-dir (default ./var/collisiond; "" = no durability)
     cqd_fsync fsync;          ///< --fsync always|everysec|no (default everysec)
-    long long snapshot_every; ///< --snapshot-every BYTES of journal (default 64 MiB)
+    long long snapshot_every; ///< --snapshot-every BYTES of journal (default 64 MiB; 0 = never)
+    bool repair;              ///< --repair: start despite corruption, keeping the valid prefix
     int threads;              ///< --threads (default: online cores)
     size_t max_body;          ///< --max-body BYTES (default 16 MiB)
     int max_connections;      ///< --max-connections (default 1024)
     int timeout_s;            ///< --timeout seconds an idle/slow HTTP client may take (default 30)
     char token[256];          ///< --token: bearer token, "" = no auth
     cqd_log_level log_level;  ///< --log-level error|warn|info|debug (default info)
-    cqp_limits limits;        ///< --max-pairs, --max-rays, --max-hull-points, --max-mesh-triangles, --max-batch, --max-world-capacity
+    cqp_limits limits;        ///< --max-pairs, --max-rays, --max-hull-points, --max-mesh-triangles, --max-batch, --max-hits, --max-world-capacity
     char port_file[512];      ///< --port-file: after start-up write "http_port stream_port\n" (tests use ephemeral ports)
+    char record[512];         ///< --record FILE: append every request and its response (record.h); "" = none
 } cqd_config;
 
 /// Outcome of cqd_config_load.

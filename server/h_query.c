@@ -45,9 +45,10 @@ int cqd_h_broadphase(cqd_call *c)
     return 200;
 }
 
-/* The contacts response; the world is still locked (ids point into it). */
-static void write_contacts(cqd_call *c, const cq_world *world, const cq_world_contacts_out *out,
-                           uint64_t duration_ns)
+/* The contacts response; the world is still locked (ids point into it).
+ * No timing goes in the body: equal requests get equal bytes (the access
+ * log has the duration). */
+static void write_contacts(cqd_call *c, const cq_world *world, const cq_world_contacts_out *out)
 {
     cqp_writer *o = &c->out;
     cqp_obj_begin(o);
@@ -81,8 +82,6 @@ static void write_contacts(cqd_call *c, const cq_world *world, const cq_world_co
     cqp_int(o, out->pair_count);
     cqp_key(o, "swept");
     cqp_int(o, out->swept);
-    cqp_key(o, "duration_us");
-    cqp_uint(o, duration_ns / 1000);
     cqp_obj_end(o);
     cqp_obj_end(o);
 }
@@ -123,7 +122,6 @@ int cqd_h_contacts(cqd_call *c)
     cq_world_contacts_out out = {0};
     int pair_cap = st.broadphase_pairs, toi_cap = req.dt > 0 ? st.shapes : 0;
     uint64_t mark = cqd_thread_mark(c->self);
-    uint64_t t0 = cqd_mono_ns();
     int rc = CQ_ERANGE;
     for (int attempt = 0; attempt < 2 && rc == CQ_ERANGE; attempt++) {
         free(out.pairs);
@@ -136,10 +134,9 @@ int cqd_h_contacts(cqd_call *c)
         pair_cap = out.pair_count;
         toi_cap = out.toi_count;
     }
-    uint64_t duration = cqd_mono_ns() - t0;
     cqd_thread_label_fallbacks(c->self, mark, c->world, c->resp->request_id);
     if (rc == CQ_OK)
-        write_contacts(c, w->world, &out, duration);
+        write_contacts(c, w->world, &out);
     else
         contacts_fail(c, &req, rc, out.bad_id);
     cqd_h_release(c, w);
@@ -197,11 +194,19 @@ static int raycast_all(cqd_call *c, const cq_world *world, const cqp_raycast_req
     int cap = 2 * req->count + 16;
     cq_world_ray_hit *hits = NULL;
     int bad_ray = -1, rc = CQ_ERANGE;
+    int most = c->srv->cfg.limits.hits;
     for (int attempt = 0; attempt < 2 && rc == CQ_ERANGE; attempt++) {
         free(hits);
         hits = cqd_h_array((size_t)cap, sizeof *hits);
         rc = hits ? cq_world_raycast_all(world, req->rays, req->count, hits, cap, first, &bad_ray) : CQ_ENO_MEMORY;
         cap = first[req->count];
+        if (rc == CQ_ERANGE && most > 0 && cap > most) {
+            free(hits);
+            free(first);
+            return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, "/rays",
+                            "the rays hit more than %d shapes in all (the server's --max-hits); ask for the "
+                            "closest hits or send fewer rays", most);
+        }
     }
     if (rc == CQ_OK) {
         cqp_obj_begin(&c->out);

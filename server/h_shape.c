@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "cqp/encode.h"
+#include "durable.h"
 #include "h_common.h"
 #include "handlers.h"
 
@@ -40,8 +41,9 @@ int cqd_h_shape_put(cqd_call *c)
     if (cqp_decode_shape_put(&c->dec, c->body, c->id, &b) != 0)
         return -1;
     int status = -1;
+    uint64_t seq = 0;
     cqd_world *w = cqd_h_acquire(c, true);
-    if (w) {
+    if (w && cqd_journal_call(c, w, &seq) == 0) {
         cq_world_handle h;
         bool existed = cq_world_find(w->world, c->id, &h) == CQ_OK;
         int bad_op;
@@ -53,8 +55,11 @@ int cqd_h_shape_put(cqd_call *c)
         } else {
             apply_fail(c, &b, true, rc, bad_op);
         }
-        cqd_h_release(c, w);
     }
+    if (w)
+        cqd_h_release(c, w);
+    if (status > 0 && cqd_journal_commit(c, seq) < 0)
+        status = -1;
     cqp_batch_release(&b);
     return status;
 }
@@ -74,15 +79,25 @@ int cqd_h_shape_delete(cqd_call *c)
     cqd_world *w = cqd_h_acquire(c, true);
     if (!w)
         return -1;
-    cq_world_op op = {.kind = CQ_WORLD_REMOVE, .id = c->id};
-    int bad_op;
-    int rc = cq_world_apply(w->world, &op, 1, &bad_op);
+    cq_world_handle h;
+    uint64_t seq = 0;
+    /* an absent shape is not journaled: nothing would change */
+    int rc = cq_world_find(w->world, c->id, &h);
+    if (rc == CQ_OK && cqd_journal_call(c, w, &seq) < 0) {
+        cqd_h_release(c, w);
+        return -1;
+    }
+    if (rc == CQ_OK) {
+        cq_world_op op = {.kind = CQ_WORLD_REMOVE, .id = c->id};
+        int bad_op;
+        rc = cq_world_apply(w->world, &op, 1, &bad_op);
+    }
     cqd_h_release(c, w);
     if (rc == CQ_ENOT_FOUND)
         return cqd_h_no_shape(c, c->id, NULL);
     if (rc != CQ_OK)
         return cqd_h_server_fail(c, rc, "removing the shape");
-    return 204;
+    return cqd_journal_commit(c, seq) < 0 ? -1 : 204;
 }
 
 int cqd_h_batch(cqd_call *c)
@@ -91,8 +106,9 @@ int cqd_h_batch(cqd_call *c)
     if (cqp_decode_batch(&c->dec, c->body, &b) != 0)
         return -1;
     int status = -1;
+    uint64_t seq = 0;
     cqd_world *w = cqd_h_acquire(c, true);
-    if (w) {
+    if (w && cqd_journal_call(c, w, &seq) == 0) {
         int bad_op;
         int rc = cq_world_apply(w->world, b.ops, b.count, &bad_op);
         if (rc == CQ_OK) {
@@ -111,8 +127,11 @@ int cqd_h_batch(cqd_call *c)
         } else {
             apply_fail(c, &b, false, rc, bad_op);
         }
-        cqd_h_release(c, w);
     }
+    if (w)
+        cqd_h_release(c, w);
+    if (status > 0 && cqd_journal_commit(c, seq) < 0)
+        status = -1;
     cqp_batch_release(&b);
     return status;
 }

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 
 #include "cqp/encode.h"
+#include "durable.h"
+#include "export.h"
 #include "h_common.h"
 #include "handlers.h"
 #include "server.h"
@@ -55,14 +57,18 @@ int cqd_h_world_put(cqd_call *c)
         return -1;
     int bad_op;
     cqd_world_state state;
-    int rc = cqd_registry_put_state(c->srv->worlds, c->world, &req.settings, req.import, req.batch.ops,
-                                    req.batch.count, &bad_op, &state);
+    cqd_journal_ticket ticket;
+    cqd_registry_hook hook = cqd_journal_hook(&ticket, c);
+    int rc = cqd_registry_put_hooked(c->srv->worlds, c->world, &req.settings, req.import, req.batch.ops,
+                                     req.batch.count, &bad_op, &state, &hook);
     if (rc > 0) {
         if (req.import)
             cqp_batch_disown(&req.batch);
         write_summary(c, &state.settings, &state.stats);
         cqp_obj_end(&c->out);
-    } else {
+        if (cqd_journal_commit(c, ticket.seq) < 0)
+            rc = -1;
+    } else if (rc != CQD_REGISTRY_REFUSED) { /* refused: the journal filled the problem */
         put_fail(c, &req, rc, bad_op);
     }
     cqp_world_req_release(&req);
@@ -127,9 +133,14 @@ int cqd_h_world_get(cqd_call *c)
 
 int cqd_h_world_delete(cqd_call *c)
 {
-    if (cqd_registry_delete(c->srv->worlds, c->world) != CQ_OK)
+    cqd_journal_ticket ticket;
+    cqd_registry_hook hook = cqd_journal_hook(&ticket, c);
+    int rc = cqd_registry_delete_hooked(c->srv->worlds, c->world, &hook);
+    if (rc == CQD_REGISTRY_REFUSED)
+        return -1;
+    if (rc != CQ_OK)
         return cqp_fail(&c->problem, CQP_P_NOT_FOUND, NULL, "no world '%s'", c->world);
-    return 204;
+    return cqd_journal_commit(c, ticket.seq) < 0 ? -1 : 204;
 }
 
 int cqd_h_world_export(cqd_call *c)
@@ -137,29 +148,7 @@ int cqd_h_world_export(cqd_call *c)
     cqd_world *w = cqd_h_acquire(c, false);
     if (!w)
         return -1;
-    int n = cq_world_count(w->world);
-    cq_world_handle *h = cqd_h_array((size_t)n, sizeof *h);
-    /* the count cannot change under the lock, so the list fits */
-    int rc = h ? cq_world_list(w->world, h, n, &n) : CQ_ENO_MEMORY;
-    if (rc != CQ_OK) {
-        cqd_h_release(c, w);
-        free(h);
-        return cqd_h_server_fail(c, rc, "listing the shapes");
-    }
-    cq_world_settings settings = cq_world_get_settings(w->world);
-    cqp_obj_begin(&c->out);
-    cqp_key(&c->out, "settings");
-    cqp_write_settings(&c->out, &settings);
-    cqp_key(&c->out, "shapes");
-    cqp_arr_begin(&c->out);
-    for (int i = 0; i < n; i++) {
-        cq_world_body body;
-        if (cq_world_get(w->world, h[i], &body) == CQ_OK)
-            cqp_write_body(&c->out, cq_world_id(w->world, h[i]), &body);
-    }
-    cqp_arr_end(&c->out);
-    cqp_obj_end(&c->out);
+    int rc = cqd_write_export(&c->out, w->world);
     cqd_h_release(c, w);
-    free(h);
-    return 200;
+    return rc == CQ_OK ? 200 : cqd_h_server_fail(c, rc, "listing the shapes");
 }

@@ -35,6 +35,43 @@ static void put(line *l, const char *s, size_t n)
 
 static void puts_raw(line *l, const char *s) { put(l, s, strlen(s)); }
 
+/// Appends a string literal.
+#define PUT_LIT(l, s) put((l), (s), sizeof(s) - 1)
+
+/// Writes u in decimal to out (room for 20 digits); returns the length.
+static size_t format_uint(unsigned long long u, char *out)
+{
+    char digits[20];
+    size_t n = 0;
+    do {
+        digits[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    for (size_t i = 0; i < n; i++)
+        out[i] = digits[n - 1 - i];
+    return n;
+}
+
+/// Appends v in decimal, as "%lld" writes it.
+static void put_int(line *l, long long v)
+{
+    char text[24];
+    size_t n = 0;
+    if (v < 0)
+        text[n++] = '-';
+    n += format_uint(v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v, text + n);
+    put(l, text, n);
+}
+
+/// Appends n < 10^width in decimal with leading zeros to width digits.
+static void put_padded(line *l, unsigned n, int width)
+{
+    char text[4];
+    for (int i = width - 1; i >= 0; i--, n /= 10)
+        text[i] = (char)('0' + n % 10);
+    put(l, text, (size_t)width);
+}
+
 /// Length of the well-formed UTF-8 sequence at p (2 to 4), or 0 (a stray
 /// byte, an overlong form, a surrogate, or past U+10FFFF).
 static int utf8_len(const unsigned char *p)
@@ -58,6 +95,9 @@ static int utf8_len(const unsigned char *p)
     return cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? 0 : n;
 }
 
+/// True for the bytes put_str copies as they are.
+static bool plain(unsigned char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; }
+
 /// Appends s as a JSON string (quotes included) of at most budget escaped
 /// bytes. Control characters are escaped and bytes that are not UTF-8
 /// (client paths may hold any) become U+FFFD, so the line stays valid
@@ -67,7 +107,25 @@ static void put_str(line *l, const char *s, size_t budget)
     size_t start = l->len;
     static const char hex[] = "0123456789abcdef";
     put(l, "\"", 1);
+    /* A byte may be added while the line stays within both the budget
+     * and the buffer (one byte short of the reserve, for the quote). */
+    size_t end = sizeof l->buf - LINE_RESERVE - 1;
+    if (start + budget < end)
+        end = start + budget;
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        /* Runs of plain ASCII, the usual text, are copied in one go. */
+        size_t run = 0;
+        while (plain(p[run]))
+            run++;
+        if (run) {
+            size_t room = end > l->len ? end - l->len : 0;
+            put(l, (const char *)p, run < room ? run : room);
+            if (run > room)
+                break;
+            p += run;
+            if (!*p)
+                break;
+        }
         char esc[6] = {'\\', 0, 0, 0, 0, 0};
         size_t n = 2, used = 1; // bytes written, bytes of s consumed
         switch (*p) {
@@ -84,9 +142,6 @@ static void put_str(line *l, const char *s, size_t budget)
                 esc[4] = hex[*p >> 4];
                 esc[5] = hex[*p & 15];
                 n = 6;
-            } else if (*p < 0x80) {
-                esc[0] = (char)*p;
-                n = 1;
             } else if ((used = (size_t)utf8_len(p)) > 0) {
                 memcpy(esc, p, used);
                 n = used;
@@ -96,7 +151,7 @@ static void put_str(line *l, const char *s, size_t budget)
                 n = 6;
             }
         }
-        if (l->len - start + n > budget || l->len + n + 1 > sizeof l->buf - LINE_RESERVE)
+        if (l->len + n > end)
             break;
         put(l, esc, n);
         p += used - 1;
@@ -104,22 +159,45 @@ static void put_str(line *l, const char *s, size_t budget)
     l->buf[l->len++] = '"'; // the reserve guarantees room
 }
 
-/// Starts a line with {"time":..., "level":...}.
+/// Starts a line with {"time":..., "level":...}. The UTC time is what
+/// gmtime_r and strftime("%Y-%m-%dT%H:%M:%S") give, plus ".mmmZ", but
+/// computed directly (days to a civil date as in H. Hinnant's
+/// civil_from_days): it is on every access line.
 static void begin(line *l, cqd_log_level level)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
-    char stamp[40];
-    size_t n = strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(stamp + n, sizeof stamp - n, ".%03ldZ", ts.tv_nsec / 1000000);
+    long long days = ts.tv_sec / 86400, secs = ts.tv_sec % 86400;
+    if (secs < 0) {
+        secs += 86400;
+        days--;
+    }
+    days += 719468; // from 1970-01-01 to 0000-03-01
+    long long era = (days >= 0 ? days : days - 146096) / 146097;
+    unsigned doe = (unsigned)(days - era * 146097);                             // [0, 146096]
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;         // [0, 399]
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);                       // [0, 365], from March
+    unsigned mp = (5 * doy + 2) / 153;                                            // [0, 11]
+    unsigned day = doy - (153 * mp + 2) / 5 + 1, month = mp < 10 ? mp + 3 : mp - 9;
+    long long year = (long long)yoe + era * 400 + (month <= 2);
     l->len = 0;
-    puts_raw(l, "{\"time\":\"");
-    puts_raw(l, stamp);
-    puts_raw(l, "\",\"level\":\"");
+    PUT_LIT(l, "{\"time\":\"");
+    put_int(l, year);
+    PUT_LIT(l, "-");
+    put_padded(l, month, 2);
+    PUT_LIT(l, "-");
+    put_padded(l, day, 2);
+    PUT_LIT(l, "T");
+    put_padded(l, (unsigned)(secs / 3600), 2);
+    PUT_LIT(l, ":");
+    put_padded(l, (unsigned)(secs / 60 % 60), 2);
+    PUT_LIT(l, ":");
+    put_padded(l, (unsigned)(secs % 60), 2);
+    PUT_LIT(l, ".");
+    put_padded(l, (unsigned)(ts.tv_nsec / 1000000), 3);
+    PUT_LIT(l, "Z\",\"level\":\"");
     puts_raw(l, level_names[level]);
-    puts_raw(l, "\"");
+    PUT_LIT(l, "\"");
 }
 
 static void key(line *l, const char *k)
@@ -168,23 +246,22 @@ void cqd_log_request(const cqd_logger *lg, const char *request_id, const char *t
         return;
     line l;
     begin(&l, CQD_LOG_INFO);
-    key(&l, "msg");
-    puts_raw(&l, "\"request\"");
-    key(&l, "request_id");
+    PUT_LIT(&l, ",\"msg\":\"request\",\"request_id\":");
     put_str(&l, request_id, 80);
-    key(&l, "transport");
+    PUT_LIT(&l, ",\"transport\":");
     put_str(&l, transport, 16);
-    key(&l, "method");
+    PUT_LIT(&l, ",\"method\":");
     put_str(&l, method, 32);
-    key(&l, "route");
+    PUT_LIT(&l, ",\"route\":");
     if (route)
         put_str(&l, route, 80);
     else
-        puts_raw(&l, "null");
-    key(&l, "path");
+        PUT_LIT(&l, "null");
+    PUT_LIT(&l, ",\"path\":");
     put_str(&l, path, 512);
-    char num[64];
-    snprintf(num, sizeof num, ",\"status\":%d,\"duration_us\":%lld", status, duration_us);
-    puts_raw(&l, num);
+    PUT_LIT(&l, ",\"status\":");
+    put_int(&l, status);
+    PUT_LIT(&l, ",\"duration_us\":");
+    put_int(&l, duration_us);
     finish(lg, &l);
 }

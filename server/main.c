@@ -8,7 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "replay.h"
 #include "server.h"
+#include "store.h"
 #include "transport.h"
 
 extern char **environ;
@@ -126,6 +128,11 @@ static int start(daemon_ctx *d)
 
 int main(int argc, char **argv)
 {
+    // A subcommand, not the daemon: its options are not the daemon's.
+    if (argc > 1 && strcmp(argv[1], "replay") == 0)
+        return cqd_replay_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "inspect") == 0)
+        return cqd_inspect_main(argc - 1, argv + 1, environ);
     daemon_ctx d = {0};
     cqd_config cfg;
     switch (cqd_config_load(argc, argv, environ, &cfg)) {
@@ -145,17 +152,32 @@ int main(int argc, char **argv)
         fprintf(stderr, "collisiond: out of memory\n");
         return 1;
     }
+    // Corruption is found before listening; the long part of recovery runs
+    // while the probes answer (/readyz 503 until it is done).
+    if (cfg.data_dir[0] && !(d.srv.store = cqd_store_open(&d.srv))) {
+        cqd_server_destroy(&d.srv);
+        return 1;
+    }
     d.loop = uv_default_loop();
-    if (start(&d) < 0)
+    bool recovered = false;
+    if (start(&d) < 0) {
         d.exit_code = 1;
-    else // recovery (the durability layer) will run before this point
+    } else if (cqd_store_recover(d.srv.store) < 0) {
+        d.exit_code = 1;
+        begin_drain(&d);
+    } else {
+        recovered = true;
         atomic_store_explicit(&d.srv.state, CQD_READY, memory_order_release);
+    }
     // A failed start runs the loop only to finish the drain it began.
     if (d.exit_code == 0 || d.draining)
         uv_run(d.loop, UV_RUN_DEFAULT);
     if (d.stream)
         cqd_stream_free(d.stream);
     close_loop(d.loop);
+    // No request runs any more: the shutdown snapshot sees the final state.
+    cqd_store_close(d.srv.store, recovered);
+    d.srv.store = NULL;
     cqd_log(&d.srv.log, d.exit_code ? CQD_LOG_ERROR : CQD_LOG_INFO, "stopped");
     cqd_server_destroy(&d.srv);
     return d.exit_code;

@@ -120,9 +120,17 @@ static void snapshot(const cq_world *world, cqd_world_state *state)
     }
 }
 
+/* The hook's verdict: 0, or CQD_REGISTRY_REFUSED. */
+static int run_hook(const cqd_registry_hook *hook, cqd_world *w)
+{
+    return hook && hook->before(hook->arg, w) != 0 ? CQD_REGISTRY_REFUSED : 0;
+}
+
 /* Inserts a new entry owning world. 201; 0 when the name appeared since the
- * caller looked (nothing taken); CQ_ENO_MEMORY (nothing taken). */
-static int insert(cqd_registry *r, const char *name, cq_world *world, cqd_world_state *state)
+ * caller looked (nothing taken); CQ_ENO_MEMORY or CQD_REGISTRY_REFUSED
+ * (nothing taken). */
+static int insert(cqd_registry *r, const char *name, cq_world *world, cqd_world_state *state,
+                  const cqd_registry_hook *hook)
 {
     cqd_world *w = calloc(1, sizeof *w);
     if (!w)
@@ -157,6 +165,8 @@ static int insert(cqd_registry *r, const char *name, cq_world *world, cqd_world_
             status = CQ_ENO_MEMORY;
         }
     }
+    if (status == 201 && run_hook(hook, w) != 0)
+        status = CQD_REGISTRY_REFUSED;
     if (status == 201) {
         memmove(&r->w[i + 1], &r->w[i], (size_t)(r->n - i) * sizeof *r->w);
         r->w[i] = w;
@@ -187,8 +197,9 @@ static int build(const cq_world_settings *settings, const cq_world_op *ops, int 
     return rc;
 }
 
-int cqd_registry_put_state(cqd_registry *r, const char *name, const cq_world_settings *settings, bool import,
-                           const cq_world_op *ops, int count, int *bad_op, cqd_world_state *state)
+int cqd_registry_put_hooked(cqd_registry *r, const char *name, const cq_world_settings *settings, bool import,
+                            const cq_world_op *ops, int count, int *bad_op, cqd_world_state *state,
+                            const cqd_registry_hook *hook)
 {
     *bad_op = -1;
     if (strlen(name) > CQ_WORLD_ID_MAX)
@@ -204,13 +215,13 @@ int cqd_registry_put_state(cqd_registry *r, const char *name, const cq_world_set
     for (;;) {
         cqd_world *w = cqd_world_acquire(r, name, true);
         if (w) {
-            int rc = CQ_OK;
+            int rc = run_hook(hook, w); /* refused: nothing changes */
             cq_world *old = NULL;
-            if (import) {
+            if (rc == CQ_OK && import) {
                 old = w->world;
                 w->world = fresh;
                 fresh = NULL;
-            } else {
+            } else if (rc == CQ_OK) {
                 rc = cq_world_configure(w->world, settings);
             }
             if (rc == CQ_OK)
@@ -225,7 +236,7 @@ int cqd_registry_put_state(cqd_registry *r, const char *name, const cq_world_set
             if (rc != CQ_OK)
                 return rc;
         }
-        int rc = insert(r, name, fresh, state);
+        int rc = insert(r, name, fresh, state, hook);
         if (rc != 0) {
             if (rc < 0)
                 cq_world_destroy(fresh);
@@ -235,17 +246,27 @@ int cqd_registry_put_state(cqd_registry *r, const char *name, const cq_world_set
     }
 }
 
+int cqd_registry_put_state(cqd_registry *r, const char *name, const cq_world_settings *settings, bool import,
+                           const cq_world_op *ops, int count, int *bad_op, cqd_world_state *state)
+{
+    return cqd_registry_put_hooked(r, name, settings, import, ops, count, bad_op, state, NULL);
+}
+
 int cqd_registry_put(cqd_registry *r, const char *name, const cq_world_settings *settings, bool import,
                      const cq_world_op *ops, int count, int *bad_op)
 {
     return cqd_registry_put_state(r, name, settings, import, ops, count, bad_op, NULL);
 }
 
-int cqd_registry_delete(cqd_registry *r, const char *name)
+int cqd_registry_delete_hooked(cqd_registry *r, const char *name, const cqd_registry_hook *hook)
 {
     cqd_world *w = cqd_world_acquire(r, name, true);
     if (!w)
         return CQ_ENOT_FOUND;
+    if (run_hook(hook, w) != 0) {
+        cqd_world_release(r, w);
+        return CQD_REGISTRY_REFUSED;
+    }
     /* Under the write lock: no mutation is half done on the world we drop,
      * and every later acquire sees deleted. */
     pthread_mutex_lock(&r->lock);
@@ -260,6 +281,25 @@ int cqd_registry_delete(cqd_registry *r, const char *name)
     cqd_world_release(r, w);
     return CQ_OK;
 }
+
+int cqd_registry_delete(cqd_registry *r, const char *name) { return cqd_registry_delete_hooked(r, name, NULL); }
+
+int cqd_registry_refs(cqd_registry *r, cqd_world ***out, int *count)
+{
+    pthread_mutex_lock(&r->lock);
+    int n = r->n;
+    cqd_world **ws = malloc((size_t)(n > 0 ? n : 1) * sizeof *ws);
+    for (int i = 0; ws && i < n; i++) {
+        ws[i] = r->w[i];
+        ws[i]->refs++;
+    }
+    pthread_mutex_unlock(&r->lock);
+    *out = ws;
+    *count = ws ? n : 0;
+    return ws ? 0 : -1;
+}
+
+void cqd_world_unref(cqd_registry *r, cqd_world *w) { unref(r, w); }
 
 cqd_world_info *cqd_registry_list(cqd_registry *r, int *count)
 {

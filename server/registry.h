@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "cq/world.h"
 
@@ -18,6 +19,7 @@ typedef struct cqd_world {
     pthread_rwlock_t lock;
     int refs;               ///< guarded by the registry's lock
     bool deleted;           ///< removed from the registry; freed with the last reference
+    uint64_t seq;           ///< journal sequence number of the last mutation applied (guarded by lock; 0 without a data directory)
 } cqd_world;
 
 typedef struct cqd_registry cqd_registry;
@@ -51,6 +53,34 @@ int cqd_registry_put_state(cqd_registry *r, const char *name, const cq_world_set
 
 /// Removes a world. CQ_OK or CQ_ENOT_FOUND.
 int cqd_registry_delete(cqd_registry *r, const char *name);
+
+/// What the hooked calls return when the hook refused the change.
+#define CQD_REGISTRY_REFUSED (-1000)
+/// Called under the lock that orders a world's mutations (the world's
+/// write lock, or the registry's while a new world is inserted), just
+/// before the change is made, so the journal records changes in the order
+/// they are applied. before returns 0 to go on; anything else refuses the
+/// change (nothing changes).
+typedef struct cqd_registry_hook {
+    int (*before)(void *arg, cqd_world *w);
+    void *arg;
+} cqd_registry_hook;
+/// cqd_registry_put_state with a hook (NULL: none); CQD_REGISTRY_REFUSED
+/// when the hook refused.
+int cqd_registry_put_hooked(cqd_registry *r, const char *name, const cq_world_settings *settings, bool import,
+                            const cq_world_op *ops, int count, int *bad_op, cqd_world_state *state,
+                            const cqd_registry_hook *hook);
+/// cqd_registry_delete with a hook (NULL: none); CQD_REGISTRY_REFUSED when
+/// the hook refused.
+int cqd_registry_delete_hooked(cqd_registry *r, const char *name, const cqd_registry_hook *hook);
+
+/// References to every world, sorted by name, into a new array (free() it)
+/// of *count entries, none locked; drop each with cqd_world_unref. Returns
+/// 0, or -1 when out of memory (nothing taken).
+int cqd_registry_refs(cqd_registry *r, cqd_world ***out, int *count);
+/// Drops a reference taken by cqd_registry_refs (the last one of a deleted
+/// world frees it).
+void cqd_world_unref(cqd_registry *r, cqd_world *w);
 
 /// A world's name and shape count, for listings.
 typedef struct cqd_world_info {

@@ -4,10 +4,10 @@
 /// before a handler runs, goes through finish() so it is counted and logged.
 #include "request.h"
 
-#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "record.h"
 #include "refuse.h"
 #include "router.h"
 #include "server.h"
@@ -26,6 +26,26 @@ static bool id_char(char ch)
            ch == '_' || ch == ':' || ch == '-';
 }
 
+/// "<16 hex digits of the boot id>-<seq in decimal>" (as "%016llx-%llu"
+/// would write it) into out, which has room for it: formatted by hand, as
+/// every request without an X-Request-Id gets one.
+static void generated_id(uint64_t boot_id, unsigned long long seq, char out[CQD_REQUEST_ID_MAX + 1])
+{
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 15; i >= 0; i--, boot_id >>= 4)
+        out[i] = hex[boot_id & 15];
+    out[16] = '-';
+    char digits[24];
+    size_t n = 0;
+    do {
+        digits[n++] = (char)('0' + seq % 10);
+        seq /= 10;
+    } while (seq);
+    for (size_t i = 0; i < n; i++)
+        out[17 + i] = digits[n - 1 - i];
+    out[17 + n] = '\0';
+}
+
 /// The client's X-Request-Id with every character outside [A-Za-z0-9._:-]
 /// dropped, cut to CQD_REQUEST_ID_MAX; "<boot id>-<seq>" when nothing is left.
 static void set_request_id(cqd_server *srv, const char *given, char out[CQD_REQUEST_ID_MAX + 1])
@@ -37,7 +57,7 @@ static void set_request_id(cqd_server *srv, const char *given, char out[CQD_REQU
     out[n] = '\0';
     if (n == 0) {
         unsigned long long seq = atomic_fetch_add_explicit(&srv->request_seq, 1, memory_order_relaxed) + 1;
-        snprintf(out, CQD_REQUEST_ID_MAX + 1, "%016llx-%llu", (unsigned long long)srv->boot_id, seq);
+        generated_id(srv->boot_id, seq, out);
     }
 }
 
@@ -220,6 +240,7 @@ void cqd_handle(struct cqd_server *srv, const cqd_request *req, cqd_response *re
     call_init(&c, srv, req, resp, req->allow_pretty && wants_pretty(req->query));
     resp->status = run(&c);
     finish(&c, t0);
+    cqd_record_request(srv, req, resp);
 }
 
 void cqd_refuse(struct cqd_server *srv, const cqd_request *req, cqp_problem_kind kind, const char *detail,

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "record.h"
 #include "registry.h"
 #include "thread.h"
 
@@ -49,6 +50,9 @@ int cqd_server_init(cqd_server *srv, const cqd_config *cfg)
     atomic_init(&srv->request_seq, 0);
     srv->boot_id = random_id(srv);
     srv->started = cqd_now();
+    // A recording that cannot be opened is logged; the daemon serves on without it.
+    if (cfg->record[0])
+        srv->recorder = cqd_record_open(cfg->record, &srv->log);
     return 0;
 }
 
@@ -63,6 +67,8 @@ void cqd_server_destroy(cqd_server *srv)
     }
     srv->threads = NULL;
     pthread_mutex_destroy(&srv->threads_lock);
+    cqd_record_close(srv->recorder);
+    srv->recorder = NULL;
 }
 
 double cqd_now(void)

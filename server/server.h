@@ -12,6 +12,7 @@
 #include "config.h"
 #include "log.h"
 
+struct cqd_recorder;
 struct cqd_registry;
 struct cqd_thread;
 
@@ -33,6 +34,8 @@ typedef struct cqd_server {
     double started;                 ///< Unix time of start-up (build info, uptime)
     pthread_mutex_t threads_lock;   ///< guards the thread list (registration and scrape)
     struct cqd_thread *threads;     ///< every thread that ever handled a request
+    struct cqd_recorder *recorder;  ///< --record FILE, or NULL (record.h)
+    struct cqd_store *store;        ///< the journal and snapshots (store.h), or NULL without a data directory
 } cqd_server;
 
 /// Sets up srv from cfg (copied): logger, empty registry, no threads,

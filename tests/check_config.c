@@ -35,6 +35,7 @@ START_TEST(config_defaults)
     ck_assert_int_eq(c.limits.mesh_triangles, 1000000);
     ck_assert_int_eq(c.limits.batch_items, 100000);
     ck_assert_int_eq(c.limits.world_capacity, 100000);
+    ck_assert_int_eq(c.limits.hits, 1000000);
     ck_assert_str_eq(c.port_file, "");
 }
 END_TEST
@@ -174,6 +175,7 @@ START_TEST(config_help_lists_every_row)
         {"--max-hull-points", "COLLISIOND_MAX_HULL_POINTS", "256"},
         {"--max-mesh-triangles", "COLLISIOND_MAX_MESH_TRIANGLES", "1000000"},
         {"--max-batch", "COLLISIOND_MAX_BATCH", "100000"},
+        {"--max-hits", "COLLISIOND_MAX_HITS", "1000000"},
         {"--max-world-capacity", "COLLISIOND_MAX_WORLD_CAPACITY", "100000"},
         {"--port-file", "COLLISIOND_PORT_FILE", ""},
     };

@@ -25,6 +25,7 @@
     X(world_contacts) \
     X(world_query)   \
     X(mesh)          \
+    X(exact)         \
     X(proto_write)   \
     X(proto_number)  \
     X(proto_read)    \
@@ -33,4 +34,6 @@
     X(config)        \
     X(metrics)       \
     X(registry)      \
-    X(stream)
+    X(stream)        \
+    X(record)        \
+    X(journal)

@@ -10,9 +10,8 @@ PUT /v1/worlds/{world} and one POST /v1/worlds/{world}/batch, then times
 connection, each from sending the request to the last byte of the answer
 (the answer is parsed once, outside the timing, for the counts). Prints
 name value lines: the load time, the pair counts, the answer size, the
-client-side p50 / p99 / max latency in ms, the server-side median of
-stats.duration_us (the core's share) and, given the daemon's --pid, its CPU
-time per query (steadier than the latency on a shared machine).
+client-side p50 / p99 / max latency in ms and, given the daemon's --pid,
+its CPU time per query (steadier than the latency on a shared machine).
 """
 import argparse
 import http.client
@@ -88,7 +87,7 @@ def main():
     load_ms = 1e3 * (time.perf_counter() - t0)
 
     query = {} if args.dt is None else {"dt": args.dt}
-    times, server_us, first, size, cpu = [], [], None, 0, 0.0
+    times, first, size, cpu = [], None, 0, 0.0
     for _ in range(args.queries):
         c = cpu_seconds(args.pid) if args.pid else 0.0
         t = time.perf_counter()
@@ -96,13 +95,11 @@ def main():
         times.append(1e3 * (time.perf_counter() - t))
         cpu += cpu_seconds(args.pid) - c if args.pid else 0.0
         answer = json.loads(raw)
-        server_us.append(answer["stats"]["duration_us"])
         if first is None:
             first, size = answer, len(raw)
     conn.close()
 
     times.sort()
-    server_us.sort()
     print("scene_shapes %d" % len(boxes))
     print("scene_load_ms %.1f" % load_ms)
     print("contacts_queries %d" % len(times))
@@ -112,7 +109,6 @@ def main():
     print("contacts_p50_ms %.3f" % percentile(times, 0.50))
     print("contacts_p99_ms %.3f" % percentile(times, 0.99))
     print("contacts_max_ms %.3f" % times[-1])
-    print("contacts_server_p50_ms %.3f" % (percentile(server_us, 0.50) / 1e3))
     if args.pid:
         print("contacts_daemon_cpu_ms %.3f" % (1e3 * cpu / len(times)))
 

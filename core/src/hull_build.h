@@ -17,9 +17,14 @@
  * before it is normalised and lets cq_hull_side decide orientation exactly. */
 #define CQ_HULL_GRID_BITS 24
 
-/* Tolerance of every decision, relative to the (-1, 1) frame: far below any
+/* The hull's tolerance tau, relative to the (-1, 1) frame: far below any
  * collision skin, far above the grid step. */
 #define CQ_HULL_REL_TOL 1e-6
+/* Decisions (on a point, line or plane; a point outside or not) use this
+ * fraction of tau. The planes are fitted to the vertices alone, so that a
+ * rebuild from them is exact; the other half of tau is what keeps every
+ * point dropped against the triangulation behind those planes. */
+#define CQ_HULL_DECIDE 0.5
 /* Plus this many ulps of the largest absolute coordinate: what centring the
  * points and moving the planes back costs in rounding. */
 #define CQ_HULL_ROUND_ULPS 64

@@ -1,5 +1,5 @@
 /* Wire names of the core's enumerations, each from its one table. */
-#include <stdio.h>
+#include <string.h>
 
 #include "cq/collision.h"
 
@@ -51,11 +51,35 @@ const char *cq_sat_axis_name(int axis)
     return axis >= 0 && axis < CQ_SAT_AXIS_COUNT ? names[axis] : "none";
 }
 
+/* Decimal digits of u, written backwards ending at end; returns the first. */
+static char *put_uint(unsigned u, char *end)
+{
+    do {
+        *--end = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    return end;
+}
+
+/* Formatted by hand rather than with snprintf (it is on every contact
+ * point of every response), cut to size - 1 bytes as snprintf cuts. */
 char *cq_feature_format(cq_feature f, char *buf, int size)
 {
     static const char kinds[] = {'-', 'v', 'e', 'f'};
-    snprintf(buf, (size_t)size, "%c%u.%c%u", kinds[f.kind_a & 3], (unsigned)f.index_a,
-             kinds[f.kind_b & 3], (unsigned)f.index_b);
+    char text[16]; /* "f65535.f65535" */
+    char *end = text + sizeof text;
+    char *p = put_uint(f.index_b, end);
+    *--p = kinds[f.kind_b & 3];
+    *--p = '.';
+    p = put_uint(f.index_a, p);
+    *--p = kinds[f.kind_a & 3];
+    if (size <= 0)
+        return buf;
+    size_t n = (size_t)(end - p);
+    if (n > (size_t)size - 1)
+        n = (size_t)size - 1;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
     return buf;
 }
 

@@ -1,8 +1,18 @@
 /* Validators for shapes and poses (API.md section 1). They return the
  * first fault with the field it is in, so the wire layer can point at it. */
+#include <float.h>
 #include <stddef.h>
 
 #include "cq/shape.h"
+
+/* How far from unit length and orthogonality a vector or rotation may be
+ * and still count as exact: "exact" values are kept bit for bit, so that
+ * validating a value twice (a world exported and imported again) leaves it
+ * as the first validation did. The bound sits well above the rounding that
+ * normalising or one polar step leaves (at most about 6 and 10 ulps; a few
+ * in practice) and far below any tolerance. */
+#define CQ_EXACT_ULPS 16
+#define CQ_EXACT_TOL (CQ_EXACT_ULPS * DBL_EPSILON)
 
 static cq_fault cq_ok(void) { return (cq_fault){CQ_OK, NULL, -1, -1}; }
 
@@ -30,6 +40,17 @@ static cq_fault cq_check_vec(cq_vec3 v, const char *field, int index)
     return cq_ok();
 }
 
+/* v, or v normalised when it is more than CQ_EXACT_TOL from unit length.
+ * A fixed point: v / |v| has |v|^2 within about 6 ulps of 1 (|v|^2, its
+ * root, the reciprocal and each product round once: under 5 ulps on the
+ * squared length, plus under 2 ulps for computing it again here), so a
+ * normalised vector comes back unchanged. */
+static cq_vec3 cq_exact_unit(cq_vec3 v)
+{
+    double len2 = cq_len2(v);
+    return fabs(len2 - 1) <= CQ_EXACT_TOL ? v : cq_scale(v, 1 / sqrt(len2));
+}
+
 cq_fault cq_shape_validate(cq_shape *s)
 {
     cq_fault f = cq_ok();
@@ -55,7 +76,7 @@ cq_fault cq_shape_validate(cq_shape *s)
             return cq_bad(CQ_ENOT_FINITE, "offset", -1, -1);
         if (fabs(cq_len(s->plane.normal) - 1) > CQ_NORMAL_TOL)
             return cq_bad(CQ_ENOT_UNIT, "normal", -1, -1);
-        s->plane.normal = cq_scale(s->plane.normal, 1 / cq_len(s->plane.normal));
+        s->plane.normal = cq_exact_unit(s->plane.normal);
         return f;
     case CQ_CONVEX:
         return s->convex.hull ? f : cq_bad(CQ_ERANGE, "points", -1, -1);
@@ -65,6 +86,38 @@ cq_fault cq_shape_validate(cq_shape *s)
         break;
     }
     return cq_bad(CQ_ERANGE, "type", -1, -1);
+}
+
+/* True when r's columns are unit and orthogonal within CQ_EXACT_TOL. */
+static bool cq_exact_rotation(const cq_mat3 *r)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = i; j < 3; j++)
+            if (!(fabs(cq_dot(r->c[i], r->c[j]) - (i == j)) <= CQ_EXACT_TOL))
+                return false;
+    return true;
+}
+
+/* Polar steps bound: from CQ_AXIS_TOL the residual squares every step
+ * (1e-4, 1e-8, 1e-16), so four reach rounding; the rest is margin. */
+#define CQ_POLAR_STEPS 8
+
+/* The rotation nearest to m (its polar factor), by the iteration
+ * R <- (R + R^-T) / 2, which converges quadratically from an almost
+ * orthonormal start. It stops as soon as R is exact (cq_exact_rotation),
+ * before the first step when m already is: so every result is exact, and
+ * a result fed back comes out bit for bit. Every later formula may assume
+ * R^T R = I. */
+static cq_mat3 cq_orthonormalize(cq_mat3 r)
+{
+    for (int it = 0; it < CQ_POLAR_STEPS && !cq_exact_rotation(&r); it++) {
+        double det = cq_det(&r);
+        cq_mat3 inv_t = {{cq_scale(cq_cross(r.c[1], r.c[2]), 1 / det), cq_scale(cq_cross(r.c[2], r.c[0]), 1 / det),
+                          cq_scale(cq_cross(r.c[0], r.c[1]), 1 / det)}};
+        for (int k = 0; k < 3; k++)
+            r.c[k] = cq_scale(cq_add(r.c[k], inv_t.c[k]), 0.5);
+    }
+    return r;
 }
 
 cq_fault cq_pose_from_quat(cq_vec3 position, cq_quat q, cq_xform *out)
@@ -81,30 +134,10 @@ cq_fault cq_pose_from_quat(cq_vec3 position, cq_quat q, cq_xform *out)
         return cq_bad(CQ_ENOT_UNIT, "rotation", -1, -1);
     q = (cq_quat){q.x / len, q.y / len, q.z / len, q.w / len};
     out->p = position;
-    out->r = cq_quat_to_mat3(q);
+    /* Polished like axes, so the pose a world exports as axes (API.md
+     * keeps no quaternion) imports again bit for bit. */
+    out->r = cq_orthonormalize(cq_quat_to_mat3(q));
     return f;
-}
-
-/* The rotation nearest to m (its polar factor), by the iteration
- * R <- (R + R^-T) / 2, which converges quadratically from an almost
- * orthonormal start: axes accepted within CQ_AXIS_TOL become an exact
- * rotation, so every later formula may assume R^T R = I. */
-static cq_mat3 cq_orthonormalize(cq_mat3 r)
-{
-    for (int it = 0; it < 8; it++) {
-        double det = cq_det(&r);
-        cq_mat3 inv_t = {{cq_scale(cq_cross(r.c[1], r.c[2]), 1 / det), cq_scale(cq_cross(r.c[2], r.c[0]), 1 / det),
-                          cq_scale(cq_cross(r.c[0], r.c[1]), 1 / det)}};
-        double change = 0;
-        for (int k = 0; k < 3; k++) {
-            cq_vec3 next = cq_scale(cq_add(r.c[k], inv_t.c[k]), 0.5);
-            change = fmax(change, cq_len2(cq_sub(next, r.c[k])));
-            r.c[k] = next;
-        }
-        if (change < 1e-32)
-            break;
-    }
-    return r;
 }
 
 cq_fault cq_pose_from_axes(cq_vec3 position, const cq_vec3 axes[3], cq_xform *out)

@@ -4,6 +4,7 @@
  * testing the candidates exactly. Ties go to the smaller id, so answers do
  * not depend on the tree's shape or the insertion order. No allocation: the
  * walks use fixed stacks and the outputs are the caller's. */
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -179,18 +180,20 @@ int cq_world_raycast_all(const cq_world *w, const cq_world_ray *rays, int count,
     int rc = check_rays(rays, count, bad_ray);
     if (rc != CQ_OK)
         return rc;
-    int total = 0;
+    /* Many rays through many shapes can pass INT_MAX hits: the count runs
+     * in 64 bits and what is reported saturates there. */
+    long long total = 0;
     for (int i = 0; i < count; i++) {
-        first[i] = total;
+        first[i] = total < INT_MAX ? (int)total : INT_MAX;
         ray_ctx c = ray_start(w, &rays[i]);
-        c.capacity = capacity > total ? capacity - total : 0;
+        c.capacity = capacity > total ? capacity - (int)total : 0;
         c.hits = c.capacity > 0 ? hits + total : NULL;
         world_each_ray(w, c.ray.origin, c.ray.direction, c.ray.max_distance, all_visit, &c);
         if (c.found <= c.capacity)
             world_heapsort(c.hits, (size_t)c.found, sizeof *c.hits, hit_less, w);
         total += c.found;
     }
-    first[count] = total;
+    first[count] = total < INT_MAX ? (int)total : INT_MAX;
     return total > capacity ? CQ_ERANGE : CQ_OK;
 }
 

@@ -6,13 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cqp/write.h"
+#include "buf_internal.h"
 
 /* Smallest allocation: most bodies fit without a second realloc. */
 #define CQP_BUF_MIN 256
 
-/* Makes room for n more bytes plus the NUL; false (and oom) on failure. */
-static bool reserve(cqp_buf *buf, size_t n)
+bool cqpb_grow(cqp_buf *buf, size_t n)
 {
     if (buf->oom)
         return false;
@@ -52,7 +51,8 @@ void cqp_buf_free(cqp_buf *buf)
 
 void cqp_buf_append(cqp_buf *buf, const void *bytes, size_t n)
 {
-    if (!reserve(buf, n))
+    /* Not cqpb_put: bytes may be NULL when n is 0 (memcpy forbids it). */
+    if (!cqpb_room(buf, n))
         return;
     if (n)
         memcpy(buf->data + buf->len, bytes, n);
@@ -67,7 +67,7 @@ void cqp_buf_puts(cqp_buf *buf, const char *s)
 
 void cqp_buf_printf(cqp_buf *buf, const char *fmt, ...)
 {
-    if (!reserve(buf, 0))
+    if (!cqpb_room(buf, 0))
         return;
     va_list ap;
     va_start(ap, fmt);
@@ -83,7 +83,7 @@ void cqp_buf_printf(cqp_buf *buf, const char *fmt, ...)
     if ((size_t)n >= room) {
         /* Too long for the spare room: grow to fit and format again. */
         buf->data[buf->len] = '\0';
-        if (!reserve(buf, (size_t)n))
+        if (!cqpb_room(buf, (size_t)n))
             return;
         va_start(ap, fmt);
         vsnprintf(buf->data + buf->len, (size_t)n + 1, fmt, ap);

@@ -88,35 +88,47 @@ bool cqp_valid_id(const char *s)
     return n > 0;
 }
 
-int cqpd_push_key(cqp_decoder *d, const char *key)
+/* Appends "/key" escaped to buf[0..n), at most cap bytes; returns the new length. */
+static size_t append_key(char *buf, size_t cap, size_t n, const char *key)
 {
-    int mark = d->path_len;
-    size_t cap = sizeof d->path - 1;
-    size_t n = (size_t)mark;
+    size_t mark = n;
     if (n < cap)
-        d->path[n++] = '/';
+        buf[n++] = '/';
     const char *s = key;
     for (; *s && n < cap; s++) {
         if (*s == '~' || *s == '/') {
             if (n + 2 > cap)
                 break;
-            d->path[n++] = '~';
-            d->path[n++] = *s == '~' ? '0' : '1';
+            buf[n++] = '~';
+            buf[n++] = *s == '~' ? '0' : '1';
         } else {
-            d->path[n++] = *s;
+            buf[n++] = *s;
         }
     }
     if (*s) {
         /* Only a client's unknown key can be this long: never end the
          * pointer inside a UTF-8 sequence. */
         size_t lead = n;
-        while (lead > (size_t)mark + 1 && ((unsigned char)d->path[lead - 1] & 0xC0) == 0x80)
+        while (lead > mark + 1 && ((unsigned char)buf[lead - 1] & 0xC0) == 0x80)
             lead--;
-        if (lead > (size_t)mark + 1 && (size_t)utf8_len((unsigned char)d->path[lead - 1]) > n - (lead - 1))
+        if (lead > mark + 1 && (size_t)utf8_len((unsigned char)buf[lead - 1]) > n - (lead - 1))
             n = lead - 1;
     }
-    d->path[n] = '\0';
-    d->path_len = (int)n;
+    buf[n] = '\0';
+    return n;
+}
+
+size_t cqp_pointer_append(char *buf, size_t size, const char *key)
+{
+    if (size == 0)
+        return 0;
+    return append_key(buf, size - 1, strnlen(buf, size - 1), key);
+}
+
+int cqpd_push_key(cqp_decoder *d, const char *key)
+{
+    int mark = d->path_len;
+    d->path_len = (int)append_key(d->path, sizeof d->path - 1, (size_t)mark, key);
     return mark;
 }
 

@@ -1,7 +1,7 @@
 /* cqp_format_double: the first of "%.15g", "%.16g", "%.17g" that strtod
  * reads back bit-exactly, without calling printf three times.
  *
- * For 1e-38 < |v| < 1e17 (where responses' numbers live, tiny normal
+ * For |v| from about 1e-38 to 1e17 (where responses' numbers live, tiny
  * components like 6e-17 included) it is exact integer arithmetic: v * 10^k
  * = m 5^k 2^(k+e), scaled into [1e16, 1e18), is a 192-bit product split at
  * the binary point into a 64-bit integer part and a fraction of at most 125
@@ -89,16 +89,6 @@ static const char two_digits[200] = "0001020304050607080910111213141516171819"
                                     "6061626364656667686970717273747576777879"
                                     "8081828384858687888990919293949596979899";
 
-/* The 8 decimal digits of v < 10^8, leading zeros included. */
-static void write8(uint32_t v, char *dst)
-{
-    uint32_t hi = v / 10000, lo = v % 10000;
-    memcpy(dst, two_digits + 2 * (hi / 100), 2);
-    memcpy(dst + 2, two_digits + 2 * (hi % 100), 2);
-    memcpy(dst + 4, two_digits + 2 * (lo / 100), 2);
-    memcpy(dst + 6, two_digits + 2 * (lo % 100), 2);
-}
-
 #ifdef __SIZEOF_INT128__
 __extension__ typedef unsigned __int128 u128;
 
@@ -115,76 +105,111 @@ static const uint64_t pow5[28] = {
 #define MAX_K 54
 #define P17 UINT64_C(100000000000000000)
 
-/* x = v 10^k in [1e16, 1e18) as q + frac / 2^s (frac < 2^s, s <= 125),
- * and the gaps from v to half-way to its neighbours above (h) and below
- * (h_lo, half as wide under a power of two) in units of 2^-(s+2). */
+/* x = v 10^k in [1e16, 1e18) as its integer part q and what decides each
+ * candidate beyond q: how the fraction compares with 1/2 (-1, 0, 1),
+ * whether it is zero, and the largest integer distances from x to a
+ * candidate above (up) or below (down, -1 when none) that stay inside
+ * v's rounding interval, its ends included or not as strtod rounds. */
 typedef struct scaled {
     uint64_t q;
-    u128 frac;
-    int s;
-    u128 h, h_lo;
+    int half;
+    bool frac;
+    int64_t up, down;
 } scaled;
 
-/* v = m 2^e; k in [0, MAX_K] with v 10^k in [1e16, 1e18). */
-static scaled scale(uint64_t m, int e, int k, bool pow2)
+/* The exact part: v = m 2^e with k in [0, MAX_K] and v 10^k in [1e16,
+ * 1e18). v 10^k = m 5^k 2^-s is q + frac 2^-s; the half-gaps between v
+ * and its neighbours, in units of 2^-(s+2), are 2 5^k above and below
+ * (5^k below under a power of two, whose lower neighbour is nearer). */
+static scaled scale(uint64_t m, int e, int k, bool pow2, bool even)
 {
     u128 f = k <= 27 ? (u128)pow5[k] : (u128)pow5[27] * pow5[k - 27];
-    scaled x;
-    int sh = k + e;
-    if (sh >= 0) {
-        /* v 10^k is an integer (< 2^60, so m 5^k < 2^60 too). */
-        x.q = (uint64_t)(m * f) << sh;
-        x.frac = 0;
-        x.s = 0;
-        x.h = f << (sh + 1);
-        x.h_lo = pow2 ? f << sh : x.h;
-        return x;
-    }
-    /* m 5^k as hi 2^64 + lo: below 2^179, so hi < 2^115. */
-    u128 a = (u128)m * (uint64_t)f;
-    u128 hi = (u128)m * (uint64_t)(f >> 64) + (a >> 64);
-    uint64_t lo = (uint64_t)a;
-    int s = -sh;
-    if (s >= 64) {
-        x.q = (uint64_t)(hi >> (s - 64));
-        x.frac = (hi & (((u128)1 << (s - 64)) - 1)) << 64 | lo;
+    uint64_t q;
+    u128 frac, h;
+    int s = -(k + e);
+    if (s <= 0) {
+        /* An integer (< 2^60, so m 5^k < 2^60 too). */
+        q = (uint64_t)(m * f) << -s;
+        frac = 0;
+        h = f << (1 - s);
+        s = 0;
     } else {
-        x.q = (uint64_t)(hi << (64 - s)) | lo >> s;
-        x.frac = lo & ((UINT64_C(1) << s) - 1);
+        /* m 5^k as hi 2^64 + lo: below 2^179, so hi < 2^115. And s <=
+         * 125: x = m 5^k 2^-s >= 1e16 > 2^53 > m gives 2^s < 5^k < 2^126. */
+        u128 a = (u128)m * (uint64_t)f;
+        u128 hi = (u128)m * (uint64_t)(f >> 64) + (a >> 64);
+        uint64_t lo = (uint64_t)a;
+        if (s >= 64) {
+            q = (uint64_t)(hi >> (s - 64));
+            frac = (hi & (((u128)1 << (s - 64)) - 1)) << 64 | lo;
+        } else {
+            q = (uint64_t)(hi << (64 - s)) | lo >> s;
+            frac = lo & ((UINT64_C(1) << s) - 1);
+        }
+        h = f << 1;
     }
-    x.s = s;
-    x.h = f << 1;
-    x.h_lo = pow2 ? f : x.h;
+    u128 h_lo = pow2 ? h >> 1 : h;
+    /* Everything below 2^128: h < 2^127 and frac 4 < 2^127. */
+    int u = s + 2;
+    u128 f4 = frac << 2, unit = (u128)1 << u, mask = unit - 1;
+    scaled x = {.q = q, .half = f4 > unit / 2 ? 1 : f4 == unit / 2 ? 0 : -1, .frac = frac != 0};
+    /* A candidate z above q is at z - frac: inside when z frac-units are
+     * at most h + frac (strictly below when odd and they are equal). */
+    u128 t = h + f4;
+    x.up = (int64_t)(t >> u) - (!even && (t & mask) == 0);
+    /* One r below q is at r + frac: inside when r <= h_lo - frac (same). */
+    if (f4 > h_lo) {
+        x.down = -1;
+    } else {
+        t = h_lo - f4;
+        x.down = (int64_t)(t >> u) - (!even && (t & mask) == 0);
+    }
+    return x;
+}
+
+/* scale() in 64-bit arithmetic, for k <= 27, a fraction (k + e < 0) and
+ * equal gaps (not a power of two): m 5^k < 2^116 and x >= 2^53 give
+ * s <= 62, and in units of 2^-(s+1) the half-gap is 5^k < 2^63, so
+ * 5^k + 2 frac < 2^64. The common case: |v| from about 1e-11 to 2^53. */
+static scaled scale64(uint64_t m, int e, int k, bool even)
+{
+    uint64_t f = pow5[k];
+    int s = -(k + e), u = s + 1;
+    u128 mf = (u128)m * f;
+    uint64_t frac = (uint64_t)mf & ((UINT64_C(1) << s) - 1);
+    uint64_t f2 = frac << 1, unit = UINT64_C(1) << u, mask = unit - 1;
+    scaled x = {
+        .q = (uint64_t)(mf >> s),
+        .half = f2 > unit / 2 ? 1 : f2 == unit / 2 ? 0 : -1,
+        .frac = frac != 0,
+    };
+    uint64_t t = f + f2;
+    x.up = (int64_t)(t >> u) - (!even && (t & mask) == 0);
+    if (f2 > f) {
+        x.down = -1;
+    } else {
+        t = f - f2;
+        x.down = (int64_t)(t >> u) - (!even && (t & mask) == 0);
+    }
     return x;
 }
 
 /* x rounded to a multiple of p (half to even, as printf rounds), divided
  * by p; *fits tells whether that multiple lies inside v's rounding
- * interval (ends included when even). Always inlined with a constant p. */
-static inline uint64_t round_to(const scaled *x, uint64_t p, bool even, bool *fits)
+ * interval. Inlined with a constant p. */
+static inline uint64_t round_to(const scaled *x, uint64_t p, bool *fits)
 {
     uint64_t d = x->q / p, r = x->q % p;
-    int u = x->s + 2;
-    u128 f4 = x->frac << 2, unit = (u128)1 << u;
     bool up;
     if (p == 1)
-        up = f4 > unit / 2 || (f4 == unit / 2 && (d & 1));
+        up = x->half > 0 || (x->half == 0 && (d & 1));
     else
-        up = r > p / 2 || (r == p / 2 && (f4 != 0 || (d & 1)));
+        up = r > p / 2 || (r == p / 2 && (x->frac || (d & 1)));
     if (up) {
-        /* (p - r) - frac against h, as integer and fractional parts. */
-        u128 t = x->h + f4;
-        u128 whole = t >> u;
-        *fits = p - r < whole || (p - r == whole && (even || (t & (unit - 1)) != 0));
+        *fits = (int64_t)(p - r) <= x->up;
         return d + 1;
     }
-    if (f4 > x->h_lo) {
-        *fits = false;
-    } else {
-        u128 t = x->h_lo - f4;
-        u128 whole = t >> u;
-        *fits = r < whole || (r == whole && (even || (t & (unit - 1)) != 0));
-    }
+    *fits = (int64_t)r <= x->down;
     return d;
 }
 
@@ -209,44 +234,69 @@ static char *write_exp(char *p, int e)
     return p + 2;
 }
 
-/* layout() for the exact path's digits: d holds 17 digits and then '0's
- * up to 32 bytes, of which the first n count. Fixed-size copies (out has
- * CQP_DOUBLE_CHARS bytes) instead of loops; returns the length. */
-static int fast_layout(const char d[32], int n, int e, bool neg, char *out)
+/* The 8 decimal digits of v < 10^8 as byte values 0..9, the first in the
+ * lowest byte: halves, quarters, then single digits are split in parallel
+ * (x 10486 >> 20 is x / 100 below 10^4, x 103 >> 10 is x / 10 below 100;
+ * no lane spills into the next). */
+static inline uint64_t digits8(uint32_t v)
 {
-    int nz = n;
-    while (nz > 1 && d[nz - 1] == '0')
-        nz--;
+    uint64_t x = (uint64_t)(v / 10000) | (uint64_t)(v % 10000) << 32;
+    uint64_t hi = (x * 10486 >> 20) & UINT64_C(0x0000007f0000007f);
+    x = hi | (x - hi * 100) << 16;
+    hi = (x * 103 >> 10) & UINT64_C(0x000f000f000f000f);
+    return hi | (x - hi * 10) << 8;
+}
+
+/* Stores digits8's digits as 8 characters. */
+static void put8(char *dst, uint64_t digits)
+{
+    uint64_t text = digits | UINT64_C(0x3030303030303030);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    text = __builtin_bswap64(text);
+#endif
+    memcpy(dst, &text, 8);
+}
+
+/* layout() for the exact path: digits is the n significant digits padded
+ * with zeros to 17. They are written straight to their place in out, and
+ * only the few before a point are moved; returns the length. */
+static int fast_layout(uint64_t digits, int n, int e, bool neg, char *out)
+{
+    uint64_t rest = digits % UINT64_C(10000000000000000);
+    char first = (char)('0' + digits / UINT64_C(10000000000000000));
+    uint64_t mid = digits8((uint32_t)(rest / 100000000)), low = digits8((uint32_t)(rest % 100000000));
+    /* Significant digits: trailing zero digits are the zero bytes at the
+     * top of low, then of mid. */
+    int nz = low ? 17 - __builtin_clzll(low) / 8 : mid ? 9 - __builtin_clzll(mid) / 8 : 1;
     char *p = out;
-    if (neg)
-        *p++ = '-';
-    if (e < -4 || e >= n) {
-        /* d.ddde+XX: at most 1 + 1 + 16 + 5 bytes after the sign. */
-        p[0] = d[0];
-        p[1] = '.';
-        memcpy(p + 2, d + 1, 16);
-        p = write_exp(p + (nz > 1 ? nz + 1 : 1), e);
-    } else if (e < 0) {
+    *p = '-';
+    p += neg;
+    if (e < 0 && e >= -4) {
         /* 0.000ddd: at most 5 + 17 bytes. */
         memcpy(p, "0.000", 5);
-        memcpy(p + 1 - e, d, 17);
-        p += 1 - e + nz;
-    } else if (e + neg <= 14) {
-        /* ddd.ddd: the digits, then the fraction moved up by one for the
-         * point (the second copy ends at neg + e + 18 <= 32 bytes of out). */
-        memcpy(p, d, 16);
-        memcpy(p + e + 2, d + e + 1, 16);
-        p[e + 1] = '.';
-        p += nz > e + 1 ? nz + 1 : e + 1;
+        p += 1 - e;
+        p[0] = first;
+        put8(p + 1, mid);
+        put8(p + 9, low);
+        p += nz;
     } else {
-        /* e >= 14 and e < n <= 17: at most two fraction digits. */
-        memcpy(p, d, 17);
-        p += e + 1;
-        if (nz > e + 1) {
-            *p++ = '.';
-            memcpy(p, d + e + 1, 2);
-            p += nz - e - 1;
-        }
+        /* ddd.ddd (lead = e < n) or d.ddde+XX (lead = 0): the digits one
+         * place up, then the lead + 1 before the point written again one
+         * place down (from the registers: a copy within out would become a
+         * memmove call); the point stays only before fraction digits (else
+         * the exponent or the end overwrites it). */
+        bool sci = e < -4 || e >= n;
+        int lead = sci ? 0 : e;
+        p[1] = first;
+        put8(p + 2, mid);
+        put8(p + 10, low);
+        p[0] = first;
+        for (int i = 1; i <= lead; i++)
+            p[i] = (char)('0' + (i <= 8 ? mid >> (8 * (i - 1)) : low >> (8 * (i - 9))));
+        p[lead + 1] = '.';
+        p += nz > lead + 1 ? nz + 1 : lead + 1;
+        if (sci)
+            p = write_exp(p, e);
     }
     *p = '\0';
     return (int)(p - out);
@@ -269,32 +319,35 @@ static int exact_format(double v, char *out)
     if (k < 0 || k > MAX_K)
         return -1;
     uint64_t m = frac | UINT64_C(1) << 52;
-    scaled x = scale(m, biased - 1075, k, frac == 0 && biased > 1);
-    bool even = (m & 1) == 0, fits;
+    int e = biased - 1075;
+    bool pow2 = frac == 0 && biased > 1, even = (m & 1) == 0;
+    scaled x = k <= 27 && k + e < 0 && !pow2 ? scale64(m, e, k, even) : scale(m, e, k, pow2, even);
+    bool fits;
 
     /* n digits drop 17 - n of x's 17 integer digits (18 - n of 18); the
      * first candidate inside the interval wins, and 17 digits always are. */
     uint64_t digits;
     int n = 15;
     if (x.q < P17) {
-        digits = round_to(&x, 100, even, &fits);
+        digits = round_to(&x, 100, &fits);
         if (!fits) {
             n = 16;
-            digits = round_to(&x, 10, even, &fits);
+            digits = round_to(&x, 10, &fits);
             if (!fits) {
                 n = 17;
-                digits = round_to(&x, 1, even, &fits);
+                digits = round_to(&x, 1, &fits);
             }
         }
     } else {
+        /* 18 digits: floor(log10 |v|) was x10 + 1. */
         x10++;
-        digits = round_to(&x, 1000, even, &fits);
+        digits = round_to(&x, 1000, &fits);
         if (!fits) {
             n = 16;
-            digits = round_to(&x, 100, even, &fits);
+            digits = round_to(&x, 100, &fits);
             if (!fits) {
                 n = 17;
-                digits = round_to(&x, 10, even, &fits);
+                digits = round_to(&x, 10, &fits);
             }
         }
     }
@@ -306,13 +359,7 @@ static int exact_format(double v, char *out)
         digits /= 10;
         x10++;
     }
-    char d[32];
-    memset(d + 16, '0', 16);
-    uint64_t rest = digits % UINT64_C(10000000000000000);
-    d[0] = (char)('0' + digits / UINT64_C(10000000000000000));
-    write8((uint32_t)(rest / 100000000), d + 1);
-    write8((uint32_t)(rest % 100000000), d + 9);
-    return fast_layout(d, n, x10, v < 0, out);
+    return fast_layout(digits, n, x10, v < 0, out);
 }
 #else
 static int exact_format(double v, char *out)

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "cqp/write.h"
+#include "buf_internal.h"
 
 void cqp_writer_init(cqp_writer *w, cqp_buf *buf, bool pretty)
 {
@@ -16,10 +16,10 @@ void cqp_writer_init(cqp_writer *w, cqp_buf *buf, bool pretty)
 static void indent(cqp_writer *w, int depth)
 {
     static const char spaces[] = "\n                                                                ";
-    cqp_buf_append(w->buf, spaces, 1);
+    cqpb_putc(w->buf, '\n');
     for (int n = 2 * depth; n > 0;) {
         int k = n < (int)sizeof spaces - 2 ? n : (int)sizeof spaces - 2;
-        cqp_buf_append(w->buf, spaces + 1, (size_t)k);
+        cqpb_put(w->buf, spaces + 1, (size_t)k);
         n -= k;
     }
 }
@@ -37,7 +37,7 @@ static void element(cqp_writer *w)
         return;
     uint8_t *count = &w->count[w->depth - 1];
     if (*count)
-        cqp_buf_append(w->buf, ",", 1);
+        cqpb_putc(w->buf, ',');
     if (w->pretty)
         indent(w, w->depth);
     if (*count < UINT8_MAX)
@@ -47,7 +47,7 @@ static void element(cqp_writer *w)
 static void container_begin(cqp_writer *w, char bracket)
 {
     element(w);
-    cqp_buf_append(w->buf, &bracket, 1);
+    cqpb_putc(w->buf, bracket);
     if (w->depth >= CQP_WRITER_MAX_DEPTH)
         w->buf->oom = true;
     else
@@ -66,7 +66,7 @@ static void container_end(cqp_writer *w, char bracket)
     w->after_key = false;
     if (w->pretty && w->depth < CQP_WRITER_MAX_DEPTH && w->count[w->depth])
         indent(w, w->depth);
-    cqp_buf_append(w->buf, &bracket, 1);
+    cqpb_putc(w->buf, bracket);
 }
 
 void cqp_obj_begin(cqp_writer *w) { container_begin(w, '{'); }
@@ -74,18 +74,17 @@ void cqp_obj_end(cqp_writer *w) { container_end(w, '}'); }
 void cqp_arr_begin(cqp_writer *w) { container_begin(w, '['); }
 void cqp_arr_end(cqp_writer *w) { container_end(w, ']'); }
 
-/* A quoted string with the escapes RFC 8259 requires; runs of plain bytes
- * (UTF-8 included) are copied in one append. */
-static void quoted(cqp_buf *buf, const char *s)
+/* s escaped as RFC 8259 requires (runs of plain bytes, UTF-8 included,
+ * copied in one append), then the closing quote. */
+static void quoted_tail(cqp_buf *buf, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
-    cqp_buf_append(buf, "\"", 1);
     const char *run = s;
     for (const char *p = s; *p; p++) {
         unsigned char c = (unsigned char)*p;
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
-        cqp_buf_append(buf, run, (size_t)(p - run));
+        cqpb_put(buf, run, (size_t)(p - run));
         run = p + 1;
         char esc[6] = {'\\', 0};
         size_t n = 2;
@@ -103,44 +102,71 @@ static void quoted(cqp_buf *buf, const char *s)
             esc[5] = hex[c & 15];
             n = 6;
         }
-        cqp_buf_append(buf, esc, n);
+        cqpb_put(buf, esc, n);
     }
-    cqp_buf_append(buf, run, strlen(run));
-    cqp_buf_append(buf, "\"", 1);
+    cqpb_put(buf, run, strlen(run));
+    cqpb_putc(buf, '"');
+}
+
+/* Plain strings up to this long are copied as they are scanned. */
+#define QUOTED_SHORT 64
+
+/* A quoted string with the escapes RFC 8259 requires, followed by the
+ * suffix (": " or ":" after a key, "" after a value). Keys, ids and names
+ * are short and need no escapes: they are copied byte by byte into room
+ * made once, with no strlen or memcpy call. */
+static void quoted(cqp_buf *buf, const char *s, const char *suffix, size_t suffix_len)
+{
+    if (cqpb_room(buf, QUOTED_SHORT + 2 + suffix_len)) {
+        char *out = buf->data + buf->len;
+        out[0] = '"';
+        size_t n = 0;
+        for (unsigned char c; n < QUOTED_SHORT && (c = (unsigned char)s[n]) >= 0x20 && c != '"' && c != '\\'; n++)
+            out[n + 1] = (char)c;
+        if (!s[n]) {
+            out[n + 1] = '"';
+            memcpy(out + n + 2, suffix, suffix_len);
+            buf->len += n + 2 + suffix_len;
+            buf->data[buf->len] = '\0';
+            return;
+        }
+    }
+    /* Longer, escaped, or out of memory: the general path (which drops
+     * everything once the buffer is oom). */
+    cqpb_putc(buf, '"');
+    quoted_tail(buf, s);
+    cqpb_put(buf, suffix, suffix_len);
 }
 
 void cqp_key(cqp_writer *w, const char *key)
 {
     element(w);
-    quoted(w->buf, key);
-    if (w->pretty)
-        cqp_buf_append(w->buf, ": ", 2);
-    else
-        cqp_buf_append(w->buf, ":", 1);
+    quoted(w->buf, key, ": ", w->pretty ? 2 : 1);
     w->after_key = true;
 }
 
 void cqp_str(cqp_writer *w, const char *s)
 {
     element(w);
-    quoted(w->buf, s);
+    quoted(w->buf, s, "", 0);
 }
 
 void cqp_num(cqp_writer *w, double v)
 {
     element(w);
     if (!isfinite(v)) {
-        cqp_buf_append(w->buf, "null", 4);
+        cqpb_put(w->buf, "null", 4);
         return;
     }
     /* The sign of a zero means nothing on the wire ([-0,-1,-0] only puzzles clients). */
     if (v == 0) {
-        cqp_buf_append(w->buf, "0", 1);
+        cqpb_putc(w->buf, '0');
         return;
     }
-    char text[CQP_DOUBLE_CHARS];
-    int n = cqp_format_double(v, text);
-    cqp_buf_append(w->buf, text, (size_t)n);
+    /* Formatted in place (with its NUL) rather than copied. */
+    if (!cqpb_room(w->buf, CQP_DOUBLE_CHARS))
+        return;
+    w->buf->len += (size_t)cqp_format_double(v, w->buf->data + w->buf->len);
 }
 
 /* Decimal digits of u, written backwards from end; returns the first. */
@@ -163,7 +189,7 @@ void cqp_int(cqp_writer *w, int64_t v)
     char *p = utoa(u, end);
     if (v < 0)
         *--p = '-';
-    cqp_buf_append(w->buf, p, (size_t)(end - p));
+    cqpb_put(w->buf, p, (size_t)(end - p));
 }
 
 void cqp_uint(cqp_writer *w, uint64_t v)
@@ -172,22 +198,22 @@ void cqp_uint(cqp_writer *w, uint64_t v)
     char text[24];
     char *end = text + sizeof text;
     char *p = utoa(v, end);
-    cqp_buf_append(w->buf, p, (size_t)(end - p));
+    cqpb_put(w->buf, p, (size_t)(end - p));
 }
 
 void cqp_bool(cqp_writer *w, bool v)
 {
     element(w);
     if (v)
-        cqp_buf_append(w->buf, "true", 4);
+        cqpb_put(w->buf, "true", 4);
     else
-        cqp_buf_append(w->buf, "false", 5);
+        cqpb_put(w->buf, "false", 5);
 }
 
 void cqp_null(cqp_writer *w)
 {
     element(w);
-    cqp_buf_append(w->buf, "null", 4);
+    cqpb_put(w->buf, "null", 4);
 }
 
 void cqp_vec3(cqp_writer *w, cq_vec3 v)

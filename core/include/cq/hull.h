@@ -52,9 +52,12 @@ typedef struct cq_hull {
 /// allocator fails. On success *out is a new hull owned by the caller; on
 /// failure *out is NULL. Tolerance tau = 1e-6 * 2^e + 64 * DBL_EPSILON *
 /// max|coordinate|, 2^e the power of two just above the half-extent about
-/// the bounding-box centre: points within tau of a point, line or plane
+/// the bounding-box centre: points within tau / 2 of a point, line or plane
 /// count as on it, every input point lies within tau behind every face
-/// plane and every face vertex within tau of its plane.
+/// plane and every face vertex within tau of its plane. The vertices are
+/// input points in input order, and the hull is a function of them alone:
+/// building from a hull's vertices and radius gives the same hull, every
+/// field and array bit for bit.
 int cq_hull_build(const cq_vec3 *points, int count, double radius, cq_hull **out);
 
 /// Frees a hull from cq_hull_build; NULL is ignored.

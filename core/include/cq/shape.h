@@ -71,19 +71,25 @@ typedef struct cq_fault {
 #define CQ_NORMAL_TOL 1e-4    ///< plane normal unit within this
 
 /// Checks a shape: finite numbers, sizes >= 0, unit plane normal (within
-/// CQ_NORMAL_TOL; the stored normal is then normalised in place), a convex
-/// shape has a hull and a mesh shape a mesh (both checked when built).
+/// CQ_NORMAL_TOL; the stored normal is then normalised in place unless it
+/// is unit within 16 ulps already, so validating again changes no bit), a
+/// convex shape has a hull and a mesh shape a mesh (both checked when
+/// built).
 cq_fault cq_shape_validate(cq_shape *shape);
 
 /// Builds a pose from a position and a quaternion (glTF order). A quaternion
 /// within CQ_QUAT_UNIT_TOL of unit length is normalised; otherwise rejected.
+/// Its matrix is made exact as cq_pose_from_axes does, so the pose's
+/// columns given to cq_pose_from_axes give the same pose, bit for bit.
 /// Faults name "position" or "rotation".
 cq_fault cq_pose_from_quat(cq_vec3 position, cq_quat rotation, cq_xform *out);
 
 /// Builds a pose from a position and the three local unit axes in world
 /// space. Axes must be finite, unit and orthogonal within CQ_AXIS_TOL and
 /// right-handed (det > 0); they are then replaced by the nearest exact
-/// rotation. Faults name "position" or "axes" (index = axis).
+/// rotation, one whose columns are unit and orthogonal within 16 ulps.
+/// Axes that already are are kept bit for bit: a pose's own columns give
+/// the same pose. Faults name "position" or "axes" (index = axis).
 cq_fault cq_pose_from_axes(cq_vec3 position, const cq_vec3 axes[3], cq_xform *out);
 
 #endif

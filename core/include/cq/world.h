@@ -247,8 +247,8 @@ int cq_world_raycast(const cq_world *world, const cq_world_ray *rays, int count,
 
 /// Every hit of each ray, sorted by distance (then id): ray i's hits are
 /// hits[first[i] .. first[i + 1]), first has count + 1 entries. CQ_ERANGE
-/// with first[count] the number needed when capacity is too small; ray
-/// checks as for cq_world_raycast.
+/// with first[count] the number needed when capacity is too small (INT_MAX
+/// when it is more than that); ray checks as for cq_world_raycast.
 int cq_world_raycast_all(const cq_world *world, const cq_world_ray *rays, int count, cq_world_ray_hit *hits,
                          int capacity, int *first, int *bad_ray);
 

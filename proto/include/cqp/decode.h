@@ -24,6 +24,7 @@ typedef struct cqp_limits {
     int mesh_triangles; ///< triangles (and vertices) of one mesh
     int batch_items;    ///< upsert + move + remove items of one batch or import
     int world_capacity; ///< a world's "capacity" setting (shapes preallocated)
+    int hits;           ///< hits of one raycast with "all" (checked by the handler, once they are counted)
 } cqp_limits;
 
 /// Largest iteration cap a world's settings may give GJK, EPA or sweeps:
@@ -60,6 +61,12 @@ typedef struct cqp_shape {
 void cqp_shape_release(cqp_shape *s);
 /// Forgets the hull and mesh without freeing them (their new owner frees them).
 void cqp_shape_disown(cqp_shape *s);
+
+/// Appends "/" and key to the JSON pointer in buf (NUL-terminated, size
+/// bytes), escaped as RFC 6901 wants ('~' as "~0", '/' as "~1"); a key too
+/// long for buf is cut without splitting an escape or a UTF-8 sequence.
+/// Returns the pointer's new length.
+size_t cqp_pointer_append(char *buf, size_t size, const char *key);
 
 /// True when s is a valid world name or shape id: 1..CQ_WORLD_ID_MAX
 /// characters of [A-Za-z0-9._:-].

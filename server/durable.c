@@ -1,0 +1,53 @@
+/// @file server/durable.c
+/// The handlers' side of the journal (durable.h).
+#include "durable.h"
+
+#include "server.h"
+#include "store.h"
+
+int cqd_journal_call(cqd_call *c, cqd_world *w, uint64_t *seq)
+{
+    *seq = 0;
+    cqd_store *st = c->srv->store;
+    if (!st)
+        return 0;
+    uint64_t s = cqd_store_recovering(st);
+    if (s == 0) {
+        const cqd_request *req = c->req;
+        char why[200];
+        if (cqd_store_append(st, req->method, req->path, req->body ? req->body : "", req->body ? req->body_len : 0,
+                             &s, why, sizeof why) < 0) {
+            c->resp->retry_after = 1;
+            return cqp_fail(&c->problem, CQP_P_BUSY, NULL, "the journal cannot take the change (%s); nothing changed",
+                            why);
+        }
+        if (cqd_store_waits(st))
+            *seq = s;
+    }
+    if (w)
+        w->seq = s;
+    return 0;
+}
+
+int cqd_journal_commit(cqd_call *c, uint64_t seq)
+{
+    char why[200];
+    if (seq == 0 || cqd_store_wait(c->srv->store, seq, why, sizeof why) == 0)
+        return 0;
+    c->resp->retry_after = 1;
+    return cqp_fail(&c->problem, CQP_P_BUSY, NULL, "the change could not be made durable (%s): it is not acknowledged and may not survive a restart", why);
+}
+
+/// The hook's body: the ticket is the argument.
+static int journal_before(void *arg, cqd_world *w)
+{
+    cqd_journal_ticket *t = arg;
+    return cqd_journal_call(t->call, w, &t->seq);
+}
+
+cqd_registry_hook cqd_journal_hook(cqd_journal_ticket *t, cqd_call *c)
+{
+    t->call = c;
+    t->seq = 0;
+    return (cqd_registry_hook){journal_before, t};
+}

@@ -1,0 +1,16 @@
+/// @file server/export.h
+/// A world in the export format: what GET /v1/worlds/{world}/export
+/// answers, what PUT /v1/worlds/{world} imports back, and what a snapshot
+/// stores per world.
+#ifndef CQD_EXPORT_H
+#define CQD_EXPORT_H
+
+#include "cq/world.h"
+#include "cqp/write.h"
+
+/// Writes {"settings", "shapes"} (shapes sorted by id) through out. The
+/// caller holds the world's lock (shared is enough). CQ_OK, or
+/// CQ_ENO_MEMORY with nothing written.
+int cqd_write_export(cqp_writer *out, const cq_world *world);
+
+#endif

@@ -1,0 +1,33 @@
+/// @file server/failpoint.h
+/// A TEST HOOK, not a feature: COLLISIOND_FAILPOINT=name[:n] (read once at
+/// start-up) makes the n-th pass (default the first) through the named
+/// point of the durability code fail, so the tests can check what a disk
+/// error or a crash at that moment leaves behind. Unset, every check is one
+/// string comparison against "". The points:
+///   journal_write, journal_fsync, snapshot_write, snapshot_fsync: the call
+///     returns an I/O error (EIO);
+///   snapshot_partial (after the first world of a snapshot is written),
+///   snapshot_rename (before the rename into place), snapshot_dirsync
+///   (after the rename, before the directory fsync), snapshot_cleanup
+///   (before older files are deleted): the process is killed (SIGKILL).
+#ifndef CQD_FAILPOINT_H
+#define CQD_FAILPOINT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+typedef struct cqd_failpoint {
+    char name[32]; ///< "" when unset
+    long at;       ///< the pass that fires (1-based)
+    _Atomic long passes;
+} cqd_failpoint;
+
+/// Sets fp from spec ("name" or "name:n"; NULL or "" for none). Returns 0,
+/// or -1 when the spec does not parse (fp is then unset).
+int cqd_failpoint_init(cqd_failpoint *fp, const char *spec);
+/// True when the named point fires on this pass.
+bool cqd_failpoint_hit(cqd_failpoint *fp, const char *name);
+/// Kills the process with SIGKILL, as a crash would, when the named point fires.
+void cqd_failpoint_crash(cqd_failpoint *fp, const char *name);
+
+#endif

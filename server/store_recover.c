@@ -1,0 +1,193 @@
+/// @file server/store_recover.c
+/// Start-up, second half: the records the scan kept go through the same
+/// handlers as when they were first sent (decoding and applying are
+/// deterministic, so the worlds come back bit for bit), but not through
+/// the request pipeline: no auth, no metrics, no access log, and the
+/// journal hook only tags each world with the record's sequence number
+/// instead of appending it again. A record that failed when first sent
+/// fails the same way now and is skipped.
+#include "store_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cqp/journal.h"
+#include "handlers.h"
+#include "router.h"
+#include "thread.h"
+
+/// The outcome of applying one record.
+typedef enum run_result {
+    RUN_APPLIED,
+    RUN_REJECTED, ///< the handler refused it (as it did when first sent)
+    RUN_SKIPPED,  ///< its world in the snapshot already holds it
+    RUN_UNKNOWN,  ///< not a mutation this server knows
+} run_result;
+
+static bool is_mutation(cqd_handler h)
+{
+    return h == cqd_h_world_put || h == cqd_h_world_delete || h == cqd_h_shape_put || h == cqd_h_shape_delete ||
+           h == cqd_h_batch;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const cqd_snap_world *)a)->name, ((const cqd_snap_world *)b)->name);
+}
+
+/// The sequence number the snapshot holds for world, 0 when not in it.
+static uint64_t snapshot_seq(const cqd_store *st, const char *world)
+{
+    if (st->snap_world_count == 0)
+        return 0;
+    cqd_snap_world key;
+    snprintf(key.name, sizeof key.name, "%s", world);
+    const cqd_snap_world *hit =
+        bsearch(&key, st->snap_worlds, (size_t)st->snap_world_count, sizeof key, by_name);
+    return hit ? hit->seq : 0;
+}
+
+/// Runs the mutation m (sequence number seq) through its handler; c.world
+/// goes to world, a rejection's problem to *problem.
+static run_result run(cqd_store *st, const cqp_mutation *m, uint64_t seq, bool from_snapshot,
+                      char world[CQ_WORLD_ID_MAX + 1], cqp_problem *problem)
+{
+    char method[16], path[256];
+    world[0] = '\0';
+    if (m->method_len >= sizeof method || m->path_len >= sizeof path)
+        return RUN_UNKNOWN;
+    memcpy(method, m->method, m->method_len);
+    method[m->method_len] = '\0';
+    memcpy(path, m->path, m->path_len);
+    path[m->path_len] = '\0';
+
+    cqd_request req = {.transport = "recovery", .method = method, .path = path, .body = m->body,
+                       .body_len = m->body_len};
+    cqd_response resp;
+    cqd_response_init(&resp);
+    cqd_call c;
+    memset(&c, 0, sizeof c);
+    c.srv = st->srv;
+    c.self = cqd_thread_self(st->srv);
+    c.req = &req;
+    c.resp = &resp;
+    c.problem.kind = CQP_P_INTERNAL;
+    cqp_writer_init(&c.out, &resp.body, false);
+    int count;
+    const cqd_route *routes = cqd_routes(&count);
+    if (cqd_route_match(method, path, &c, &c.route, NULL, 0) != CQD_MATCH_OK)
+        return RUN_UNKNOWN;
+    cqd_handler handler = routes[c.route].handler;
+    if (from_snapshot ? handler != cqd_h_world_put : !is_mutation(handler))
+        return RUN_UNKNOWN;
+    snprintf(world, CQ_WORLD_ID_MAX + 1, "%s", c.world);
+    if (!from_snapshot && seq <= snapshot_seq(st, c.world))
+        return RUN_SKIPPED;
+
+    int status = -1;
+    if (m->body_len > 0) {
+        c.body = cqp_parse(m->body, m->body_len, &c.problem);
+        if (c.body && !json_is_object(c.body))
+            cqp_fail(&c.problem, CQP_P_BAD_TYPE, "", "the request body must be a JSON object");
+        else if (c.body)
+            status = 0;
+    } else {
+        status = 0;
+    }
+    if (status == 0) {
+        /* no limits: a record accepted then must not be refused because
+         * the limits were lowered since */
+        cqp_decoder_init(&c.dec, NULL, &c.problem);
+        c.srv->store->recover_seq = seq;
+        status = handler(&c);
+        c.srv->store->recover_seq = 0;
+    }
+    json_decref(c.body);
+    cqd_response_free(&resp);
+    *problem = c.problem;
+    return status > 0 ? RUN_APPLIED : RUN_REJECTED;
+}
+
+/// Loads the worlds of the snapshot f.
+static int apply_snapshot(cqd_store *st, const cqd_sfile *f)
+{
+    st->snap_worlds = calloc(f->records ? f->records : 1, sizeof *st->snap_worlds);
+    if (!st->snap_worlds) {
+        cqd_store_note(st, CQD_LOG_ERROR, "out of memory loading %s", f->name);
+        return -1;
+    }
+    size_t pos = 0;
+    cqp_record r;
+    while (pos < f->valid && cqp_record_next(f->data, f->valid, &pos, &r, NULL) == CQP_SCAN_RECORD) {
+        cqp_mutation m;
+        if (r.kind != CQP_REC_SNAP_WORLD || !cqp_mutation_parse(r.payload, r.len, &m))
+            continue;
+        char world[CQ_WORLD_ID_MAX + 1];
+        cqp_problem problem;
+        run_result res = run(st, &m, r.seq, true, world, &problem);
+        if (res == RUN_APPLIED) {
+            cqd_snap_world *sw = &st->snap_worlds[st->snap_world_count++];
+            snprintf(sw->name, sizeof sw->name, "%s", world);
+            sw->seq = r.seq;
+            st->rec.snapshot_worlds++;
+            continue;
+        }
+        cqd_store_note(st, CQD_LOG_ERROR, "%s at offset %zu: world '%s' cannot be rebuilt: %s", f->name, r.offset,
+                       world, res == RUN_UNKNOWN ? "not a world import" : problem.detail);
+        if (!st->srv->cfg.repair && !st->read_only) {
+            cqd_store_note(st, CQD_LOG_ERROR, "refusing to start (--repair starts without that world)");
+            return -1;
+        }
+        st->rec.corrupt = true;
+    }
+    qsort(st->snap_worlds, (size_t)st->snap_world_count, sizeof *st->snap_worlds, by_name);
+    return 0;
+}
+
+/// Applies the records of journal f.
+static void apply_journal(cqd_store *st, const cqd_sfile *f)
+{
+    size_t pos = 0;
+    cqp_record r;
+    while (pos < f->valid && cqp_record_next(f->data, f->valid, &pos, &r, NULL) == CQP_SCAN_RECORD) {
+        cqp_mutation m;
+        if (!cqp_mutation_parse(r.payload, r.len, &m))
+            continue; /* the scan vouched for every record before f->valid */
+        char world[CQ_WORLD_ID_MAX + 1];
+        cqp_problem problem;
+        st->rec.records++;
+        switch (run(st, &m, r.seq, false, world, &problem)) {
+        case RUN_APPLIED:
+            break;
+        case RUN_SKIPPED:
+            st->rec.skipped++;
+            break;
+        case RUN_REJECTED:
+            st->rec.rejected++;
+            cqd_log(&st->srv->log, CQD_LOG_DEBUG, "recovery: record %llu (%.*s %.*s) rejected again: %s",
+                    (unsigned long long)r.seq, (int)m.method_len, m.method, (int)m.path_len, m.path, problem.detail);
+            break;
+        case RUN_UNKNOWN:
+            st->rec.rejected++;
+            cqd_store_note(st, CQD_LOG_ERROR, "%s at offset %zu: record %llu is not a mutation this server knows",
+                           f->name, r.offset, (unsigned long long)r.seq);
+            break;
+        }
+    }
+}
+
+int cqd_store_apply(cqd_store *st)
+{
+    if (st->rec.snapshot >= 0 && apply_snapshot(st, &st->files[st->rec.snapshot]) < 0) {
+        st->rec.failed = true;
+        return -1;
+    }
+    for (int i = 0; i < st->file_count; i++)
+        if (st->files[i].used && !st->files[i].snapshot)
+            apply_journal(st, &st->files[i]);
+    st->snap_seq = st->rec.snapshot >= 0 ? st->files[st->rec.snapshot].first : 0;
+    if (!st->read_only)
+        cqd_store_cleanup(st, st->snap_seq);
+    return 0;
+}
