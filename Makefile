@@ -18,7 +18,8 @@ PKG_LIBS   = $(shell pkg-config --libs jansson libmicrohttpd libuv 2>/dev/null)
 
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PKGS := gcc libc6-dev make pkg-config python3 check \
-            libmicrohttpd-dev libjansson-dev libuv1-dev
+            libmicrohttpd-dev libjansson-dev libuv1-dev \
+            nginx libnginx-mod-stream
 
 CORE_SRC  := $(sort $(wildcard core/src/*.c))
 CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)
@@ -59,9 +60,11 @@ help:
 	@echo "make deps       install the Debian packages the build needs (only the missing ones)"
 	@echo "make test       build, run the end-to-end tests against the daemon, then every Check suite"
 	@echo "make asan       the same tests with everything built under AddressSanitizer and UBSan"
-	@echo "make bench      run the in-process benchmarks (pairs, then the 10,000-box world)"
+	@echo "make bench      collisiond vs Bullet, libccd and FCL on the same inputs: one table (docs/PERFORMANCE.md)"
+	@echo "make bench-all  make bench plus the rows of make bench-http"
 	@echo "make bench-http POST /v1/pair under wrk, collisiond vs nginx; contacts latency over HTTP"
 	@echo "make run        start the daemon on 127.0.0.1:7878 (data in ./var)"
+	@echo "make cluster-test  three daemons behind the nginx router of deploy/: sharding, kill -9, rebalancing"
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -146,9 +149,43 @@ asan: deps
 	CK_FORK=yes CQ_PAIRS_FILE=build/asan/data/pairs-10000-11423.txt \
 	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/check_all
 
-bench: $(BENCH_BIN) $(PAIRS_FILE) $(SCENE_FILE) $(RAYS_FILE)
-	$(BENCH_BIN) pairs $(PAIRS_FILE)
-	$(BENCH_BIN) world $(SCENE_FILE) $(RAYS_FILE) 100
+# `make bench`: cq-bench beside its peers (bench/peers: Bullet, libccd, FCL) on
+# the same inputs, one table (bench/table.py; docs/PERFORMANCE.md). Only the
+# benchmark needs the peers' packages, so `make deps` leaves them out.
+PEER_DEB_PKGS := g++ libbullet-dev libccd-dev libfcl-dev
+PEER_SRC      := $(sort $(wildcard bench/peers/*.cpp))
+PEER_BIN      := $(BUILD)/cq-peers
+# N:FRAMES per world (gen.py scene N 7); fewer frames at 100,000 keep a run short.
+BENCH_WORLDS  ?= 10000:100 100000:20
+BENCH_RUNS    ?= 3
+BENCH_N       := $(foreach w,$(BENCH_WORLDS),$(firstword $(subst :, ,$(w))))
+
+# bullet.pc adds -std=c++11; the later -std=c++17 wins.
+$(PEER_BIN): $(PEER_SRC) bench/peers/peers.h
+	@mkdir -p $(dir $@)
+	$(CXX) -O2 -g -Wall -Wextra $$(pkg-config --cflags bullet ccd fcl) -std=c++17 -o $@ $(PEER_SRC) \
+	  $$(pkg-config --libs bullet ccd fcl)
+
+$(DATA)/scene-%-7.txt:
+	@mkdir -p $(DATA)
+	$(PYTHON) $(SHARED)/bench/gen.py scene $* 7 > $@.tmp && mv $@.tmp $@
+
+$(DATA)/rays-100000-99-in-%.txt: $(DATA)/scene-%-7.txt
+	$(PYTHON) $(SHARED)/bench/gen.py rays 100000 99 $$(head -n 1 $< | cut -d' ' -f1) > $@.tmp && mv $@.tmp $@
+
+bench: deps
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(PEER_DEB_PKGS)"
+	@$(MAKE) --no-print-directory $(BENCH_BIN) $(PEER_BIN) $(PAIRS_FILE) \
+	  $(BENCH_N:%=$(DATA)/scene-%-7.txt) $(BENCH_N:%=$(DATA)/rays-100000-99-in-%.txt)
+	$(PYTHON) bench/table.py --cq $(BENCH_BIN) --peers $(PEER_BIN) --pairs $(PAIRS_FILE) --data $(DATA) \
+	  $(BENCH_WORLDS:%=--world %) --runs $(BENCH_RUNS) --raw $(BUILD)/bench-raw $(if $(BENCH_HTTP),--http $(BENCH_HTTP))
+
+# bench plus bench-http's rows (needs wrk and nginx).
+.PHONY: bench-all
+bench-all:
+	@mkdir -p $(BUILD)
+	$(MAKE) --no-print-directory bench-http > $(BUILD)/bench-http.txt || { cat $(BUILD)/bench-http.txt; exit 1; }
+	@$(MAKE) --no-print-directory bench BENCH_HTTP=$(BUILD)/bench-http.txt
 
 # Only the HTTP benchmark needs these, so `make deps` leaves them out.
 BENCH_DEB_PKGS := wrk nginx
@@ -158,6 +195,13 @@ bench-http: deps
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(BENCH_DEB_PKGS)"
 	@$(MAKE) --no-print-directory $(DAEMON) $(SCENE_FILE)
 	bench/http/run.sh $(DAEMON) $(SCENE_FILE)
+
+# Three daemons and the nginx router of deploy/nginx on loopback, run for real
+# (tests/cluster/run.py; docs/DEPLOY.md).
+.PHONY: cluster-test
+cluster-test: deps
+	@$(MAKE) --no-print-directory $(DAEMON)
+	$(PYTHON) tests/cluster/run.py $(DAEMON)
 
 run: deps
 	@$(MAKE) --no-print-directory $(DAEMON)
