@@ -201,7 +201,7 @@ START_TEST(writer_scalars_and_raw)
     cqp_vec3(&d.w, cq_v3(-0.0, 1e-7, 1e21));
     cqp_arr_end(&d.w);
     doc_check(&d, "[-9223372036854775808,9223372036854775807,0,-1,4611686018427387904,null,null,null,"
-                  "[0,1e-07,1e+21]]");
+                  "[-0,1e-07,1e+21]]");
 
     /* Valid JSON past jansson's int64 integers: compared as text only. */
     doc_init(&d, false);

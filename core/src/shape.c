@@ -98,14 +98,15 @@ static bool cq_exact_rotation(const cq_mat3 *r)
     return true;
 }
 
-/* Polar steps bound: from CQ_AXIS_TOL the residual squares every step
- * (1e-4, 1e-8, 1e-16), so four reach rounding; the rest is margin. */
+/* Polar steps bound: axes within CQ_AXIS_TOL start at a residual under
+ * 3e-4, which every step about squares, so four reach rounding; the rest
+ * is margin. */
 #define CQ_POLAR_STEPS 8
 
-/* The rotation nearest to m (its polar factor), by the iteration
+/* The rotation nearest to r (its polar factor), by the iteration
  * R <- (R + R^-T) / 2, which converges quadratically from an almost
  * orthonormal start. It stops as soon as R is exact (cq_exact_rotation),
- * before the first step when m already is: so every result is exact, and
+ * before the first step when r already is: so every result is exact, and
  * a result fed back comes out bit for bit. Every later formula may assume
  * R^T R = I. */
 static cq_mat3 cq_orthonormalize(cq_mat3 r)

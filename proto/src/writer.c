@@ -158,11 +158,6 @@ void cqp_num(cqp_writer *w, double v)
         cqpb_put(w->buf, "null", 4);
         return;
     }
-    /* The sign of a zero means nothing on the wire ([-0,-1,-0] only puzzles clients). */
-    if (v == 0) {
-        cqpb_putc(w->buf, '0');
-        return;
-    }
     /* Formatted in place (with its NUL) rather than copied. */
     if (!cqpb_room(w->buf, CQP_DOUBLE_CHARS))
         return;

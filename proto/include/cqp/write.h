@@ -58,8 +58,9 @@ void cqp_arr_end(cqp_writer *w);
 void cqp_key(cqp_writer *w, const char *key);
 /// A string value, escaped (control characters, quote, backslash; UTF-8 passes through).
 void cqp_str(cqp_writer *w, const char *s);
-/// A double in its shortest round-trip form (cqp_format_double); both
-/// zeros are written "0". A non-finite value is written as null; the core
+/// A double in its shortest round-trip form (cqp_format_double), -0
+/// included: exports and snapshots must read back bit for bit. A
+/// non-finite value is written as null; the core
 /// never produces one.
 void cqp_num(cqp_writer *w, double v);
 void cqp_int(cqp_writer *w, int64_t v);
