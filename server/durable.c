@@ -35,7 +35,9 @@ int cqd_journal_commit(cqd_call *c, uint64_t seq)
     if (seq == 0 || cqd_store_wait(c->srv->store, seq, why, sizeof why) == 0)
         return 0;
     c->resp->retry_after = 1;
-    return cqp_fail(&c->problem, CQP_P_BUSY, NULL, "the change could not be made durable (%s): it is not acknowledged and may not survive a restart", why);
+    return cqp_fail(&c->problem, CQP_P_BUSY, NULL,
+                    "the change could not be made durable (%s): it is not acknowledged and may not survive a restart",
+                    why);
 }
 
 /// The hook's body: the ticket is the argument.

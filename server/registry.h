@@ -19,7 +19,7 @@ typedef struct cqd_world {
     pthread_rwlock_t lock;
     int refs;               ///< guarded by the registry's lock
     bool deleted;           ///< removed from the registry; freed with the last reference
-    uint64_t seq;           ///< journal sequence number of the last mutation applied (guarded by lock; 0 without a data directory)
+    uint64_t seq;           ///< journal seq of the last mutation applied (guarded by lock; 0 without a data dir)
 } cqd_world;
 
 typedef struct cqd_registry cqd_registry;

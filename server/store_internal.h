@@ -7,7 +7,6 @@
 #define CQD_STORE_INTERNAL_H
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

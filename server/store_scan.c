@@ -250,10 +250,10 @@ static int scan_journal(cqd_store *st, cqd_sfile *f, uint64_t *expected, bool *s
     if (s == CQP_SCAN_END)
         return 0;
     if (s == CQP_SCAN_TORN) {
-        cqd_store_note(st, CQD_LOG_WARN, "torn tail in %s at offset %zu (%zu bytes, an interrupted write): %s %s.torn-%zu",
-                       f->name, at, f->len - at,
-                       st->read_only ? "start-up would cut it off and keep it as" : "cut off and kept as", f->name,
-                       at);
+        cqd_store_note(st, CQD_LOG_WARN,
+                       "torn tail in %s at offset %zu (%zu bytes, an interrupted write): %s %s.torn-%zu", f->name, at,
+                       f->len - at, st->read_only ? "start-up would cut it off and keep it as" : "cut off and kept as",
+                       f->name, at);
         return cut_aside(st, f, at, "torn");
     }
     char why[160], kept[96];
@@ -296,7 +296,8 @@ int cqd_store_scan(cqd_store *st)
         }
         if (f->first != expected) {
             char why[160];
-            snprintf(why, sizeof why, "it starts at sequence number %llu where %llu was expected (a journal is missing)",
+            snprintf(why, sizeof why,
+                     "it starts at sequence number %llu where %llu was expected (a journal is missing)",
                      (unsigned long long)f->first, (unsigned long long)expected);
             if (corruption(st, f, 0, why, "the records before this file") < 0 || move_aside(st, f, 0) < 0) {
                 rec->failed = true;

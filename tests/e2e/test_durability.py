@@ -12,8 +12,6 @@ import http.client
 import json
 import os
 import random
-import re
-import shutil
 import signal
 import struct
 import subprocess
