@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cqp/scan.h"
+
 /* ---- writing ----------------------------------------------------------- */
 
 /// True when s[0..n) may be embedded as is: a JSON object or array that
@@ -95,58 +97,6 @@ void cqd_record_format_tail(cqp_buf *out, const cqd_request *req, const cqd_resp
 }
 
 /* ---- reading ----------------------------------------------------------- */
-
-static bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-static size_t skip_ws(const char *s, size_t i, size_t n)
-{
-    while (i < n && is_ws(s[i]))
-        i++;
-    return i;
-}
-
-/// s[i] is a quote: the index after the closing quote, or n when unterminated.
-static size_t skip_string(const char *s, size_t i, size_t n)
-{
-    for (i++; i < n; i++) {
-        if (s[i] == '\\')
-            i++;
-        else if (s[i] == '"')
-            return i + 1;
-    }
-    return n + 1;
-}
-
-/// s[i] starts a value: the index after it (a scalar ends before the ','
-/// or '}' that follows it), or n + 1 when the text ends first or brackets
-/// do not balance.
-static size_t skip_value(const char *s, size_t i, size_t n)
-{
-    size_t depth = 0;
-    while (i < n) {
-        char c = s[i];
-        if (c == '"') {
-            i = skip_string(s, i, n);
-            if (i > n)
-                return i;
-            if (depth == 0)
-                return i;
-            continue;
-        }
-        if (c == '{' || c == '[') {
-            depth++;
-        } else if (c == '}' || c == ']') {
-            if (depth == 0)
-                return i;
-            if (--depth == 0)
-                return i + 1;
-        } else if (c == ',' && depth == 0) {
-            return i;
-        }
-        i++;
-    }
-    return depth == 0 ? n : n + 1;
-}
 
 /// A scalar member's value read by jansson (NUL allowed in strings), or NULL.
 static json_t *scalar(const char *s, size_t n)
@@ -260,56 +210,52 @@ static int take_member(const char *key, const char *v, size_t vn, cqd_record_ent
     return rc;
 }
 
+/// What the member walk of cqd_record_parse gathers.
+typedef struct parse_ctx {
+    cqd_record_entry *e;
+    bool seen[4]; // seq, status, method, path
+    const char *b64;
+    size_t b64_len;
+    char *err;
+    size_t err_size;
+} parse_ctx;
+
+static int take_member_text(const cqp_member *m, void *arg)
+{
+    parse_ctx *p = arg;
+    json_t *k = scalar(m->key, m->key_len);
+    char key[32];
+    snprintf(key, sizeof key, "%s", json_is_string(k) ? json_string_value(k) : "");
+    json_decref(k);
+    if (strcmp(key, "base64") == 0) {
+        p->b64 = m->value;
+        p->b64_len = m->value_len;
+        return 0;
+    }
+    return take_member(key, m->value, m->value_len, p->e, p->seen, p->err, p->err_size) < 0 ? 1 : 0;
+}
+
 int cqd_record_parse(const char *s, size_t n, cqd_record_entry *e, char *err, size_t err_size)
 {
     memset(e, 0, sizeof *e);
-    bool seen[4] = {false}; // seq, status, method, path
-    size_t b64_at = 0, b64_len = 0;
-    size_t i = skip_ws(s, 0, n);
-    if (i >= n || s[i] != '{') {
-        snprintf(err, err_size, "not a JSON object");
-        return -1;
-    }
-    i = skip_ws(s, i + 1, n);
-    while (i < n && s[i] != '}') {
-        size_t key_at = i;
-        if (s[i] != '"' || (i = skip_string(s, i, n)) > n)
-            break;
-        json_t *k = scalar(s + key_at, i - key_at);
-        char key[32];
-        snprintf(key, sizeof key, "%s", json_is_string(k) ? json_string_value(k) : "");
-        json_decref(k);
-        i = skip_ws(s, i, n);
-        if (i >= n || s[i] != ':')
-            break;
-        size_t v = skip_ws(s, i + 1, n);
-        if ((i = skip_value(s, v, n)) > n)
-            break;
-        size_t end = i;
-        while (end > v && is_ws(s[end - 1]))
-            end--;
-        if (strcmp(key, "base64") == 0) {
-            b64_at = v, b64_len = end - v;
-        } else if (take_member(key, s + v, end - v, e, seen, err, err_size) < 0) {
-            cqd_record_entry_free(e);
-            return -1;
-        }
-        i = skip_ws(s, i, n);
-        if (i < n && s[i] == ',')
-            i = skip_ws(s, i + 1, n);
-    }
-    if (i >= n || s[i] != '}' || skip_ws(s, i + 1, n) != n) {
-        snprintf(err, err_size, "not a well-formed JSON object (at byte %zu)", i < n ? i : n);
+    parse_ctx p = {.e = e, .err = err, .err_size = err_size};
+    size_t at = 0;
+    int rc = cqp_scan_object(s, n, take_member_text, &p, &at);
+    if (rc != 0) {
+        if (rc < 0)
+            snprintf(err, err_size, "not a well-formed JSON object (at byte %zu)", at);
         cqd_record_entry_free(e);
         return -1;
     }
+    bool *seen = p.seen;
+    size_t b64_len = p.b64_len;
     if (!seen[0] || !seen[1] || !seen[2] || !seen[3]) {
         snprintf(err, err_size, "a record needs \"seq\", \"method\", \"path\" and \"status\"");
         cqd_record_entry_free(e);
         return -1;
     }
-    if (b64_len && !(b64_len == 4 && memcmp(s + b64_at, "null", 4) == 0) &&
-        decode_base64_members(s + b64_at, b64_len, e, err, err_size) < 0) {
+    if (b64_len && !(b64_len == 4 && memcmp(p.b64, "null", 4) == 0) &&
+        decode_base64_members(p.b64, b64_len, e, err, err_size) < 0) {
         cqd_record_entry_free(e);
         return -1;
     }

@@ -13,105 +13,31 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cqp/scan.h"
 #include "refuse.h"
 #include "stream_internal.h"
 
 /* ---- locating members in validated JSON text -------------------------- */
 
-static bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-static size_t skip_ws(const char *s, size_t i, size_t n)
+static int take_id_and_body(const cqp_member *m, void *arg)
 {
-    while (i < n && is_ws(s[i]))
-        i++;
-    return i;
-}
-
-// s[i] is the opening quote; returns the index after the closing one.
-static size_t skip_string(const char *s, size_t i, size_t n)
-{
-    for (i++; i < n; i++) {
-        if (s[i] == '\\')
-            i++;
-        else if (s[i] == '"')
-            return i + 1;
+    cqd_envelope *env = arg;
+    if (cqp_key_is(m->key, m->key_len, "id")) {
+        env->id = m->value;
+        env->id_len = m->value_len;
+    } else if (cqp_key_is(m->key, m->key_len, "body")) {
+        env->body = m->value;
+        env->body_len = m->value_len;
     }
-    return n;
-}
-
-// s[i] starts a value; returns the index of the first byte after it (a
-// scalar ends at the ',' or '}' that follows it, trailing blanks included).
-static size_t skip_value(const char *s, size_t i, size_t n)
-{
-    int depth = 0;
-    while (i < n) {
-        char c = s[i];
-        if (c == '"') {
-            i = skip_string(s, i, n);
-            if (depth == 0)
-                return i;
-            continue;
-        }
-        if (c == '{' || c == '[') {
-            depth++;
-        } else if (c == '}' || c == ']') {
-            if (depth == 0)
-                return i;
-            if (--depth == 0)
-                return i + 1;
-        } else if (c == ',' && depth == 0) {
-            return i;
-        }
-        i++;
-    }
-    return n;
-}
-
-// True when the key token s[0..n) (quotes included) names want. Escaped
-// keys ("\u0069d") are decoded by jansson.
-static bool key_is(const char *s, size_t n, const char *want)
-{
-    if (!memchr(s, '\\', n))
-        return n == strlen(want) + 2 && memcmp(s + 1, want, n - 2) == 0;
-    json_t *k = json_loadb(s, n, JSON_DECODE_ANY, NULL);
-    bool same = json_is_string(k) && strcmp(json_string_value(k), want) == 0;
-    json_decref(k);
-    return same;
+    return 0;
 }
 
 // Sets env->id and env->body to the text of those members of the object
-// line (valid JSON, so the scan needs no error handling beyond bounds).
+// line (jansson accepted it, so the scan cannot fail).
 static void find_members(const char *s, size_t n, cqd_envelope *env)
 {
-    size_t i = skip_ws(s, 0, n) + 1; // past '{'
-    for (;;) {
-        i = skip_ws(s, i, n);
-        if (i >= n || s[i] != '"')
-            return;
-        size_t key = i;
-        i = skip_string(s, i, n);
-        size_t key_len = i - key;
-        i = skip_ws(s, i, n) + 1; // past ':'
-        size_t value = skip_ws(s, i, n);
-        i = skip_value(s, value, n);
-        size_t end = i;
-        while (end > value && is_ws(s[end - 1]))
-            end--;
-        if (key_is(s + key, key_len, "id")) {
-            env->id = s + value;
-            env->id_len = end - value;
-        } else if (key_is(s + key, key_len, "body")) {
-            env->body = s + value;
-            env->body_len = end - value;
-        }
-        i = skip_ws(s, i, n);
-        if (i >= n || s[i] != ',')
-            return;
-        i++;
-    }
+    cqp_scan_object(s, n, take_id_and_body, env, NULL);
 }
-
-/* ---- decoding ---------------------------------------------------------- */
 
 static int get_string(const json_t *root, const char *name, const char **out, cqp_problem *p)
 {
