@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "json_arena.h"
 #include "replay.h"
 #include "server.h"
 #include "store.h"
@@ -128,6 +129,7 @@ static int start(daemon_ctx *d)
 
 int main(int argc, char **argv)
 {
+    cqd_json_install(); // before any jansson call
     // A subcommand, not the daemon: its options are not the daemon's.
     if (argc > 1 && strcmp(argv[1], "replay") == 0)
         return cqd_replay_main(argc - 1, argv + 1);

@@ -238,9 +238,12 @@ void cqd_handle(struct cqd_server *srv, const cqd_request *req, cqd_response *re
     set_request_id(srv, req->request_id, resp->request_id);
     cqd_call c;
     call_init(&c, srv, req, resp, req->allow_pretty && wants_pretty(req->query));
+    cqd_json_arena *previous = c.self ? cqd_json_arena_enter(&c.self->json) : NULL;
     resp->status = run(&c);
     finish(&c, t0);
     cqd_record_request(srv, req, resp);
+    if (c.self)
+        cqd_json_arena_leave(&c.self->json, previous);
 }
 
 void cqd_refuse(struct cqd_server *srv, const cqd_request *req, cqp_problem_kind kind, const char *detail,

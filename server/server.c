@@ -63,6 +63,7 @@ void cqd_server_destroy(cqd_server *srv)
     for (cqd_thread *t = srv->threads, *next; t; t = next) {
         next = t->next;
         pthread_mutex_destroy(&t->label_lock);
+        cqd_json_arena_free(&t->json);
         free(t);
     }
     srv->threads = NULL;

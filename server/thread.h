@@ -11,6 +11,7 @@
 #include "cq/counters.h"
 #include "cq/fallback.h"
 #include "cq/world.h"
+#include "json_arena.h"
 #include "metrics.h"
 #include "server.h"
 
@@ -33,6 +34,7 @@ typedef struct cqd_thread {
     pthread_mutex_t label_lock;    ///< guards labels (taken only when fallbacks happened, and by a scrape)
     cqd_fallback_label labels[CQD_FALLBACK_RING]; ///< in the ring's slots: push index % CQD_FALLBACK_RING
     cqd_req_metrics requests;
+    cqd_json_arena json;           ///< jansson's allocations during this thread's requests
     struct cqd_thread *next;
 } cqd_thread;
 

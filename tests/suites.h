@@ -36,4 +36,5 @@
     X(registry)      \
     X(stream)        \
     X(record)        \
-    X(journal)
+    X(journal)       \
+    X(json_arena)
