@@ -16,7 +16,8 @@ nginx router of deploy/nginx, all on loopback, run for real.
    data directory, it recovers its worlds from its journal and the router
    serves them again, unchanged.
 4. A fourth shard joins (the config is re-rendered, nginx reloads): only a
-   minority of worlds change shard, all of them to the new one, exactly the
+   minority of worlds change shard (measured on 10,000 names through the
+   ring that matches nginx), all of them to the new one, exactly the
    ones the ring predicts; deploy/rebalance.py moves them with export and
    import, and every world's export is the same as before.
 
@@ -246,8 +247,14 @@ def scenario(c, check):
     check(remapped == predicted, "nginx remapped %s, the ring predicted %s" % (sorted(remapped), sorted(predicted)))
     check(planned == predicted, "rebalance.py --dry-run planned %s, the ring predicted %s"
           % (sorted(planned), sorted(predicted)))
-    check(0 < len(remapped) < len(WORLDS) / 2, "%d of %d worlds remapped: not a minority" % (len(remapped),
-                                                                                          len(WORLDS)))
+    # Thirty worlds are too few to show the ring's share (15 of 30 happens
+    # with unlucky ports); ring.py, just checked against nginx on the real
+    # worlds, measures it on many names instead.
+    names = ["n%05d" % i for i in range(10000)]
+    share = sum(ring3.owner(n) != ring4.owner(n) for n in names) / len(names)
+    print("  the new ring moves %.1f%% of world names" % (100 * share))
+    check(len(remapped) > 0 and share < 0.5, "the new shard takes %.1f%% of the names (%d of %d worlds here): "
+          "not a minority" % (100 * share, len(remapped), len(WORLDS)))
     moved = subprocess.run([sys.executable, os.path.join(REPO, "deploy", "rebalance.py"),
                             "--router", "http://127.0.0.1:%d" % router_port] +
                            ["--shard=%s" % s.server for s in shards], capture_output=True, text=True)
