@@ -210,25 +210,6 @@ static bool hull_equal(const cq_hull *a, const cq_hull *b, const char **why)
 #undef HULL_FIELD
 }
 
-/* The documented hull tolerance, bounded above from the input alone: 2e-6
- * of the half-extent about the bounding box's centre plus 64 ulps of the
- * largest coordinate. */
-static double hull_tol(const cq_vec3 *p, int n)
-{
-    cq_vec3 lo = p[0], hi = p[0];
-    double largest = 0, half = 0;
-    for (int i = 0; i < n; i++) {
-        lo = cq_v3(fmin(lo.x, p[i].x), fmin(lo.y, p[i].y), fmin(lo.z, p[i].z));
-        hi = cq_v3(fmax(hi.x, p[i].x), fmax(hi.y, p[i].y), fmax(hi.z, p[i].z));
-        largest = fmax(largest, fmax(fabs(p[i].x), fmax(fabs(p[i].y), fabs(p[i].z))));
-    }
-    for (int i = 0; i < n; i++) {
-        half = fmax(half, fmax(fabs(p[i].x - 0.5 * (lo.x + hi.x)), fabs(p[i].y - 0.5 * (lo.y + hi.y))));
-        half = fmax(half, fabs(p[i].z - 0.5 * (lo.z + hi.z)));
-    }
-    return 2e-6 * half + 64 * DBL_EPSILON * largest;
-}
-
 /* Independent checks of the first build: the vertices are input points in
  * input order (what makes a rebuild see them in the same order), and every
  * input point lies within the tolerance behind every face. */
@@ -243,7 +224,7 @@ static void check_against_input(const cq_hull *h, const cq_vec3 *p, int n)
     for (int f = 0; f < h->face_count; f++)
         for (int i = 0; i < n; i++)
             worst = fmax(worst, cq_dot(h->faces[f].normal, p[i]) - h->faces[f].offset);
-    ck_assert_msg(!(worst > hull_tol(p, n)), "a point lies %g outside a face (tol %g)", worst, hull_tol(p, n));
+    ck_assert_msg(!(worst > tu_hull_tol(p, n)), "a point lies %g outside a face (tol %g)", worst, tu_hull_tol(p, n));
 }
 
 enum { CLOUD_KINDS = 14 };

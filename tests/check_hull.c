@@ -2,7 +2,7 @@
  * for cubes, lattices and prisms; brute force (every triple's plane, every
  * point's projection) for random clouds; gift wrapping for flat sets; and
  * structural invariants (containment, Euler, edge pairing, convexity).
- * Tolerance: the documented hull tolerance (see tol_of). */
+ * Tolerance: the documented hull tolerance (tu_hull_tol). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -13,24 +13,6 @@
 #include "testutil.h"
 
 Suite *hull_suite(void);
-
-/* The documented hull tolerance, an upper bound: 2e-6 of the half-extent
- * about the bounding box's centre plus 64 ulps of the largest coordinate. */
-static double tol_of(const cq_vec3 *p, int n)
-{
-    cq_vec3 lo = p[0], hi = p[0];
-    double largest = 0, half = 0;
-    for (int i = 0; i < n; i++) {
-        lo = cq_v3(fmin(lo.x, p[i].x), fmin(lo.y, p[i].y), fmin(lo.z, p[i].z));
-        hi = cq_v3(fmax(hi.x, p[i].x), fmax(hi.y, p[i].y), fmax(hi.z, p[i].z));
-        largest = fmax(largest, fmax(fabs(p[i].x), fmax(fabs(p[i].y), fabs(p[i].z))));
-    }
-    for (int i = 0; i < n; i++) {
-        half = fmax(half, fmax(fabs(p[i].x - 0.5 * (lo.x + hi.x)), fabs(p[i].y - 0.5 * (lo.y + hi.y))));
-        half = fmax(half, fabs(p[i].z - 0.5 * (lo.z + hi.z)));
-    }
-    return 2e-6 * half + 64 * DBL_EPSILON * largest;
-}
 
 static bool same_point(cq_vec3 a, cq_vec3 b) { return a.x == b.x && a.y == b.y && a.z == b.z; }
 
@@ -238,7 +220,7 @@ static void check_support(const cq_hull *h, const cq_vec3 *p, int n, double tol,
 
 static void check_solid(const cq_hull *h, const cq_vec3 *p, int n, tu_rng *rng)
 {
-    double tol = tol_of(p, n);
+    double tol = tu_hull_tol(p, n);
     ck_assert_int_eq(h->dim, 3);
     ck_assert_int_ge(h->face_count, 4);
     check_vertices(h, p, n, tol);
@@ -407,7 +389,7 @@ START_TEST(tolerance_decides_extreme_points)
     p[8] = cq_v3(0.3, 0.2, 1 + 0.3e-6);
     cq_hull *h = build_ok(p, 9);
     check_cube(h, corners, cq_v3(0, 0, 0), 1.0);
-    ck_assert(cq_dot(cq_v3(0, 0, 1), p[8]) <= 1.0 + tol_of(p, 9));
+    ck_assert(cq_dot(cq_v3(0, 0, 1), p[8]) <= 1.0 + tu_hull_tol(p, 9));
     cq_hull_free(h);
 
     p[8] = cq_v3(0.3, 0.2, 1 + 1e-5);
@@ -584,7 +566,7 @@ END_TEST
 /* A segment whose ends are the inputs p[lo] and p[hi], every point near it. */
 static void check_segment(const cq_hull *h, const cq_vec3 *p, int n, int lo, int hi)
 {
-    double tol = tol_of(p, n);
+    double tol = tu_hull_tol(p, n);
     ck_assert_int_eq(h->dim, 1);
     ck_assert_int_eq(h->vertex_count, 2);
     ck_assert_int_eq(h->face_count, 0);
@@ -653,7 +635,7 @@ START_TEST(coplanar_points_match_gift_wrapping)
         }
         int m = gift_wrap((const double (*)[2])q, n, wrap);
         cq_hull *h = build_ok(p, n);
-        double tol = tol_of(p, n);
+        double tol = tu_hull_tol(p, n);
         ck_assert_int_eq(h->dim, 2);
         ck_assert_int_eq(h->face_count, 2);
         ck_assert_int_eq(h->vertex_count, m);

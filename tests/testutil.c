@@ -121,3 +121,19 @@ double tu_dist_point_triangle(cq_vec3 p, const cq_vec3 t[3])
         best = fmin(best, tu_dist_point_segment(p, t[k], t[(k + 1) % 3]));
     return best;
 }
+
+double tu_hull_tol(const cq_vec3 *p, int n)
+{
+    cq_vec3 lo = p[0], hi = p[0];
+    double largest = 0, half = 0;
+    for (int i = 0; i < n; i++) {
+        lo = cq_v3(fmin(lo.x, p[i].x), fmin(lo.y, p[i].y), fmin(lo.z, p[i].z));
+        hi = cq_v3(fmax(hi.x, p[i].x), fmax(hi.y, p[i].y), fmax(hi.z, p[i].z));
+        largest = fmax(largest, fmax(fabs(p[i].x), fmax(fabs(p[i].y), fabs(p[i].z))));
+    }
+    for (int i = 0; i < n; i++) {
+        half = fmax(half, fmax(fabs(p[i].x - 0.5 * (lo.x + hi.x)), fabs(p[i].y - 0.5 * (lo.y + hi.y))));
+        half = fmax(half, fabs(p[i].z - 0.5 * (lo.z + hi.z)));
+    }
+    return 2e-6 * half + 64 * DBL_EPSILON * largest;
+}

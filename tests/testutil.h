@@ -26,6 +26,11 @@ cq_mat3 tu_axis_angle(cq_vec3 axis, double angle);
  * $CQ_PAIRS_FILE. */
 int tu_read_pairs(cq_obb *a, cq_obb *b, int max);
 
+/* Oracle: the documented hull tolerance, bounded above from the input
+ * points alone: 2e-6 of the half-extent about the bounding box's centre
+ * plus 64 ulps of the largest coordinate. */
+double tu_hull_tol(const cq_vec3 *p, int n);
+
 /* The eight corners of an OBB. */
 void tu_obb_corners(const cq_obb *box, cq_vec3 out[8]);
 
