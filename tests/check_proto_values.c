@@ -414,6 +414,40 @@ START_TEST(test_contacts_values)
 }
 END_TEST
 
+/* The largest accepted magnitude is 1e50, either sign, in every kind of
+ * number; a float's maximum (3.4e38) is a usable "no limit" ray length;
+ * 5e-324 (the least subnormal) is a number like any other. */
+START_TEST(test_number_bounds)
+{
+    du_decoded o;
+    du_decode_ok(D_PAIR,
+                 "{'a':{'shape':{'type':'sphere','radius':1e50},'pose':{'position':[-1e50,1e50,5e-324]}},"
+                 "'b':{'shape':{'type':'box','half_extents':[1e50,0,5e-324]}},'skin':1e50}",
+                 &du_small, &o);
+    ck_assert_double_eq(o.pair.a.shape.shape.sphere.radius, 1e50);
+    ck_assert_double_eq(o.pair.a.pose.p.x, -1e50);
+    ck_assert_double_eq(o.pair.a.pose.p.y, 1e50);
+    ck_assert_double_eq(o.pair.a.pose.p.z, 5e-324);
+    ck_assert_double_eq(o.pair.b.shape.shape.box.half.x, 1e50);
+    ck_assert_double_eq(o.pair.b.shape.shape.box.half.z, 5e-324);
+    ck_assert_double_eq(o.pair.skin, 1e50);
+    du_release(&o);
+    du_decode_ok(D_RAYCAST, "{'rays':[{'origin':[0,0,-1e50],'direction':[0,0,1],'max_distance':3.4028234663852886e38}]}",
+                 &du_small, &o);
+    ck_assert_int_eq(o.raycast.count, 1);
+    ck_assert_double_eq(o.raycast.rays[0].ray.max_distance, 3.4028234663852886e38);
+    ck_assert_double_eq(o.raycast.rays[0].ray.origin.z, -1e50);
+    du_release(&o);
+    /* A ray's length is only a clip: any larger one means "no limit", the
+     * same as none (1e300). */
+    du_decode_ok(D_RAYCAST, "{'rays':[{'origin':[0,0,0],'direction':[0,2e300,0],'max_distance':1.7e308}]}",
+                 &du_small, &o);
+    ck_assert_double_eq(o.raycast.rays[0].ray.max_distance, 1e300);
+    ck_vec(o.raycast.rays[0].ray.direction, 0, 1, 0);
+    du_release(&o);
+}
+END_TEST
+
 START_TEST(test_sweep_overlap_values)
 {
     du_decoded o;
@@ -451,6 +485,7 @@ Suite *proto_values_suite(void)
     tcase_add_test(tc, test_world_values);
     tcase_add_test(tc, test_contacts_values);
     tcase_add_test(tc, test_sweep_overlap_values);
+    tcase_add_test(tc, test_number_bounds);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -63,12 +63,15 @@ static void utf8_cut(char *s, size_t max)
 
 json_t *cqp_parse(const char *text, size_t len, cqp_problem *p)
 {
-    json_error_t e;
+    json_error_t e = {0};
     /* Any value parses, so a non-object body gets the decoder's "must be an
      * object" rather than a parse error; jansson itself rejects numbers
      * that overflow a double or an int64. */
     json_t *v = json_loadb(text ? text : "", text ? len : 0, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &e);
-    if (!v) {
+    // jansson leaves the message empty when an allocation failed.
+    if (!v && (json_error_code(&e) == json_error_out_of_memory || e.text[0] == '\0')) {
+        cqp_fail(p, CQP_P_BUSY, NULL, "out of memory decoding the body");
+    } else if (!v) {
         utf8_scrub(e.text);
         cqp_fail(p, CQP_P_BAD_JSON, NULL, "%s at line %d column %d", e.text, e.line, e.column);
     }
@@ -254,13 +257,32 @@ int cqpd_enter(cqp_decoder *d, const json_t *obj, const char *key, bool required
     return 1;
 }
 
-int cqpd_number(cqp_decoder *d, const json_t *v, double *out)
+/* The largest magnitude a request number may have. Queries square and
+ * multiply coordinates (a cross product's squared length is a fourth
+ * power, a swept box's a product of velocity, time and size), and every such
+ * product must stay a finite double: 1e50 keeps sixth powers finite while
+ * leaving room for any real scene (and for float's maximum, 3.4e38, as a
+ * "no limit" ray length). */
+#define CQPD_NUMBER_MAX 1e50
+
+int cqpd_finite(cqp_decoder *d, const json_t *v, double *out)
 {
     if (!json_is_number(v))
         return cqpd_fail(d, CQP_P_BAD_TYPE, "must be a number");
     double x = json_number_value(v);
     if (!isfinite(x))
         return cqpd_fail(d, CQP_P_BAD_VALUE, "must be a finite number");
+    *out = x;
+    return 0;
+}
+
+int cqpd_number(cqp_decoder *d, const json_t *v, double *out)
+{
+    double x = 0;
+    if (cqpd_finite(d, v, &x))
+        return -1;
+    if (fabs(x) > CQPD_NUMBER_MAX)
+        return cqpd_fail(d, CQP_P_BAD_VALUE, "must be within -1e50..1e50");
     *out = x;
     return 0;
 }
@@ -325,7 +347,8 @@ int cqpd_array_limited(cqp_decoder *d, const json_t *v, bool nonempty, size_t ma
     return 0;
 }
 
-int cqp_decode_vec3(cqp_decoder *d, const json_t *v, cq_vec3 *out)
+static int vec3_of(cqp_decoder *d, const json_t *v, int (*number)(cqp_decoder *, const json_t *, double *),
+                   cq_vec3 *out)
 {
     if (!json_is_array(v))
         return cqpd_fail(d, CQP_P_BAD_TYPE, "must be an array of 3 numbers");
@@ -335,7 +358,7 @@ int cqp_decode_vec3(cqp_decoder *d, const json_t *v, cq_vec3 *out)
     double c[3];
     for (size_t k = 0; k < 3; k++) {
         int mark = cqpd_push_index(d, k);
-        int rc = cqpd_number(d, json_array_get(v, k), &c[k]);
+        int rc = number(d, json_array_get(v, k), &c[k]);
         cqpd_pop(d, mark);
         if (rc)
             return -1;
@@ -343,6 +366,10 @@ int cqp_decode_vec3(cqp_decoder *d, const json_t *v, cq_vec3 *out)
     *out = cq_v3(c[0], c[1], c[2]);
     return 0;
 }
+
+int cqp_decode_vec3(cqp_decoder *d, const json_t *v, cq_vec3 *out) { return vec3_of(d, v, cqpd_number, out); }
+
+int cqpd_finite_vec3(cqp_decoder *d, const json_t *v, cq_vec3 *out) { return vec3_of(d, v, cqpd_finite, out); }
 
 int cqp_decode_id(cqp_decoder *d, const json_t *v, char out[CQ_WORLD_ID_MAX + 1])
 {
@@ -366,7 +393,7 @@ int cqp_decode_id(cqp_decoder *d, const json_t *v, char out[CQ_WORLD_ID_MAX + 1]
 int cqpd_fault(cqp_decoder *d, cq_fault f)
 {
     if (f.status == CQ_ENO_MEMORY)
-        return cqp_fail(d->problem, CQP_P_INTERNAL, NULL, "out of memory");
+        return cqp_fail(d->problem, CQP_P_BUSY, NULL, "out of memory");
     int mark = d->path_len;
     if (f.field)
         cqpd_push_key(d, f.field);

@@ -35,7 +35,11 @@ int cqpd_enter(cqp_decoder *d, const json_t *obj, const char *key, bool required
                int *mark);
 
 /* Values at the current path. */
-int cqpd_number(cqp_decoder *d, const json_t *v, double *out);   /* any JSON number, finite */
+int cqpd_number(cqp_decoder *d, const json_t *v, double *out);   /* any JSON number, finite, within +-1e50 */
+/* Finite, of any magnitude: only for numbers no query multiplies (a ray's
+ * direction, which is made unit, and its length, which only clips). */
+int cqpd_finite(cqp_decoder *d, const json_t *v, double *out);
+int cqpd_finite_vec3(cqp_decoder *d, const json_t *v, cq_vec3 *out);
 int cqpd_nonneg(cqp_decoder *d, const json_t *v, double *out);   /* finite and >= 0 */
 int cqpd_integer(cqp_decoder *d, const json_t *v, json_int_t lo, json_int_t hi, json_int_t *out);
 int cqpd_uint32(cqp_decoder *d, const json_t *v, uint32_t *out); /* integer 0..4294967295 */

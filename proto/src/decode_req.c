@@ -77,7 +77,7 @@ int cqp_decode_pairs(cqp_decoder *d, const json_t *body, cqp_pairs_req *out)
     if (rc == 0 && n > 0) {
         out->items = calloc(n, sizeof *out->items);
         if (!out->items)
-            rc = cqp_fail(d->problem, CQP_P_INTERNAL, NULL, "out of memory");
+            rc = cqp_fail(d->problem, CQP_P_BUSY, NULL, "out of memory");
     }
     for (size_t i = 0; i < n && rc == 0; i++) {
         int inner = cqpd_push_index(d, i);
@@ -109,7 +109,7 @@ static int decode_id_filter(cqp_decoder *d, const json_t *a, cqp_contacts_req *o
     out->ids = calloc(n ? n : 1, sizeof *out->ids);
     out->id_ptrs = calloc(n ? n : 1, sizeof *out->id_ptrs);
     if (!out->ids || !out->id_ptrs)
-        return cqp_fail(d->problem, CQP_P_INTERNAL, NULL, "out of memory");
+        return cqp_fail(d->problem, CQP_P_BUSY, NULL, "out of memory");
     for (size_t i = 0; i < n; i++) {
         int mark = cqpd_push_index(d, i);
         int rc = cqp_decode_id(d, json_array_get(a, i), out->ids[i]);
@@ -153,7 +153,7 @@ static int decode_direction(cqp_decoder *d, const json_t *ray, cq_vec3 *out)
     cq_vec3 dir;
     if (cqpd_enter(d, ray, "direction", true, &v, &mark) < 0)
         return -1;
-    int rc = cqp_decode_vec3(d, v, &dir);
+    int rc = cqpd_finite_vec3(d, v, &dir);
     if (rc == 0) {
         double m = fmax(fabs(dir.x), fmax(fabs(dir.y), fabs(dir.z)));
         if (m == 0) {
@@ -167,13 +167,31 @@ static int decode_direction(cqp_decoder *d, const json_t *ray, cq_vec3 *out)
     return rc;
 }
 
+/* A ray's length, >= 0; any length beyond RAY_UNBOUNDED (a client's way of
+ * saying "no limit", such as float's maximum) means the same. */
+static int decode_max_distance(cqp_decoder *d, const json_t *ray, double *out)
+{
+    const json_t *v;
+    int mark;
+    int in = cqpd_enter(d, ray, "max_distance", false, &v, &mark);
+    if (in <= 0)
+        return in;
+    double x = 0;
+    int rc = cqpd_finite(d, v, &x);
+    if (rc == 0 && x < 0)
+        rc = cqpd_fail(d, CQP_P_BAD_VALUE, "must be >= 0");
+    if (rc == 0)
+        *out = fmin(x, RAY_UNBOUNDED);
+    cqpd_pop(d, mark);
+    return rc;
+}
+
 static int decode_ray(cqp_decoder *d, const json_t *v, cq_world_ray *out)
 {
     out->ray.max_distance = RAY_UNBOUNDED;
     out->mask = UINT32_MAX;
     if (cqpd_object(d, v, ray_fields, "a ray") || cqpd_field_vec3(d, v, "origin", true, &out->ray.origin) < 0 ||
-        decode_direction(d, v, &out->ray.direction) ||
-        cqpd_field_nonneg(d, v, "max_distance", false, &out->ray.max_distance) < 0 ||
+        decode_direction(d, v, &out->ray.direction) || decode_max_distance(d, v, &out->ray.max_distance) < 0 ||
         cqpd_field_uint32(d, v, "mask", &out->mask) < 0)
         return -1;
     return 0;
@@ -197,7 +215,7 @@ int cqp_decode_raycast(cqp_decoder *d, const json_t *body, cqp_raycast_req *out)
     if (rc == 0 && n > 0) {
         out->rays = calloc(n, sizeof *out->rays);
         if (!out->rays)
-            rc = cqp_fail(d->problem, CQP_P_INTERNAL, NULL, "out of memory");
+            rc = cqp_fail(d->problem, CQP_P_BUSY, NULL, "out of memory");
     }
     for (size_t i = 0; i < n && rc == 0; i++) {
         int inner = cqpd_push_index(d, i);

@@ -108,7 +108,7 @@ static int decode_triangle(cqp_decoder *d, const json_t *v, cq_shape *s)
 static int build_failed(cqp_decoder *d, int status)
 {
     if (status == CQ_ENO_MEMORY)
-        return cqp_fail(d->problem, CQP_P_INTERNAL, NULL, "out of memory");
+        return cqp_fail(d->problem, CQP_P_BUSY, NULL, "out of memory");
     return cqpd_fail(d, CQP_P_BAD_VALUE, "is invalid: %s", cq_strerror(status));
 }
 
@@ -176,7 +176,7 @@ static int decode_mesh(cqp_decoder *d, const json_t *v, cqp_shape *out)
     if (cqpd_array_limited(d, a, true, max, "vertices", &nv) == 0) {
         vertices = malloc(sizeof *vertices * nv);
         if (!vertices)
-            cqp_fail(d->problem, CQP_P_INTERNAL, NULL, "out of memory");
+            cqp_fail(d->problem, CQP_P_BUSY, NULL, "out of memory");
         else
             rc = decode_points(d, a, vertices, nv);
     }
@@ -189,7 +189,7 @@ static int decode_mesh(cqp_decoder *d, const json_t *v, cqp_shape *out)
     if (cqpd_array_limited(d, a, true, max, "triangles", &nt) == 0) {
         tri = malloc(sizeof *tri * nt);
         if (!tri)
-            cqp_fail(d->problem, CQP_P_INTERNAL, NULL, "out of memory");
+            cqp_fail(d->problem, CQP_P_BUSY, NULL, "out of memory");
         else
             rc = decode_indices(d, a, nt, nv, tri);
     }

@@ -57,7 +57,7 @@ static int batch_alloc(cqp_decoder *d, cqp_batch *b, size_t n)
     b->ids = calloc(n, sizeof *b->ids);
     if (!b->ops || !b->shapes || !b->ids) {
         cqp_batch_release(b);
-        return cqp_fail(d->problem, CQP_P_INTERNAL, NULL, "out of memory");
+        return cqp_fail(d->problem, CQP_P_BUSY, NULL, "out of memory");
     }
     b->count = (int)n;
     return 0;

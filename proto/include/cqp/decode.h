@@ -45,7 +45,8 @@ void cqp_decoder_init(cqp_decoder *d, const cqp_limits *limits, cqp_problem *pro
 
 /// Parses text as one JSON value, rejecting duplicate keys. Returns a new
 /// reference, or NULL with a BAD_JSON problem whose detail gives jansson's
-/// message with line and column (an overflowing number is reported so too).
+/// message with line and column (an overflowing number is reported so too),
+/// or a BUSY problem when an allocation failed.
 json_t *cqp_parse(const char *text, size_t len, cqp_problem *p);
 
 /// A shape decoded from JSON. A convex shape owns its hull and a mesh
