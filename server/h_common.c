@@ -21,12 +21,16 @@ int cqd_h_no_shape(cqd_call *c, const char *id, const char *pointer)
     return cqp_fail(&c->problem, CQP_P_NOT_FOUND, pointer, "no shape '%s' in world '%s'", id, c->world);
 }
 
+int cqd_fail_oom(cqd_call *c)
+{
+    c->resp->retry_after = 1;
+    return cqp_fail(&c->problem, CQP_P_BUSY, NULL, "out of memory");
+}
+
 int cqd_h_server_fail(cqd_call *c, int status, const char *what)
 {
-    if (status == CQ_ENO_MEMORY) {
-        c->resp->retry_after = 1;
-        return cqp_fail(&c->problem, CQP_P_BUSY, NULL, "%s: out of memory", what);
-    }
+    if (status == CQ_ENO_MEMORY)
+        return cqd_fail_oom(c);
     return cqp_fail(&c->problem, CQP_P_INTERNAL, NULL, "%s: %s", what, cq_strerror(status));
 }
 

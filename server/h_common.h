@@ -19,9 +19,13 @@ void cqd_h_release(cqd_call *c, cqd_world *w);
 /// 404 "no shape 'id' in world 'world'" at pointer (NULL for none); returns -1.
 int cqd_h_no_shape(cqd_call *c, const char *id, const char *pointer);
 
-/// A failure that is the server's, not the request's: out of memory is 503
-/// with Retry-After (memory may come back), anything else 500. what names
-/// the step that failed. Returns -1.
+/// Out of memory: 503 "unavailable" with Retry-After 1 and the detail "out
+/// of memory" (memory may come back; the handler changed nothing). Returns -1.
+int cqd_fail_oom(cqd_call *c);
+
+/// A failure that is the server's, not the request's: out of memory as
+/// cqd_fail_oom, anything else 500. what names the step that failed.
+/// Returns -1.
 int cqd_h_server_fail(cqd_call *c, int status, const char *what);
 
 /// A new zeroed array of n elements of size bytes (free() it); n may be 0.

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fallbacks.h"
+#include "h_common.h"
 #include "handlers.h"
 #include "metrics.h"
 #include "openapi.h"
@@ -115,7 +116,7 @@ int cqd_h_fallbacks(cqd_call *c)
         return -1;
     cqd_fallback_entry *entries = malloc((size_t)limit * sizeof *entries);
     if (!entries)
-        return cqp_fail(&c->problem, CQP_P_INTERNAL, NULL, "out of memory");
+        return cqd_fail_oom(c);
     pthread_mutex_lock(&c->srv->threads_lock);
     int n = cqd_fallbacks_collect(c->srv->threads, entries, limit);
     pthread_mutex_unlock(&c->srv->threads_lock);

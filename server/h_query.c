@@ -11,9 +11,26 @@
 #include "server.h"
 #include "thread.h"
 
-int cqd_h_broadphase(cqd_call *c)
+/* The world locked shared, its broadphase brought up to date first if an
+ * earlier shortage of memory left it stale (an empty batch runs only the
+ * upkeep, which retries the update); NULL with a 404 problem. */
+static cqd_world *acquire_current(cqd_call *c)
 {
     cqd_world *w = cqd_h_acquire(c, false);
+    if (!w || !cq_world_get_stats(w->world).broadphase_stale)
+        return w;
+    cqd_h_release(c, w);
+    if (!(w = cqd_h_acquire(c, true)))
+        return NULL;
+    int bad_op;
+    cq_world_apply(w->world, NULL, 0, &bad_op);
+    cqd_h_release(c, w);
+    return cqd_h_acquire(c, false);
+}
+
+int cqd_h_broadphase(cqd_call *c)
+{
+    cqd_world *w = acquire_current(c);
     if (!w)
         return -1;
     int n = cq_world_get_stats(w->world).broadphase_pairs;
@@ -168,7 +185,7 @@ static int raycast_closest(cqd_call *c, const cq_world *world, const cqp_raycast
 {
     cq_world_ray_hit *hits = cqd_h_array((size_t)req->count, sizeof *hits);
     if (!hits)
-        return cqd_h_server_fail(c, CQ_ENO_MEMORY, "ray cast");
+        return cqd_fail_oom(c);
     int bad_ray = -1;
     int rc = cq_world_raycast(world, req->rays, req->count, hits, &bad_ray);
     if (rc == CQ_OK) {
@@ -189,7 +206,7 @@ static int raycast_all(cqd_call *c, const cq_world *world, const cqp_raycast_req
 {
     int *first = cqd_h_array((size_t)req->count + 1, sizeof *first);
     if (!first)
-        return cqd_h_server_fail(c, CQ_ENO_MEMORY, "ray cast");
+        return cqd_fail_oom(c);
     /* a guess of two hits a ray; one retry with the exact total */
     int cap = 2 * req->count + 16;
     cq_world_ray_hit *hits = NULL;

@@ -24,6 +24,24 @@ static int apply_fail(cqd_call *c, const cqp_batch *b, bool single, int rc, int 
     return cqd_h_server_fail(c, rc, "applying the batch");
 }
 
+/* Room for the batch, made before it is journaled: a journaled change
+ * must not then fail for memory, or recovery would apply what the client
+ * was told failed. Each upsert of an id the world lacks may add a shape.
+ * 0, or -1 with a 503 problem. */
+static int reserve(cqd_call *c, cq_world *world, const cqp_batch *b)
+{
+    int shapes = cq_world_count(world);
+    for (int i = 0; i < b->count; i++) {
+        cq_world_handle h;
+        const cq_world_op *op = &b->ops[i];
+        if (op->kind == CQ_WORLD_UPSERT && op->id && cq_world_find(world, op->id, &h) != CQ_OK &&
+            shapes < CQ_WORLD_MAX_SHAPES)
+            shapes++;
+    }
+    int rc = cq_world_reserve(world, shapes, b->count);
+    return rc == CQ_OK ? 0 : cqd_h_server_fail(c, rc, "making room for the shapes");
+}
+
 /* The stored shape under id as GET gives it; 0, or -1 with a 404. */
 static int write_stored(cqd_call *c, const cq_world *world, const char *id)
 {
@@ -43,7 +61,7 @@ int cqd_h_shape_put(cqd_call *c)
     int status = -1;
     uint64_t seq = 0;
     cqd_world *w = cqd_h_acquire(c, true);
-    if (w && cqd_journal_call(c, w, &seq) == 0) {
+    if (w && reserve(c, w->world, &b) == 0 && cqd_journal_call(c, w, &seq) == 0) {
         cq_world_handle h;
         bool existed = cq_world_find(w->world, c->id, &h) == CQ_OK;
         int bad_op;
@@ -108,7 +126,7 @@ int cqd_h_batch(cqd_call *c)
     int status = -1;
     uint64_t seq = 0;
     cqd_world *w = cqd_h_acquire(c, true);
-    if (w && cqd_journal_call(c, w, &seq) == 0) {
+    if (w && reserve(c, w->world, &b) == 0 && cqd_journal_call(c, w, &seq) == 0) {
         int bad_op;
         int rc = cq_world_apply(w->world, b.ops, b.count, &bad_op);
         if (rc == CQ_OK) {

@@ -16,6 +16,9 @@ static int put_fail(cqd_call *c, const cqp_world_req *req, int rc, int bad_op)
 {
     if (rc == CQ_ENO_MEMORY)
         return cqd_h_server_fail(c, rc, "creating the world");
+    if (rc == CQD_REGISTRY_FULL)
+        return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, NULL, "the server holds its limit of %d worlds (--max-worlds)",
+                        c->srv->cfg.max_worlds);
     const char *base = req->import ? "/settings" : "";
     char ptr[64];
     if (bad_op >= 0) {

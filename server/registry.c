@@ -15,6 +15,7 @@ struct cqd_registry {
     pthread_mutex_t lock; /* guards the array and every entry's refs */
     cqd_world **w;        /* sorted by name */
     int n, cap;
+    int max;              /* worlds allowed; 0 = no cap */
 };
 
 cqd_registry *cqd_registry_create(void)
@@ -25,6 +26,13 @@ cqd_registry *cqd_registry_create(void)
         return NULL;
     }
     return r;
+}
+
+void cqd_registry_limit(cqd_registry *r, int max)
+{
+    pthread_mutex_lock(&r->lock);
+    r->max = max;
+    pthread_mutex_unlock(&r->lock);
 }
 
 static void world_free(cqd_world *w)
@@ -127,8 +135,8 @@ static int run_hook(const cqd_registry_hook *hook, cqd_world *w)
 }
 
 /* Inserts a new entry owning world. 201; 0 when the name appeared since the
- * caller looked (nothing taken); CQ_ENO_MEMORY or CQD_REGISTRY_REFUSED
- * (nothing taken). */
+ * caller looked (nothing taken); CQ_ENO_MEMORY, CQD_REGISTRY_FULL or
+ * CQD_REGISTRY_REFUSED (nothing taken). */
 static int insert(cqd_registry *r, const char *name, cq_world *world, cqd_world_state *state,
                   const cqd_registry_hook *hook)
 {
@@ -155,6 +163,8 @@ static int insert(cqd_registry *r, const char *name, cq_world *world, cqd_world_
     int status = 201;
     if (found) {
         status = 0;
+    } else if (r->max > 0 && r->n >= r->max) {
+        status = CQD_REGISTRY_FULL;
     } else if (r->n == r->cap) {
         int cap = r->cap ? 2 * r->cap : 8;
         cqd_world **grown = realloc(r->w, (size_t)cap * sizeof *grown);
@@ -215,7 +225,12 @@ int cqd_registry_put_hooked(cqd_registry *r, const char *name, const cq_world_se
     for (;;) {
         cqd_world *w = cqd_world_acquire(r, name, true);
         if (w) {
-            int rc = run_hook(hook, w); /* refused: nothing changes */
+            /* Storage for a larger capacity first: once journaled, the
+             * change must not fail for memory. */
+            int capacity = !import && settings && settings->capacity > 0 ? settings->capacity : 0;
+            int rc = cq_world_reserve(w->world, capacity, 0);
+            if (rc == CQ_OK)
+                rc = run_hook(hook, w); /* refused: nothing changes */
             cq_world *old = NULL;
             if (rc == CQ_OK && import) {
                 old = w->world;

@@ -26,6 +26,10 @@ typedef struct cqd_registry cqd_registry;
 
 /// A new empty registry, or NULL when out of memory.
 cqd_registry *cqd_registry_create(void);
+/// Caps the worlds held at max (0: no cap, the default): creating one more
+/// returns CQD_REGISTRY_FULL. The daemon sets it once recovery is done, so
+/// lowering the cap never drops worlds already acknowledged.
+void cqd_registry_limit(cqd_registry *r, int max);
 /// Frees the registry and every world. No request may run.
 void cqd_registry_destroy(cqd_registry *r);
 
@@ -36,7 +40,7 @@ cqd_world *cqd_world_acquire(cqd_registry *r, const char *name, bool write);
 void cqd_world_release(cqd_registry *r, cqd_world *w);
 
 /// Creates the world (status 201) or, when it exists, applies the settings
-/// (200). With import set, the world's content is replaced by the ops (all
+/// (200), or CQD_REGISTRY_FULL past the cap. With import set, the world's content is replaced by the ops (all
 /// upserts) atomically: on any failure nothing changes, *bad_op names the
 /// op to blame (or -1). Returns 201, 200, or a negative cq_status.
 int cqd_registry_put(cqd_registry *r, const char *name, const cq_world_settings *settings, bool import,
@@ -56,6 +60,8 @@ int cqd_registry_delete(cqd_registry *r, const char *name);
 
 /// What the hooked calls return when the hook refused the change.
 #define CQD_REGISTRY_REFUSED (-1000)
+/// What a put returns when it would create a world past the cap.
+#define CQD_REGISTRY_FULL (-1001)
 /// Called under the lock that orders a world's mutations (the world's
 /// write lock, or the registry's while a new world is inserted), just
 /// before the change is made, so the journal records changes in the order

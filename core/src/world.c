@@ -239,8 +239,10 @@ int cq_world_configure(cq_world *w, const cq_world_settings *settings)
     int rc = check_settings(&s);
     if (rc != CQ_OK)
         return rc;
-    if (s.capacity > w->cap) {
-        rc = world_grow(w, s.capacity);
+    /* Compared with the setting, not the storage: cq_world_reserve may have
+     * grown the storage for this very call. */
+    if (s.capacity > w->settings.capacity) {
+        rc = s.capacity > w->cap ? world_grow(w, s.capacity) : CQ_OK;
         if (rc != CQ_OK)
             return rc;
     } else {

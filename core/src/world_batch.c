@@ -78,6 +78,16 @@ int world_batch_reserve(cq_world *w, int ops)
     return CQ_OK;
 }
 
+int cq_world_reserve(cq_world *w, int shapes, int ops)
+{
+    if (shapes < 0 || ops < 0)
+        return CQ_ERANGE;
+    int rc = world_batch_reserve(w, ops);
+    if (rc == CQ_OK && shapes > w->cap)
+        rc = world_grow(w, shapes);
+    return rc;
+}
+
 void world_batch_release(cq_world *w)
 {
     cq_free(w->batch_block, w->batch_block_size);

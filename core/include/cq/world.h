@@ -139,6 +139,14 @@ int cq_world_configure(cq_world *world, const cq_world_settings *settings);
 /// stats say which is stale, and the next mutation retries.
 int cq_world_apply(cq_world *world, const cq_world_op *ops, int count, int *bad_op);
 
+/// Storage only: makes room for shapes shapes and for batches of ops ops,
+/// so that cq_world_configure up to that capacity and cq_world_apply of a
+/// batch that size leaving at most that many shapes cannot run out of
+/// memory (a server journals a change between the two). Settings and
+/// content are unchanged. CQ_OK, CQ_ENO_MEMORY, or CQ_ERANGE (negative, or
+/// past CQ_WORLD_MAX_SHAPES).
+int cq_world_reserve(cq_world *world, int shapes, int ops);
+
 /// Live shapes.
 int cq_world_count(const cq_world *world);
 
