@@ -28,7 +28,12 @@ typedef struct cqd_config {
     int threads;              ///< --threads (default: online cores)
     size_t max_body;          ///< --max-body BYTES (default 16 MiB)
     int max_connections;      ///< --max-connections (default 1024)
+    int max_connections_per_ip; ///< --max-connections-per-ip (default 0: no limit)
     int timeout_s;            ///< --timeout seconds an idle/slow HTTP client may take (default 30)
+    int max_inflight;         ///< --max-inflight requests admitted at once; 503 beyond (default 256)
+    size_t max_buffered;      ///< --max-buffered body bytes held by requests in flight; 503 beyond (default 512 MiB)
+    size_t max_request_memory; ///< --max-request-memory: decoded JSON one request may hold; 413 beyond (default 256 MiB)
+    int max_worlds;           ///< --max-worlds held at once; 422 beyond (default 10000)
     char token[256];          ///< --token: bearer token, "" = no auth
     cqd_log_level log_level;  ///< --log-level error|warn|info|debug (default info)
     cqp_limits limits;        ///< --max-pairs, --max-rays, --max-hull-points, --max-mesh-triangles, --max-batch, --max-hits, --max-world-capacity

@@ -29,10 +29,13 @@ struct cqd_http {
 
 /// One request's state, kept in MHD's per-request pointer. Requests without
 /// a query string or a body never allocate one: their pointer is set to the
-/// cqd_http itself once their headers were seen.
+/// cqd_http itself once their headers were seen and they were admitted.
 typedef struct http_req {
     bool started;      ///< the access handler saw the headers
     bool too_large;    ///< the body passed --max-body: the rest is discarded
+    bool shed;         ///< the body passed --max-buffered: the rest is discarded
+    bool admitted;     ///< counted in flight (admit.h) until on_completed
+    size_t reserved;   ///< body bytes reserved with admission control
     bool body_inline;  ///< body points into mem (the length was declared)
     const char *query; ///< the raw query string in mem, or NULL
     char *body;
@@ -66,8 +69,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
     (void)conn;
     (void)toe;
+    cqd_http *h = cls;
     http_req *r = *con_cls;
-    if (r && *con_cls != cls) {
+    if (*con_cls == cls) {
+        cqd_admit_leave(&h->srv->admit, 0);
+    } else if (r) {
+        if (r->admitted)
+            cqd_admit_leave(&h->srv->admit, r->reserved);
         if (!r->body_inline)
             free(r->body);
         free(r);
@@ -148,17 +156,30 @@ static enum MHD_Result respond(cqd_http *h, struct MHD_Connection *conn, const c
     return send_response(conn, &resp);
 }
 
-static enum MHD_Result refuse_too_large(cqd_http *h, struct MHD_Connection *conn, const char *url,
-                                        const char *method, const char *what)
+/// Answers a request that is not run: the body, if any, is left unread.
+static enum MHD_Result refuse(cqd_http *h, struct MHD_Connection *conn, const char *url, const char *method,
+                              cqp_problem_kind kind, const char *detail)
 {
     cqd_request req;
     request_of(conn, url, method, NULL, &req);
-    char detail[160];
-    snprintf(detail, sizeof detail, "%s is over the limit of %zu bytes (--max-body)", what, h->srv->cfg.max_body);
     cqd_response resp;
     cqd_response_init(&resp);
-    cqd_refuse(h->srv, &req, CQP_P_TOO_LARGE, detail, &resp);
+    cqd_refuse(h->srv, &req, kind, detail, &resp);
     return send_response(conn, &resp);
+}
+
+static enum MHD_Result refuse_too_large(cqd_http *h, struct MHD_Connection *conn, const char *url,
+                                        const char *method, const char *what)
+{
+    char detail[160];
+    snprintf(detail, sizeof detail, "%s is over the limit of %zu bytes (--max-body)", what, h->srv->cfg.max_body);
+    return refuse(h, conn, url, method, CQP_P_TOO_LARGE, detail);
+}
+
+static enum MHD_Result refuse_busy(cqd_http *h, struct MHD_Connection *conn, const char *url, const char *method)
+{
+    return refuse(h, conn, url, method, CQP_P_BUSY,
+                  "too many requests or request bytes in flight (--max-inflight, --max-buffered); retry shortly");
 }
 
 /// The declared Content-Length, or -1 when there is none (MHD has already
@@ -172,8 +193,9 @@ static long long declared_length(struct MHD_Connection *conn)
     return n > (unsigned long long)INT64_MAX ? INT64_MAX : (long long)n;
 }
 
-/// First call: the headers are in, no body yet. Answers at once when there
-/// is no body or it is declared too large; else sets up the buffer.
+/// First call: the headers are in, no body yet. Answers at once when the
+/// body is declared too large or admission control refuses the request;
+/// else admits it and sets up the buffer for its body, if any.
 static enum MHD_Result on_headers(cqd_http *h, struct MHD_Connection *conn, const char *url, const char *method,
                                   void **con_cls)
 {
@@ -185,26 +207,32 @@ static enum MHD_Result on_headers(cqd_http *h, struct MHD_Connection *conn, cons
         snprintf(what, sizeof what, "a body of %lld bytes", declared);
         return refuse_too_large(h, conn, url, method, what);
     }
+    // A chunked body reserves its bytes as it grows (on_data).
+    size_t inline_len = chunked || declared <= 0 ? 0 : (size_t)declared;
+    if (!cqd_admit_enter(&h->srv->admit, inline_len))
+        return refuse_busy(h, conn, url, method);
     if (!chunked && declared <= 0) {
         // Answering before MHD has the whole request would cost the
         // keep-alive: mark the request started and answer on the next call.
         if (r)
-            r->started = true;
+            r->started = r->admitted = true;
         else
             *con_cls = h;
         return MHD_YES;
     }
     size_t qlen = r && r->query ? strlen(r->query) + 1 : 0;
-    size_t inline_len = chunked ? 0 : (size_t)declared;
     http_req *grown = realloc(r, sizeof *r + qlen + inline_len);
-    if (!grown)
+    if (!grown) {
+        cqd_admit_leave(&h->srv->admit, inline_len);
         return MHD_NO; // out of memory: drop the connection (on_completed frees r)
+    }
     if (!r)
         memset(grown, 0, sizeof *grown);
     r = grown;
     *con_cls = r;
     r->query = qlen ? r->mem : NULL;
-    r->started = true;
+    r->started = r->admitted = true;
+    r->reserved = inline_len;
     if (!chunked) {
         r->body_inline = true;
         r->body = r->mem + qlen;
@@ -213,18 +241,25 @@ static enum MHD_Result on_headers(cqd_http *h, struct MHD_Connection *conn, cons
     return MHD_YES;
 }
 
-/// Appends a piece of the body; past the cap, drops the buffer and notes it.
+/// Forgets the body received so far; the rest of it will be discarded.
+static void drop_body(http_req *r)
+{
+    if (!r->body_inline)
+        free(r->body);
+    r->body = NULL;
+    r->body_inline = false;
+    r->len = r->cap = 0;
+}
+
+/// Appends a piece of the body; past --max-body or --max-buffered, drops
+/// the buffer and notes why.
 static enum MHD_Result on_data(cqd_http *h, http_req *r, const char *data, size_t n)
 {
-    if (r->too_large)
+    if (r->too_large || r->shed)
         return MHD_YES;
     if (n > h->srv->cfg.max_body - r->len) {
         r->too_large = true;
-        if (!r->body_inline)
-            free(r->body);
-        r->body = NULL;
-        r->body_inline = false;
-        r->len = r->cap = 0;
+        drop_body(r);
         return MHD_YES;
     }
     if (r->len + n > r->cap) {
@@ -235,6 +270,14 @@ static enum MHD_Result on_data(cqd_http *h, http_req *r, const char *data, size_
             cap *= 2;
         if (cap > h->srv->cfg.max_body)
             cap = h->srv->cfg.max_body;
+        if (cap > r->reserved) {
+            if (!cqd_admit_grow(&h->srv->admit, cap - r->reserved)) {
+                r->shed = true;
+                drop_body(r);
+                return MHD_YES;
+            }
+            r->reserved = cap;
+        }
         char *body = realloc(r->body, cap);
         if (!body)
             return MHD_NO;
@@ -264,6 +307,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     }
     if (r->too_large)
         return refuse_too_large(h, conn, url, method, "the body");
+    if (r->shed)
+        return refuse_busy(h, conn, url, method);
     return respond(h, conn, url, method, r);
 }
 
@@ -306,6 +351,7 @@ cqd_http *cqd_http_start(cqd_server *srv, int *port)
     struct MHD_OptionItem numbers[] = {
         {MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s, NULL},
+        {MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip, NULL},
         // MHD zeroes each connection's pool per request: 16 KiB holds any
         // sane request head (bodies live in our own buffer) and halves the
         // default's cost.

@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "json_arena.h"
+#include "registry.h"
 #include "replay.h"
 #include "server.h"
 #include "store.h"
@@ -96,6 +98,27 @@ static void close_loop(uv_loop_t *loop)
     uv_loop_close(loop);
 }
 
+/// Each listener may hold --max-connections sockets; the usual soft limit
+/// of 1024 descriptors would refuse a flood's connections long before that
+/// (and with them every other client), so it is raised as far as allowed.
+static void raise_fd_limit(cqd_server *srv)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    rlim_t want = 2 * (rlim_t)srv->cfg.max_connections + 256;
+    if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max) {
+        cqd_log(&srv->log, CQD_LOG_WARN, "only %llu file descriptors allowed for %d connections per listener",
+                (unsigned long long)rl.rlim_max, srv->cfg.max_connections);
+        want = rl.rlim_max;
+    }
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
+        return;
+    rl.rlim_cur = want;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        cqd_log(&srv->log, CQD_LOG_WARN, "cannot raise the file descriptor limit: %s", strerror(errno));
+}
+
 /// Start-up: signals, HTTP, stream, port file. Returns 0 or -1 (logged);
 /// on failure after the stream started, the drain is already under way.
 static int start(daemon_ctx *d)
@@ -107,6 +130,7 @@ static int start(daemon_ctx *d)
         cqd_log(&d->srv.log, CQD_LOG_ERROR, "cannot install the signal handlers");
         return -1;
     }
+    raise_fd_limit(&d->srv);
     int http_port = 0, stream_port = 0;
     d->http = cqd_http_start(&d->srv, &http_port);
     if (!d->http)
@@ -169,6 +193,7 @@ int main(int argc, char **argv)
         begin_drain(&d);
     } else {
         recovered = true;
+        cqd_registry_limit(d.srv.worlds, cfg.max_worlds); // after recovery: never drops an acknowledged world
         atomic_store_explicit(&d.srv.state, CQD_READY, memory_order_release);
     }
     // A failed start runs the loop only to finish the drain it began.

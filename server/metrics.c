@@ -319,6 +319,16 @@ static void render_process(cqp_buf *out, cqd_server *srv, int threads)
     scalar_uint(out, "collisiond_ready", "gauge", "1 when the server is ready (as /readyz), else 0.",
                 atomic_load(&srv->state) == CQD_READY);
     scalar_uint(out, "collisiond_threads", "gauge", "Threads that have handled requests.", (uint64_t)threads);
+    // The scrape itself is in flight: it counts itself.
+    long inflight = atomic_load_explicit(&srv->admit.inflight, memory_order_relaxed);
+    scalar_uint(out, "collisiond_requests_in_flight", "gauge", "Requests admitted and not yet answered.",
+                (uint64_t)(inflight > 0 ? inflight : 0));
+    scalar_uint(out, "collisiond_request_bytes_buffered", "gauge",
+                "Request body bytes reserved by the requests in flight.",
+                (uint64_t)atomic_load_explicit(&srv->admit.buffered, memory_order_relaxed));
+    scalar_uint(out, "collisiond_requests_shed_total", "counter",
+                "Requests answered 503 at once by admission control (--max-inflight, --max-buffered).",
+                atomic_load_explicit(&srv->admit.shed, memory_order_relaxed));
 }
 
 void cqd_metrics_render(cqd_server *srv, cqp_buf *out)

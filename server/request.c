@@ -107,6 +107,9 @@ static int fail(cqd_call *c)
     cqp_writer_init(&c->out, &resp->body, pretty);
     cqp_write_problem(&c->out, &c->problem);
     resp->content_type = problem_content_type;
+    // Shed load and exhausted memory pass: the client should come back.
+    if (c->problem.kind == CQP_P_BUSY && resp->retry_after <= 0)
+        resp->retry_after = 1;
     return cqp_problem_status(c->problem.kind);
 }
 
@@ -151,7 +154,7 @@ static int run(cqd_call *c)
     const cqd_request *req = c->req;
     cqd_response *resp = c->resp;
     if (!c->self) {
-        cqp_fail(&c->problem, CQP_P_INTERNAL, NULL, "out of memory");
+        cqp_fail(&c->problem, CQP_P_BUSY, NULL, "out of memory");
         return fail(c);
     }
 
@@ -191,6 +194,12 @@ static int run(cqd_call *c)
     }
     if ((r->flags & CQD_ROUTE_BODY) && req->body_len > 0) {
         c->body = cqp_parse(req->body, req->body_len, &c->problem);
+        if (!c->body && c->self->json.over_budget)
+            cqp_fail(&c->problem, CQP_P_TOO_LARGE, NULL,
+                     "the body decodes to more than %zu bytes of JSON values (--max-request-memory)",
+                     srv->cfg.max_request_memory);
+        else if (!c->body && c->self->json.failed)
+            cqp_fail(&c->problem, CQP_P_BUSY, NULL, "out of memory decoding the body");
         if (!c->body)
             return fail(c);
         if (!json_is_object(c->body)) {
@@ -208,7 +217,7 @@ static int run(cqd_call *c)
     if (status < 0)
         return fail(c);
     if (resp->body.oom) {
-        cqp_fail(&c->problem, CQP_P_INTERNAL, NULL, "out of memory writing the response");
+        cqp_fail(&c->problem, CQP_P_BUSY, NULL, "out of memory writing the response");
         return fail(c);
     }
     if (status == 204)
@@ -238,7 +247,7 @@ void cqd_handle(struct cqd_server *srv, const cqd_request *req, cqd_response *re
     set_request_id(srv, req->request_id, resp->request_id);
     cqd_call c;
     call_init(&c, srv, req, resp, req->allow_pretty && wants_pretty(req->query));
-    cqd_json_arena *previous = c.self ? cqd_json_arena_enter(&c.self->json) : NULL;
+    cqd_json_arena *previous = c.self ? cqd_json_arena_enter(&c.self->json, srv->cfg.max_request_memory) : NULL;
     resp->status = run(&c);
     finish(&c, t0);
     cqd_record_request(srv, req, resp);

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "admit.h"
 #include "config.h"
 #include "log.h"
 
@@ -36,6 +37,7 @@ typedef struct cqd_server {
     struct cqd_thread *threads;     ///< every thread that ever handled a request
     struct cqd_recorder *recorder;  ///< --record FILE, or NULL (record.h)
     struct cqd_store *store;        ///< the journal and snapshots (store.h), or NULL without a data directory
+    cqd_admit admit;                ///< requests in flight and the body bytes they hold (admit.h)
 } cqd_server;
 
 /// Sets up srv from cfg (copied): logger, empty registry, no threads,

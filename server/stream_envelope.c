@@ -16,6 +16,7 @@
 #include "cqp/scan.h"
 #include "refuse.h"
 #include "stream_internal.h"
+#include "thread.h"
 
 /* ---- locating members in validated JSON text -------------------------- */
 
@@ -93,7 +94,7 @@ static int keep_texts(cqd_envelope *env, const char *path, cqp_problem *p)
     }
     env->copy = malloc(total);
     if (!env->copy)
-        return cqp_fail(p, CQP_P_INTERNAL, NULL, "out of memory");
+        return cqp_fail(p, CQP_P_BUSY, NULL, "out of memory");
     char *dst[N];
     char *at = env->copy;
     for (int i = 0; i < N; i++) {
@@ -199,8 +200,13 @@ void cqd_stream_reply(cqp_buf *out, const char *id, size_t id_len, const cqd_res
     cqp_writer w;
     if (resp->body.oom) {
         cqp_problem p;
-        cqp_fail(&p, CQP_P_INTERNAL, NULL, "out of memory");
+        cqp_fail(&p, CQP_P_BUSY, NULL, "out of memory");
         begin_reply(&w, out, id, id_len, cqp_problem_status(p.kind));
+        cqp_key(&w, "headers");
+        cqp_obj_begin(&w);
+        cqp_key(&w, "Retry-After");
+        cqp_str(&w, "1");
+        cqp_obj_end(&w);
         cqp_key(&w, "body");
         cqp_write_problem(&w, &p);
         end_reply(&w);
@@ -257,31 +263,53 @@ void cqd_stream_refuse(cqd_server *srv, const char *id, size_t id_len, const cha
     cqd_response_free(&resp);
 }
 
-void cqd_stream_answer(cqd_server *srv, const char *line, size_t len, cqp_buf *out)
+/// Answers a line that decoded as a request, unless too many are in flight.
+static void answer_request(cqd_server *srv, const cqd_envelope *env, cqp_buf *out)
 {
-    cqd_envelope env;
-    cqp_problem p;
-    if (cqd_envelope_parse(line, len, &env, &p) != 0) {
-        cqd_log(&srv->log, CQD_LOG_DEBUG, "stream: refused request line: %s", p.detail);
-        cqd_stream_refuse(srv, env.id, env.id_len, env.request_id, &p, out);
-        cqd_envelope_free(&env);
-        return;
-    }
     cqd_request req = {
         .transport = "stream",
-        .method = env.method,
-        .path = env.path,
-        .query = env.query,
-        .authorization = env.authorization,
-        .request_id = env.request_id,
-        .body = env.body,
-        .body_len = env.body_len,
+        .method = env->method,
+        .path = env->path,
+        .query = env->query,
+        .authorization = env->authorization,
+        .request_id = env->request_id,
+        .body = env->body,
+        .body_len = env->body_len,
         .allow_pretty = false,
     };
     cqd_response resp;
     cqd_response_init(&resp);
-    cqd_handle(srv, &req, &resp);
-    cqd_stream_reply(out, env.id, env.id_len, &resp);
+    // The line is already read: admission bounds the work, not the bytes.
+    if (cqd_admit_enter(&srv->admit, 0)) {
+        cqd_handle(srv, &req, &resp);
+        cqd_admit_leave(&srv->admit, 0);
+    } else {
+        cqd_refuse(srv, &req, CQP_P_BUSY, "too many requests in flight; retry shortly", &resp);
+    }
+    cqd_stream_reply(out, env->id, env->id_len, &resp);
     cqd_response_free(&resp);
+}
+
+void cqd_stream_answer(cqd_server *srv, const char *line, size_t len, cqp_buf *out)
+{
+    // The envelope's tree is held to the request memory budget too.
+    cqd_thread *self = cqd_thread_self(srv);
+    cqd_json_arena *previous = self ? cqd_json_arena_enter(&self->json, srv->cfg.max_request_memory) : NULL;
+    cqd_envelope env;
+    cqp_problem p;
+    if (cqd_envelope_parse(line, len, &env, &p) == 0) {
+        answer_request(srv, &env, out);
+    } else {
+        if (self && self->json.over_budget)
+            cqp_fail(&p, CQP_P_TOO_LARGE, NULL,
+                     "the line decodes to more than %zu bytes of JSON values (--max-request-memory)",
+                     srv->cfg.max_request_memory);
+        else if (self && self->json.failed)
+            cqp_fail(&p, CQP_P_BUSY, NULL, "out of memory decoding the line");
+        cqd_log(&srv->log, CQD_LOG_DEBUG, "stream: refused request line: %s", p.detail);
+        cqd_stream_refuse(srv, env.id, env.id_len, env.request_id, &p, out);
+    }
     cqd_envelope_free(&env);
+    if (self)
+        cqd_json_arena_leave(&self->json, previous);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_util.h"
 #include "cqp/decode.h"
 #include "metrics.h"
 #include "prom_oracle.h"
@@ -395,8 +396,7 @@ static FILE *srv_log;
 
 static void server_setup(void)
 {
-    cqd_config cfg;
-    memset(&cfg, 0, sizeof cfg);
+    cqd_config cfg = cu_default_config();
     cfg.log_level = CQD_LOG_INFO;
     ck_assert_int_eq(cqd_server_init(&srv, &cfg), 0);
     srv_log = tmpfile();

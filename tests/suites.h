@@ -37,4 +37,6 @@
     X(stream)        \
     X(record)        \
     X(journal)       \
-    X(json_arena)
+    X(json_arena)    \
+    X(admit)         \
+    X(oom)

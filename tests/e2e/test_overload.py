@@ -1,0 +1,247 @@
+"""Overload (issue 8; docs/API.md "Load shedding"): admission control
+answers 503 with Retry-After at once when too many requests or request
+bytes are in flight, on both listeners; slow and idle clients do not keep
+others from being served and are cut off after --timeout; a flood of
+connections leaves the daemon serving normally with its memory bounded.
+
+Requests are held "in flight" deterministically by sending the headers of
+a POST that declares a body and then withholding the body; no test here
+depends on how fast the machine is, only on generous upper bounds."""
+
+import json
+import os
+import resource
+import socket
+import threading
+import time
+
+from harness import DaemonCase, check_problem_body
+
+PAIR = {"a": {"shape": {"type": "sphere", "radius": 1}, "pose": {"position": [0, 0, 0]}},
+        "b": {"shape": {"type": "sphere", "radius": 1}, "pose": {"position": [1.5, 0, 0]}}}
+PAIR_BODY = json.dumps(PAIR).encode()
+PAIR_REQUEST = (b"POST /v1/pair HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                b"Content-Length: %d\r\n\r\n" % len(PAIR_BODY)) + PAIR_BODY
+FAST = 2.0  # seconds: a refusal or a small request on an idle daemon takes milliseconds
+
+
+def hold(port, declared):
+    """A connection whose request is in flight: headers declaring a body of
+    `declared` bytes, no body yet. Returns the socket (the caller closes)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(b"POST /v1/pair HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+              b"Content-Length: %d\r\n\r\n" % declared)
+    return s
+
+
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS for pid %d" % pid)
+
+
+def metric(text, name):
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError("no %s in the exposition" % name)
+
+
+class Admission(DaemonCase):
+
+    FLAGS = ("--max-inflight", "4", "--max-buffered", "1000", "--timeout", "5")
+
+    def wait_idle(self):
+        """Until the daemon has let go of every held request (it sees the
+        closed connections a moment after the client)."""
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            r = self.req("GET", "/healthz")
+            if r.status == 200:
+                return
+            time.sleep(0.05)
+        self.fail("the daemon still refuses after the held requests were closed")
+
+    def assertShed(self, r, elapsed, what):
+        self.assertEqual(r.status, 503, "%s: %s" % (what, r.describe()))
+        self.assertEqual(r.headers.get("retry-after"), "1", what)
+        self.assertProblem(r, 503, "unavailable", context=what)
+        self.assertLess(elapsed, FAST, "%s: a refusal must be immediate" % what)
+
+    def test_503_beyond_max_inflight_then_normal_service(self):
+        held = [hold(self.daemon.http_port, 10) for _ in range(4)]
+        try:
+            time.sleep(0.3)  # the daemon has read every head
+            t0 = time.monotonic()
+            r = self.req("GET", "/healthz")
+            self.assertShed(r, time.monotonic() - t0, "a fifth request over HTTP")
+            t0 = time.monotonic()
+            r = self.daemon.request("POST", "/v1/pair", body=PAIR)
+            self.assertShed(r, time.monotonic() - t0, "a fifth POST over HTTP")
+            s = self.daemon.stream()
+            try:
+                t0 = time.monotonic()
+                s.send({"id": 1, "method": "POST", "path": "/v1/pair", "body": PAIR})
+                line = s.read_line()
+                self.assertLess(time.monotonic() - t0, FAST)
+                self.assertEqual(line["id"], 1)
+                self.assertEqual(line["status"], 503, line)
+                self.assertEqual(line["headers"]["Retry-After"], "1", line)
+                check_problem_body(self, line["body"], 503, "unavailable", None, "stream")
+            finally:
+                s.close()
+            # A held request, once its body arrives, is answered normally.
+            held[0].sendall(b'{"x": 1}\n\n')  # the 10 bytes declared
+            status = held[0].recv(4096).split(b" ", 2)[1]
+            self.assertEqual(status, b"400")
+        finally:
+            for s in held:
+                s.close()
+        self.wait_idle()
+        self.ok("POST", "/v1/pair", PAIR)
+        shed = metric(self.req("GET", "/metrics").raw.decode(), "collisiond_requests_shed_total")
+        self.assertGreaterEqual(shed, 3)
+
+    def test_503_beyond_max_buffered(self):
+        big = hold(self.daemon.http_port, 800)
+        try:
+            time.sleep(0.3)
+            t0 = time.monotonic()
+            status, headers, body = self.daemon.raw_http(
+                b"POST /v1/pair HTTP/1.1\r\nHost: t\r\nContent-Length: 300\r\nConnection: close\r\n\r\n"
+                + b" " * 300)
+            self.assertLess(time.monotonic() - t0, FAST)
+            self.assertEqual(status, 503, body)
+            self.assertEqual(headers.get("retry-after"), "1")
+            # Requests without a body reserve nothing and still pass.
+            self.ok("GET", "/healthz")
+            text = self.req("GET", "/metrics").raw.decode()
+            self.assertEqual(metric(text, "collisiond_request_bytes_buffered"), 800)
+        finally:
+            big.close()
+        self.wait_idle()
+        self.ok("POST", "/v1/pair", PAIR)
+
+
+class SlowAndIdleClients(DaemonCase):
+
+    FLAGS = ("--timeout", "2", "--max-connections", "2000")
+
+    def test_slowloris_does_not_starve_others(self):
+        """300 connections dribble their headers a byte at a time while
+        another client's requests are all answered promptly."""
+        conns = []
+        for _ in range(300):
+            s = socket.create_connection(("127.0.0.1", self.daemon.http_port), timeout=10)
+            s.sendall(b"GET /healthz HTTP/1.1\r\n")
+            conns.append(s)
+        stop = threading.Event()
+
+        def dribble():
+            while not stop.is_set():
+                for s in conns:
+                    try:
+                        s.send(b"X")
+                    except OSError:
+                        pass
+                stop.wait(0.5)
+
+        t = threading.Thread(target=dribble)
+        t.start()
+        try:
+            worst = 0.0
+            for _ in range(40):
+                t0 = time.monotonic()
+                self.ok("POST", "/v1/pair", PAIR)
+                worst = max(worst, time.monotonic() - t0)
+            self.assertLess(worst, FAST, "a request waited behind the slow clients")
+        finally:
+            stop.set()
+            t.join()
+            for s in conns:
+                s.close()
+
+    def test_idle_connections_are_closed_after_the_timeout(self):
+        conns = [socket.create_connection(("127.0.0.1", self.daemon.http_port), timeout=10) for _ in range(50)]
+        conns[0].sendall(b"GET /healthz HTTP/1.1\r\nHost: t\r\n")  # a head never finished
+        try:
+            t0 = time.monotonic()
+            for s in conns:
+                s.settimeout(max(0.1, 10 - (time.monotonic() - t0)))
+                try:
+                    self.assertEqual(s.recv(4096), b"", "the daemon sent bytes to an idle client")
+                except ConnectionResetError:
+                    pass
+            elapsed = time.monotonic() - t0
+            self.assertGreater(elapsed, 1.5, "closed before --timeout")
+            self.assertLess(elapsed, 8, "idle connections were kept past --timeout")
+        finally:
+            for s in conns:
+                s.close()
+        self.ok("GET", "/healthz")
+
+
+class Flood(DaemonCase):
+
+    FLAGS = ("--max-inflight", "64", "--max-connections", "4000")
+
+    def setUp(self):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = min(hard, 8192)
+        if soft < want:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        if resource.getrlimit(resource.RLIMIT_NOFILE)[0] < 3500:
+            self.skipTest("this test needs 3500 file descriptors")
+
+    def flood(self, port, payload, count):
+        """count connections opened at once, each sending payload; returns
+        the first bytes each received (b"" when closed unanswered)."""
+        socks = []
+        for _ in range(count):
+            s = socket.socket()
+            s.settimeout(20)
+            s.connect(("127.0.0.1", port))
+            socks.append(s)
+        for s in socks:
+            s.sendall(payload)
+        out = []
+        for s in socks:
+            try:
+                out.append(s.recv(4096))
+            except OSError:
+                out.append(b"")
+            s.close()
+        return out
+
+    def test_flood_then_normal_service_and_bounded_memory(self):
+        pid = self.daemon.proc.pid
+        self.ok("POST", "/v1/pair", PAIR)
+        before = rss_kib(pid)
+        for round_ in range(2):
+            replies = self.flood(self.daemon.http_port, PAIR_REQUEST, 3000)
+            statuses = [r.split(b" ", 2)[1] if r.startswith(b"HTTP/1.1 ") else b"closed" for r in replies]
+            counts = {s: statuses.count(s) for s in set(statuses)}
+            self.assertLessEqual(set(counts), {b"200", b"503"}, counts)
+            for r in replies:
+                if b" 503 " in r.split(b"\r\n", 1)[0]:
+                    self.assertIn(b"\r\nRetry-After: 1\r\n", r)
+            self.assertGreater(counts.get(b"200", 0), 0, counts)
+            lines = self.flood(self.daemon.stream_port, b'{"id":1,"method":"POST","path":"/v1/pair","body":'
+                               + PAIR_BODY + b'}\n', 1500)
+            self.assertTrue(all(b'"status":200' in r or b'"status":503' in r for r in lines),
+                            [r for r in lines if b'"status":200' not in r][:3])
+        # Abrupt disconnects (RST) in the middle of requests.
+        for _ in range(1000):
+            s = socket.create_connection(("127.0.0.1", self.daemon.http_port))
+            s.sendall(PAIR_REQUEST[:40])
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            s.close()
+        for _ in range(20):
+            self.ok("POST", "/v1/pair", PAIR)
+        after = rss_kib(pid)
+        # Thousands of connections may cost a few tens of MiB of pools and
+        # buffers; a leak per connection would show as much more.
+        self.assertLess(after - before, 200 * 1024, "RSS grew from %d to %d KiB" % (before, after))
+        self.assertEqual(os.waitpid(pid, os.WNOHANG), (0, 0))
