@@ -245,3 +245,20 @@ class Flood(DaemonCase):
         # buffers; a leak per connection would show as much more.
         self.assertLess(after - before, 200 * 1024, "RSS grew from %d to %d KiB" % (before, after))
         self.assertEqual(os.waitpid(pid, os.WNOHANG), (0, 0))
+
+
+class WorldCap(DaemonCase):
+    """--max-worlds bounds the memory a client can claim by creating worlds."""
+
+    FLAGS = ("--max-worlds", "3")
+
+    def test_a_world_past_the_cap_is_refused_and_nothing_changes(self):
+        for name in ("a", "b", "c"):
+            self.ok("PUT", "/v1/worlds/" + name, {}, status=201)
+        r = self.req("PUT", "/v1/worlds/d", {})
+        self.assertProblem(r, 422, "over-limit", context="a fourth world")
+        self.assertEqual(self.req("GET", "/v1/worlds/d").status, 404)
+        self.assertEqual([w["name"] for w in self.ok("GET", "/v1/worlds")["worlds"]], ["a", "b", "c"])
+        self.ok("PUT", "/v1/worlds/c", {"settings": {"skin": 0.5}})  # configuring one held is not creating
+        self.ok("DELETE", "/v1/worlds/a", status=204)
+        self.ok("PUT", "/v1/worlds/d", {}, status=201)
