@@ -1,6 +1,7 @@
 /// @file server/admit.c
-/// Admission control (admit.h): two counters moved with compare-and-swap,
-/// so no lock is taken on the request path.
+/// Admission control (admit.h): counters moved with compare-and-swap, so no
+/// lock is taken on the request path and a count never shows more than its
+/// bound, not even for a moment.
 #include "admit.h"
 
 void cqd_admit_init(cqd_admit *a, long max_inflight, size_t max_buffered)
@@ -12,48 +13,37 @@ void cqd_admit_init(cqd_admit *a, long max_inflight, size_t max_buffered)
     a->max_buffered = max_buffered;
 }
 
-/// Adds more to buffered unless that passes the bound.
-static bool reserve(cqd_admit *a, size_t more)
+static bool shed(cqd_admit *a)
 {
-    size_t seen = atomic_load_explicit(&a->buffered, memory_order_relaxed);
-    do {
-        if (more > a->max_buffered - (seen < a->max_buffered ? seen : a->max_buffered))
-            return false;
-    } while (!atomic_compare_exchange_weak_explicit(&a->buffered, &seen, seen + more, memory_order_relaxed,
-                                                    memory_order_relaxed));
-    return true;
-}
-
-bool cqd_admit_enter(cqd_admit *a, size_t body)
-{
-    // Compare-and-swap rather than add-then-undo: the count never shows
-    // more than the bound, not even for a moment.
-    long seen = atomic_load_explicit(&a->inflight, memory_order_relaxed);
-    do {
-        if (seen >= a->max_inflight) {
-            atomic_fetch_add_explicit(&a->shed, 1, memory_order_relaxed);
-            return false;
-        }
-    } while (!atomic_compare_exchange_weak_explicit(&a->inflight, &seen, seen + 1, memory_order_relaxed,
-                                                    memory_order_relaxed));
-    if (body && !reserve(a, body)) {
-        atomic_fetch_sub_explicit(&a->inflight, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&a->shed, 1, memory_order_relaxed);
-        return false;
-    }
-    return true;
-}
-
-bool cqd_admit_grow(cqd_admit *a, size_t more)
-{
-    if (reserve(a, more))
-        return true;
     atomic_fetch_add_explicit(&a->shed, 1, memory_order_relaxed);
     return false;
 }
 
-void cqd_admit_leave(cqd_admit *a, size_t body)
+bool cqd_admit_enter(cqd_admit *a)
 {
-    atomic_fetch_sub_explicit(&a->buffered, body, memory_order_relaxed);
-    atomic_fetch_sub_explicit(&a->inflight, 1, memory_order_relaxed);
+    long seen = atomic_load_explicit(&a->inflight, memory_order_relaxed);
+    do {
+        if (seen >= a->max_inflight)
+            return shed(a);
+    } while (!atomic_compare_exchange_weak_explicit(&a->inflight, &seen, seen + 1, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    return true;
+}
+
+void cqd_admit_leave(cqd_admit *a) { atomic_fetch_sub_explicit(&a->inflight, 1, memory_order_relaxed); }
+
+bool cqd_admit_reserve(cqd_admit *a, size_t bytes)
+{
+    size_t seen = atomic_load_explicit(&a->buffered, memory_order_relaxed);
+    do {
+        if (seen > a->max_buffered || bytes > a->max_buffered - seen)
+            return shed(a);
+    } while (!atomic_compare_exchange_weak_explicit(&a->buffered, &seen, seen + bytes, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    return true;
+}
+
+void cqd_admit_release(cqd_admit *a, size_t bytes)
+{
+    atomic_fetch_sub_explicit(&a->buffered, bytes, memory_order_relaxed);
 }

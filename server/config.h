@@ -30,8 +30,8 @@ typedef struct cqd_config {
     int max_connections;      ///< --max-connections (default 1024)
     int max_connections_per_ip; ///< --max-connections-per-ip (default 0: no limit)
     int timeout_s;            ///< --timeout seconds an idle/slow HTTP client may take (default 30)
-    int max_inflight;         ///< --max-inflight requests admitted at once; 503 beyond (default 256)
-    size_t max_buffered;      ///< --max-buffered body bytes held by requests in flight; 503 beyond (default 512 MiB)
+    int max_inflight;         ///< --max-inflight requests run or answered at once; 503 beyond (default 256)
+    size_t max_buffered;      ///< --max-buffered HTTP body bytes held while they arrive; 503 beyond (default 512 MiB)
     size_t max_request_memory; ///< --max-request-memory: decoded JSON one request may hold; 413 beyond (default 256 MiB)
     int max_worlds;           ///< --max-worlds held at once; 422 beyond (default 10000)
     char token[256];          ///< --token: bearer token, "" = no auth

@@ -18,6 +18,7 @@
 
 #include "refuse.h"
 #include "request.h"
+#include "router.h"
 #include "transport.h"
 
 struct cqd_http {
@@ -25,17 +26,19 @@ struct cqd_http {
     struct MHD_Daemon *daemon;
     MHD_socket quiesced_fd; ///< the listen socket after quiesce: ours to close after stop
     struct sockaddr_storage addr;
+    char admitted; ///< its address marks a request without query or body that is in flight
 };
 
 /// One request's state, kept in MHD's per-request pointer. Requests without
 /// a query string or a body never allocate one: their pointer is set to the
-/// cqd_http itself once their headers were seen and they were admitted.
+/// cqd_http itself once their headers were seen, then to &http->admitted
+/// while they run and their answer is sent.
 typedef struct http_req {
     bool started;      ///< the access handler saw the headers
     bool too_large;    ///< the body passed --max-body: the rest is discarded
     bool shed;         ///< the body passed --max-buffered: the rest is discarded
-    bool admitted;     ///< counted in flight (admit.h) until on_completed
-    size_t reserved;   ///< body bytes reserved with admission control
+    bool admitted;     ///< in flight (admit.h) from the whole request's arrival until on_completed
+    size_t reserved;   ///< body bytes reserved with admission control until on_completed
     bool body_inline;  ///< body points into mem (the length was declared)
     const char *query; ///< the raw query string in mem, or NULL
     char *body;
@@ -71,11 +74,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void)toe;
     cqd_http *h = cls;
     http_req *r = *con_cls;
-    if (*con_cls == cls) {
-        cqd_admit_leave(&h->srv->admit, 0);
-    } else if (r) {
+    if (*con_cls == &h->admitted) {
+        cqd_admit_leave(&h->srv->admit);
+    } else if (r && *con_cls != cls) {
+        cqd_admit_release(&h->srv->admit, r->reserved);
         if (r->admitted)
-            cqd_admit_leave(&h->srv->admit, r->reserved);
+            cqd_admit_leave(&h->srv->admit);
         if (!r->body_inline)
             free(r->body);
         free(r);
@@ -194,8 +198,8 @@ static long long declared_length(struct MHD_Connection *conn)
 }
 
 /// First call: the headers are in, no body yet. Answers at once when the
-/// body is declared too large or admission control refuses the request;
-/// else admits it and sets up the buffer for its body, if any.
+/// body is declared too large or its bytes would pass --max-buffered; else
+/// reserves them and sets up the buffer for the body, if any.
 static enum MHD_Result on_headers(cqd_http *h, struct MHD_Connection *conn, const char *url, const char *method,
                                   void **con_cls)
 {
@@ -209,13 +213,13 @@ static enum MHD_Result on_headers(cqd_http *h, struct MHD_Connection *conn, cons
     }
     // A chunked body reserves its bytes as it grows (on_data).
     size_t inline_len = chunked || declared <= 0 ? 0 : (size_t)declared;
-    if (!cqd_admit_enter(&h->srv->admit, inline_len))
+    if (!cqd_admit_reserve(&h->srv->admit, inline_len))
         return refuse_busy(h, conn, url, method);
     if (!chunked && declared <= 0) {
         // Answering before MHD has the whole request would cost the
         // keep-alive: mark the request started and answer on the next call.
         if (r)
-            r->started = r->admitted = true;
+            r->started = true;
         else
             *con_cls = h;
         return MHD_YES;
@@ -223,7 +227,7 @@ static enum MHD_Result on_headers(cqd_http *h, struct MHD_Connection *conn, cons
     size_t qlen = r && r->query ? strlen(r->query) + 1 : 0;
     http_req *grown = realloc(r, sizeof *r + qlen + inline_len);
     if (!grown) {
-        cqd_admit_leave(&h->srv->admit, inline_len);
+        cqd_admit_release(&h->srv->admit, inline_len);
         return MHD_NO; // out of memory: drop the connection (on_completed frees r)
     }
     if (!r)
@@ -231,7 +235,7 @@ static enum MHD_Result on_headers(cqd_http *h, struct MHD_Connection *conn, cons
     r = grown;
     *con_cls = r;
     r->query = qlen ? r->mem : NULL;
-    r->started = r->admitted = true;
+    r->started = true;
     r->reserved = inline_len;
     if (!chunked) {
         r->body_inline = true;
@@ -271,7 +275,7 @@ static enum MHD_Result on_data(cqd_http *h, http_req *r, const char *data, size_
         if (cap > h->srv->cfg.max_body)
             cap = h->srv->cfg.max_body;
         if (cap > r->reserved) {
-            if (!cqd_admit_grow(&h->srv->admit, cap - r->reserved)) {
+            if (!cqd_admit_reserve(&h->srv->admit, cap - r->reserved)) {
                 r->shed = true;
                 drop_body(r);
                 return MHD_YES;
@@ -289,6 +293,22 @@ static enum MHD_Result on_data(cqd_http *h, http_req *r, const char *data, size_
     return MHD_YES;
 }
 
+/// The whole request is in: it runs if admission control lets it in (the
+/// health probes always do). r is NULL for a request without query or body.
+static enum MHD_Result admit(cqd_http *h, struct MHD_Connection *conn, const char *url, const char *method,
+                             http_req *r, void **con_cls)
+{
+    if (!cqd_route_is_open(method, url)) {
+        if (!cqd_admit_enter(&h->srv->admit))
+            return refuse_busy(h, conn, url, method);
+        if (r)
+            r->admitted = true;
+        else
+            *con_cls = &h->admitted;
+    }
+    return respond(h, conn, url, method, r);
+}
+
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                                  const char *version, const char *upload_data, size_t *upload_data_size,
                                  void **con_cls)
@@ -296,7 +316,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     (void)version;
     cqd_http *h = cls;
     if (*con_cls == h) // started, no body and no query
-        return respond(h, conn, url, method, NULL);
+        return admit(h, conn, url, method, NULL, con_cls);
     http_req *r = *con_cls;
     if (!r || !r->started)
         return on_headers(h, conn, url, method, con_cls);
@@ -309,7 +329,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         return refuse_too_large(h, conn, url, method, "the body");
     if (r->shed)
         return refuse_busy(h, conn, url, method);
-    return respond(h, conn, url, method, r);
+    return admit(h, conn, url, method, r, con_cls);
 }
 
 /// Resolves host:port into h->addr; the MHD flag for its family, or -1.

@@ -44,6 +44,15 @@ const cqd_route *cqd_routes(int *count)
     return routes;
 }
 
+bool cqd_route_is_open(const char *method, const char *path)
+{
+    for (int i = 0; i < ROUTE_COUNT; i++)
+        if ((routes[i].flags & CQD_ROUTE_OPEN) && strcmp(routes[i].pattern, path) == 0 &&
+            strcmp(routes[i].method, method) == 0)
+            return true;
+    return false;
+}
+
 /// Where a path parameter lies in the path.
 typedef struct param {
     const char *at;

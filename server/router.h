@@ -23,6 +23,11 @@ typedef struct cqd_route {
 /// The table and its length (static storage).
 const cqd_route *cqd_routes(int *count);
 
+/// True when method and path name an open route (the health probes, which
+/// have no parameters): admission control lets them through, so a busy
+/// server is not mistaken for a dead one.
+bool cqd_route_is_open(const char *method, const char *path);
+
 /// Outcome of matching a request line.
 typedef enum cqd_match {
     CQD_MATCH_OK,         ///< *route set, params filled

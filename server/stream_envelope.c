@@ -15,6 +15,7 @@
 
 #include "cqp/scan.h"
 #include "refuse.h"
+#include "router.h"
 #include "stream_internal.h"
 #include "thread.h"
 
@@ -129,7 +130,8 @@ int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_prob
         env->body_len = 0;
     }
     // Both are used as text from the line: their trees (a body may be as
-    // large as --max-body) go now, before the pipeline parses the body again.
+    // large as --max-body) are dropped now; cqd_stream_answer releases
+    // their memory before the pipeline parses the body again.
     json_object_del(env->root, "body");
     json_object_del(env->root, "id");
 
@@ -280,9 +282,11 @@ static void answer_request(cqd_server *srv, const cqd_envelope *env, cqp_buf *ou
     cqd_response resp;
     cqd_response_init(&resp);
     // The line is already read: admission bounds the work, not the bytes.
-    if (cqd_admit_enter(&srv->admit, 0)) {
+    if (req.method && req.path && cqd_route_is_open(req.method, req.path)) {
         cqd_handle(srv, &req, &resp);
-        cqd_admit_leave(&srv->admit, 0);
+    } else if (cqd_admit_enter(&srv->admit)) {
+        cqd_handle(srv, &req, &resp);
+        cqd_admit_leave(&srv->admit);
     } else {
         cqd_refuse(srv, &req, CQP_P_BUSY, "too many requests in flight; retry shortly", &resp);
     }
@@ -292,23 +296,27 @@ static void answer_request(cqd_server *srv, const cqd_envelope *env, cqp_buf *ou
 
 void cqd_stream_answer(cqd_server *srv, const char *line, size_t len, cqp_buf *out)
 {
-    // The envelope's tree is held to the request memory budget too.
+    // The envelope's tree is held to the request memory budget too, in an
+    // arena of its own: released before the body is parsed again, so a
+    // body is not charged twice.
     cqd_thread *self = cqd_thread_self(srv);
     cqd_json_arena *previous = self ? cqd_json_arena_enter(&self->json, srv->cfg.max_request_memory) : NULL;
     cqd_envelope env;
     cqp_problem p;
     if (cqd_envelope_parse(line, len, &env, &p) == 0) {
+        if (self) // nothing of the tree outlives a successful parse
+            cqd_json_arena_leave(&self->json, previous);
         answer_request(srv, &env, out);
-    } else {
-        if (self && self->json.over_budget)
-            cqp_fail(&p, CQP_P_TOO_LARGE, NULL,
-                     "the line decodes to more than %zu bytes of JSON values (--max-request-memory)",
-                     srv->cfg.max_request_memory);
-        else if (self && self->json.failed)
-            cqp_fail(&p, CQP_P_BUSY, NULL, "out of memory decoding the line");
-        cqd_log(&srv->log, CQD_LOG_DEBUG, "stream: refused request line: %s", p.detail);
-        cqd_stream_refuse(srv, env.id, env.id_len, env.request_id, &p, out);
+        cqd_envelope_free(&env);
+        return;
     }
+    if (self && self->json.over_budget)
+        cqp_fail(&p, CQP_P_TOO_LARGE, NULL, "the line decodes to more than %zu bytes of JSON values (--max-request-memory)",
+                 srv->cfg.max_request_memory);
+    else if (self && self->json.failed)
+        cqp_fail(&p, CQP_P_BUSY, NULL, "out of memory decoding the line");
+    cqd_log(&srv->log, CQD_LOG_DEBUG, "stream: refused request line: %s", p.detail);
+    cqd_stream_refuse(srv, env.id, env.id_len, env.request_id, &p, out);
     cqd_envelope_free(&env);
     if (self)
         cqd_json_arena_leave(&self->json, previous);

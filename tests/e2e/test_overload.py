@@ -4,9 +4,9 @@ bytes are in flight, on both listeners; slow and idle clients do not keep
 others from being served and are cut off after --timeout; a flood of
 connections leaves the daemon serving normally with its memory bounded.
 
-Requests are held "in flight" deterministically by sending the headers of
-a POST that declares a body and then withholding the body; no test here
-depends on how fast the machine is, only on generous upper bounds."""
+Requests are held deterministically: "in flight" by an answer the client
+does not read, body bytes by a declared body the client withholds. No test
+here depends on how fast the machine is, only on generous upper bounds."""
 
 import json
 import os
@@ -49,20 +49,19 @@ def metric(text, name):
     raise AssertionError("no %s in the exposition" % name)
 
 
-class Admission(DaemonCase):
+class Shedding:
+    """What both admission classes check a refusal with."""
 
-    FLAGS = ("--max-inflight", "4", "--max-buffered", "1000", "--timeout", "5")
-
-    def wait_idle(self):
-        """Until the daemon has let go of every held request (it sees the
-        closed connections a moment after the client)."""
-        deadline = time.monotonic() + 5
+    def poll(self, want, what):
+        """Sends POST /v1/pair until it answers want (the daemon notices
+        held and released requests a moment after the client acts)."""
+        deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
-            r = self.req("GET", "/healthz")
-            if r.status == 200:
-                return
+            r = self.daemon.request("POST", "/v1/pair", body=PAIR)
+            if r.status == want:
+                return r
             time.sleep(0.05)
-        self.fail("the daemon still refuses after the held requests were closed")
+        self.fail("POST /v1/pair never answered %d %s" % (want, what))
 
     def assertShed(self, r, elapsed, what):
         self.assertEqual(r.status, 503, "%s: %s" % (what, r.describe()))
@@ -70,16 +69,36 @@ class Admission(DaemonCase):
         self.assertProblem(r, 503, "unavailable", context=what)
         self.assertLess(elapsed, FAST, "%s: a refusal must be immediate" % what)
 
+
+class Admission(Shedding, DaemonCase):
+
+    FLAGS = ("--max-inflight", "2", "--timeout", "10")
+
+    def hold_answer(self):
+        """A request in flight: a raycast whose 7 MB answer the client does
+        not read (a 4 KiB receive buffer), so the daemon cannot finish
+        sending it."""
+        rays = [{"origin": [i * 0.01, 10, 0], "direction": [0, -1, 0]} for i in range(100000)]
+        body = json.dumps({"rays": rays}).encode()
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.settimeout(30)
+        s.connect(("127.0.0.1", self.daemon.http_port))
+        s.sendall(b"POST /v1/worlds/big/raycast HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        return s
+
     def test_503_beyond_max_inflight_then_normal_service(self):
-        held = [hold(self.daemon.http_port, 10) for _ in range(4)]
+        self.ok("PUT", "/v1/worlds/big", {}, status=201)
+        self.ok("PUT", "/v1/worlds/big/shapes/floor",
+                {"shape": {"type": "box", "half_extents": [1000, 1, 1000]}, "pose": {"position": [0, 0, 0]}},
+                status=201)
+        held = [self.hold_answer() for _ in range(2)]
         try:
-            time.sleep(0.3)  # the daemon has read every head
-            t0 = time.monotonic()
-            r = self.req("GET", "/healthz")
-            self.assertShed(r, time.monotonic() - t0, "a fifth request over HTTP")
+            self.poll(503, "with two answers held")
             t0 = time.monotonic()
             r = self.daemon.request("POST", "/v1/pair", body=PAIR)
-            self.assertShed(r, time.monotonic() - t0, "a fifth POST over HTTP")
+            self.assertShed(r, time.monotonic() - t0, "a third request over HTTP")
             s = self.daemon.stream()
             try:
                 t0 = time.monotonic()
@@ -92,22 +111,30 @@ class Admission(DaemonCase):
                 check_problem_body(self, line["body"], 503, "unavailable", None, "stream")
             finally:
                 s.close()
-            # A held request, once its body arrives, is answered normally.
-            held[0].sendall(b'{"x": 1}\n\n')  # the 10 bytes declared
-            status = held[0].recv(4096).split(b" ", 2)[1]
-            self.assertEqual(status, b"400")
+            # The health probes are never shed: a busy server is not a dead one.
+            self.ok("GET", "/healthz")
+            self.ok("GET", "/readyz")
         finally:
             for s in held:
                 s.close()
-        self.wait_idle()
-        self.ok("POST", "/v1/pair", PAIR)
+        self.poll(200, "after the held answers were dropped")
         shed = metric(self.req("GET", "/metrics").raw.decode(), "collisiond_requests_shed_total")
-        self.assertGreaterEqual(shed, 3)
+        self.assertGreaterEqual(shed, 2)
+
+
+class AdmissionBytes(Shedding, DaemonCase):
+
+    FLAGS = ("--max-buffered", "1000", "--timeout", "10")
 
     def test_503_beyond_max_buffered(self):
+        """A declared body reserves its bytes from its head on; a body that
+        would pass --max-buffered is refused before it is read."""
         big = hold(self.daemon.http_port, 800)
         try:
-            time.sleep(0.3)
+            deadline = time.monotonic() + 20
+            while metric(self.req("GET", "/metrics").raw.decode(), "collisiond_request_bytes_buffered") != 800:
+                self.assertLess(time.monotonic(), deadline, "the held head was never read")
+                time.sleep(0.05)
             t0 = time.monotonic()
             status, headers, body = self.daemon.raw_http(
                 b"POST /v1/pair HTTP/1.1\r\nHost: t\r\nContent-Length: 300\r\nConnection: close\r\n\r\n"
@@ -116,13 +143,13 @@ class Admission(DaemonCase):
             self.assertEqual(status, 503, body)
             self.assertEqual(headers.get("retry-after"), "1")
             # Requests without a body reserve nothing and still pass.
-            self.ok("GET", "/healthz")
-            text = self.req("GET", "/metrics").raw.decode()
-            self.assertEqual(metric(text, "collisiond_request_bytes_buffered"), 800)
+            self.ok("GET", "/v1/worlds")
+            # The held request, once its body arrives, is answered normally.
+            big.sendall(b" " * 791 + b"{\"x\": 1}\n")  # the 800 bytes declared
+            self.assertEqual(big.recv(4096).split(b" ", 2)[1], b"400")
         finally:
             big.close()
-        self.wait_idle()
-        self.ok("POST", "/v1/pair", PAIR)
+        self.poll(200, "after the held body was released")
 
 
 class SlowAndIdleClients(DaemonCase):
@@ -262,3 +289,39 @@ class WorldCap(DaemonCase):
         self.ok("PUT", "/v1/worlds/c", {"settings": {"skin": 0.5}})  # configuring one held is not creating
         self.ok("DELETE", "/v1/worlds/a", status=204)
         self.ok("PUT", "/v1/worlds/d", {}, status=201)
+
+
+class RequestMemory(DaemonCase):
+    """--max-request-memory holds what one request's JSON decodes to, the
+    same on both listeners (the stream's envelope is not charged twice)."""
+
+    FLAGS = ("--max-request-memory", "1M")
+
+    def bodies(self, n):
+        # n empty arrays: each takes over 64 bytes decoded, 3 bytes as text
+        return '{"rays":[%s]}' % ",".join(["[]"] * n)
+
+    def answer_both(self, text):
+        r = self.daemon.request("POST", "/v1/worlds/w/raycast", data=text)
+        s = self.daemon.stream()
+        try:
+            s.send_raw('{"id":1,"method":"POST","path":"/v1/worlds/w/raycast","body":%s}\n' % text)
+            line = s.read_line()
+        finally:
+            s.close()
+        return r, line
+
+    def test_budget_on_both_listeners(self):
+        self.ok("PUT", "/v1/worlds/w", {}, status=201)
+        # Under the budget (about 0.7 MB decoded, so twice that would not
+        # fit): decoded, then refused for what it says.
+        r, line = self.answer_both(self.bodies(4500))
+        self.assertProblem(r, 400, "wrong-type", "/rays/0", "4,500 arrays over HTTP")
+        self.assertEqual(line["status"], 400, line)
+        check_problem_body(self, line["body"], 400, "wrong-type", "/rays/0", "4,500 arrays over the stream")
+        # 20,000 empty arrays need over 1.2 MB decoded: refused as too large.
+        r, line = self.answer_both(self.bodies(20000))
+        self.assertProblem(r, 413, "body-too-large", context="20,000 arrays over HTTP")
+        self.assertEqual(line["status"], 413, line)
+        check_problem_body(self, line["body"], 413, "body-too-large", None, "20,000 arrays over the stream")
+        self.ok("POST", "/v1/worlds/w/raycast", {"rays": [{"origin": [0, 0, 0], "direction": [0, 1, 0]}]})
