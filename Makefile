@@ -60,6 +60,9 @@ help:
 	@echo "make deps       install the Debian packages the build needs (only the missing ones)"
 	@echo "make test       build, run the end-to-end tests against the daemon, then every Check suite"
 	@echo "make asan       the same tests with everything built under AddressSanitizer and UBSan"
+	@echo "make fuzz       build the libFuzzer targets $(BUILD)/fuzz_* with clang and ASan/UBSan (docs/FUZZING.md)"
+	@echo "make fuzz-smoke make fuzz, then run each target for 60 s; fails on any crash, leak or timeout"
+	@echo "make fuzz-regress replay tests/fuzz/corpus and tests/fuzz/regress through the targets (part of test and asan)"
 	@echo "make bench      collisiond vs Bullet, libccd and FCL on the same inputs: one table (docs/PERFORMANCE.md)"
 	@echo "make bench-all  make bench plus the rows of make bench-http"
 	@echo "make bench-http POST /v1/pair under wrk, collisiond vs nginx; contacts latency over HTTP"
@@ -140,6 +143,7 @@ test: deps
 	@$(MAKE) --no-print-directory $(TEST_BIN) $(DAEMON) $(PAIRS_FILE)
 	$(PYTHON) tests/e2e/run.py $(DAEMON)
 	CK_FORK=yes CQ_PAIRS_FILE=$(PAIRS_FILE) $(TEST_BIN)
+	@$(MAKE) --no-print-directory fuzz-regress
 
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build/asan \
@@ -148,6 +152,69 @@ asan: deps
 	ASAN_OPTIONS=detect_leaks=1 $(PYTHON) tests/e2e/run.py build/asan/collisiond
 	CK_FORK=yes CQ_PAIRS_FILE=build/asan/data/pairs-10000-11423.txt \
 	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/check_all
+	ASAN_OPTIONS=detect_leaks=1 $(MAKE) --no-print-directory BUILD=build/asan SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" fuzz-regress
+
+# ---- fuzzing (tests/fuzz/, docs/FUZZING.md) --------------------------------
+# `make fuzz`: libFuzzer targets, everything but main.c rebuilt with clang and
+# the sanitizers into $(FUZZ_OBJDIR). `make fuzz-regress`: the same targets
+# with tests/fuzz/driver.c instead of libFuzzer (any CC, this build's flags),
+# replaying the committed corpus and every input that once crashed.
+FUZZ_DEB_PKGS := clang libclang-rt-14-dev
+FUZZ_TARGETS  := fuzz_request fuzz_store fuzz_geometry
+FUZZ_CC       := clang
+FUZZ_OBJDIR   := $(BUILD)/fuzzobj
+FUZZ_SAN      := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS    = -std=c11 -D_POSIX_C_SOURCE=200809L -fvisibility=hidden $(filter-out -Werror,$(WARN)) \
+                 -g -O1 $(FUZZ_SAN) -Icore/include -Icore/src -Iproto/include -Iserver $(PKG_CFLAGS)
+FUZZ_LIB_OBJ  := $(CORE_SRC:%.c=$(FUZZ_OBJDIR)/%.o) $(PROTO_SRC:%.c=$(FUZZ_OBJDIR)/%.o) \
+                 $(SERVER_SRC:%.c=$(FUZZ_OBJDIR)/%.o) $(FUZZ_OBJDIR)/gen/openapi.o
+FUZZ_BIN      := $(FUZZ_TARGETS:%=$(BUILD)/%)
+FUZZ_REPLAY   := $(FUZZ_TARGETS:%=$(BUILD)/fuzz-replay/%)
+# One minute per target; the scratch corpus keeps what a run found, the
+# committed seeds are read only.
+FUZZ_SMOKE    := -max_total_time=60 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+
+.PHONY: fuzz fuzz-deps fuzz-smoke fuzz-regress
+# Kept, so a rebuild relinks only what changed.
+.SECONDARY: $(FUZZ_TARGETS:%=$(FUZZ_OBJDIR)/tests/fuzz/%.o) $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/%.o) \
+            $(BUILD)/tests/fuzz/driver.o
+
+fuzz-deps:
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(FUZZ_DEB_PKGS)"
+
+fuzz: deps fuzz-deps
+	@$(MAKE) --no-print-directory $(FUZZ_BIN)
+
+$(FUZZ_OBJDIR)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(FUZZ_OBJDIR)/gen/openapi.o: $(BUILD)/gen/openapi.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FUZZ_OBJDIR)/libfuzzcq.a: $(FUZZ_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/fuzz_%: $(FUZZ_OBJDIR)/tests/fuzz/fuzz_%.o $(FUZZ_OBJDIR)/libfuzzcq.a
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
+fuzz-smoke: fuzz
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(BUILD)/fuzz-corpus/$$t $(BUILD)/fuzz-artifacts; \
+	  echo "== $$t"; \
+	  dict=; [ ! -f tests/fuzz/$$t.dict ] || dict=-dict=tests/fuzz/$$t.dict; \
+	  $(BUILD)/$$t $(FUZZ_SMOKE) -artifact_prefix=$(BUILD)/fuzz-artifacts/$$t- $$dict \
+	    $(BUILD)/fuzz-corpus/$$t tests/fuzz/corpus/$$t || exit 1; \
+	done
+
+$(BUILD)/fuzz-replay/%: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/driver.o $(LIBCQD) $(LIBCQP) $(LIBCQ)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANITIZE) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
+fuzz-regress: $(FUZZ_REPLAY)
+	$(foreach t,$(FUZZ_TARGETS),$(BUILD)/fuzz-replay/$(t) $(wildcard tests/fuzz/corpus/$(t) tests/fuzz/regress/$(t)) &&) true
 
 # `make bench`: cq-bench beside its peers (bench/peers: Bullet, libccd, FCL) on
 # the same inputs, one table (bench/table.py; docs/PERFORMANCE.md). Only the
@@ -212,3 +279,4 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(CORE_OBJ:.o=.d) $(PROTO_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(BUILD)/server/main.d $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
+-include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_TARGETS:%=$(FUZZ_OBJDIR)/tests/fuzz/%.d) $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/%.d) $(BUILD)/tests/fuzz/driver.d

@@ -1,0 +1,302 @@
+/* Fuzz target: the request pipeline in process (docs/FUZZING.md).
+ *
+ * Input: byte 0 picks the method (the API's four, HEAD, and a bogus one);
+ * then the target up to the first '\n' (split at '?' into path and query);
+ * the rest is the body. The request runs through cqd_handle and, as an
+ * envelope line, through the stream transport's cqd_stream_answer; the raw
+ * input is also answered as a stream line. Whatever arrives, the answer
+ * must be one the API documents: an allowed status, a JSON body (jansson
+ * refuses NaN and Infinity, so a parse also proves there is none), and a
+ * problem+json body with a urn:collisiond:problem: type for an error. */
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "registry.h"
+#include "request.h"
+#include "server.h"
+#include "stream_internal.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Every run starts from the same state, so a saved crash replays alone:
+ * the world "arena" holding one shape of each type, and no other world. */
+#define ARENA_IMPORT                                                                                           \
+    "{\"settings\":{\"skin\":0.02,\"capacity\":64},\"shapes\":["                                       \
+    "{\"id\":\"ground\",\"shape\":{\"type\":\"plane\",\"normal\":[0,1,0],\"offset\":0},\"layer\":4},"  \
+    "{\"id\":\"crate\",\"shape\":{\"type\":\"box\",\"half_extents\":[0.5,0.5,0.5]},"                 \
+    "\"pose\":{\"position\":[0.8,0.5,0],\"rotation\":[0,0.3826834,0,0.9238795]},\"layer\":2},"         \
+    "{\"id\":\"player\",\"shape\":{\"type\":\"capsule\",\"radius\":0.4,\"half_height\":0.5},"     \
+    "\"pose\":{\"position\":[0,0.9,0]},\"velocity\":[3,0,0],\"layer\":1,\"mask\":6},"                \
+    "{\"id\":\"bullet\",\"shape\":{\"type\":\"sphere\",\"radius\":0.05},"                           \
+    "\"pose\":{\"position\":[-6,1,0]},\"velocity\":[400,0,0],\"layer\":8},"                            \
+    "{\"id\":\"rock\",\"shape\":{\"type\":\"convex\",\"points\":[[0,0,0],[1,0,0],[0,1,0],[0,0,1]],"  \
+    "\"radius\":0.05},\"pose\":{\"position\":[2,0.2,1]}},"                                              \
+    "{\"id\":\"shard\",\"shape\":{\"type\":\"triangle\",\"vertices\":[[0,0,0],[1,0,0],[0,0,1]]},"      \
+    "\"pose\":{\"position\":[-1,0.5,-1]}},"                                                                \
+    "{\"id\":\"terrain\",\"shape\":{\"type\":\"mesh\",\"vertices\":[[0,0,0],[10,0,0],[0,0,10],[10,1,10]],"\
+    "\"triangles\":[[0,2,1],[1,2,3]]},\"pose\":{\"position\":[-5,-0.1,-5]}}]}"
+
+static const char *const methods[] = {"GET", "POST", "PUT", "DELETE", "HEAD", "BREW"};
+#define METHOD_COUNT ((int)(sizeof methods / sizeof methods[0]))
+
+#define PROBLEM_PREFIX "urn:collisiond:problem:"
+
+/* libFuzzer saves the input that aborted; the message says what failed. */
+static void check(int ok, const char *what)
+{
+    if (ok)
+        return;
+    fprintf(stderr, "fuzz_request: %s\n", what);
+    abort();
+}
+
+/* The arena's export with "worlds: N" after it: what a rejected request
+ * must leave as it was. Owned by the caller (cqp_buf_free). */
+static cqp_buf snapshot(cqd_server *srv)
+{
+    cqp_buf b = {0};
+    cqd_request req = {.transport = "fuzz", .method = "GET", .path = "/v1/worlds/arena/export"};
+    cqd_response resp;
+    cqd_response_init(&resp);
+    cqd_handle(srv, &req, &resp);
+    cqp_buf_printf(&b, "%d ", resp.status);
+    cqp_buf_append(&b, resp.body.data, resp.body.len);
+    cqd_response_free(&resp);
+    int count = 0;
+    free(cqd_registry_list(srv->worlds, &count));
+    cqp_buf_printf(&b, " worlds: %d", count);
+    check(!b.oom, "out of memory");
+    return b;
+}
+
+/* Puts the server back in the state every run starts from. */
+static void reset(cqd_server *srv)
+{
+    int count = 0;
+    cqd_world_info *worlds = cqd_registry_list(srv->worlds, &count);
+    for (int i = 0; i < count; i++)
+        if (strcmp(worlds[i].name, "arena") != 0)
+            cqd_registry_delete(srv->worlds, worlds[i].name);
+    free(worlds);
+    static const char arena[] = ARENA_IMPORT;
+    cqd_request req = {.transport = "fuzz", .method = "PUT", .path = "/v1/worlds/arena",
+                       .body = arena, .body_len = sizeof arena - 1};
+    cqd_response resp;
+    cqd_response_init(&resp);
+    cqd_handle(srv, &req, &resp);
+    if (resp.status != 200 && resp.status != 201) {
+        fprintf(stderr, "fuzz_request: the arena import failed (%d): %s\n", resp.status, resp.body.data);
+        abort();
+    }
+    cqd_response_free(&resp);
+}
+
+/* The one server every run uses: no data directory, no listeners, logs to
+ * /dev/null, ready. Made on first use (libFuzzer has no setup hook in C),
+ * when *initial gets the snapshot of the state every run starts from. */
+static cqd_server *server(const cqp_buf **initial)
+{
+    static cqd_server srv;
+    static cqp_buf start;
+    static int ready;
+    *initial = &start;
+    if (ready)
+        return &srv;
+    char *argv[] = {"collisiond", NULL};
+    char *envp[] = {NULL};
+    cqd_config cfg;
+    if (cqd_config_load(1, argv, envp, &cfg) != CQD_CONFIG_RUN)
+        abort();
+    cfg.data_dir[0] = '\0';
+    if (cqd_server_init(&srv, &cfg) != 0)
+        abort();
+    int null_fd = open("/dev/null", O_WRONLY);
+    if (null_fd < 0)
+        abort();
+    srv.log.fd = null_fd;
+    atomic_store(&srv.state, CQD_READY);
+    reset(&srv);
+    start = snapshot(&srv);
+    ready = 1;
+    return &srv;
+}
+
+static int allowed_status(int status)
+{
+    static const int ok[] = {200, 201, 204, 400, 401, 404, 405, 409, 413, 422, 429, 431, 503};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if (status == ok[i])
+            return 1;
+    return 0;
+}
+
+/* Asserts what every real number of v is finite (jansson would not parse a
+ * NaN, but a writer could still print a number that overflows to inf). */
+static void check_finite(const json_t *v)
+{
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        check(d - d == 0, "non-finite number in a response");
+    } else if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++)
+            check_finite(json_array_get(v, i));
+    } else if (json_is_object(v)) {
+        const char *k;
+        json_t *m;
+        json_object_foreach((json_t *)v, k, m)
+            check_finite(m);
+    }
+}
+
+static void check_response(const cqd_response *resp)
+{
+    check(allowed_status(resp->status), "status outside the API's set");
+    check(resp->content_type != NULL || resp->body.len == 0, "a body without a content type");
+    if (resp->status == 204) {
+        check(resp->body.len == 0, "a 204 with a body");
+        return;
+    }
+    if (resp->status == 503 || resp->status == 429)
+        check(resp->retry_after > 0, "a 503/429 without Retry-After");
+    if (resp->status == 405)
+        check(resp->allow[0] != '\0', "a 405 without Allow");
+    int problem = resp->status >= 400;
+    if (problem)
+        check(strcmp(resp->content_type, "application/problem+json") == 0, "an error that is not problem+json");
+    if (strcmp(resp->content_type, "application/json") != 0 && !problem)
+        return; // /metrics is Prometheus text
+    check(resp->body.len > 0, "an empty JSON body");
+    json_error_t err;
+    json_t *v = json_loadb(resp->body.data, resp->body.len, 0, &err);
+    if (!v)
+        fprintf(stderr, "fuzz_request: %s in %.*s\n", err.text, (int)(resp->body.len > 400 ? 400 : resp->body.len),
+                resp->body.data);
+    check(v != NULL, "a body that is not JSON");
+    check_finite(v);
+    if (problem) {
+        const char *type = json_string_value(json_object_get(v, "type"));
+        check(type && strncmp(type, PROBLEM_PREFIX, strlen(PROBLEM_PREFIX)) == 0, "a problem without its type");
+        check(json_integer_value(json_object_get(v, "status")) == resp->status, "a problem's status differs");
+    }
+    json_decref(v);
+}
+
+/* Asserts out holds exactly one line, a JSON object with an integer status. */
+static void check_line(const cqp_buf *out)
+{
+    check(out->len > 1 && out->data[out->len - 1] == '\n', "a stream reply that is not one line");
+    check(memchr(out->data, '\n', out->len - 1) == NULL, "a stream reply of several lines");
+    json_error_t err;
+    json_t *v = json_loadb(out->data, out->len - 1, 0, &err);
+    check(json_is_object(v), "a stream reply that is not a JSON object");
+    json_t *status = json_object_get(v, "status");
+    check(json_is_integer(status) && allowed_status((int)json_integer_value(status)),
+          "a stream reply without an allowed status");
+    check_finite(v);
+    json_decref(v);
+}
+
+static void answer_line(cqd_server *srv, const char *line, size_t len)
+{
+    cqp_buf out = {0};
+    cqd_stream_answer(srv, line, len, &out);
+    check(!out.oom, "out of memory");
+    check_line(&out);
+    cqp_buf_free(&out);
+}
+
+/* Appends s[0..n) to b as the contents of a JSON string. */
+static void put_json_text(cqp_buf *b, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            cqp_buf_printf(b, "\\%c", c);
+        else if (c < 0x20)
+            cqp_buf_printf(b, "\\u%04x", c);
+        else
+            cqp_buf_append(b, &s[i], 1);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size == 0)
+        return 0;
+    const cqp_buf *initial;
+    cqd_server *srv = server(&initial);
+    reset(srv);
+    const char *method = methods[data[0] % METHOD_COUNT];
+    const char *rest = (const char *)data + 1;
+    size_t rest_len = size - 1;
+    const char *nl = memchr(rest, '\n', rest_len);
+    size_t target_len = nl ? (size_t)(nl - rest) : rest_len;
+    const char *body = nl ? nl + 1 : NULL;
+    size_t body_len = nl ? rest_len - target_len - 1 : 0;
+
+    // The target as the transports give it: NUL-terminated, query split off.
+    char *target = malloc(target_len + 1);
+    if (!target)
+        return 0;
+    memcpy(target, rest, target_len);
+    target[target_len] = '\0';
+    char *q = strchr(target, '?');
+    if (q)
+        *q++ = '\0';
+
+    cqd_request req = {
+        .transport = "fuzz",
+        .method = method,
+        .path = target,
+        .query = q,
+        .body = body,
+        .body_len = body_len,
+        .allow_pretty = true,
+    };
+    cqd_response resp;
+    cqd_response_init(&resp);
+    cqd_handle(srv, &req, &resp);
+    check_response(&resp);
+    if (resp.status >= 400) {
+        // A rejected request changes nothing (docs/API.md, section 8).
+        cqp_buf now = snapshot(srv);
+        check(now.len == initial->len && memcmp(now.data, initial->data, now.len) == 0,
+              "a rejected request changed the worlds");
+        cqp_buf_free(&now);
+    }
+    cqd_response_free(&resp);
+
+    // The same request as a stream envelope; a newline cannot be in a line,
+    // and outside strings it is only whitespace.
+    cqp_buf line = {0};
+    cqp_buf_printf(&line, "{\"id\":1,\"method\":\"%s\",\"path\":\"", method);
+    put_json_text(&line, rest, target_len);
+    cqp_buf_puts(&line, "\"");
+    if (body) {
+        cqp_buf_puts(&line, ",\"body\":");
+        size_t at = line.len;
+        cqp_buf_append(&line, body, body_len);
+        for (size_t i = at; i < line.len; i++)
+            if (line.data[i] == '\n')
+                line.data[i] = ' ';
+    }
+    cqp_buf_puts(&line, "}");
+    if (!line.oom)
+        answer_line(srv, line.data, line.len);
+    cqp_buf_free(&line);
+
+    // The raw input as a line, up to its first newline.
+    const char *raw_nl = memchr(data, '\n', size);
+    size_t raw_len = raw_nl ? (size_t)(raw_nl - (const char *)data) : size;
+    if (raw_len > 0) // the transport skips empty lines
+        answer_line(srv, (const char *)data, raw_len);
+
+    free(target);
+    return 0;
+}
