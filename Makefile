@@ -4,6 +4,8 @@ CC       ?= cc
 BUILD    ?= build
 SHARED   ?= ../shared
 PYTHON   ?= python3
+# Builds inside test, asan, fuzz, bench and run use every core.
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes
@@ -140,13 +142,13 @@ $(RAYS_FILE): $(SCENE_FILE)
 # Every suite runs in one runner so the run ends with Check's one summary line.
 # The end-to-end tests start the real daemon on ephemeral loopback ports.
 test: deps
-	@$(MAKE) --no-print-directory $(TEST_BIN) $(DAEMON) $(PAIRS_FILE)
+	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BIN) $(DAEMON) $(PAIRS_FILE)
 	$(PYTHON) tests/e2e/run.py $(DAEMON)
 	CK_FORK=yes CQ_PAIRS_FILE=$(PAIRS_FILE) $(TEST_BIN)
 	@$(MAKE) --no-print-directory fuzz-regress
 
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build/asan \
+	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=build/asan \
 	  SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  build/asan/check_all build/asan/collisiond build/asan/data/pairs-10000-11423.txt
 	ASAN_OPTIONS=detect_leaks=1 $(PYTHON) tests/e2e/run.py build/asan/collisiond
@@ -170,8 +172,8 @@ FUZZ_LIB_OBJ  := $(CORE_SRC:%.c=$(FUZZ_OBJDIR)/%.o) $(PROTO_SRC:%.c=$(FUZZ_OBJDI
                  $(SERVER_SRC:%.c=$(FUZZ_OBJDIR)/%.o) $(FUZZ_OBJDIR)/gen/openapi.o
 FUZZ_BIN      := $(FUZZ_TARGETS:%=$(BUILD)/%)
 FUZZ_REPLAY   := $(FUZZ_TARGETS:%=$(BUILD)/fuzz-replay/%)
-# One minute per target; the scratch corpus keeps what a run found, the
-# committed seeds are read only.
+# One minute per target, the three at once (each log in $(BUILD)/fuzz-*.log);
+# the scratch corpus keeps what a run found, the committed seeds are read only.
 FUZZ_SMOKE    := -max_total_time=60 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
 
 .PHONY: fuzz fuzz-deps fuzz-smoke fuzz-regress
@@ -183,7 +185,7 @@ fuzz-deps:
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(FUZZ_DEB_PKGS)"
 
 fuzz: deps fuzz-deps
-	@$(MAKE) --no-print-directory $(FUZZ_BIN)
+	@$(MAKE) --no-print-directory -j$(JOBS) $(FUZZ_BIN)
 
 $(FUZZ_OBJDIR)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -201,13 +203,19 @@ $(BUILD)/fuzz_%: $(FUZZ_OBJDIR)/tests/fuzz/fuzz_%.o $(FUZZ_OBJDIR)/libfuzzcq.a
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 fuzz-smoke: fuzz
-	@for t in $(FUZZ_TARGETS); do \
-	  mkdir -p $(BUILD)/fuzz-corpus/$$t $(BUILD)/fuzz-artifacts; \
-	  echo "== $$t"; \
+	@mkdir -p $(BUILD)/fuzz-artifacts; \
+	for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(BUILD)/fuzz-corpus/$$t; \
 	  dict=; [ ! -f tests/fuzz/$$t.dict ] || dict=-dict=tests/fuzz/$$t.dict; \
-	  $(BUILD)/$$t $(FUZZ_SMOKE) -artifact_prefix=$(BUILD)/fuzz-artifacts/$$t- $$dict \
-	    $(BUILD)/fuzz-corpus/$$t tests/fuzz/corpus/$$t || exit 1; \
-	done
+	  ( $(BUILD)/$$t $(FUZZ_SMOKE) -artifact_prefix=$(BUILD)/fuzz-artifacts/$$t- $$dict \
+	      $(BUILD)/fuzz-corpus/$$t tests/fuzz/corpus/$$t >$(BUILD)/fuzz-$$t.log 2>&1; \
+	    echo $$? >$(BUILD)/fuzz-$$t.rc ) & \
+	done; wait; fail=0; \
+	for t in $(FUZZ_TARGETS); do \
+	  echo "== $$t (exit $$(cat $(BUILD)/fuzz-$$t.rc))"; \
+	  if [ "$$(cat $(BUILD)/fuzz-$$t.rc)" = 0 ]; then grep -E '^Done|^stat::' $(BUILD)/fuzz-$$t.log; \
+	  else tail -n 80 $(BUILD)/fuzz-$$t.log; fail=1; fi; \
+	done; exit $$fail
 
 $(BUILD)/fuzz-replay/%: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/driver.o $(LIBCQD) $(LIBCQP) $(LIBCQ)
 	@mkdir -p $(dir $@)
@@ -242,7 +250,7 @@ $(DATA)/rays-100000-99-in-%.txt: $(DATA)/scene-%-7.txt
 
 bench: deps
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(PEER_DEB_PKGS)"
-	@$(MAKE) --no-print-directory $(BENCH_BIN) $(PEER_BIN) $(PAIRS_FILE) \
+	@$(MAKE) --no-print-directory -j$(JOBS) $(BENCH_BIN) $(PEER_BIN) $(PAIRS_FILE) \
 	  $(BENCH_N:%=$(DATA)/scene-%-7.txt) $(BENCH_N:%=$(DATA)/rays-100000-99-in-%.txt)
 	$(PYTHON) bench/table.py --cq $(BENCH_BIN) --peers $(PEER_BIN) --pairs $(PAIRS_FILE) --data $(DATA) \
 	  $(BENCH_WORLDS:%=--world %) --runs $(BENCH_RUNS) --raw $(BUILD)/bench-raw $(if $(BENCH_HTTP),--http $(BENCH_HTTP))
@@ -260,18 +268,18 @@ BENCH_DEB_PKGS := wrk nginx
 .PHONY: bench-http
 bench-http: deps
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(BENCH_DEB_PKGS)"
-	@$(MAKE) --no-print-directory $(DAEMON) $(SCENE_FILE)
+	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON) $(SCENE_FILE)
 	bench/http/run.sh $(DAEMON) $(SCENE_FILE)
 
 # Three daemons and the nginx router of deploy/nginx on loopback, run for real
 # (tests/cluster/run.py; docs/DEPLOY.md).
 .PHONY: cluster-test
 cluster-test: deps
-	@$(MAKE) --no-print-directory $(DAEMON)
+	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON)
 	$(PYTHON) tests/cluster/run.py $(DAEMON)
 
 run: deps
-	@$(MAKE) --no-print-directory $(DAEMON)
+	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON)
 	@mkdir -p var
 	$(DAEMON) --data-dir var/collisiond
 

@@ -180,11 +180,13 @@ static inline void crossing(cq_sap *s, int i, int j, bool begin)
  * endpoints took their new values. Every box is already final, so each
  * crossing judges the pair by where it ends up; each inverted pair of
  * endpoints is swapped exactly once, so a pair that overlaps before and
- * after is never dropped and made again (its slot and cache survive). */
+ * after is never dropped and made again (its slot and cache survive).
+ * Positions are recorded once at the end, over the stretch that moved:
+ * a frame makes several swaps per endpoint, each a write far away. */
 static void resort_axis(cq_sap *s, int axis, int from)
 {
     sap_ep *e = s->it.dyn[axis];
-    int32_t (*pos)[6] = s->it.pos;
+    int first = s->ndyn;
     for (int p = from > 0 ? from : 1; p < s->ndyn; p++) {
         if (!sap_less(e[p], e[p - 1]))
             continue;
@@ -195,13 +197,14 @@ static void resort_axis(cq_sap *s, int axis, int from)
             sap_ep y = e[q - 1];
             if ((x.tag ^ y.tag) & 1u)
                 crossing(s, sap_owner(x.tag), sap_owner(y.tag), !is_max);
-            e[q] = y;
-            pos[sap_owner(y.tag)][axis * 2 + (int)(y.tag & 1u)] = q--;
+            e[q--] = y;
         } while (q > 0 && sap_less(x, e[q - 1]));
         e[q] = x;
-        pos[sap_owner(x.tag)][axis * 2 + (int)is_max] = q;
+        first = q < first ? q : first;
         s->stats.swaps += (uint64_t)(p - q);
     }
+    for (int k = first; k < s->ndyn; k++)
+        s->it.pos[sap_owner(e[k].tag)][axis * 2 + (int)(e[k].tag & 1u)] = k;
 }
 
 /* Steps a dynamic endpoint's cursor in the static array to its new value. */
