@@ -11,26 +11,36 @@
 #include "server.h"
 #include "thread.h"
 
-/* The world locked shared, its broadphase brought up to date first if an
- * earlier shortage of memory left it stale (an empty batch runs only the
- * upkeep, which retries the update); NULL with a 404 problem. */
-static cqd_world *acquire_current(cqd_call *c)
+/* The world locked shared, with what the query reads brought up to date
+ * first under the write lock: the broadphase, if an earlier shortage of
+ * memory left it stale (an empty batch runs only the upkeep, which retries
+ * the update), or the ray tree, which the core refreshes only on demand
+ * (the first cast after a batch pays for it). Either may still be behind
+ * when memory ran out or another change slipped in: the answers are exact
+ * all the same. NULL with a 404 problem. */
+static cqd_world *acquire_current(cqd_call *c, bool casts)
 {
     cqd_world *w = cqd_h_acquire(c, false);
-    if (!w || !cq_world_get_stats(w->world).broadphase_stale)
+    if (!w)
+        return NULL;
+    cq_world_stats st = cq_world_get_stats(w->world);
+    if (casts ? !st.bvh_stale : !st.broadphase_stale)
         return w;
     cqd_h_release(c, w);
     if (!(w = cqd_h_acquire(c, true)))
         return NULL;
     int bad_op;
-    cq_world_apply(w->world, NULL, 0, &bad_op);
+    if (casts)
+        cq_world_refresh(w->world);
+    else
+        cq_world_apply(w->world, NULL, 0, &bad_op);
     cqd_h_release(c, w);
     return cqd_h_acquire(c, false);
 }
 
 int cqd_h_broadphase(cqd_call *c)
 {
-    cqd_world *w = acquire_current(c);
+    cqd_world *w = acquire_current(c, false);
     if (!w)
         return -1;
     int n = cq_world_get_stats(w->world).broadphase_pairs;
@@ -249,7 +259,7 @@ int cqd_h_raycast(cqd_call *c)
     if (cqp_decode_raycast(&c->dec, c->body, &req) != 0)
         return -1;
     int rc = -1;
-    cqd_world *w = cqd_h_acquire(c, false);
+    cqd_world *w = acquire_current(c, true);
     if (w) {
         rc = req.all ? raycast_all(c, w->world, &req) : raycast_closest(c, w->world, &req);
         cqd_h_release(c, w);
@@ -277,7 +287,7 @@ int cqd_h_sweep(cqd_call *c)
     if (cqp_decode_sweep(&c->dec, c->body, &req) != 0)
         return -1;
     int rc = -1;
-    cqd_world *w = cqd_h_acquire(c, false);
+    cqd_world *w = acquire_current(c, true);
     if (w) {
         cq_world_shape_query q = {
             .shape = &req.shape.shape, .pose = req.pose, .translation = req.translation, .mask = req.mask};
@@ -306,7 +316,7 @@ int cqd_h_overlap(cqd_call *c)
     if (cqp_decode_overlap(&c->dec, c->body, &req) != 0)
         return -1;
     int rc = -1;
-    cqd_world *w = cqd_h_acquire(c, false);
+    cqd_world *w = acquire_current(c, true);
     if (w) {
         cq_world_shape_query q = {
             .shape = &req.shape.shape, .pose = req.pose, .mask = req.mask, .counters = &c->self->counters};

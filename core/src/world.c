@@ -316,12 +316,21 @@ static void bvh_build(cq_world *w)
 void world_finish(cq_world *w, bool moved, bool members_changed)
 {
     world_sync_broadphase(w);
-    if (members_changed || !w->bvh_valid) {
+    /* The tree waits for cq_world_refresh: frames of moves need the broadphase, not it. */
+    w->bvh_rebuild |= members_changed;
+    if (moved || members_changed)
+        w->bvh_valid = false;
+}
+
+int cq_world_refresh(cq_world *w)
+{
+    if (w->bvh_valid)
+        return CQ_OK;
+    if (w->bvh_rebuild) {
         bvh_build(w);
-        return;
+        w->bvh_rebuild = !w->bvh_valid;
+        return w->bvh_valid ? CQ_OK : CQ_ENO_MEMORY;
     }
-    if (!moved)
-        return;
     for (int k = 0; k < w->bvh_count; k++)
         w->bvh_box[k] = w->e[w->bvh_slot[k]].box;
     cq_bvh_refit(&w->bvh, w->bvh_box);
@@ -337,6 +346,8 @@ void world_finish(cq_world *w, bool moved, bool members_changed)
             w->bvh = tree;
         }
     }
+    w->bvh_valid = true;
+    return CQ_OK;
 }
 
 /* ---- reads ---- */

@@ -75,7 +75,8 @@ struct cq_world {
 
     cq_bvh bvh;
     int bvh_count;       /* items the tree was built over */
-    bool bvh_valid;      /* false: queries scan every shape */
+    bool bvh_valid;      /* the tree matches the shapes; false: queries scan every shape */
+    bool bvh_rebuild;    /* shapes came or went since the tree was built (or the build failed) */
     double bvh_base_cost; /* cq_bvh_cost right after the build */
 
     world_pair_cache *cache; /* per broadphase pair slot */

@@ -7,8 +7,13 @@
 /// Threads: the functions taking a `const cq_world *` are read-only and may
 /// run concurrently on one world; cq_world_apply, cq_world_configure and
 /// cq_world_contacts (which updates the pair cache) are mutations and need
-/// exclusive access. Queries never allocate; everything lazy (broadphase
-/// update, BVH refit or rebuild) is done at the end of each mutation.
+/// exclusive access. Queries never allocate and never change the world.
+/// The broadphase is brought up to date at the end of each mutation; the
+/// ray tree (a BVH, used by ray casts, sweeps and overlap queries) only by
+/// cq_world_refresh, since a frame of moves needs the one and not the
+/// other. A query on a world whose tree is behind still answers exactly,
+/// by scanning every shape: call cq_world_refresh (a mutation) after a
+/// batch, before the queries.
 ///
 /// Memory: storage is preallocated from the settings' capacity and grows only
 /// inside a mutation, each growth counted in cq_world_stats.grows. A convex
@@ -99,7 +104,7 @@ typedef struct cq_world_stats {
     uint64_t bvh_builds;     ///< BVH (re)builds
     uint64_t bvh_refits;     ///< BVH refits
     bool broadphase_stale;   ///< the last broadphase update ran out of memory (pairs incomplete until a mutation succeeds)
-    bool bvh_stale;          ///< the last BVH build ran out of memory (queries scan every shape until a mutation succeeds)
+    bool bvh_stale;          ///< the ray tree is behind the shapes (changed since the last cq_world_refresh, or its build ran out of memory): queries scan every shape
 } cq_world_stats;
 
 /// A world (opaque): create with cq_world_create, free with cq_world_destroy.
@@ -134,9 +139,10 @@ int cq_world_configure(cq_world *world, const cq_world_settings *settings);
 /// columns not orthonormal within 1e-9, or a mirror), CQ_ENO_MEMORY. A hull
 /// or mesh that the world already owns under another, untouched id is not
 /// detected: never pass one twice.
-/// After the registry changed, the broadphase is updated and the BVH refit
-/// or rebuilt; if those run out of memory the batch still succeeds, the
-/// stats say which is stale, and the next mutation retries.
+/// After the registry changed, the broadphase is updated (the ray tree
+/// waits for cq_world_refresh); if that runs out of memory the batch still
+/// succeeds, the stats say the broadphase is stale, and the next mutation
+/// retries.
 int cq_world_apply(cq_world *world, const cq_world_op *ops, int count, int *bad_op);
 
 /// Storage only: makes room for shapes shapes and for batches of ops ops,
@@ -146,6 +152,13 @@ int cq_world_apply(cq_world *world, const cq_world_op *ops, int count, int *bad_
 /// content are unchanged. CQ_OK, CQ_ENO_MEMORY, or CQ_ERANGE (negative, or
 /// past CQ_WORLD_MAX_SHAPES).
 int cq_world_reserve(cq_world *world, int shapes, int ops);
+
+/// Brings the ray tree up to date with the shapes: refits it after moves,
+/// rebuilds it after shapes came or went (or when refits have degraded
+/// it). Does nothing when it is current. CQ_OK, or CQ_ENO_MEMORY when a
+/// rebuild could not allocate (the queries then scan every shape, and the
+/// next call tries again).
+int cq_world_refresh(cq_world *world);
 
 /// Live shapes.
 int cq_world_count(const cq_world *world);
