@@ -321,3 +321,34 @@ class CCD(DaemonCase):
         self.assertEqual(self.ok("POST", "/v1/worlds/ccd/contacts", {})["toi"], [], "no dt, no CCD")
         short = self.ok("POST", "/v1/worlds/ccd/contacts", {"dt": 0.05})
         self.assertEqual(short["toi"], [], "5 units of travel do not reach the target")
+
+
+class RayTreeOnDemand(DaemonCase):
+    """The ray tree is brought up to date by the first cast after a change
+    (docs/API.md, GET /v1/worlds/{world}); every answer is exact before
+    and after, here checked against where the shapes were put."""
+
+    def stale(self):
+        return self.ok("GET", "/v1/worlds/t")["stats"]["bvh_stale"]
+
+    def cast_down(self, x):
+        r = self.ok("POST", "/v1/worlds/t/raycast",
+                    {"rays": [{"origin": [x, 10, 0], "direction": [0, -1, 0]}]})
+        return r["hits"][0]
+
+    def test_first_cast_after_a_change_refreshes(self):
+        self.ok("PUT", "/v1/worlds/t", {"shapes": [body_item("a", sphere(1), (0, 0, 0)),
+                                                  body_item("b", sphere(1), (5, 0, 0))]}, status=201)
+        self.assertTrue(self.stale(), "shapes came: the tree waits for a cast")
+        hit = self.cast_down(5)
+        self.assertEqual(hit["id"], "b")
+        self.assertAlmostEqual(hit["distance"], 9, delta=1e-9)
+        self.assertFalse(self.stale(), "the cast brought the tree up to date")
+        self.ok("POST", "/v1/worlds/t/batch", {"move": [{"id": "b", "pose": pose((20, 3, 0))}]})
+        self.assertTrue(self.stale(), "a move leaves the tree behind")
+        self.assertIsNone(self.cast_down(5), "b moved away")
+        self.assertFalse(self.stale())
+        self.ok("POST", "/v1/worlds/t/batch", {"move": [{"id": "b", "pose": pose((40, 0, 0))}]})
+        r = self.ok("POST", "/v1/worlds/t/overlap", {"shape": sphere(1), "pose": pose((40, 1.5, 0))})
+        self.assertEqual(r["ids"], ["b"])
+        self.assertFalse(self.stale(), "an overlap query refreshes it too")
