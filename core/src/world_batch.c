@@ -231,16 +231,18 @@ static int gather_owned(const cq_world *w, batch *b, const cq_world_op *ops, int
     for (int i = 0; i < count; i++) /* every upsert's block, superseded ones too */
         if (ops[i].kind == CQ_WORLD_UPSERT)
             add_ref(b->cands, &nc, &ops[i].shape, i);
+    /* A registration the batch keeps (moved, say) holds a block of its own:
+     * only a block an upsert brings can clash with it. Without one, a batch
+     * of moves reads no stored shape at all. */
+    bool brought = nc > 0;
     for (int r = 0; r < b->n; r++) {
         const batch_rec *rec = &b->rec[r];
-        const cq_shape *stored = rec->slot >= 0 ? &w->e[rec->slot].body.shape : NULL;
-        if (stored && (rec->upsert >= 0 || !rec->present))
-            add_ref(b->cands, &nc, stored, -1);
-        if (!rec->present)
-            continue;
-        if (rec->upsert < 0 && stored)
-            add_ref(b->finals, &nf, stored, -1);
-        else if (rec->upsert >= 0)
+        bool kept = rec->present && rec->upsert < 0;
+        if (rec->slot >= 0 && !kept)
+            add_ref(b->cands, &nc, &w->e[rec->slot].body.shape, -1);
+        if (rec->slot >= 0 && kept && brought)
+            add_ref(b->finals, &nf, &w->e[rec->slot].body.shape, -1);
+        else if (rec->present && rec->upsert >= 0)
             add_ref(b->finals, &nf, &ops[rec->upsert].shape, rec->upsert);
     }
     world_heapsort(b->finals, (size_t)nf, sizeof *b->finals, owned_less, NULL);
