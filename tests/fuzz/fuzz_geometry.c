@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define FUZZ_TARGET "fuzz_geometry"
+#include "fuzz_check.h"
 #include "cq/collision.h"
 #include "cq/gjk.h"
 #include "cq/hull.h"
@@ -41,14 +43,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define HULL_POINTS_MAX 16
 #define MESH_VERTICES_MAX 8
 #define MESH_TRIANGLES_MAX 6
-
-static void check(int ok, const char *what)
-{
-    if (ok)
-        return;
-    fprintf(stderr, "fuzz_geometry: %s\n", what);
-    abort();
-}
 
 /* The input as a stream of bytes and numbers; reading past its end gives
  * zeros, and a number the wire layer would refuse sets bad. */

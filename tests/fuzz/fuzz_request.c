@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define FUZZ_TARGET "fuzz_request"
+#include "fuzz_check.h"
 #include "config.h"
 #include "registry.h"
 #include "request.h"
@@ -48,14 +50,6 @@ static const char *const methods[] = {"GET", "POST", "PUT", "DELETE", "HEAD", "B
 #define PROBLEM_PREFIX "urn:collisiond:problem:"
 
 /* libFuzzer saves the input that aborted; the message says what failed. */
-static void check(int ok, const char *what)
-{
-    if (ok)
-        return;
-    fprintf(stderr, "fuzz_request: %s\n", what);
-    abort();
-}
-
 /* The arena's export with "worlds: N" after it: what a rejected request
  * must leave as it was. Owned by the caller (cqp_buf_free). */
 static cqp_buf snapshot(cqd_server *srv)
@@ -136,24 +130,6 @@ static int allowed_status(int status)
     return 0;
 }
 
-/* Asserts what every real number of v is finite (jansson would not parse a
- * NaN, but a writer could still print a number that overflows to inf). */
-static void check_finite(const json_t *v)
-{
-    if (json_is_real(v)) {
-        double d = json_real_value(v);
-        check(d - d == 0, "non-finite number in a response");
-    } else if (json_is_array(v)) {
-        for (size_t i = 0; i < json_array_size(v); i++)
-            check_finite(json_array_get(v, i));
-    } else if (json_is_object(v)) {
-        const char *k;
-        json_t *m;
-        json_object_foreach((json_t *)v, k, m)
-            check_finite(m);
-    }
-}
-
 static void check_response(const cqd_response *resp)
 {
     check(allowed_status(resp->status), "status outside the API's set");
@@ -178,7 +154,7 @@ static void check_response(const cqd_response *resp)
         fprintf(stderr, "fuzz_request: %s in %.*s\n", err.text, (int)(resp->body.len > 400 ? 400 : resp->body.len),
                 resp->body.data);
     check(v != NULL, "a body that is not JSON");
-    check_finite(v);
+    check_finite(v, "non-finite number in a response");
     if (problem) {
         const char *type = json_string_value(json_object_get(v, "type"));
         check(type && strncmp(type, PROBLEM_PREFIX, strlen(PROBLEM_PREFIX)) == 0, "a problem without its type");
@@ -198,7 +174,7 @@ static void check_line(const cqp_buf *out)
     json_t *status = json_object_get(v, "status");
     check(json_is_integer(status) && allowed_status((int)json_integer_value(status)),
           "a stream reply without an allowed status");
-    check_finite(v);
+    check_finite(v, "non-finite number in a response");
     json_decref(v);
 }
 

@@ -22,6 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#define FUZZ_TARGET "fuzz_store"
+#include "fuzz_check.h"
 #include "cqp/journal.h"
 #include "cqp/write.h"
 #include "registry.h"
@@ -31,14 +33,6 @@
 #include "store_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void check(int ok, const char *what)
-{
-    if (ok)
-        return;
-    fprintf(stderr, "fuzz_store: %s\n", what);
-    abort();
-}
 
 /* The data directory every run reuses (emptied after each recovery), made
  * on first use and removed at exit. */
@@ -99,23 +93,6 @@ static void write_file(const char *name, const uint8_t *bytes, size_t len)
     close(fd);
 }
 
-/* Asserts every real number of v is finite. */
-static void check_finite(const json_t *v)
-{
-    if (json_is_real(v)) {
-        double d = json_real_value(v);
-        check(d - d == 0, "non-finite number in an export");
-    } else if (json_is_array(v)) {
-        for (size_t i = 0; i < json_array_size(v); i++)
-            check_finite(json_array_get(v, i));
-    } else if (json_is_object(v)) {
-        const char *k;
-        json_t *m;
-        json_object_foreach((json_t *)v, k, m)
-            check_finite(m);
-    }
-}
-
 /* Appends "name export\n" of every world of srv to out, checking each. */
 static void export_all(cqd_server *srv, cqp_buf *out)
 {
@@ -132,7 +109,7 @@ static void export_all(cqd_server *srv, cqp_buf *out)
         json_error_t err;
         json_t *v = json_loadb(resp.body.data, resp.body.len, 0, &err);
         check(json_is_object(v), "an export that is not a JSON object");
-        check_finite(v);
+        check_finite(v, "non-finite number in an export");
         json_decref(v);
         cqp_buf_printf(out, "%s ", worlds[i].name);
         cqp_buf_append(out, resp.body.data, resp.body.len);
