@@ -155,10 +155,12 @@ def http_rows(path):
                     % (fmt(h["collisiond_cpu_us_per_req"]), fmt(h["nginx_cpu_us_per_req"]),
                        h["collisiond_cpu_us_per_req"] / h["nginx_cpu_us_per_req"]))
     shapes = "{:,} boxes".format(int(h["scene_shapes"])) if "scene_shapes" in h else "the scene"
-    for key, what in (("contacts_p50_ms", "p50 latency, ms"), ("contacts_p99_ms", "p99 latency, ms"),
-                      ("contacts_daemon_cpu_ms", "daemon CPU per query, ms")):
-        if key in h:
-            rows.append("| HTTP contacts query, %s, %s | %s | — | | | — | |" % (shapes, what, fmt(h[key])))
+    for prefix, transport in (("contacts", "HTTP"), ("stream_contacts", "stream")):
+        for key, what in (("p50_ms", "p50 latency, ms"), ("p99_ms", "p99 latency, ms"),
+                          ("daemon_cpu_ms", "daemon CPU per query, ms")):
+            if prefix + "_" + key in h:
+                rows.append("| %s contacts query, %s, %s | %s | — | | | — | |"
+                            % (transport, shapes, what, fmt(h[prefix + "_" + key])))
     return rows
 
 

@@ -3,7 +3,8 @@
 # against nginx returning the same answer as a static body, with the same
 # wrk settings; prints both rates and their ratio (issue 5's goal: >= 0.6).
 # Then loads the 10,000-box scene into a world over HTTP and reports the
-# latency of its contacts query (scene.py).
+# latency of its contacts query over HTTP and over the stream transport
+# (scene.py).
 #
 #   bench/http/run.sh DAEMON SCENE_FILE
 #
@@ -169,4 +170,5 @@ echo "nginx_cpu_us_per_req $nginx_cpu"
 echo "collisiond_cpu_us_per_req $collisiond_cpu"
 python3 -c 'import sys; print("cpu_ratio %.3f" % (float(sys.argv[1]) / float(sys.argv[2])))' "$nginx_cpu" "$collisiond_cpu"
 
-python3 "$here/scene.py" --port "$port" --scene "$scene" --queries "$queries" --pid "$daemon_pid"
+python3 "$here/scene.py" --port "$port" --stream-port "$(cut -d' ' -f2 "$tmp/ports")" --scene "$scene" \
+    --queries "$queries" --pid "$daemon_pid"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Contacts latency over HTTP, for `make bench-http`.
+"""Contacts latency over HTTP and the stream transport, for `make bench-http`.
 
-  scene.py --port PORT --scene FILE [--world bench] [--skin 0] [--queries 200] [--dt S] [--pid PID]
+  scene.py --port PORT [--stream-port PORT] --scene FILE [--world bench] [--skin 0] [--queries 200]
+           [--dt S] [--pid PID]
 
 Loads the scene of ../shared/bench/gen.py ("L DT", then one box a line:
 cx cy cz hx hy hz qx qy qz qw vx vy vz) into a new world with one
@@ -12,12 +13,15 @@ connection, each from sending the request to the last byte of the answer
 name value lines: the load time, the pair counts, the answer size, the
 client-side p50 / p99 / max latency in ms and, given the daemon's --pid,
 its CPU time per query (steadier than the latency on a shared machine).
+With --stream-port, the same queries are then timed over the JSON-lines
+stream transport, one line at a time on one connection (stream_* lines).
 """
 import argparse
 import http.client
 import json
 import math
 import os
+import socket
 import sys
 import time
 
@@ -61,6 +65,48 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+class Stream:
+    """One connection to the stream listener, a request line at a time."""
+
+    def __init__(self, host, port):
+        self.sock = socket.create_connection((host, port), timeout=120)
+        self.buf = b""
+
+    def call(self, line):
+        self.sock.sendall(line)
+        while b"\n" not in self.buf:
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                sys.exit("stream: the daemon closed the connection")
+            self.buf += chunk
+        reply, _, self.buf = self.buf.partition(b"\n")
+        return reply
+
+
+def timed(queries, pid, send):
+    """Runs send() queries times; returns (sorted latencies in ms, the
+    daemon's CPU seconds per query, the first answer's bytes)."""
+    times, cpu, first = [], 0.0, None
+    for _ in range(queries):
+        c = cpu_seconds(pid) if pid else 0.0
+        t = time.perf_counter()
+        raw = send()
+        times.append(1e3 * (time.perf_counter() - t))
+        cpu += cpu_seconds(pid) - c if pid else 0.0
+        if first is None:
+            first = raw
+    times.sort()
+    return times, cpu / queries, first
+
+
+def report(prefix, times, cpu, pid):
+    print("%s_p50_ms %.3f" % (prefix, percentile(times, 0.50)))
+    print("%s_p99_ms %.3f" % (prefix, percentile(times, 0.99)))
+    print("%s_max_ms %.3f" % (prefix, times[-1]))
+    if pid:
+        print("%s_daemon_cpu_ms %.3f" % (prefix, 1e3 * cpu))
+
+
 def percentile(sorted_values, q):
     """Nearest-rank percentile of an ascending list."""
     return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
@@ -70,6 +116,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--stream-port", type=int, default=None, help="also time the queries over the stream transport")
     ap.add_argument("--scene", required=True)
     ap.add_argument("--world", default="bench")
     ap.add_argument("--skin", type=float, default=0.0)
@@ -87,30 +134,27 @@ def main():
     load_ms = 1e3 * (time.perf_counter() - t0)
 
     query = {} if args.dt is None else {"dt": args.dt}
-    times, first, size, cpu = [], None, 0, 0.0
-    for _ in range(args.queries):
-        c = cpu_seconds(args.pid) if args.pid else 0.0
-        t = time.perf_counter()
-        raw = must(conn, "POST", base + "/contacts", query, (200,))
-        times.append(1e3 * (time.perf_counter() - t))
-        cpu += cpu_seconds(args.pid) - c if args.pid else 0.0
-        answer = json.loads(raw)
-        if first is None:
-            first, size = answer, len(raw)
+    times, cpu, raw = timed(args.queries, args.pid, lambda: must(conn, "POST", base + "/contacts", query, (200,)))
     conn.close()
-
-    times.sort()
+    first = json.loads(raw)
     print("scene_shapes %d" % len(boxes))
     print("scene_load_ms %.1f" % load_ms)
     print("contacts_queries %d" % len(times))
     print("contacts_broadphase_pairs %d" % first["stats"]["broadphase_pairs"])
     print("contacts_pairs %d" % len(first["pairs"]))
-    print("contacts_answer_bytes %d" % size)
-    print("contacts_p50_ms %.3f" % percentile(times, 0.50))
-    print("contacts_p99_ms %.3f" % percentile(times, 0.99))
-    print("contacts_max_ms %.3f" % times[-1])
-    if args.pid:
-        print("contacts_daemon_cpu_ms %.3f" % (1e3 * cpu / len(times)))
+    print("contacts_answer_bytes %d" % len(raw))
+    report("contacts", times, cpu, args.pid)
+
+    if args.stream_port:
+        stream = Stream(args.host, args.stream_port)
+        line = json.dumps({"id": 1, "method": "POST", "path": base + "/contacts", "body": query},
+                          separators=(",", ":")).encode() + b"\n"
+        times, cpu, reply = timed(args.queries, args.pid, lambda: stream.call(line))
+        stream.sock.close()
+        got = json.loads(reply)
+        if got.get("status") != 200 or len(got["body"]["pairs"]) != len(first["pairs"]):
+            sys.exit("stream: unexpected reply %s" % reply[:500].decode(errors="replace"))
+        report("stream_contacts", times, cpu, args.pid)
 
 
 if __name__ == "__main__":
