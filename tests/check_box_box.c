@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "box.h"
+#include "cq/fallback.h"
 #include "geom.h"
 #include "testutil.h"
 
@@ -289,6 +290,65 @@ START_TEST(face_features_follow_the_numbering)
 }
 END_TEST
 
+/* A GJK cap too small for a pair the SAT leaves within the skin: the
+ * general convex path answers it with a counted, logged fallback. Without a
+ * previous normal the contact is dropped; with one, the verdict is the
+ * boxes' separation along it, by hand from their corners' projections. */
+START_TEST(gjk_cap_falls_back_and_is_logged)
+{
+    cq_shape a = box(1, 0.5, 0.75), b = box(0.6, 0.4, 0.6);
+    tu_rng rng = {2026};
+    cq_xform xa = at(cq_v3(0, 0, 0), cq_mat3_identity()), xb = at(cq_v3(1.7, 0.95, 0.2), tu_rotation(&rng));
+    cq_fallback_slot slots[4];
+    cq_fallback_log log;
+    ck_assert_int_eq(cq_fallback_log_init(&log, slots, 4, NULL), CQ_OK);
+    cq_counters ctr = {0};
+    cq_pair_query q = {.a = &a, .xa = xa, .b = &b, .xb = xb, .skin = 0.5, .gjk_max_iterations = 1,
+                       .counters = &ctr, .log = &log, .tag_a = 7, .tag_b = 9};
+    cq_contact c;
+    ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
+    ck_assert_msg(c.sat_gap > 0 && c.sat_gap <= q.skin, "the SAT must leave this pair to GJK (gap %g)", c.sat_gap);
+    ck_assert_int_eq(c.fallback_reason, CQ_FB_GJK_ITERATION_LIMIT);
+    ck_assert_int_eq(c.fallback_action, CQ_FBA_DROPPED);
+    ck_assert(!c.has_normal && c.point_count == 0);
+
+    cq_vec3 n;
+    ck_assert(cq_normalize(cq_v3(1, 0.6, 0.1), 1e-12, &n));
+    cq_pair_cache cache = {true, n};
+    q.cache = &cache;
+    ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
+    tu_assert_contact_sane(c);
+    ck_assert_int_eq(c.fallback_action, CQ_FBA_PREVIOUS_NORMAL);
+    tu_assert_vec_eq_tol(c.normal, n, 1e-12);
+    /* Separation along n: B's lowest corner minus A's highest. */
+    double top = -INFINITY, low = INFINITY;
+    for (int k = 0; k < 8; k++) {
+        cq_vec3 ca = cq_v3(k & 1 ? 1 : -1, k & 2 ? 0.5 : -0.5, k & 4 ? 0.75 : -0.75);
+        cq_vec3 cb = cq_v3(k & 1 ? 0.6 : -0.6, k & 2 ? 0.4 : -0.4, k & 4 ? 0.6 : -0.6);
+        top = fmax(top, cq_dot(cq_xform_point(&xa, ca), n));
+        low = fmin(low, cq_dot(cq_xform_point(&xb, cb), n));
+    }
+    double sep = low - top;
+    ck_assert(c.overlap == (sep <= q.skin));
+    if (sep < 0)
+        ck_assert_double_eq_tol(c.depth, -sep, 1e-12);
+
+    cq_fallback_record rec[4];
+    ck_assert_int_eq(cq_fallback_log_read(&log, rec, 4), 2);
+    ck_assert_int_eq(rec[0].action, CQ_FBA_PREVIOUS_NORMAL);
+    ck_assert_int_eq(rec[1].action, CQ_FBA_DROPPED);
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(rec[k].reason, CQ_FB_GJK_ITERATION_LIMIT);
+        ck_assert(rec[k].shape_a == CQ_BOX && rec[k].shape_b == CQ_BOX && rec[k].tag_a == 7 && rec[k].tag_b == 9);
+    }
+    uint64_t sum[CQ_CTR_COUNT] = {0};
+    cq_counters_snapshot(&ctr, sum);
+    ck_assert_int_eq((int)sum[CQ_CTR_REASONS + CQ_FB_GJK_ITERATION_LIMIT], 2);
+    ck_assert_int_eq((int)sum[CQ_CTR_ACTIONS + CQ_FBA_DROPPED], 1);
+    ck_assert_int_eq((int)sum[CQ_CTR_ACTIONS + CQ_FBA_PREVIOUS_NORMAL], 1);
+}
+END_TEST
+
 Suite *box_box_suite(void)
 {
     Suite *s = suite_create("box_box");
@@ -303,6 +363,7 @@ Suite *box_box_suite(void)
     tcase_add_test(tc, separated_boxes_report_euclidean_distance);
     tcase_add_test(tc, skin_is_measured_in_euclidean_distance);
     tcase_add_test(tc, rect_clip_matches_generic_clipper);
+    tcase_add_test(tc, gjk_cap_falls_back_and_is_logged);
     suite_add_tcase(s, tc);
     return s;
 }

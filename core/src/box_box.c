@@ -167,7 +167,15 @@ void cq_box_box(const cq_pair_query *q, cq_contact *out)
     if (largest.gap > CQ_SAT_TOLERANCE) {
         if (largest.gap > q->skin && q->skip_distance)
             return;
-        if (!cq_pair_distance(q, out) || out->distance > q->skin)
+        cq_gjk_status st = cq_pair_distance(q, out);
+        if (st == CQ_GJK_ITERATION_LIMIT) {
+            /* GJK gave up on a pair the SAT could not settle: the general
+             * convex path answers it with its counted, logged fallback
+             * (the caller's previous normal, or the contact dropped). */
+            cq_convex_pair(q, out);
+            return;
+        }
+        if (st != CQ_GJK_SEPARATED || out->distance > q->skin)
             return;
     }
     out->overlap = true;

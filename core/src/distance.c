@@ -4,20 +4,17 @@
 #include "cq/proxy.h"
 #include "narrow.h"
 
-bool cq_pair_distance(const cq_pair_query *q, cq_contact *out)
+cq_gjk_status cq_pair_distance(const cq_pair_query *q, cq_contact *out)
 {
     cq_vec3 sa[CQ_PROXY_STORAGE], sb[CQ_PROXY_STORAGE];
     cq_proxy pa, pb;
     if (cq_shape_proxy(q->a, sa, &pa) != CQ_OK || cq_shape_proxy(q->b, sb, &pb) != CQ_OK)
-        return false;
+        return CQ_GJK_TOUCHING; /* validated shapes always have a proxy */
     cq_gjk_options opt = {.max_iterations = q->gjk_max_iterations};
     cq_gjk_result g = cq_gjk_distance(&pa, &q->xa, &pb, &q->xb, &opt);
     cq_count_gjk(q->counters, g.iterations);
-    if (g.status != CQ_GJK_SEPARATED) {
-        if (g.status == CQ_GJK_ITERATION_LIMIT)
-            cq_count(q->counters, CQ_CTR_REASONS + CQ_FB_GJK_ITERATION_LIMIT, 1);
-        return false;
-    }
+    if (g.status != CQ_GJK_SEPARATED)
+        return g.status;
     cq_gjk_apply_radii(&g, &pa, &pb);
     out->has_distance = true;
     out->distance = g.distance;
@@ -25,5 +22,5 @@ bool cq_pair_distance(const cq_pair_query *q, cq_contact *out)
     out->witness_b = g.point_b;
     out->has_normal = true;
     out->normal = g.normal;
-    return true;
+    return CQ_GJK_SEPARATED;
 }

@@ -4,6 +4,7 @@
 #define CQ_NARROW_H
 
 #include "cq/collision.h"
+#include "cq/gjk.h"
 
 /* A pair function. q is in canonical order (q->a->type <= q->b->type) and its
  * cache, if any, is oriented the same way. out arrives zeroed with
@@ -36,9 +37,10 @@ void cq_box_triangle(const cq_pair_query *q, cq_contact *out);
 void cq_triangle_triangle(const cq_pair_query *q, cq_contact *out);
 
 /* For a pair a SAT found separated: its Euclidean distance, witnesses and
- * closest-point normal by GJK (distance.c). False, with nothing set, when
- * GJK does not report the pair separated (its cap, or touching). */
-bool cq_pair_distance(const cq_pair_query *q, cq_contact *out);
+ * closest-point normal by GJK (distance.c). Returns GJK's status; nothing
+ * is set unless it is CQ_GJK_SEPARATED. The caller owns what a failure
+ * means (counting or answering it). */
+cq_gjk_status cq_pair_distance(const cq_pair_query *q, cq_contact *out);
 
 /* No direction is defined (closed.c): the pair's previous normal if it has
  * one (true, fallback "previous_normal"), else the contact is dropped and

@@ -281,8 +281,13 @@ void cq_box_triangle(const cq_pair_query *q, cq_contact *out)
     double gap = -fmin(best.face.pen, best.edge.pen);
     if (gap > q->skin + f.tol && q->skip_distance)
         return;
-    if (gap > f.tol && cq_pair_distance(q, out) && out->distance > q->skin)
-        return;
+    if (gap > f.tol) {
+        cq_gjk_status st = cq_pair_distance(q, out);
+        if (st == CQ_GJK_ITERATION_LIMIT) /* answered below from the SAT */
+            cq_count(q->counters, CQ_CTR_REASONS + CQ_FB_GJK_ITERATION_LIMIT, 1);
+        if (st == CQ_GJK_SEPARATED && out->distance > q->skin)
+            return;
+    }
     out->overlap = gap <= q->skin + f.tol;
     if (!out->overlap) { /* GJK could not measure it: the separating axis */
         out->has_normal = true;
