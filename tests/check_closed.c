@@ -297,6 +297,36 @@ START_TEST(sphere_box_inside_and_features)
 }
 END_TEST
 
+/* A centre on the surface of a posed box: its local coordinates may fall
+ * outside the box by a rounding. Analytic answer: touching, depth = radius
+ * (never less, so a point sphere's depth is never negative). */
+START_TEST(sphere_centre_on_rotated_box_surface)
+{
+    tu_rng rng = {23};
+    for (int k = 0; k < 20000; k++) {
+        cq_vec3 h = cq_v3(tu_uniform(&rng, 0, 3), tu_uniform(&rng, 0, 3), tu_uniform(&rng, 0, 3));
+        cq_vec3 l = cq_v3(tu_uniform(&rng, -h.x, h.x), tu_uniform(&rng, -h.y, h.y), tu_uniform(&rng, -h.z, h.z));
+        int axis = k % 3;
+        double side = (k / 3) % 2 ? -1 : 1;
+        if (axis == 0)
+            l.x = side * h.x;
+        else if (axis == 1)
+            l.y = side * h.y;
+        else
+            l.z = side * h.z;
+        double r = k % 2 ? 0 : tu_uniform(&rng, 0, 1);
+        cq_shape s = sphere(r), b = box(h.x, h.y, h.z);
+        cq_xform xb = tu_pose(&rng, 5), xs = at(0, 0, 0);
+        xs.p = cq_xform_point(&xb, l);
+        cq_contact c = pair(&s, xs, &b, xb);
+        ck_assert_msg(c.overlap, "case %d", k);
+        ck_assert_msg(c.depth >= r - 1e-12 && c.depth <= r + 1e-12, "case %d: depth %.17g, radius %.17g", k, c.depth, r);
+        c = pair(&b, xb, &s, xs);
+        ck_assert_msg(c.depth >= r - 1e-12 && c.depth <= r + 1e-12, "case %d swapped", k);
+    }
+}
+END_TEST
+
 /* ---- sphere-triangle ------------------------------------------------------- */
 
 START_TEST(sphere_triangle_analytic)
@@ -689,6 +719,7 @@ Suite *closed_suite(void)
     tcase_add_test(round, capsules_crossing_one_point);
     tcase_add_test(round, sphere_box_against_distance_oracle);
     tcase_add_test(round, sphere_box_inside_and_features);
+    tcase_add_test(round, sphere_centre_on_rotated_box_surface);
     tcase_add_test(round, sphere_triangle_analytic);
     tcase_add_test(round, sphere_centre_on_triangle);
     suite_add_tcase(s, round);

@@ -59,7 +59,8 @@ double tu_dist_point_triangle(cq_vec3 p, const cq_vec3 t[3]);
 #define tu_assert_contact_sane(c)                                              \
     do {                                                                       \
         const cq_contact *c_ = &(c);                                           \
-        ck_assert(isfinite(c_->distance) && isfinite(c_->depth));              \
+        ck_assert(isfinite(c_->distance) && c_->distance >= 0);                \
+        ck_assert(isfinite(c_->depth) && c_->depth >= 0);                      \
         ck_assert(c_->point_count >= 0 && c_->point_count <= CQ_MAX_POINTS);   \
         if (c_->has_normal) {                                                  \
             ck_assert(cq_v3_finite(c_->normal));                               \

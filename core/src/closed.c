@@ -157,7 +157,10 @@ static cq_feature cq_box_feature_of(cq_vec3 l, cq_vec3 h)
 
 /* The centre is inside the box: the sphere leaves through the face of least
  * penetration, so the depth is the radius plus the distance to that face. A
- * tie keeps the lower axis and the positive side (a flat box has both). */
+ * tie keeps the lower axis and the positive side (a flat box has both).
+ * A centre on a face may sit outside it by a rounding in the local frame
+ * yet coincide with its clamp in the world: that face is the least one,
+ * at distance zero, not below. */
 static void cq_sphere_in_box(cq_vec3 l, cq_vec3 h, const cq_pair_query *q, cq_contact *out)
 {
     int k = 0;
@@ -167,6 +170,7 @@ static void cq_sphere_in_box(cq_vec3 l, cq_vec3 h, const cq_pair_query *q, cq_co
         if (p < pen)
             pen = p, k = i;
     }
+    pen = fmax(pen, 0);
     bool neg = cq_comp(l, k) < 0;
     cq_vec3 face = cq_scale(q->xb.r.c[k], neg ? -1 : 1);
     out->overlap = out->has_normal = true;
