@@ -162,6 +162,28 @@ START_TEST(test_all_or_nothing)
 }
 END_TEST
 
+/* The pose rules hold per entry of R^T R, each within 1e-9: a rotation
+ * whose deviations are each inside that but add up beyond it is a pose,
+ * and one entry just beyond it is not. */
+START_TEST(test_pose_tolerance_per_entry)
+{
+    cq_world *w = NULL;
+    ck_assert_int_eq(cq_world_create(&(cq_world_settings){0}, &w), CQ_OK);
+    cq_xform near = wo_at(1, 2, 3);
+    near.r.c[0] = cq_v3(1 + 4e-10, 0, 0); /* |c0|^2 - 1 = 8e-10 */
+    near.r.c[1] = cq_v3(0, 1 + 4e-10, 0);
+    near.r.c[2] = cq_v3(0, 0, 1 + 4e-10);
+    cq_world_op op = wo_upsert("near", wo_sphere(1), near, cq_v3(0, 0, 0), 1, 1);
+    int bad = -5;
+    ck_assert_int_eq(cq_world_apply(w, &op, 1, &bad), CQ_OK);
+    near.r.c[2] = cq_v3(0, 0, 1 + 6e-10); /* 1.2e-9 */
+    op = wo_move("near", near, cq_v3(0, 0, 0));
+    ck_assert_int_eq(cq_world_apply(w, &op, 1, &bad), CQ_ENOT_UNIT);
+    ck_assert_int_eq(bad, 0);
+    cq_world_destroy(w);
+}
+END_TEST
+
 /* Ops see the state the earlier ops of their batch leave. */
 START_TEST(test_ops_in_order)
 {
@@ -654,6 +676,7 @@ Suite *world_suite(void)
     TCase *batch = tcase_create("batch");
     tcase_add_test(batch, test_registry);
     tcase_add_test(batch, test_all_or_nothing);
+    tcase_add_test(batch, test_pose_tolerance_per_entry);
     tcase_add_test(batch, test_ops_in_order);
     tcase_add_test(batch, test_capacity_growth);
     tcase_add_test(batch, test_hull_ownership);

@@ -15,6 +15,9 @@
  * pairs instead of a scan over all items per item. */
 #define SAP_SWEEP_MIN 32
 
+/* Begin crossings held back per batch (see sap_sort.c's crossing()). */
+#define SAP_BEGIN_BATCH 512
+
 /* One endpoint on one axis: its value and tag = id * 2 + (1 for a max). */
 typedef struct sap_ep {
     double v;
@@ -103,6 +106,8 @@ struct cq_sap {
     uint64_t epoch; /* advances at the first mutation after an update */
     bool closed;    /* an update finished and no mutation followed */
     bool incomplete; /* a pair could not be stored: the next update recomputes all */
+    int begin_n;     /* begin crossings held in begin[] */
+    int32_t begin[SAP_BEGIN_BATCH][2];
     cq_sap_stats stats;
 };
 

@@ -163,14 +163,36 @@ void sap_place_dyn(cq_sap *s)
     mark_placed(s, 0);
 }
 
+/* Judges the held begin crossings. The boxes they read are far apart in
+ * memory, so each is fetched a few crossings ahead of its test. */
+static void flush_begins(cq_sap *s)
+{
+    enum { AHEAD = 8 };
+    const sap_item *item = s->it.item;
+    int n = s->begin_n;
+    for (int k = 0; k < n && k < AHEAD; k++)
+        __builtin_prefetch(&item[s->begin[k][1]]);
+    for (int k = 0; k < n; k++) {
+        if (k + AHEAD < n)
+            __builtin_prefetch(&item[s->begin[k + AHEAD][1]]);
+        sap_pair_begin(s, s->begin[k][0], s->begin[k][1]);
+    }
+    s->begin_n = 0;
+}
+
 /* A crossing: an overlap on one axis starts (begin) or ends. Only the
- * start needs the other two axes; the end of one axis ends the pair. The
- * cheap tests run here, inline, because most crossings change nothing. */
+ * start needs the other two axes; the end of one axis ends the pair.
+ * Every box is final and each crossing is judged by where its pair ends
+ * up, so the order they are judged in does not matter: a start is held
+ * back and judged in a batch (flush_begins), which keeps the sort from
+ * waiting on the other item's box. An end is cheap and runs here. */
 static inline void crossing(cq_sap *s, int i, int j, bool begin)
 {
     if (begin) {
-        if (sap_truth(s, i, j))
-            sap_pair_begin(s, i, j);
+        s->begin[s->begin_n][0] = i;
+        s->begin[s->begin_n][1] = j;
+        if (++s->begin_n == SAP_BEGIN_BATCH)
+            flush_begins(s);
     } else if (s->it.adj[i] >= 0 && s->it.adj[j] >= 0) { /* an item without pairs has none to end */
         sap_pair_end(s, i, j);
     }
@@ -248,5 +270,6 @@ void sap_apply_moves(cq_sap *s)
     for (int k = 0; s->nsta > 0 && k < s->moved_n; k++)
         for (int e = 0; e < 6; e++)
             walk(s, it->moved[k], e >> 1, (uint32_t)(e & 1));
+    flush_begins(s);
     s->moved_n = 0;
 }

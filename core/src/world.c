@@ -40,8 +40,23 @@ static int check_settings(const cq_world_settings *s)
     return s->capacity > CQ_WORLD_MAX_SHAPES ? CQ_ERANGE : CQ_OK;
 }
 
+/* The common case in one pass with one branch: a NaN or an infinity
+ * anywhere makes the sum NaN or infinite, and a sum within the tolerance
+ * puts every term within it. A pose that fails is examined again, rule by
+ * rule, for the one it breaks (or passes there: the sum is the stricter). */
+static bool pose_plainly_valid(const cq_xform *x)
+{
+    const cq_vec3 *c = x->r.c;
+    double dev = fabs(cq_dot(c[0], c[0]) - 1) + fabs(cq_dot(c[1], c[1]) - 1) + fabs(cq_dot(c[2], c[2]) - 1) +
+                 fabs(cq_dot(c[0], c[1])) + fabs(cq_dot(c[0], c[2])) + fabs(cq_dot(c[1], c[2])) +
+                 (x->p.x - x->p.x) + (x->p.y - x->p.y) + (x->p.z - x->p.z);
+    return dev <= 1e-9 && cq_det(&x->r) > 0;
+}
+
 int world_check_pose(const cq_xform *x)
 {
+    if (pose_plainly_valid(x))
+        return CQ_OK;
     if (!cq_v3_finite(x->p) || !cq_v3_finite(x->r.c[0]) || !cq_v3_finite(x->r.c[1]) || !cq_v3_finite(x->r.c[2]))
         return CQ_ENOT_FINITE;
     for (int i = 0; i < 3; i++)
