@@ -290,9 +290,12 @@ int cqd_h_sweep(cqd_call *c)
     cqd_world *w = acquire_current(c, true);
     if (w) {
         cq_world_shape_query q = {
-            .shape = &req.shape.shape, .pose = req.pose, .translation = req.translation, .mask = req.mask};
+            .shape = &req.shape.shape, .pose = req.pose, .translation = req.translation, .mask = req.mask,
+            .counters = &c->self->counters, .log = &c->self->fallbacks};
         cq_world_sweep_hit h;
+        uint64_t mark = cqd_thread_mark(c->self);
         rc = cq_world_sweep(w->world, &q, &h);
+        cqd_thread_label_fallbacks(c->self, mark, c->world, c->resp->request_id);
         if (rc == CQ_OK) {
             cqp_obj_begin(&c->out);
             cqp_key(&c->out, "hit");

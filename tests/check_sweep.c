@@ -4,9 +4,17 @@
  * oracles of sweep_oracle.c are in check_sweep_random.c. */
 #include <string.h>
 
+#include "cq/fallback.h"
 #include "sweep_oracle.h"
 
 Suite *sweep_suite(void);
+
+static uint64_t slot_sum(const cq_counters *c, int slot)
+{
+    uint64_t sum[CQ_CTR_COUNT] = {0};
+    cq_counters_snapshot(c, sum);
+    return sum[slot];
+}
 
 /* ---- shape proxies ---- */
 
@@ -107,6 +115,46 @@ START_TEST(test_misses)
     h = sweep(&a, xa, cq_v3(0, 0, 0), &b, xb); /* zero translation */
     ck_assert(!h.hit);
     ck_assert_int_eq(h.iterations, 1);
+}
+END_TEST
+
+/* Counting: each advancement step is one GJK call; an initial overlap of
+ * two coplanar flat shapes has no EPA direction, which is a fallback
+ * (counted by reason, action "dropped", and logged with the tags) and a
+ * hit without a normal. */
+START_TEST(test_counters_and_fallback_log)
+{
+    cq_counters ctr = {0};
+    cq_fallback_slot slots[4];
+    cq_fallback_log log;
+    ck_assert_int_eq(cq_fallback_log_init(&log, slots, 4, NULL), CQ_OK);
+    cq_sweep_options o = {.counters = &ctr, .log = &log, .tag_a = 7, .tag_b = 9};
+    cq_shape s = sphere(1), b = box(cq_v3(1, 1, 1));
+    cq_sweep_hit h = sweep_opt(&s, at(-5, 0, 0), cq_v3(10, 0, 0), &b, at(0, 0, 0), &o);
+    ck_assert(h.hit && h.has_normal);
+    ck_assert_uint_eq(slot_sum(&ctr, CQ_CTR_GJK_CALLS), (uint64_t)h.iterations);
+    ck_assert_uint_eq(slot_sum(&ctr, CQ_CTR_EPA_CALLS), 0);
+    ck_assert_int_eq(cq_fallback_log_read(&log, (cq_fallback_record[4]){0}, 4), 0);
+
+    cq_shape t = triangle(cq_v3(0, 0, 0), cq_v3(2, 0, 0), cq_v3(0, 2, 0));
+    h = sweep_opt(&t, at(0, 0, 0), cq_v3(1, 0, 0), &t, at(0.5, 0.5, 0), &o);
+    ck_assert(h.hit && h.initially_overlapping && !h.has_normal);
+    ck_assert_double_eq(h.time, 0);
+    ck_assert_uint_eq(slot_sum(&ctr, CQ_CTR_EPA_CALLS), 1);
+    ck_assert_uint_eq(slot_sum(&ctr, CQ_CTR_ACTIONS + CQ_FBA_DROPPED), 1);
+    ck_assert_uint_eq(slot_sum(&ctr, CQ_CTR_ZERO_NORMALS), 1);
+    uint64_t reasons = 0;
+    for (int r = CQ_FB_EPA_ITERATION_LIMIT; r <= CQ_FB_EPA_DEGENERATE; r++)
+        reasons += slot_sum(&ctr, CQ_CTR_REASONS + r);
+    ck_assert_uint_eq(reasons, 1);
+    cq_fallback_record rec[4];
+    ck_assert_int_eq(cq_fallback_log_read(&log, rec, 4), 1);
+    ck_assert_int_eq(rec[0].action, CQ_FBA_DROPPED);
+    ck_assert_int_eq(rec[0].shape_a, CQ_TRIANGLE);
+    ck_assert_int_eq(rec[0].shape_b, CQ_TRIANGLE);
+    ck_assert_uint_eq(rec[0].tag_a, 7);
+    ck_assert_uint_eq(rec[0].tag_b, 9);
+    ck_assert_uint_eq(slot_sum(&ctr, CQ_CTR_REASONS + rec[0].reason), 1);
 }
 END_TEST
 
@@ -327,6 +375,7 @@ Suite *sweep_suite(void)
     tcase_add_test(tc, test_unsupported);
     tcase_add_test(tc, test_iteration_cap);
     tcase_add_test(tc, test_tolerance_option);
+    tcase_add_test(tc, test_counters_and_fallback_log);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -438,6 +438,25 @@ START_TEST(test_fallback_log)
     uint64_t sum[CQ_CTR_COUNT] = {0};
     cq_counters_snapshot(&ctr, sum);
     ck_assert_int_eq((int)sum[CQ_CTR_ACTIONS + CQ_FBA_DROPPED], 3);
+
+    /* Moving, a is swept too: it starts overlapping b, the sweep's EPA
+     * fails the same way, and that is counted and logged with a's handle
+     * as A (the narrow phase, failing again, only counts). */
+    cq_world_op mv = wo_move("a", wo_at(0, 0, 0), cq_v3(1, 0, 0));
+    wo_apply(w, &mv, 1);
+    uint64_t gjk_before = sum[CQ_CTR_GJK_CALLS];
+    result *r = run_contacts(w, &(cq_world_contacts_query){.dt = 0.5, .log = &log, .counters = &ctr});
+    ck_assert_int_eq(r->out.swept, 1);
+    ck_assert_int_eq(r->out.toi_count, 0); /* an initial overlap is no time of impact */
+    free(r);
+    memset(sum, 0, sizeof sum); /* a snapshot adds into it */
+    cq_counters_snapshot(&ctr, sum);
+    ck_assert_int_eq((int)sum[CQ_CTR_ACTIONS + CQ_FBA_DROPPED], 5);
+    ck_assert_uint_gt(sum[CQ_CTR_GJK_CALLS], gjk_before + 1); /* the narrow phase's and the sweep's */
+    ck_assert_int_eq(cq_fallback_log_read(&log, rec, 4), 2);
+    ck_assert(rec[0].tag_a == cq_world_handle_pack(wo_handle(w, "a")));
+    ck_assert(rec[0].tag_b == cq_world_handle_pack(wo_handle(w, "b")));
+    ck_assert_int_eq(rec[0].action, CQ_FBA_DROPPED);
     cq_world_destroy(w);
 }
 END_TEST

@@ -5,6 +5,7 @@
  * gap is half the target can never step past the first contact. */
 #include <stddef.h>
 
+#include "cq/fallback.h"
 #include "cq/gjk.h"
 #include "cq/mesh.h"
 #include "cq/proxy.h"
@@ -21,7 +22,29 @@ typedef struct cq_sweep_ctx {
     cq_vec3 v;
     double target;
     int max_it;
+    cq_shape_type ta, tb;        /* for the fallback log */
+    const cq_sweep_options *opt; /* counters and log, may be NULL */
 } cq_sweep_ctx;
+
+static cq_counters *cq_sweep_counters(const cq_sweep_ctx *c) { return c->opt ? c->opt->counters : NULL; }
+
+/* EPA found no direction for an initial overlap: counted and logged as a
+ * fallback whose action is "dropped" (the hit has no normal), like a
+ * contact the convex path cannot orient. */
+static void cq_sweep_fallback(const cq_sweep_ctx *c, const cq_epa_result *e)
+{
+    cq_fallback_reason reason = cq_fallback_from_epa(e->status);
+    cq_counters *ctr = cq_sweep_counters(c);
+    cq_count(ctr, CQ_CTR_REASONS + reason, 1);
+    cq_count(ctr, CQ_CTR_ACTIONS + CQ_FBA_DROPPED, 1);
+    cq_count(ctr, CQ_CTR_ZERO_NORMALS, 1);
+    if (c->opt && c->opt->log) {
+        cq_fallback_record rec = {.reason = (uint8_t)reason, .action = CQ_FBA_DROPPED, .shape_a = (uint8_t)c->ta,
+                                  .shape_b = (uint8_t)c->tb, .iterations = (uint16_t)e->iterations,
+                                  .tag_a = c->opt->tag_a, .tag_b = c->opt->tag_b};
+        cq_fallback_log_push(c->opt->log, &rec);
+    }
+}
 
 static double cq_max_abs3(cq_vec3 a)
 {
@@ -68,12 +91,15 @@ static void cq_set_hit(cq_sweep_hit *out, double t, cq_vec3 point, cq_vec3 norma
 static void cq_core_overlap(const cq_sweep_ctx *c, const cq_gjk_result *g, cq_sweep_hit *out)
 {
     cq_epa_result e = cq_epa_penetration(&c->pa, c->xa, &c->pb, c->xb, &g->simplex, NULL);
+    cq_count(cq_sweep_counters(c), CQ_CTR_EPA_CALLS, 1);
+    cq_count(cq_sweep_counters(c), CQ_CTR_EPA_ITERATIONS, (uint64_t)e.iterations);
     out->initially_overlapping = true;
     if (e.status == CQ_EPA_OK) {
         cq_epa_apply_radii(&e, &c->pa, &c->pb);
         cq_set_hit(out, 0, e.point_b, e.normal);
         return;
     }
+    cq_sweep_fallback(c, &e);
     /* A penetrating GJK simplex holds the origin: its witnesses coincide
      * in a point of both cores. */
     out->hit = true;
@@ -90,6 +116,7 @@ static void cq_sweep_convex(const cq_sweep_ctx *c, cq_sweep_hit *out)
     for (int it = 1; it <= c->max_it; it++) {
         cq_xform x = cq_moved(c->xa, c->v, t);
         cq_gjk_result g = cq_gjk_distance(&c->pa, &x, &c->pb, c->xb, &gopt);
+        cq_count_gjk(cq_sweep_counters(c), g.iterations);
         out->iterations = it;
         if (!g.has_normal) {
             if (t <= 0)
@@ -157,7 +184,7 @@ int cq_sweep(const cq_shape *a, const cq_xform *xa, cq_vec3 translation, const c
              const cq_xform *xb, const cq_sweep_options *opt, cq_sweep_hit *out)
 {
     cq_vec3 store_a[CQ_PROXY_STORAGE], store_b[CQ_PROXY_STORAGE];
-    cq_sweep_ctx c = {.xa = xa, .xb = xb, .v = translation};
+    cq_sweep_ctx c = {.xa = xa, .xb = xb, .v = translation, .ta = a->type, .tb = b->type, .opt = opt};
     if (b->type == CQ_MESH && b->mesh.mesh)
         return cq_mesh_sweep(a, xa, translation, b->mesh.mesh, xb, opt, out);
     if (cq_shape_proxy(a, store_a, &c.pa) != CQ_OK)

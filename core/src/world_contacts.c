@@ -257,6 +257,7 @@ static double ccd_visit(void *vctx, int other, double tmax)
     if (!boxes_meet_moving(&c->grown, rel, &b->box))
         return tmax;
     cq_sweep_hit h;
+    c->opt.tag_b = cq_world_handle_pack(world_handle(w, other));
     if (cq_sweep(&a->body.shape, &a->body.pose, rel, &b->body.shape, &b->body.pose, &c->opt, &h) != CQ_OK ||
         !h.hit || h.initially_overlapping)
         return tmax;
@@ -303,8 +304,9 @@ static double others_motion(const motion_bound *m, int slot, int i)
     return m->who[i] == slot ? m->second[i] : m->top[i];
 }
 
-static int ccd(const cq_world *w, double dt, bool filtered, cq_world_contacts_out *out)
+static int ccd(const cq_world *w, const cq_world_contacts_query *q, bool filtered, cq_world_contacts_out *out)
 {
+    double dt = q->dt;
     motion_bound m = bound_motion(w, dt);
     int found = 0;
     for (int k = 0; k < w->count; k++) {
@@ -315,7 +317,8 @@ static int ccd(const cq_world *w, double dt, bool filtered, cq_world_contacts_ou
             continue;
         out->swept++;
         ccd_ctx c = {.w = w, .slot = slot, .motion = motion, .dt = dt, .filtered = filtered, .best_rank = -1};
-        c.opt.max_iterations = w->settings.sweep_max_iterations;
+        c.opt = (cq_sweep_options){.max_iterations = w->settings.sweep_max_iterations, .counters = q->counters,
+                                   .log = q->log, .tag_a = cq_world_handle_pack(world_handle(w, slot))};
         double margin = world_sweep_margin(&e->box);
         c.grown = cq_aabb_fatten(e->box, margin);
         /* Candidates are found at their start: grow the box by the most they can move. */
@@ -382,7 +385,7 @@ int cq_world_contacts(cq_world *w, const cq_world_contacts_query *query, cq_worl
     int n = gather(w, filtered);
     out->pair_count = narrow_phase(w, n, q, out);
     if (q->dt > 0)
-        out->toi_count = ccd(w, q->dt, filtered, out);
+        out->toi_count = ccd(w, q, filtered, out);
     unmark_filter(w, q);
     if (out->pair_count > out->pair_capacity || out->toi_count > out->toi_capacity)
         return CQ_ERANGE;

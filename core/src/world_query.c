@@ -222,6 +222,7 @@ static double sweep_visit(void *vctx, int slot, double tmax)
     sweep_ctx *c = vctx;
     const world_entry *e = &c->w->e[slot];
     cq_sweep_hit h;
+    c->opt.tag_b = cq_world_handle_pack(world_handle(c->w, slot));
     if (!(e->body.layer & c->q->mask) ||
         cq_sweep(c->shape, &c->q->pose, c->q->translation, &e->body.shape, &e->body.pose, &c->opt, &h) != CQ_OK ||
         !h.hit)
@@ -244,7 +245,8 @@ int cq_world_sweep(const cq_world *w, const cq_world_shape_query *q, cq_world_sw
     if (!cq_v3_finite(q->translation))
         return CQ_ENOT_FINITE;
     sweep_ctx c = {.w = w, .q = q, .shape = &shape, .best_rank = -1};
-    c.opt.max_iterations = w->settings.sweep_max_iterations;
+    /* The query shape has no handle: its tag is 0. */
+    c.opt = (cq_sweep_options){.max_iterations = w->settings.sweep_max_iterations, .counters = q->counters, .log = q->log};
     c.best.hit.time = 1;
     cq_aabb box = cq_shape_aabb(&shape, &q->pose);
     box = cq_aabb_fatten(box, world_sweep_margin(&box));

@@ -318,6 +318,28 @@ class Metrics(DaemonCase):
         r = self.daemon.request("GET", "/metrics/fallbacks?limit=lots")
         self.assertProblem(r, 400, context="limit=lots")
 
+    def test_sweep_fallback_log(self):
+        # Two coplanar flat boxes overlapping at the start: EPA has no
+        # direction to give, so the hit has no normal, and the sweep counts
+        # it and logs it like a contact would be.
+        flat = {"type": "box", "half_extents": [1, 1, 0]}
+        self.assertEqual(self.daemon.request("PUT", "/v1/worlds/fbs", {"shapes": [body_item("flat", flat)]}).status, 201)
+        before = self.scrape()
+        hit = self.ok("POST", "/v1/worlds/fbs/sweep", {"shape": flat, "pose": {"position": [0.5, 0.5, 0]},
+                                                        "translation": [1, 0, 0]},
+                      headers={"X-Request-Id": "sweep-fb"})["hit"]
+        self.assertEqual((hit["id"], hit["time"]), ("flat", 0))
+        self.assertNotIn("normal", hit)
+        after = self.scrape()
+        self.assertEqual(self.moved(before, after, lambda name, labels: labels.get("action") == "dropped"), 1)
+        self.assertGreaterEqual(self.moved(before, after, lambda name, labels: name.startswith("collisiond_gjk")), 1)
+        recs = [r for r in self.ok("GET", "/metrics/fallbacks?limit=50")["fallbacks"] if r.get("world") == "fbs"]
+        self.assertEqual(len(recs), 1, recs)
+        r = recs[0]
+        self.assertEqual((r["a"], r["b"], r["shapes"], r["action"], r["request_id"]),
+                         (None, "flat", ["box", "box"], "dropped", "sweep-fb"))
+        self.assertTrue(r["reason"].startswith("epa_"), r)
+
     def test_probes(self):
         for path in ("/healthz", "/readyz"):
             r = self.daemon.request("GET", path)

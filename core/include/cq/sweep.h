@@ -8,8 +8,11 @@
 
 #include <stdbool.h>
 
+#include "cq/counters.h"
 #include "cq/math.h"
 #include "cq/shape.h"
+
+struct cq_fallback_log;
 
 /// Distance evaluations allowed when the options give none.
 #define CQ_SWEEP_DEFAULT_MAX_ITERATIONS 32
@@ -26,6 +29,15 @@ typedef struct cq_sweep_options {
     /// CQ_SWEEP_DEFAULT_TOLERANCE. It is raised to 1e-11 times the
     /// magnitude of the coordinates involved, so it stays above rounding.
     double tolerance;
+    /// This thread's counters, may be NULL: every GJK distance evaluation
+    /// and EPA run counts as in cq_collide, and an EPA failure at t = 0 as
+    /// a fallback (its reason, the action "dropped", a zero normal).
+    cq_counters *counters;
+    /// This thread's fallback log (cq/fallback.h), may be NULL: an EPA
+    /// failure at t = 0 is recorded with the two shape types (a mesh's
+    /// triangle as "triangle") and the tags below.
+    struct cq_fallback_log *log;
+    uint64_t tag_a, tag_b; ///< opaque ids copied into fallback records
 } cq_sweep_options;
 
 /// The answer of a sweep. On a miss only iterations is set: hit,

@@ -279,7 +279,8 @@ typedef struct cq_world_shape_query {
     cq_xform pose;
     cq_vec3 translation;     ///< sweep only: the motion, world units
     uint32_t mask;           ///< the query sees shapes whose layer meets it
-    cq_counters *counters;   ///< overlap: this thread's counters, may be NULL
+    cq_counters *counters;   ///< this thread's counters, may be NULL
+    struct cq_fallback_log *log; ///< sweep: this thread's fallback log (tag_a 0, tag_b the shape's handle), may be NULL
 } cq_world_shape_query;
 
 /// The first hit of a sweep.
