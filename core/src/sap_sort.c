@@ -167,14 +167,14 @@ void sap_place_dyn(cq_sap *s)
  * memory, so each is fetched a few crossings ahead of its test. */
 static void flush_begins(cq_sap *s)
 {
-    enum { AHEAD = 8 };
+    enum { AHEAD = 16 };
     const sap_item *item = s->it.item;
     int n = s->begin_n;
     for (int k = 0; k < n && k < AHEAD; k++)
-        __builtin_prefetch(&item[s->begin[k][1]]);
+        __builtin_prefetch(&item[s->begin[k][0]]), __builtin_prefetch(&item[s->begin[k][1]]);
     for (int k = 0; k < n; k++) {
         if (k + AHEAD < n)
-            __builtin_prefetch(&item[s->begin[k + AHEAD][1]]);
+            __builtin_prefetch(&item[s->begin[k + AHEAD][0]]), __builtin_prefetch(&item[s->begin[k + AHEAD][1]]);
         sap_pair_begin(s, s->begin[k][0], s->begin[k][1]);
     }
     s->begin_n = 0;
@@ -257,13 +257,16 @@ void sap_apply_moves(cq_sap *s)
     int from[3] = {s->ndyn, s->ndyn, s->ndyn};
     for (int k = 0; k < s->moved_n; k++) {
         int id = it->moved[k];
-        it->item[id].box = it->next[id];
+        const cq_aabb *box = &it->next[id];
+        const int32_t *pos = it->pos[id];
+        it->item[id].box = *box;
         it->item[id].flags &= (uint8_t)~SAP_MOVED;
-        for (int e = 0; e < 6; e++)
-            it->dyn[e >> 1][it->pos[id][e]].v = sap_bound(&it->item[id].box, e >> 1, e & 1);
+        /* Spelled out: six stores far apart, with no branch between them. */
+        it->dyn[0][pos[0]].v = box->min.x, it->dyn[0][pos[1]].v = box->max.x;
+        it->dyn[1][pos[2]].v = box->min.y, it->dyn[1][pos[3]].v = box->max.y;
+        it->dyn[2][pos[4]].v = box->min.z, it->dyn[2][pos[5]].v = box->max.z;
         for (int axis = 0; axis < 3; axis++) /* a min lies left of its max */
-            if (it->pos[id][axis * 2] < from[axis])
-                from[axis] = it->pos[id][axis * 2];
+            from[axis] = pos[axis * 2] < from[axis] ? pos[axis * 2] : from[axis];
     }
     for (int axis = 0; axis < 3; axis++)
         resort_axis(s, axis, from[axis]);
