@@ -23,15 +23,39 @@ CQ_AVX2 static inline cq_v4 cq_rot2(cq_v4 x) { return __builtin_shufflevector(x,
 
 /* One pair's SAT frame: rows of R = A^T B and of |R| over B's axes. */
 typedef struct cq_frame4 {
-    cq_v4 r[3], ar[3], hb;
+    cq_v4 r[3], ar[3], hb, ha4;
     double t[3], ha[3];
 } cq_frame4;
+
+/* Lanes 0-2 from the vector at p, lane 3 zero, reading only those three. */
+CQ_AVX2 static inline cq_v4 cq_load3(const cq_vec3 *p)
+{
+    return (cq_v4)_mm256_maskload_pd(&p->x, _mm256_setr_epi64x(-1, -1, -1, 0));
+}
+
+/* The columns of the 3x3 whose rows are r0, r1, r2 (lane 3 of r2 zero;
+ * lane 3 of r0 and r1 is never read), each with lane 3 zero. */
+CQ_AVX2 static inline void cq_transpose3(__m256d r0, __m256d r1, __m256d r2, cq_v4 col[3])
+{
+    __m256d zero = _mm256_setzero_pd();
+    __m256d t0 = _mm256_unpacklo_pd(r0, r1); /* x0 x1 z0 z1 */
+    __m256d t1 = _mm256_unpackhi_pd(r0, r1); /* y0 y1 .. .. */
+    __m256d t2 = _mm256_unpacklo_pd(r2, zero); /* x2 0 z2 0 */
+    __m256d t3 = _mm256_unpackhi_pd(r2, zero); /* y2 0 0 0 */
+    col[0] = (cq_v4)_mm256_permute2f128_pd(t0, t2, 0x20);
+    col[1] = (cq_v4)_mm256_permute2f128_pd(t1, t3, 0x20);
+    col[2] = (cq_v4)_mm256_permute2f128_pd(t0, t2, 0x31);
+}
 
 CQ_AVX2 static inline cq_frame4 cq_frame4_make(const cq_obb *a, const cq_obb *b)
 {
     const cq_vec3 *A = a->axes.c, *B = b->axes.c;
     cq_vec3 d = cq_sub(b->center, a->center);
-    cq_v4 bx = {B[0].x, B[1].x, B[2].x, 0}, by = {B[0].y, B[1].y, B[2].y, 0}, bz = {B[0].z, B[1].z, B[2].z, 0};
+    /* B's rows as whole loads (the first two read into the next row, whose
+     * lane the transpose drops; the last stops at the end of the box). */
+    cq_v4 bt[3];
+    cq_transpose3(_mm256_loadu_pd(&B[0].x), _mm256_loadu_pd(&B[1].x), (__m256d)cq_load3(&B[2]), bt);
+    cq_v4 bx = bt[0], by = bt[1], bz = bt[2];
     cq_frame4 f;
     f.r[0] = A[0].x * bx + A[0].y * by + A[0].z * bz;
     f.r[1] = A[1].x * bx + A[1].y * by + A[1].z * bz;
@@ -39,17 +63,18 @@ CQ_AVX2 static inline cq_frame4 cq_frame4_make(const cq_obb *a, const cq_obb *b)
     f.ar[0] = cq_v4_abs(f.r[0]), f.ar[1] = cq_v4_abs(f.r[1]), f.ar[2] = cq_v4_abs(f.r[2]);
     f.t[0] = cq_dot(A[0], d), f.t[1] = cq_dot(A[1], d), f.t[2] = cq_dot(A[2], d);
     f.ha[0] = a->half.x, f.ha[1] = a->half.y, f.ha[2] = a->half.z;
-    f.hb = (cq_v4){b->half.x, b->half.y, b->half.z, 0};
+    f.ha4 = cq_load3(&a->half);
+    f.hb = cq_load3(&b->half);
     return f;
 }
 
 /* Unnormalised gaps of A's faces (lane i) and B's faces (lane j). */
 CQ_AVX2 static inline void cq_faces4(const cq_frame4 *f, cq_v4 *face_a, cq_v4 *face_b)
 {
-    cq_v4 c0 = {f->ar[0][0], f->ar[1][0], f->ar[2][0], 0}, c1 = {f->ar[0][1], f->ar[1][1], f->ar[2][1], 0};
-    cq_v4 c2 = {f->ar[0][2], f->ar[1][2], f->ar[2][2], 0};
-    cq_v4 t = {f->t[0], f->t[1], f->t[2], 0}, ha = {f->ha[0], f->ha[1], f->ha[2], 0};
-    *face_a = cq_v4_abs(t) - ha - (f->hb[0] * c0 + f->hb[1] * c1 + f->hb[2] * c2);
+    cq_v4 c[3]; /* the columns of |R| */
+    cq_transpose3((__m256d)f->ar[0], (__m256d)f->ar[1], (__m256d)f->ar[2], c);
+    cq_v4 t = {f->t[0], f->t[1], f->t[2], 0};
+    *face_a = cq_v4_abs(t) - f->ha4 - (f->hb[0] * c[0] + f->hb[1] * c[1] + f->hb[2] * c[2]);
     *face_b = cq_v4_abs(f->t[0] * f->r[0] + f->t[1] * f->r[1] + f->t[2] * f->r[2]) -
               (f->ha[0] * f->ar[0] + f->ha[1] * f->ar[1] + f->ha[2] * f->ar[2]) - f->hb;
 }
