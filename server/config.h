@@ -41,11 +41,12 @@ typedef struct cqd_config {
     char record[512];         ///< --record FILE: append every request and its response (record.h); "" = none
 } cqd_config;
 
-/// Outcome of cqd_config_load.
+/// Outcome of cqd_config_load. Every outcome but RUN is the process's exit
+/// status: `if (r != CQD_CONFIG_RUN) return r;`.
 typedef enum cqd_config_result {
-    CQD_CONFIG_RUN,   ///< start the daemon
-    CQD_CONFIG_EXIT,  ///< --help or --version was printed: exit 0
-    CQD_CONFIG_ERROR, ///< the message was printed to stderr: exit 2
+    CQD_CONFIG_RUN = -1,  ///< start the daemon
+    CQD_CONFIG_EXIT = 0,  ///< --help or --version was printed: exit 0
+    CQD_CONFIG_ERROR = 2, ///< the message was printed to stderr: exit 2
 } cqd_config_result;
 
 /// Fills cfg from the defaults, then the environment (envp, NULL-terminated

@@ -51,14 +51,9 @@ static int report(cqd_store *st, bool applied)
 int cqd_inspect_main(int argc, char **argv, char **envp)
 {
     cqd_config cfg;
-    switch (cqd_config_load(argc, argv, envp, &cfg)) {
-    case CQD_CONFIG_EXIT:
-        return 0;
-    case CQD_CONFIG_ERROR:
-        return 2;
-    case CQD_CONFIG_RUN:
-        break;
-    }
+    cqd_config_result loaded = cqd_config_load(argc, argv, envp, &cfg);
+    if (loaded != CQD_CONFIG_RUN)
+        return loaded;
     if (!cfg.data_dir[0]) {
         fprintf(stderr, "collisiond inspect: --data-dir is empty: there is nothing to inspect\n");
         return 2;

@@ -161,14 +161,9 @@ int main(int argc, char **argv)
         return cqd_inspect_main(argc - 1, argv + 1, environ);
     daemon_ctx d = {0};
     cqd_config cfg;
-    switch (cqd_config_load(argc, argv, environ, &cfg)) {
-    case CQD_CONFIG_EXIT:
-        return 0;
-    case CQD_CONFIG_ERROR:
-        return 2;
-    case CQD_CONFIG_RUN:
-        break;
-    }
+    cqd_config_result loaded = cqd_config_load(argc, argv, environ, &cfg);
+    if (loaded != CQD_CONFIG_RUN)
+        return loaded;
     signal(SIGPIPE, SIG_IGN);
     // The stream runs its handlers on libuv's pool, sized once at its first use.
     char pool[16];
