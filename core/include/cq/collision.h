@@ -103,7 +103,10 @@ typedef struct cq_pair_query {
 /// Tests one pair. Writes the contact into *out and returns CQ_OK, or returns
 /// CQ_EUNSUPPORTED (out untouched) when no algorithm handles the two types.
 /// Swapped inputs give the mirrored result (normal negated, points moved to
-/// the other surface, features and SAT axis names swapped).
+/// the other surface, features and SAT axis names swapped), computed the
+/// same way: a pair is always run in one order (the lower shape type first;
+/// for one type, the poses, then the sizes, decide), so even a verdict
+/// that rounding decides is the same both ways round.
 int cq_collide(const cq_pair_query *q, cq_contact *out);
 
 /// True when cq_collide handles this pair of types.
