@@ -25,6 +25,8 @@ import time
 PAIR_FIGURES = [
     ("box-box overlap (boolean), ns/pair", "box_box_overlap_ns",
      "Bullet btBoxBoxDetector", "bullet_box_box_ns", True, 0.10),
+    ("box-box overlap (boolean, batch of 10,000), ns/pair", "box_box_overlap_batch_ns",
+     "Bullet btBoxBoxDetector", "bullet_box_box_ns", True, 0.10),
     ("box-box contacts (manifold), ns/pair", "box_box_contacts_ns",
      "Bullet btBoxBoxDetector", "bullet_box_box_ns", True, 0.5),
     ("box-box contacts (manifold), ns/pair", "box_box_contacts_ns",

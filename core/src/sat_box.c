@@ -167,3 +167,14 @@ bool cq_obb_overlap(const cq_obb *a, const cq_obb *b)
 #endif
     return cq_obb_overlap_scalar(a, b);
 }
+
+void cq_obb_overlap_many(const cq_obb *a, const cq_obb *b, int n, bool *out)
+{
+    int done = 0;
+#if CQ_HAVE_AVX2
+    if (n > 0 && __builtin_cpu_supports("avx2"))
+        done = cq_obb_overlap_many_avx2(a, b, n, out);
+#endif
+    for (int i = done; i < n; i++)
+        out[i] = cq_obb_overlap(&a[i], &b[i]);
+}

@@ -36,6 +36,10 @@ bool cq_obb_overlap_scalar(const cq_obb *a, const cq_obb *b);
  * __builtin_cpu_supports("avx2"). */
 bool cq_obb_overlap_avx2(const cq_obb *a, const cq_obb *b);
 void cq_box_gaps_avx2(const cq_obb *a, const cq_obb *b, cq_box_gaps *out);
+/* Verdicts of pairs 0..n-1 in groups of four; returns how many it did (a
+ * multiple of four, at most n - 1: it reads 8 bytes past each box, so the
+ * last pair is always left to the caller). */
+int cq_obb_overlap_many_avx2(const cq_obb *a, const cq_obb *b, int n, bool *out);
 #else
 #define CQ_HAVE_AVX2 0
 #endif

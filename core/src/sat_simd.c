@@ -136,4 +136,98 @@ CQ_AVX2 void cq_box_gaps_avx2(const cq_obb *a, const cq_obb *b, cq_box_gaps *out
     out->skipped = s0 << 6 | s1 << 9 | s2 << 12;
 }
 
+
+/* ---- four pairs at a time: lanes over pairs ------------------------------ */
+
+_Static_assert(sizeof(cq_obb) == 15 * sizeof(double), "a box is fifteen doubles in a row");
+
+/* One box's fifteen numbers for four pairs, a number per vector: centre
+ * (0-2), half extents (3-5), axes (6-14; axis i's component k at 6+3i+k). */
+typedef struct cq_obb4 {
+    cq_v4 v[16];
+} cq_obb4;
+
+/* Transposes four boxes into lanes, four numbers at a time: each whole load
+ * reads numbers k..k+3 of one box (the last group reads 8 bytes past the
+ * box, into the next one, and its fourth number is never used). */
+CQ_AVX2 static inline void cq_obb4_load(const cq_obb *o, cq_obb4 *out)
+{
+    #pragma GCC unroll 4
+    for (int k = 0; k < 16; k += 4) {
+        __m256d r0 = _mm256_loadu_pd((const double *)&o[0] + k), r1 = _mm256_loadu_pd((const double *)&o[1] + k);
+        __m256d r2 = _mm256_loadu_pd((const double *)&o[2] + k), r3 = _mm256_loadu_pd((const double *)&o[3] + k);
+        __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+        __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+        out->v[k] = (cq_v4)_mm256_permute2f128_pd(t0, t2, 0x20);
+        out->v[k + 1] = (cq_v4)_mm256_permute2f128_pd(t1, t3, 0x20);
+        out->v[k + 2] = (cq_v4)_mm256_permute2f128_pd(t0, t2, 0x31);
+        out->v[k + 3] = (cq_v4)_mm256_permute2f128_pd(t1, t3, 0x31);
+    }
+}
+
+/* The lanes where any of the 15 axes separates, every expression in the
+ * scalar reference's order (sat_box.c) so each lane rounds as it does.
+ * The loops are unrolled (constant indices) so everything stays in
+ * registers. */
+CQ_AVX2 static inline cq_m4 cq_apart4(const cq_obb4 *A, const cq_obb4 *B)
+{
+    const double tol = CQ_SAT_TOLERANCE, tol2 = CQ_SAT_TOLERANCE * CQ_SAT_TOLERANCE;
+    const cq_v4 *a = A->v, *b = B->v;
+    cq_v4 d[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+    cq_v4 ha[3] = {a[3], a[4], a[5]}, hb[3] = {b[3], b[4], b[5]}, t[3], r[3][3], ar[3][3];
+    #pragma GCC unroll 4
+    for (int i = 0; i < 3; i++) {
+        const cq_v4 *ai = &a[6 + 3 * i];
+        t[i] = ai[0] * d[0] + ai[1] * d[1] + ai[2] * d[2];
+        #pragma GCC unroll 4
+        for (int j = 0; j < 3; j++) {
+            const cq_v4 *bj = &b[6 + 3 * j];
+            r[i][j] = ai[0] * bj[0] + ai[1] * bj[1] + ai[2] * bj[2];
+            ar[i][j] = cq_v4_abs(r[i][j]);
+        }
+    }
+    cq_m4 apart = {0, 0, 0, 0};
+    #pragma GCC unroll 4
+    for (int i = 0; i < 3; i++) {
+        cq_v4 face = cq_v4_abs(t[i]) - ha[i] - (hb[0] * ar[i][0] + hb[1] * ar[i][1] + hb[2] * ar[i][2]);
+        apart |= face > tol;
+    }
+    #pragma GCC unroll 4
+    for (int j = 0; j < 3; j++) {
+        cq_v4 dist = t[0] * r[0][j] + t[1] * r[1][j] + t[2] * r[2][j];
+        cq_v4 face = cq_v4_abs(dist) - (ha[0] * ar[0][j] + ha[1] * ar[1][j] + ha[2] * ar[2][j]) - hb[j];
+        apart |= face > tol;
+    }
+    #pragma GCC unroll 4
+    for (int i = 0; i < 3; i++) {
+        int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
+        #pragma GCC unroll 4
+        for (int j = 0; j < 3; j++) {
+            int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+            cq_v4 len2 = r[i1][j] * r[i1][j] + r[i2][j] * r[i2][j];
+            cq_v4 dist = t[i2] * r[i1][j] - t[i1] * r[i2][j];
+            cq_v4 ra = ha[i1] * ar[i2][j] + ha[i2] * ar[i1][j];
+            cq_v4 rb = hb[j1] * ar[i][j2] + hb[j2] * ar[i][j1];
+            cq_v4 g = cq_v4_abs(dist) - ra - rb;
+            apart |= (g > 0) & (len2 >= CQ_SAT_DEGENERATE) & (g * g > tol2 * len2);
+        }
+    }
+    return apart;
+}
+
+CQ_AVX2 int cq_obb_overlap_many_avx2(const cq_obb *a, const cq_obb *b, int n, bool *out)
+{
+    int i = 0;
+    for (; i + 4 < n; i += 4) { /* i + 4 < n: the reads past box i + 3 stay in the arrays */
+        cq_obb4 A, B;
+        cq_obb4_load(&a[i], &A);
+        cq_obb4_load(&b[i], &B);
+        cq_m4 apart = cq_apart4(&A, &B);
+        #pragma GCC unroll 4
+        for (int k = 0; k < 4; k++)
+            out[i + k] = !apart[k];
+    }
+    return i;
+}
+
 #endif
