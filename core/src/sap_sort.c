@@ -175,7 +175,9 @@ static void flush_begins(cq_sap *s)
     for (int k = 0; k < n; k++) {
         if (k + AHEAD < n)
             __builtin_prefetch(&item[s->begin[k + AHEAD][0]]), __builtin_prefetch(&item[s->begin[k + AHEAD][1]]);
-        sap_pair_begin(s, s->begin[k][0], s->begin[k][1]);
+        int i = s->begin[k][0], j = s->begin[k][1];
+        if (sap_truth(s, i, j)) /* here, inline: most starts fail it */
+            sap_pair_begin(s, i, j);
     }
     s->begin_n = 0;
 }
