@@ -15,8 +15,14 @@
  * pairs instead of a scan over all items per item. */
 #define SAP_SWEEP_MIN 32
 
-/* Begin crossings held back per batch (see sap_sort.c's crossing()). */
-#define SAP_BEGIN_BATCH 512
+/* Crossings held back per batch (see sap_sort.c's crossing()). */
+#define SAP_HELD_MAX 512
+
+/* Crossings of one kind held back: the two items of each. */
+typedef struct sap_held {
+    int n;
+    int32_t pair[SAP_HELD_MAX][2];
+} sap_held;
 
 /* One endpoint on one axis: its value and tag = id * 2 + (1 for a max). */
 typedef struct sap_ep {
@@ -106,8 +112,7 @@ struct cq_sap {
     uint64_t epoch; /* advances at the first mutation after an update */
     bool closed;    /* an update finished and no mutation followed */
     bool incomplete; /* a pair could not be stored: the next update recomputes all */
-    int begin_n;     /* begin crossings held in begin[] */
-    int32_t begin[SAP_BEGIN_BATCH][2];
+    sap_held starts, ends; /* crossings held back by the re-sort */
     cq_sap_stats stats;
 };
 

@@ -163,41 +163,65 @@ void sap_place_dyn(cq_sap *s)
     mark_placed(s, 0);
 }
 
-/* Judges the held begin crossings. The boxes they read are far apart in
- * memory, so each is fetched a few crossings ahead of its test. */
-static void flush_begins(cq_sap *s)
+/* Judges the held starts: a pair whose boxes now overlap is stored. The
+ * boxes are far apart in memory, so each is fetched a few starts ahead. */
+static void flush_starts(cq_sap *s)
 {
     enum { AHEAD = 16 };
     const sap_item *item = s->it.item;
-    int n = s->begin_n;
+    int32_t(*pair)[2] = s->starts.pair;
+    int n = s->starts.n;
     for (int k = 0; k < n && k < AHEAD; k++)
-        __builtin_prefetch(&item[s->begin[k][0]]), __builtin_prefetch(&item[s->begin[k][1]]);
+        __builtin_prefetch(&item[pair[k][0]]), __builtin_prefetch(&item[pair[k][1]]);
     for (int k = 0; k < n; k++) {
         if (k + AHEAD < n)
-            __builtin_prefetch(&item[s->begin[k + AHEAD][0]]), __builtin_prefetch(&item[s->begin[k + AHEAD][1]]);
-        int i = s->begin[k][0], j = s->begin[k][1];
+            __builtin_prefetch(&item[pair[k + AHEAD][0]]), __builtin_prefetch(&item[pair[k + AHEAD][1]]);
+        int i = pair[k][0], j = pair[k][1];
         if (sap_truth(s, i, j)) /* here, inline: most starts fail it */
             sap_pair_begin(s, i, j);
     }
-    s->begin_n = 0;
+    s->starts.n = 0;
 }
 
-/* A crossing: an overlap on one axis starts (begin) or ends. Only the
- * start needs the other two axes; the end of one axis ends the pair.
+/* Judges the held ends: a stored pair is dropped (an item without pairs
+ * has none to end, which most show at once). */
+static void flush_ends(cq_sap *s)
+{
+    const int32_t *adj = s->it.adj;
+    for (int k = 0; k < s->ends.n; k++) {
+        int i = s->ends.pair[k][0], j = s->ends.pair[k][1];
+        if (adj[i] >= 0 && adj[j] >= 0)
+            sap_pair_end(s, i, j);
+    }
+    s->ends.n = 0;
+}
+
+static void flush_held(cq_sap *s)
+{
+    flush_starts(s);
+    flush_ends(s);
+}
+
+/* Holds the crossing of i and j when passed is 1, not when 0, without a
+ * branch on it: which endpoints cross is data the predictor cannot learn.
  * Every box is final and each crossing is judged by where its pair ends
- * up, so the order they are judged in does not matter: a start is held
- * back and judged in a batch (flush_begins), which keeps the sort from
- * waiting on the other item's box. An end is cheap and runs here. */
+ * up (a start stores the pair if the boxes now overlap, an end drops it,
+ * and a pair with both does not overlap), so the order they are judged in
+ * does not matter, and they are judged in batches after the sort moved
+ * on: the sort never waits on another item's box. */
+static inline void hold(cq_sap *s, sap_held *h, int i, int j, uint32_t passed)
+{
+    h->pair[h->n][0] = i;
+    h->pair[h->n][1] = j;
+    h->n += (int)passed;
+    if (h->n == SAP_HELD_MAX)
+        flush_held(s);
+}
+
+/* A crossing: an overlap on one axis starts (begin) or ends. */
 static inline void crossing(cq_sap *s, int i, int j, bool begin)
 {
-    if (begin) {
-        s->begin[s->begin_n][0] = i;
-        s->begin[s->begin_n][1] = j;
-        if (++s->begin_n == SAP_BEGIN_BATCH)
-            flush_begins(s);
-    } else if (s->it.adj[i] >= 0 && s->it.adj[j] >= 0) { /* an item without pairs has none to end */
-        sap_pair_end(s, i, j);
-    }
+    hold(s, begin ? &s->starts : &s->ends, i, j, 1);
 }
 
 /* Insertion sort of one axis from index from on, after the moved items'
@@ -215,12 +239,14 @@ static void resort_axis(cq_sap *s, int axis, int from)
         if (!sap_less(e[p], e[p - 1]))
             continue;
         sap_ep x = e[p];
-        uint32_t is_max = x.tag & 1u;
-        int q = p;
-        do { /* x passes y leftwards: a min passing a max starts an overlap, a max passing a min ends one */
+        /* x passes y leftwards: a min passing a max starts an overlap, a
+         * max passing a min ends one; a min passing a min, or a max a
+         * max, changes nothing. */
+        sap_held *h = x.tag & 1u ? &s->ends : &s->starts;
+        int owner = sap_owner(x.tag), q = p;
+        do {
             sap_ep y = e[q - 1];
-            if ((x.tag ^ y.tag) & 1u)
-                crossing(s, sap_owner(x.tag), sap_owner(y.tag), !is_max);
+            hold(s, h, owner, sap_owner(y.tag), (x.tag ^ y.tag) & 1u);
             e[q--] = y;
         } while (q > 0 && sap_less(x, e[q - 1]));
         e[q] = x;
@@ -275,6 +301,6 @@ void sap_apply_moves(cq_sap *s)
     for (int k = 0; s->nsta > 0 && k < s->moved_n; k++)
         for (int e = 0; e < 6; e++)
             walk(s, it->moved[k], e >> 1, (uint32_t)(e & 1));
-    flush_begins(s);
+    flush_held(s);
     s->moved_n = 0;
 }
