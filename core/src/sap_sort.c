@@ -218,12 +218,6 @@ static inline void hold(cq_sap *s, sap_held *h, int i, int j, uint32_t passed)
         flush_held(s);
 }
 
-/* A crossing: an overlap on one axis starts (begin) or ends. */
-static inline void crossing(cq_sap *s, int i, int j, bool begin)
-{
-    hold(s, begin ? &s->starts : &s->ends, i, j, 1);
-}
-
 /* Insertion sort of one axis from index from on, after the moved items'
  * endpoints took their new values. Every box is already final, so each
  * crossing judges the pair by where it ends up; each inverted pair of
@@ -263,14 +257,15 @@ static void walk(cq_sap *s, int id, int axis, uint32_t is_max)
     const sap_ep *e = s->it.sta[axis];
     sap_ep x = {sap_bound(&s->it.item[id].box, axis, (int)is_max), (uint32_t)id * 2u + is_max};
     int c = s->it.cur[id][axis * 2 + (int)is_max], start = c;
+    /* Leftwards a min passing a max starts an overlap; rightwards a max
+     * passing a min does. */
+    sap_held *left = is_max ? &s->ends : &s->starts, *right = is_max ? &s->starts : &s->ends;
     while (c > 0 && !sap_less(e[c - 1], x)) {
         c--;
-        if ((x.tag ^ e[c].tag) & 1u)
-            crossing(s, id, sap_owner(e[c].tag), !is_max);
+        hold(s, left, id, sap_owner(e[c].tag), (x.tag ^ e[c].tag) & 1u);
     }
     while (c < s->nsta && sap_less(e[c], x)) {
-        if ((x.tag ^ e[c].tag) & 1u)
-            crossing(s, id, sap_owner(e[c].tag), is_max);
+        hold(s, right, id, sap_owner(e[c].tag), (x.tag ^ e[c].tag) & 1u);
         c++;
     }
     s->it.cur[id][axis * 2 + (int)is_max] = c;
