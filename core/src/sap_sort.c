@@ -238,11 +238,20 @@ static void resort_axis(cq_sap *s, int axis, int from)
          * max, changes nothing. */
         sap_held *h = x.tag & 1u ? &s->ends : &s->starts;
         int owner = sap_owner(x.tag), q = p;
+        int n = h->n; /* in a register: the stores to e[] might alias h->n */
         do {
             sap_ep y = e[q - 1];
-            hold(s, h, owner, sap_owner(y.tag), (x.tag ^ y.tag) & 1u);
+            h->pair[n][0] = owner;
+            h->pair[n][1] = sap_owner(y.tag);
+            n += (int)((x.tag ^ y.tag) & 1u); /* as hold() */
+            if (n == SAP_HELD_MAX) {
+                h->n = n;
+                flush_held(s);
+                n = 0;
+            }
             e[q--] = y;
         } while (q > 0 && sap_less(x, e[q - 1]));
+        h->n = n;
         e[q] = x;
         first = q < first ? q : first;
         s->stats.swaps += (uint64_t)(p - q);
