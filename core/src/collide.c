@@ -201,10 +201,12 @@ int cq_collide(const cq_pair_query *q, cq_contact *out)
     if (!b_first) {
         e->fn(q, out);
     } else {
-        cq_pair_query canon = *q;
+        /* Field by field: a whole-struct copy compiles to a slow string move. */
+        cq_pair_query canon = {.a = q->b, .xa = q->xb, .b = q->a, .xb = q->xa, .skin = q->skin, .cache = q->cache,
+                               .counters = q->counters, .log = q->log, .tag_a = q->tag_b, .tag_b = q->tag_a,
+                               .gjk_max_iterations = q->gjk_max_iterations,
+                               .epa_max_iterations = q->epa_max_iterations, .skip_distance = q->skip_distance};
         cq_pair_cache cache;
-        canon.a = q->b, canon.xa = q->xb, canon.tag_a = q->tag_b;
-        canon.b = q->a, canon.xb = q->xa, canon.tag_b = q->tag_a;
         if (q->cache) {
             cache = *q->cache;
             cache.normal = cq_neg(cache.normal);

@@ -82,7 +82,8 @@ typedef struct cq_pair_cache {
 struct cq_fallback_log;
 
 /// One pair query: two posed shapes and the options. Zero-initialised
-/// options are the defaults.
+/// options are the defaults. (A field added here is copied field by field
+/// in cq_collide's swap too: core/src/collide.c.)
 typedef struct cq_pair_query {
     const cq_shape *a;
     cq_xform xa;
