@@ -147,13 +147,15 @@ test: deps
 	CK_FORK=yes CQ_PAIRS_FILE=$(PAIRS_FILE) $(TEST_BIN)
 	@$(MAKE) --no-print-directory fuzz-regress
 
+# Under the sanitizers the suites run one process each, $(JOBS) at a time
+# (tests/run_suites.py): one after another they take most of CI's time.
 asan: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=build/asan \
 	  SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  build/asan/check_all build/asan/collisiond build/asan/data/pairs-10000-11423.txt
 	ASAN_OPTIONS=detect_leaks=1 $(PYTHON) tests/e2e/run.py build/asan/collisiond
-	CK_FORK=yes CQ_PAIRS_FILE=build/asan/data/pairs-10000-11423.txt \
-	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/check_all
+	CQ_PAIRS_FILE=build/asan/data/pairs-10000-11423.txt ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  $(PYTHON) tests/run_suites.py build/asan/check_all tests/suites.h $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 $(MAKE) --no-print-directory BUILD=build/asan SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" fuzz-regress
 
 # ---- fuzzing (tests/fuzz/, docs/FUZZING.md) --------------------------------
