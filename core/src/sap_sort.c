@@ -202,20 +202,26 @@ static void flush_held(cq_sap *s)
     flush_ends(s);
 }
 
-/* Holds the crossing of i and j when passed is 1, not when 0, without a
- * branch on it: which endpoints cross is data the predictor cannot learn.
+/* Holds the crossing of i and j in h when passed is 1, not when 0, without
+ * a branch on it: which endpoints cross is data the predictor cannot learn.
  * Every box is final and each crossing is judged by where its pair ends
  * up (a start stores the pair if the boxes now overlap, an end drops it,
  * and a pair with both does not overlap), so the order they are judged in
  * does not matter, and they are judged in batches after the sort moved
- * on: the sort never waits on another item's box. */
-static inline void hold(cq_sap *s, sap_held *h, int i, int j, uint32_t passed)
+ * on: the sort never waits on another item's box. n is h's count, kept by
+ * the caller in a register (a store to the endpoints could alias h->n);
+ * returns the new count, and the caller stores it back when done. */
+static inline int hold(cq_sap *s, sap_held *h, int n, int i, int j, uint32_t passed)
 {
-    h->pair[h->n][0] = i;
-    h->pair[h->n][1] = j;
-    h->n += (int)passed;
-    if (h->n == SAP_HELD_MAX)
+    h->pair[n][0] = i;
+    h->pair[n][1] = j;
+    n += (int)passed;
+    if (n == SAP_HELD_MAX) {
+        h->n = n;
         flush_held(s);
+        n = 0;
+    }
+    return n;
 }
 
 /* Insertion sort of one axis from index from on, after the moved items'
@@ -237,18 +243,10 @@ static void resort_axis(cq_sap *s, int axis, int from)
          * max passing a min ends one; a min passing a min, or a max a
          * max, changes nothing. */
         sap_held *h = x.tag & 1u ? &s->ends : &s->starts;
-        int owner = sap_owner(x.tag), q = p;
-        int n = h->n; /* in a register: the stores to e[] might alias h->n */
+        int owner = sap_owner(x.tag), q = p, n = h->n;
         do {
             sap_ep y = e[q - 1];
-            h->pair[n][0] = owner;
-            h->pair[n][1] = sap_owner(y.tag);
-            n += (int)((x.tag ^ y.tag) & 1u); /* as hold() */
-            if (n == SAP_HELD_MAX) {
-                h->n = n;
-                flush_held(s);
-                n = 0;
-            }
+            n = hold(s, h, n, owner, sap_owner(y.tag), (x.tag ^ y.tag) & 1u);
             e[q--] = y;
         } while (q > 0 && sap_less(x, e[q - 1]));
         h->n = n;
@@ -269,14 +267,18 @@ static void walk(cq_sap *s, int id, int axis, uint32_t is_max)
     /* Leftwards a min passing a max starts an overlap; rightwards a max
      * passing a min does. */
     sap_held *left = is_max ? &s->ends : &s->starts, *right = is_max ? &s->starts : &s->ends;
+    int n = left->n;
     while (c > 0 && !sap_less(e[c - 1], x)) {
         c--;
-        hold(s, left, id, sap_owner(e[c].tag), (x.tag ^ e[c].tag) & 1u);
+        n = hold(s, left, n, id, sap_owner(e[c].tag), (x.tag ^ e[c].tag) & 1u);
     }
+    left->n = n;
+    n = right->n;
     while (c < s->nsta && sap_less(e[c], x)) {
-        hold(s, right, id, sap_owner(e[c].tag), (x.tag ^ e[c].tag) & 1u);
+        n = hold(s, right, n, id, sap_owner(e[c].tag), (x.tag ^ e[c].tag) & 1u);
         c++;
     }
+    right->n = n;
     s->it.cur[id][axis * 2 + (int)is_max] = c;
     s->stats.crossings += (uint64_t)(c > start ? c - start : start - c);
 }
