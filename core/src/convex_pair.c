@@ -105,15 +105,10 @@ static void cq_convex_fallback(const cq_pair_query *q, const cq_pair_shapes *p, 
     out->fallback_reason = reason;
     bool prev = q->cache && q->cache->has_normal && cq_normalize(q->cache->normal, 1e-24, &out->normal);
     out->fallback_action = prev ? CQ_FBA_PREVIOUS_NORMAL : CQ_FBA_DROPPED;
-    cq_count(q->counters, CQ_CTR_REASONS + reason, 1);
-    cq_count(q->counters, CQ_CTR_ACTIONS + out->fallback_action, 1);
-    cq_count(q->counters, CQ_CTR_ZERO_NORMALS, 1);
-    if (q->log) {
-        cq_fallback_record rec = {.reason = (uint8_t)reason, .action = (uint8_t)out->fallback_action,
-                                  .shape_a = (uint8_t)q->a->type, .shape_b = (uint8_t)q->b->type,
-                                  .iterations = (uint16_t)iterations, .tag_a = q->tag_a, .tag_b = q->tag_b};
-        cq_fallback_log_push(q->log, &rec);
-    }
+    cq_fallback_record rec = {.reason = (uint8_t)reason, .action = (uint8_t)out->fallback_action,
+                              .shape_a = (uint8_t)q->a->type, .shape_b = (uint8_t)q->b->type,
+                              .iterations = (uint16_t)iterations, .tag_a = q->tag_a, .tag_b = q->tag_b};
+    cq_fallback_report(q->counters, q->log, &rec);
     if (!prev) {
         out->overlap = overlap_known;
         return;

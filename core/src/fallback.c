@@ -19,6 +19,15 @@ cq_fallback_reason cq_fallback_from_epa(cq_epa_status s)
     return CQ_FB_EPA_DEGENERATE;
 }
 
+void cq_fallback_report(cq_counters *counters, cq_fallback_log *log, const cq_fallback_record *rec)
+{
+    cq_count(counters, CQ_CTR_REASONS + rec->reason, 1);
+    cq_count(counters, CQ_CTR_ACTIONS + rec->action, 1);
+    cq_count(counters, CQ_CTR_ZERO_NORMALS, 1);
+    if (log)
+        cq_fallback_log_push(log, rec);
+}
+
 int cq_fallback_log_init(cq_fallback_log *log, cq_fallback_slot *slots, int capacity,
                          _Atomic uint64_t *clock)
 {

@@ -28,22 +28,17 @@ typedef struct cq_sweep_ctx {
 
 static cq_counters *cq_sweep_counters(const cq_sweep_ctx *c) { return c->opt ? c->opt->counters : NULL; }
 
-/* EPA found no direction for an initial overlap: counted and logged as a
- * fallback whose action is "dropped" (the hit has no normal), like a
- * contact the convex path cannot orient. */
+/* EPA found no direction for an initial overlap: reported as a fallback
+ * whose action is "dropped" (the hit has no normal), like a contact the
+ * convex path cannot orient. */
 static void cq_sweep_fallback(const cq_sweep_ctx *c, const cq_epa_result *e)
 {
-    cq_fallback_reason reason = cq_fallback_from_epa(e->status);
-    cq_counters *ctr = cq_sweep_counters(c);
-    cq_count(ctr, CQ_CTR_REASONS + reason, 1);
-    cq_count(ctr, CQ_CTR_ACTIONS + CQ_FBA_DROPPED, 1);
-    cq_count(ctr, CQ_CTR_ZERO_NORMALS, 1);
-    if (c->opt && c->opt->log) {
-        cq_fallback_record rec = {.reason = (uint8_t)reason, .action = CQ_FBA_DROPPED, .shape_a = (uint8_t)c->ta,
-                                  .shape_b = (uint8_t)c->tb, .iterations = (uint16_t)e->iterations,
-                                  .tag_a = c->opt->tag_a, .tag_b = c->opt->tag_b};
-        cq_fallback_log_push(c->opt->log, &rec);
-    }
+    if (!c->opt)
+        return;
+    cq_fallback_record rec = {.reason = (uint8_t)cq_fallback_from_epa(e->status), .action = CQ_FBA_DROPPED,
+                              .shape_a = (uint8_t)c->ta, .shape_b = (uint8_t)c->tb,
+                              .iterations = (uint16_t)e->iterations, .tag_a = c->opt->tag_a, .tag_b = c->opt->tag_b};
+    cq_fallback_report(c->opt->counters, c->opt->log, &rec);
 }
 
 static double cq_max_abs3(cq_vec3 a)

@@ -56,6 +56,11 @@ int cq_fallback_log_init(cq_fallback_log *log, cq_fallback_slot *slots, int capa
 /// owner thread may push.
 uint64_t cq_fallback_log_push(cq_fallback_log *log, const cq_fallback_record *rec);
 
+/// Reports one fallback: counts its reason, its action and a zero normal in
+/// counters (may be NULL) and, when log is not NULL, pushes rec there. The
+/// one way the narrow phase and the sweeps report a GJK/EPA failure.
+void cq_fallback_report(cq_counters *counters, cq_fallback_log *log, const cq_fallback_record *rec);
+
 /// Copies up to max of the most recent records into out, newest first, and
 /// returns how many. Safe from any thread while the owner pushes: a record
 /// overwritten during the read is skipped.
