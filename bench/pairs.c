@@ -81,8 +81,9 @@ static double time_overlap_many(const cq_obb *a, const cq_obb *b, int n, int *ov
     for (int i = 0; out && i < n; i++)
         count += out[i];
     *overlaps = count;
+    double ns = out ? best * 1e9 / n : NAN;
     free(out);
-    return out ? best * 1e9 / n : NAN;
+    return ns;
 }
 
 /* Nanoseconds per pair of the full contact query, best of PASSES. */

@@ -117,21 +117,24 @@ static void cq_contact_reset(cq_contact *c, cq_algorithm alg)
     c->sat_gap = 0;
 }
 
-/* Numeric order of x[0..n) and y[0..n): -1, 0 or 1. */
-static int cq_cmp_numbers(const double *x, const double *y, int n)
+/* Numeric order of two numbers, then of vectors component by component
+ * (x first), then of arrays of vectors: -1, 0 or 1. */
+static inline int cq_cmp_number(double x, double y) { return x < y ? -1 : x > y; }
+
+static inline int cq_cmp_vec3(cq_vec3 u, cq_vec3 w)
 {
-    for (int i = 0; i < n; i++)
-        if (x[i] != y[i])
-            return x[i] < y[i] ? -1 : 1;
-    return 0;
+    int c = cq_cmp_number(u.x, w.x);
+    if (!c)
+        c = cq_cmp_number(u.y, w.y);
+    return c ? c : cq_cmp_number(u.z, w.z);
 }
 
-/* A pose as the twelve numbers it is made of. */
-static void cq_pose_numbers(const cq_xform *x, double out[12])
+static int cq_cmp_vec3s(const cq_vec3 *u, const cq_vec3 *w, int n)
 {
-    const cq_vec3 v[4] = {x->p, x->r.c[0], x->r.c[1], x->r.c[2]};
-    for (int k = 0; k < 4; k++)
-        out[3 * k] = v[k].x, out[3 * k + 1] = v[k].y, out[3 * k + 2] = v[k].z;
+    int c = 0;
+    for (int k = 0; k < n && !c; k++)
+        c = cq_cmp_vec3(u[k], w[k]);
+    return c;
 }
 
 /* The sizes of two shapes of one type, in order (a hull's points). */
@@ -139,33 +142,23 @@ static int cq_cmp_sizes(const cq_shape *a, const cq_shape *b)
 {
     switch (a->type) {
     case CQ_SPHERE:
-        return cq_cmp_numbers(&a->sphere.radius, &b->sphere.radius, 1);
+        return cq_cmp_number(a->sphere.radius, b->sphere.radius);
     case CQ_CAPSULE: {
-        double x[2] = {a->capsule.radius, a->capsule.half_height}, y[2] = {b->capsule.radius, b->capsule.half_height};
-        return cq_cmp_numbers(x, y, 2);
+        int c = cq_cmp_number(a->capsule.radius, b->capsule.radius);
+        return c ? c : cq_cmp_number(a->capsule.half_height, b->capsule.half_height);
     }
-    case CQ_BOX: {
-        double x[3] = {a->box.half.x, a->box.half.y, a->box.half.z}, y[3] = {b->box.half.x, b->box.half.y, b->box.half.z};
-        return cq_cmp_numbers(x, y, 3);
-    }
+    case CQ_BOX:
+        return cq_cmp_vec3(a->box.half, b->box.half);
     case CQ_TRIANGLE:
-        for (int k = 0; k < 3; k++) {
-            cq_vec3 u = a->triangle.v[k], w = b->triangle.v[k];
-            int c = cq_cmp_numbers((double[3]){u.x, u.y, u.z}, (double[3]){w.x, w.y, w.z}, 3);
-            if (c)
-                return c;
-        }
-        return 0;
+        return cq_cmp_vec3s(a->triangle.v, b->triangle.v, 3);
     case CQ_CONVEX: {
         const cq_hull *h = a->convex.hull, *g = b->convex.hull;
-        if (h == g || h->vertex_count != g->vertex_count)
-            return h == g ? 0 : (h->vertex_count < g->vertex_count ? -1 : 1);
-        int c = cq_cmp_numbers(&h->radius, &g->radius, 1);
-        for (int k = 0; k < h->vertex_count && !c; k++) {
-            cq_vec3 u = h->vertices[k], w = g->vertices[k];
-            c = cq_cmp_numbers((double[3]){u.x, u.y, u.z}, (double[3]){w.x, w.y, w.z}, 3);
-        }
-        return c;
+        if (h == g)
+            return 0;
+        int c = cq_cmp_number(h->vertex_count, g->vertex_count);
+        if (!c)
+            c = cq_cmp_number(h->radius, g->radius);
+        return c ? c : cq_cmp_vec3s(h->vertices, g->vertices, h->vertex_count);
     }
     default: /* meshes and planes never meet their own type */
         return 0;
@@ -174,20 +167,18 @@ static int cq_cmp_sizes(const cq_shape *a, const cq_shape *b)
 
 /* Whether the pair is computed B first. Across types the lower type goes
  * first (the table's order). Two shapes of one type go in the order of
- * their poses, then their sizes, so swapping A and B mirrors the result
- * exactly: a verdict on the edge of rounding (a distance equal to the
- * skin, a GJK cap, an orientation test at extreme scales) cannot depend
- * on which shape the caller named first. */
+ * their poses (position, then rotation), then their sizes, so swapping A
+ * and B mirrors the result exactly: a verdict on the edge of rounding (a
+ * distance equal to the skin, a GJK cap, an orientation test at extreme
+ * scales) cannot depend on which shape the caller named first. Positions
+ * almost always differ in x, which decides at the first comparison. */
 static bool cq_b_first(const cq_pair_query *q)
 {
     if (q->a->type != q->b->type)
         return q->a->type > q->b->type;
-    if (q->xa.p.x != q->xb.p.x) /* the usual case, decided at once */
-        return q->xa.p.x > q->xb.p.x;
-    double x[12], y[12];
-    cq_pose_numbers(&q->xa, x);
-    cq_pose_numbers(&q->xb, y);
-    int c = cq_cmp_numbers(x, y, 12);
+    int c = cq_cmp_vec3(q->xa.p, q->xb.p);
+    if (!c)
+        c = cq_cmp_vec3s(q->xa.r.c, q->xb.r.c, 3);
     return (c ? c : cq_cmp_sizes(q->a, q->b)) > 0;
 }
 
