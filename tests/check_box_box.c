@@ -209,6 +209,60 @@ START_TEST(separated_boxes_report_euclidean_distance)
 }
 END_TEST
 
+/* Batch contact generation (skip_distance): a pair apart by more than the
+ * skin may stop at the first face axis that shows it. Against the oracles:
+ * a miss is a pair whose Euclidean distance exceeds the skin, and the axis
+ * it names separates the corner projections by the gap it reports; a hit
+ * is a pair within the skin. Pairs at the tolerance's edge are left out. */
+START_TEST(skip_distance_stops_at_a_separating_axis)
+{
+    enum { N = 10000 };
+    static cq_obb a[N], b[N];
+    ck_assert_int_eq(tu_read_pairs(a, b, N), N);
+    const double skins[] = {0, 0.05, 0.3};
+    int face_stops = 0, cross_stops = 0;
+    for (int s = 0; s < 3; s++)
+        for (int i = 0; i < N; i++) {
+            cq_shape sa = box(a[i].half.x, a[i].half.y, a[i].half.z), sb = box(b[i].half.x, b[i].half.y, b[i].half.z);
+            cq_pair_query q = {.a = &sa, .xa = at(a[i].center, a[i].axes), .b = &sb,
+                               .xb = at(b[i].center, b[i].axes), .skin = skins[s], .skip_distance = true};
+            cq_contact c;
+            ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
+            tu_assert_contact_sane(c);
+            double pen = tu_obb_min_penetration(&a[i], &b[i]);
+            double d = pen > 0 ? 0 : oracle_distance(&a[i], &b[i]);
+            if (fabs(d - skins[s]) < 1e-6)
+                continue;
+            ck_assert_msg(c.overlap == (d <= skins[s]), "pair %d skin %g: overlap %d, distance %.17g", i, skins[s],
+                          c.overlap, d);
+            if (c.overlap)
+                continue;
+            int k = c.sat_axis;
+            ck_assert(k >= 0 && k < CQ_SAT_AXIS_COUNT);
+            cq_vec3 l = k < 3 ? a[i].axes.c[k] : k < 6 ? b[i].axes.c[k - 3]
+                                                       : cq_cross(a[i].axes.c[(k - 6) / 3], b[i].axes.c[(k - 6) % 3]);
+            l = cq_scale(l, 1 / cq_len(l));
+            double alo, ahi, blo, bhi;
+            tu_obb_interval(&a[i], l, &alo, &ahi);
+            tu_obb_interval(&b[i], l, &blo, &bhi);
+            double gap = fmax(blo - ahi, alo - bhi);
+            ck_assert_msg(fabs(gap - c.sat_gap) <= 1e-9 * (1 + fabs(gap)), "pair %d: gap %.17g, oracle %.17g", i,
+                          c.sat_gap, gap);
+            ck_assert_int_eq(c.point_count, 0);
+            if (c.has_distance) { /* the gap is within the skin, the distance is not: GJK said so */
+                ck_assert(c.sat_gap <= skins[s]);
+                ck_assert_double_eq_tol(c.distance, d, 1e-9 * (1 + d));
+                continue;
+            }
+            ck_assert(c.sat_gap > skins[s]);
+            face_stops += k < 6, cross_stops += k >= 6;
+        }
+    printf("skip_distance: %d misses stopped at a face axis, %d needed the cross axes\n", face_stops, cross_stops);
+    ck_assert_int_gt(face_stops, 10000);
+    ck_assert_int_gt(cross_stops, 100);
+}
+END_TEST
+
 /* The rectangle-specialised clip against the generic clipper on every
  * pair of faces of random boxes: the same points, in the same order, with
  * the same features (the reference half first, or A's first when the
@@ -362,6 +416,7 @@ Suite *box_box_suite(void)
     tcase_add_test(tc, face_features_follow_the_numbering);
     tcase_add_test(tc, separated_boxes_report_euclidean_distance);
     tcase_add_test(tc, skin_is_measured_in_euclidean_distance);
+    tcase_add_test(tc, skip_distance_stops_at_a_separating_axis);
     tcase_add_test(tc, rect_clip_matches_generic_clipper);
     tcase_add_test(tc, gjk_cap_falls_back_and_is_logged);
     suite_add_tcase(s, tc);

@@ -156,7 +156,17 @@ void cq_box_box(const cq_pair_query *q, cq_contact *out)
 {
     cq_obb a = cq_obb_from_box(q->a, &q->xa), b = cq_obb_from_box(q->b, &q->xb);
     cq_box_gaps g;
-    cq_box_gaps_compute(&a, &b, &g);
+    /* A caller that skips distances wants nothing from a pair apart by more
+     * than the skin: the first face axis that shows it ends the test, as
+     * the SAT's early-out (sat_axis then names that face, not the largest
+     * gap), and the nine cross axes and their roots are never computed. */
+    double stop = !q->skip_distance ? INFINITY : q->skin > CQ_SAT_TOLERANCE ? q->skin : CQ_SAT_TOLERANCE;
+    if (!cq_box_gaps_compute(&a, &b, stop, &g)) {
+        cq_best face = cq_best_face(g.gap);
+        out->sat_axis = face.axis;
+        out->sat_gap = face.gap;
+        return;
+    }
     cq_best face = cq_best_face(g.gap), edge = cq_best_edge(g.gap);
     cq_best largest = cq_better(face, edge);
     cq_count(q->counters, CQ_CTR_SAT_AXES_SKIPPED, (uint64_t)cq_bit_count(g.skipped));

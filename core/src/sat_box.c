@@ -131,19 +131,22 @@ bool cq_obb_overlap_scalar(const cq_obb *a, const cq_obb *b)
              cq_cross_apart(&f, 2, 0) || cq_cross_apart(&f, 2, 1) || cq_cross_apart(&f, 2, 2));
 }
 
-void cq_box_gaps_compute(const cq_obb *a, const cq_obb *b, cq_box_gaps *out)
+bool cq_box_gaps_compute(const cq_obb *a, const cq_obb *b, double stop, cq_box_gaps *out)
 {
 #if CQ_HAVE_AVX2
-    if (__builtin_cpu_supports("avx2")) {
-        cq_box_gaps_avx2(a, b, out);
-        return;
-    }
+    if (__builtin_cpu_supports("avx2"))
+        return cq_box_gaps_avx2(a, b, stop, out);
 #endif
     bool skipped[CQ_SAT_AXIS_COUNT];
+    cq_obb_gaps_scalar(a, b, 6, out->gap, skipped);
+    for (int k = 0; k < 6; k++)
+        if (out->gap[k] > stop)
+            return false;
     cq_obb_gaps_scalar(a, b, CQ_SAT_AXIS_COUNT, out->gap, skipped);
     out->skipped = 0;
     for (int k = 0; k < CQ_SAT_AXIS_COUNT; k++)
         out->skipped |= (unsigned)skipped[k] << k;
+    return true;
 }
 
 void cq_obb_gaps(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
@@ -154,7 +157,7 @@ void cq_obb_gaps(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_
         return;
     }
     cq_box_gaps g;
-    cq_box_gaps_compute(a, b, &g);
+    cq_box_gaps_compute(a, b, INFINITY, &g);
     for (int k = 0; k < CQ_SAT_AXIS_COUNT; k++)
         gap[k] = g.gap[k], skipped[k] = g.skipped >> k & 1;
 }

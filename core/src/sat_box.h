@@ -14,8 +14,11 @@ typedef struct cq_box_gaps {
     unsigned skipped;
 } cq_box_gaps;
 
-/* All 15 gaps; uses the AVX2 variant where the CPU has it. */
-void cq_box_gaps_compute(const cq_obb *a, const cq_obb *b, cq_box_gaps *out);
+/* All 15 gaps; uses the AVX2 variant where the CPU has it. With a finite
+ * stop it ends after the six face axes when one of them exceeds stop (a
+ * certain miss for a caller that only wants gaps up to stop) and returns
+ * false: only gap[0..5] are then set. Returns true when all 15 are. */
+bool cq_box_gaps_compute(const cq_obb *a, const cq_obb *b, double stop, cq_box_gaps *out);
 
 /* Gaps in world units of the first count axes (6 = faces only, 15 = all).
  * A skipped (degenerate) axis gets -INFINITY and skipped[k] = true. Uses
@@ -35,7 +38,7 @@ bool cq_obb_overlap_scalar(const cq_obb *a, const cq_obb *b);
 /* cq_obb_overlap and cq_box_gaps_compute on AVX2; call only where
  * __builtin_cpu_supports("avx2"). */
 bool cq_obb_overlap_avx2(const cq_obb *a, const cq_obb *b);
-void cq_box_gaps_avx2(const cq_obb *a, const cq_obb *b, cq_box_gaps *out);
+bool cq_box_gaps_avx2(const cq_obb *a, const cq_obb *b, double stop, cq_box_gaps *out);
 /* Verdicts of pairs 0..n-1 in groups of four; returns how many it did (a
  * multiple of four, at most n - 1: it reads 8 bytes past each box, so the
  * last pair is always left to the caller). */

@@ -119,21 +119,25 @@ CQ_AVX2 static inline cq_v4 cq_cross_gaps4(const cq_frame4 *f, int i, unsigned *
     return (cq_v4)(((cq_m4)w & ok) | ((cq_m4)none & ~ok));
 }
 
-CQ_AVX2 void cq_box_gaps_avx2(const cq_obb *a, const cq_obb *b, cq_box_gaps *out)
+CQ_AVX2 bool cq_box_gaps_avx2(const cq_obb *a, const cq_obb *b, double stop, cq_box_gaps *out)
 {
     cq_frame4 f = cq_frame4_make(a, b);
     cq_v4 face_a, face_b;
     cq_faces4(&f, &face_a, &face_b);
-    unsigned s0, s1, s2;
-    cq_v4 c0 = cq_cross_gaps4(&f, 0, &s0), c1 = cq_cross_gaps4(&f, 1, &s1), c2 = cq_cross_gaps4(&f, 2, &s2);
     /* Whole registers stored in axis order: each one's padding lane lands
      * where the next store overwrites it (the last on the spare slot). */
     memcpy(out->gap, &face_a, sizeof face_a);
     memcpy(out->gap + 3, &face_b, sizeof face_b);
+    cq_m4 beyond = (face_a > stop) | (face_b > stop); /* lane 3 is padding */
+    if (beyond[0] | beyond[1] | beyond[2])
+        return false;
+    unsigned s0, s1, s2;
+    cq_v4 c0 = cq_cross_gaps4(&f, 0, &s0), c1 = cq_cross_gaps4(&f, 1, &s1), c2 = cq_cross_gaps4(&f, 2, &s2);
     memcpy(out->gap + 6, &c0, sizeof c0);
     memcpy(out->gap + 9, &c1, sizeof c1);
     memcpy(out->gap + 12, &c2, sizeof c2);
     out->skipped = s0 << 6 | s1 << 9 | s2 << 12;
+    return true;
 }
 
 

@@ -69,7 +69,7 @@ typedef struct cq_contact {
     cq_fallback_reason fallback_reason;
     cq_fallback_action fallback_action;
     int sat_axis;   ///< box-box: winning axis (0..14) or -1
-    double sat_gap; ///< box-box: largest projected gap over the axes, world units
+    double sat_gap; ///< box-box: largest projected gap over the axes, world units (see skip_distance)
 } cq_contact;
 
 /// What a world remembers about a pair from the previous frame. Zero-init
@@ -96,8 +96,11 @@ typedef struct cq_pair_query {
     uint64_t tag_a, tag_b;       ///< opaque ids copied into fallback records
     int gjk_max_iterations;      ///< <= 0: CQ_GJK_DEFAULT_MAX_ITERATIONS (cq/gjk.h)
     int epa_max_iterations;      ///< <= 0: CQ_EPA_DEFAULT_MAX_ITERATIONS
-    /// Batch contact generation wants touching pairs only: a separated
-    /// box-box pair may then skip its Euclidean distance (the GJK run).
+    /// Batch contact generation wants touching pairs only: a box-box pair
+    /// apart by more than the skin then skips its Euclidean distance (the
+    /// GJK run), and its SAT stops at the first face axis that shows the
+    /// gap, so sat_axis / sat_gap name a separating axis, not always the
+    /// largest gap. The verdict is the same either way.
     bool skip_distance;
 } cq_pair_query;
 
