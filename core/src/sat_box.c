@@ -137,15 +137,15 @@ bool cq_box_gaps_compute(const cq_obb *a, const cq_obb *b, double stop, cq_box_g
     if (__builtin_cpu_supports("avx2"))
         return cq_box_gaps_avx2(a, b, stop, out);
 #endif
+    /* The scalar fallback computes all 15 and only reports the stop. */
     bool skipped[CQ_SAT_AXIS_COUNT];
-    cq_obb_gaps_scalar(a, b, 6, out->gap, skipped);
-    for (int k = 0; k < 6; k++)
-        if (out->gap[k] > stop)
-            return false;
     cq_obb_gaps_scalar(a, b, CQ_SAT_AXIS_COUNT, out->gap, skipped);
     out->skipped = 0;
     for (int k = 0; k < CQ_SAT_AXIS_COUNT; k++)
         out->skipped |= (unsigned)skipped[k] << k;
+    for (int k = 0; k < 6; k++)
+        if (out->gap[k] > stop)
+            return false;
     return true;
 }
 
