@@ -5,6 +5,7 @@
 /// byte of the body is read; a chunked body is buffered only up to the cap,
 /// the rest is discarded and the request answered 413.
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,6 @@
 
 #include <microhttpd.h>
 #include <netdb.h>
-#include <unistd.h>
 
 #include "refuse.h"
 #include "request.h"
@@ -24,7 +24,7 @@
 struct cqd_http {
     cqd_server *srv;
     struct MHD_Daemon *daemon;
-    MHD_socket quiesced_fd; ///< the listen socket after quiesce: ours to close after stop
+    atomic_bool closing; ///< draining: every new connection is closed at once
     struct sockaddr_storage addr;
     char admitted; ///< its address marks a request without query or body that is in flight
 };
@@ -48,6 +48,16 @@ typedef struct http_req {
 
 /// Chunked bodies start with this much room and double.
 #define FIRST_CHUNK_CAP 4096
+
+/// MHD's accept policy: while draining, a new connection is closed as soon
+/// as it is accepted (see cqd_http_quiesce).
+static enum MHD_Result on_connect(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+    (void)addr;
+    (void)len;
+    cqd_http *h = cls;
+    return atomic_load_explicit(&h->closing, memory_order_acquire) ? MHD_NO : MHD_YES;
+}
 
 /// Called with the raw URI before it is parsed: keeps the query string,
 /// which MHD would otherwise only hand out decoded and split.
@@ -359,7 +369,7 @@ cqd_http *cqd_http_start(cqd_server *srv, int *port)
         return NULL;
     }
     h->srv = srv;
-    h->quiesced_fd = MHD_INVALID_SOCKET;
+    atomic_init(&h->closing, false);
     int family = resolve(h, cfg->listen_host, cfg->listen_port);
     if (family < 0) {
         free(h);
@@ -379,7 +389,7 @@ cqd_http *cqd_http_start(cqd_server *srv, int *port)
         {cfg->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, cfg->threads, NULL},
         {MHD_OPTION_END, 0, NULL},
     };
-    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_access, h,
+    h->daemon = MHD_start_daemon(flags, 0, on_connect, h, on_access, h,
                                  MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h, // first, to catch every message
                                  MHD_OPTION_ARRAY, numbers,
                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&h->addr,
@@ -396,17 +406,15 @@ cqd_http *cqd_http_start(cqd_server *srv, int *port)
     return h;
 }
 
-void cqd_http_quiesce(cqd_http *h)
-{
-    MHD_socket fd = MHD_quiesce_daemon(h->daemon);
-    if (fd != MHD_INVALID_SOCKET)
-        h->quiesced_fd = fd;
-}
+/// Not MHD_quiesce_daemon: with epoll worker threads (libmicrohttpd 0.9.75)
+/// it removes the listen socket from each worker's epoll set while the
+/// worker, seeing the quiesce flag, may remove it too, and the loser of that
+/// race aborts the process ("Failed to remove listen FD from epoll set").
+/// The accept policy refuses instead, with no shared state but one flag.
+void cqd_http_quiesce(cqd_http *h) { atomic_store_explicit(&h->closing, true, memory_order_release); }
 
 void cqd_http_stop(cqd_http *h)
 {
     MHD_stop_daemon(h->daemon);
-    if (h->quiesced_fd != MHD_INVALID_SOCKET)
-        close(h->quiesced_fd);
     free(h);
 }

@@ -14,7 +14,9 @@ typedef struct cqd_stream cqd_stream;
 /// epoll, a pool of cfg.threads threads, the connection limit and timeout,
 /// the body cap). *port receives the bound port. NULL on failure (logged).
 cqd_http *cqd_http_start(cqd_server *srv, int *port);
-/// Stops accepting new connections (existing ones finish their request).
+/// Stops taking new connections: each is closed as soon as it is accepted
+/// (the listen socket itself closes in cqd_http_stop); existing ones go on
+/// being served until then.
 void cqd_http_quiesce(cqd_http *h);
 /// Waits for in-flight requests, closes everything and frees h.
 void cqd_http_stop(cqd_http *h);

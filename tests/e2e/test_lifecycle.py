@@ -60,6 +60,35 @@ class Lifecycle(unittest.TestCase):
         s.close()
         keep.close()
 
+    def test_new_connections_during_the_drain_are_not_served(self):
+        """While the drain answers the stream's work already read, a new
+        HTTP connection gets no answer (closed or refused), and the daemon
+        still exits 0."""
+        d = self.start()
+        s = d.stream()
+        batch = {"pairs": [pair(posed(sphere(1)), posed(sphere(1), (1, 0, 0)))] * 2000}
+        s.send(*[{"id": i, "method": "POST", "path": "/v1/pairs", "body": batch} for i in range(20)])
+        self.assertEqual(s.read_line()["status"], 200)  # the work is under way
+        d.signal(signal.SIGTERM)
+        time.sleep(0.05)
+        served = b""
+        try:
+            c = socket.create_connection(("127.0.0.1", d.http_port), timeout=10)
+            c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            served = c.recv(4096)
+            c.close()
+        except OSError:
+            pass  # refused or reset: not served either
+        self.assertEqual(served, b"", "a connection opened during the drain was served")
+        lines, closed = s.read_until_closed()
+        self.assertTrue(closed)
+        # the lines read before the signal are answered, in order
+        self.assertEqual([x["id"] for x in lines], list(range(1, 1 + len(lines))), "replies out of order")
+        for x in lines:
+            self.assertEqual(x["status"], 200, x)
+        self.assertEqual(d.wait(10), 0, d.log_tail())
+        s.close()
+
     def test_client_going_away_is_survived(self):
         d = self.start()
         big = {"pairs": [pair(posed(sphere(1)), posed(sphere(1), (1, 0, 0)))] * 2000}
