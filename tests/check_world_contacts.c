@@ -457,6 +457,25 @@ START_TEST(test_fallback_log)
     ck_assert(rec[0].tag_a == cq_world_handle_pack(wo_handle(w, "a")));
     ck_assert(rec[0].tag_b == cq_world_handle_pack(wo_handle(w, "b")));
     ck_assert_int_eq(rec[0].action, CQ_FBA_DROPPED);
+
+    /* The sweep keeps failing frame after frame: counted every time (with
+     * the narrow phase's), logged only the first time. */
+    for (int frame = 0; frame < 3; frame++)
+        free(run_contacts(w, &(cq_world_contacts_query){.dt = 0.5, .log = &log, .counters = &ctr}));
+    memset(sum, 0, sizeof sum);
+    cq_counters_snapshot(&ctr, sum);
+    ck_assert_int_eq((int)sum[CQ_CTR_ACTIONS + CQ_FBA_DROPPED], 11);
+    ck_assert_int_eq(cq_fallback_log_read(&log, rec, 4), 2);
+
+    /* A frame without the failure (a moved clear of b) ends the run: when a
+     * comes back, the sweep's failure is logged again. */
+    cq_world_op away = wo_move("a", wo_at(10, 0, 0), cq_v3(1, 0, 0));
+    wo_apply(w, &away, 1);
+    free(run_contacts(w, &(cq_world_contacts_query){.dt = 0.5, .log = &log, .counters = &ctr}));
+    wo_apply(w, &mv, 1);
+    free(run_contacts(w, &(cq_world_contacts_query){.dt = 0.5, .log = &log, .counters = &ctr}));
+    ck_assert_int_eq(cq_fallback_log_read(&log, rec, 4), 4); /* the narrow phase's run ended too */
+    ck_assert(rec[0].tag_a == cq_world_handle_pack(wo_handle(w, "a")));
     cq_world_destroy(w);
 }
 END_TEST

@@ -216,6 +216,8 @@ static int narrow_phase(cq_world *w, int n, const cq_world_contacts_query *q, cq
 
 typedef struct ccd_ctx {
     const cq_world *w;
+    world_ccd_memory *memory; /* w's, written as sweeps fall back */
+    cq_fallback_log *log;     /* the query's, given to a sweep unless its pair fell back last time */
     int slot;          /* the swept shape */
     cq_vec3 motion;    /* its velocity times dt */
     double dt;
@@ -245,6 +247,15 @@ static bool boxes_meet_moving(const cq_aabb *a, cq_vec3 d, const cq_aabb *b)
     return enter <= exit;
 }
 
+/* Whether pair p is among the n pairs of list. */
+static bool ccd_listed(const world_ccd_pair *list, int n, world_ccd_pair p)
+{
+    for (int k = 0; k < n; k++)
+        if (list[k].a == p.a && list[k].b == p.b)
+            return true;
+    return false;
+}
+
 static double ccd_visit(void *vctx, int other, double tmax)
 {
     ccd_ctx *c = vctx;
@@ -257,9 +268,16 @@ static double ccd_visit(void *vctx, int other, double tmax)
     if (!boxes_meet_moving(&c->grown, rel, &b->box))
         return tmax;
     cq_sweep_hit h;
-    c->opt.tag_b = cq_world_handle_pack(world_handle(w, other));
-    if (cq_sweep(&a->body.shape, &a->body.pose, rel, &b->body.shape, &b->body.pose, &c->opt, &h) != CQ_OK ||
-        !h.hit || h.initially_overlapping)
+    world_ccd_memory *m = c->memory;
+    world_ccd_pair pair = {c->opt.tag_a, cq_world_handle_pack(world_handle(w, other))};
+    c->opt.tag_b = pair.b;
+    c->opt.log = ccd_listed(m->pair[m->last], m->count[m->last], pair) ? NULL : c->log;
+    if (cq_sweep(&a->body.shape, &a->body.pose, rel, &b->body.shape, &b->body.pose, &c->opt, &h) != CQ_OK)
+        return tmax;
+    int next = 1 - m->last;
+    if (h.hit && !h.has_normal && m->count[next] < WORLD_CCD_MEMORY) /* the sweep fell back */
+        m->pair[next][m->count[next]++] = pair;
+    if (!h.hit || h.initially_overlapping)
         return tmax;
     if (c->best_rank < 0 || h.time < c->best.time || (h.time == c->best.time && b->rank < c->best_rank)) {
         /* The point is on B's surface where B is at the impact. */
@@ -304,10 +322,12 @@ static double others_motion(const motion_bound *m, int slot, int i)
     return m->who[i] == slot ? m->second[i] : m->top[i];
 }
 
-static int ccd(const cq_world *w, const cq_world_contacts_query *q, bool filtered, cq_world_contacts_out *out)
+static int ccd(cq_world *w, const cq_world_contacts_query *q, bool filtered, cq_world_contacts_out *out)
 {
     double dt = q->dt;
     motion_bound m = bound_motion(w, dt);
+    world_ccd_memory *memory = &w->ccd_fell_back;
+    memory->count[1 - memory->last] = 0;
     int found = 0;
     for (int k = 0; k < w->count; k++) {
         int slot = w->order[k];
@@ -316,9 +336,10 @@ static int ccd(const cq_world *w, const cq_world_contacts_query *q, bool filtere
         if (world_static_type(e->body.shape.type) || !(cq_len(motion) > e->min_half))
             continue;
         out->swept++;
-        ccd_ctx c = {.w = w, .slot = slot, .motion = motion, .dt = dt, .filtered = filtered, .best_rank = -1};
+        ccd_ctx c = {.w = w, .memory = memory, .log = q->log, .slot = slot, .motion = motion, .dt = dt,
+                     .filtered = filtered, .best_rank = -1};
         c.opt = (cq_sweep_options){.max_iterations = w->settings.sweep_max_iterations, .counters = q->counters,
-                                   .log = q->log, .tag_a = cq_world_handle_pack(world_handle(w, slot))};
+                                   .tag_a = cq_world_handle_pack(world_handle(w, slot))};
         double margin = world_sweep_margin(&e->box);
         c.grown = cq_aabb_fatten(e->box, margin);
         /* Candidates are found at their start: grow the box by the most they can move. */
@@ -329,6 +350,7 @@ static int ccd(const cq_world *w, const cq_world_contacts_query *q, bool filtere
         if (c.best_rank >= 0 && found++ < out->toi_capacity)
             out->toi[found - 1] = c.best;
     }
+    memory->last = 1 - memory->last;
     return found;
 }
 

@@ -26,6 +26,26 @@ typedef struct world_entry {
     char id[CQ_WORLD_ID_MAX + 1];
 } world_entry;
 
+/* How many CCD pairs a world remembers as having fallen back (see
+ * world_ccd_memory). */
+#define WORLD_CCD_MEMORY 64
+
+/* The CCD pairs (swept shape, other; packed handles) whose sweep fell back
+ * in the last contacts query that ran CCD, and those of the current one.
+ * While a pair's failure recurs it is counted, not logged again (seed 002:
+ * no log line every frame), as the narrow phase does with its pair cache.
+ * A fixed capacity, as the memos ask of a step: a pair past it is logged
+ * again, nothing grows mid-query. */
+typedef struct world_ccd_pair {
+    uint64_t a, b;
+} world_ccd_pair;
+
+typedef struct world_ccd_memory {
+    world_ccd_pair pair[2][WORLD_CCD_MEMORY];
+    int count[2];
+    int last; /* which half holds the last query's pairs */
+} world_ccd_memory;
+
 /* A pair cache entry, indexed by the broadphase's pair slot. */
 typedef struct world_pair_cache {
     cq_pair_cache prev; /* previous normal, from the lower id to the higher */
@@ -85,6 +105,7 @@ struct cq_world {
     world_key *keys;       /* their sort keys, */
     int32_t *bucket_order; /* and their order by shape-type bucket */
     int work_cap;
+    world_ccd_memory ccd_fell_back;
 
     cq_world_stats stats;
 };
