@@ -69,8 +69,25 @@ class Lifecycle(unittest.TestCase):
         batch = {"pairs": [pair(posed(sphere(1)), posed(sphere(1), (1, 0, 0)))] * 2000}
         s.send(*[{"id": i, "method": "POST", "path": "/v1/pairs", "body": batch} for i in range(20)])
         self.assertEqual(s.read_line()["status"], 200)  # the work is under way
+        keep = http.client.HTTPConnection("127.0.0.1", d.http_port, timeout=10)
+        keep.request("GET", "/readyz")
+        ready = keep.getresponse()
+        ready.read()
+        self.assertEqual(ready.status, 200)
         d.signal(signal.SIGTERM)
-        time.sleep(0.05)
+        # the drain has begun once /readyz says so (or it has already ended)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                keep.request("GET", "/readyz")
+                r = keep.getresponse()
+                r.read()
+                if r.status == 503:
+                    break
+            except (OSError, http.client.HTTPException):
+                break
+            time.sleep(0.01)
+        keep.close()
         served = b""
         try:
             c = socket.create_connection(("127.0.0.1", d.http_port), timeout=10)
