@@ -164,13 +164,14 @@ static void check_unit(cq_vec3 n, const char *what)
     check(finite3(n) && fabs(cq_len(n) - 1) <= UNIT_TOL, what);
 }
 
-/* Runs cq_collide and checks its contact; -1 when the pair is unsupported,
- * else its overlap verdict. */
+/* Runs cq_collide (skipping distances when skip, as batch contacts do) and
+ * checks its contact; -1 when the pair is unsupported, else its overlap
+ * verdict. */
 static int run_collide(const cq_shape *a, const cq_xform *xa, const cq_shape *b, const cq_xform *xb, double skin,
-                       int gjk_cap, int epa_cap)
+                       int gjk_cap, int epa_cap, bool skip)
 {
     cq_pair_query q = {.a = a, .xa = *xa, .b = b, .xb = *xb, .skin = skin,
-                       .gjk_max_iterations = gjk_cap, .epa_max_iterations = epa_cap};
+                       .gjk_max_iterations = gjk_cap, .epa_max_iterations = epa_cap, .skip_distance = skip};
     cq_contact c;
     if (cq_collide(&q, &c) != CQ_OK)
         return -1;
@@ -275,9 +276,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             // Swapped inputs give the mirrored result (cq/collision.h),
             // whatever the caps and scales: one pair is computed in one
             // order whichever way round it comes.
-            int ab = run_collide(&a, &xa, &b, &xb, skin, gjk_cap, epa_cap);
-            int ba = run_collide(&b, &xb, &a, &xa, skin, gjk_cap, epa_cap);
+            int ab = run_collide(&a, &xa, &b, &xb, skin, gjk_cap, epa_cap, false);
+            int ba = run_collide(&b, &xb, &a, &xa, skin, gjk_cap, epa_cap, false);
             check(ab == ba, "collide: swapping the shapes changed the verdict");
+            // Skipping distances only ends a miss sooner (a gap past the
+            // skin); what it calls touching, the full query does too.
+            int skipped = run_collide(&a, &xa, &b, &xb, skin, gjk_cap, epa_cap, true);
+            check(skipped != 1 || ab == 1, "collide: skip_distance found an overlap the full query did not");
             run_gjk_epa(&a, &xa, &b, &xb, gjk_cap, epa_cap);
             run_raycast(&a, &xa, origin, dir, max_distance);
             run_raycast(&b, &xb, origin, dir, max_distance);
