@@ -100,7 +100,8 @@ typedef struct cq_pair_query {
     /// apart by more than the skin then skips its Euclidean distance (the
     /// GJK run), and its SAT stops at the first face axis that shows the
     /// gap, so sat_axis / sat_gap name a separating axis, not always the
-    /// largest gap. The verdict is the same either way.
+    /// largest gap. Only misses end sooner: a SAT gap past the skin bounds
+    /// the distance from below.
     bool skip_distance;
 } cq_pair_query;
 
