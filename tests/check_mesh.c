@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "cq/alloc.h"
+#include "cq/counters.h"
 #include "cq/mesh.h"
 #include "cq/world.h"
 #include "testutil.h"
@@ -402,6 +403,31 @@ START_TEST(sweeps_vs_brute_force)
 }
 END_TEST
 
+/* A flat triangle swept from where it cuts through mesh triangle 0 and lies
+ * on mesh triangle 1: both overlap at t = 0, triangle 0 (the lower index)
+ * gives the hit with its EPA normal, and triangle 1's coplanar overlap,
+ * which EPA cannot orient, is still reported as the sweep's fallback. */
+START_TEST(sweep_reports_a_triangles_fallback)
+{
+    static const cq_vec3 v[6] = {{0.5, 0.5, -1}, {1, 0.5, 1}, {0.5, 1, 1}, {0.5, 0.5, 0}, {2.5, 0.5, 0}, {0.5, 2.5, 0}};
+    static const int t[2][3] = {{0, 1, 2}, {3, 4, 5}};
+    cq_mesh *m = NULL;
+    ck_assert_int_eq(cq_mesh_build(v, 6, t, 2, &m), CQ_OK);
+    cq_shape a = {.type = CQ_TRIANGLE, .triangle = {{{0, 0, 0}, {2, 0, 0}, {0, 2, 0}}}};
+    cq_xform xa = pose_at(cq_v3(0, 0, 0), cq_mat3_identity()), xm = xa;
+    cq_counters ctr = {0};
+    cq_sweep_options o = {.counters = &ctr};
+    cq_sweep_hit h;
+    ck_assert_int_eq(cq_mesh_sweep(&a, &xa, cq_v3(1, 0, 0), m, &xm, &o, &h), CQ_OK);
+    ck_assert(h.hit && h.initially_overlapping && h.time == 0);
+    ck_assert(h.has_normal && h.fell_back);
+    uint64_t sum[CQ_CTR_COUNT] = {0};
+    cq_counters_snapshot(&ctr, sum);
+    ck_assert_uint_eq(sum[CQ_CTR_ACTIONS + CQ_FBA_DROPPED], 1);
+    cq_mesh_free(m);
+}
+END_TEST
+
 /* 10,000 triangles: the BVH finds exactly what trying every triangle finds. */
 START_TEST(terrain_10000)
 {
@@ -553,6 +579,7 @@ Suite *mesh_suite(void)
     tcase_add_test(tc, dispatch_box_on_floor);
     tcase_add_test(tc, shape_rays_and_sweeps);
     tcase_add_test(tc, world_box_on_floor);
+    tcase_add_test(tc, sweep_reports_a_triangles_fallback);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -131,14 +131,14 @@ START_TEST(test_counters_and_fallback_log)
     cq_sweep_options o = {.counters = &ctr, .log = &log, .tag_a = 7, .tag_b = 9};
     cq_shape s = sphere(1), b = box(cq_v3(1, 1, 1));
     cq_sweep_hit h = sweep_opt(&s, at(-5, 0, 0), cq_v3(10, 0, 0), &b, at(0, 0, 0), &o);
-    ck_assert(h.hit && h.has_normal);
+    ck_assert(h.hit && h.has_normal && !h.fell_back);
     ck_assert_uint_eq(slot_sum(&ctr, CQ_CTR_GJK_CALLS), (uint64_t)h.iterations);
     ck_assert_uint_eq(slot_sum(&ctr, CQ_CTR_EPA_CALLS), 0);
     ck_assert_int_eq(cq_fallback_log_read(&log, (cq_fallback_record[4]){0}, 4), 0);
 
     cq_shape t = triangle(cq_v3(0, 0, 0), cq_v3(2, 0, 0), cq_v3(0, 2, 0));
     h = sweep_opt(&t, at(0, 0, 0), cq_v3(1, 0, 0), &t, at(0.5, 0.5, 0), &o);
-    ck_assert(h.hit && h.initially_overlapping && !h.has_normal);
+    ck_assert(h.hit && h.initially_overlapping && !h.has_normal && h.fell_back);
     ck_assert_double_eq(h.time, 0);
     ck_assert_uint_eq(slot_sum(&ctr, CQ_CTR_EPA_CALLS), 1);
     ck_assert_uint_eq(slot_sum(&ctr, CQ_CTR_ACTIONS + CQ_FBA_DROPPED), 1);

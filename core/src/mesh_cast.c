@@ -67,11 +67,13 @@ static double mesh_sweep_visit(void *ctx, int k, double tmax)
     if (cq_sweep(c->a, c->xa, c->v, &tri, c->xm, c->opt, &h) != CQ_OK)
         return tmax;
     int iterations = c->out->iterations + h.iterations;
+    bool fell_back = c->out->fell_back || h.fell_back;
     if (h.hit && (c->best < 0 || h.time < c->out->time || (h.time == c->out->time && k < c->best))) {
         *c->out = h;
         c->best = k;
     }
     c->out->iterations = iterations;
+    c->out->fell_back = fell_back;
     return c->best < 0 ? tmax : c->out->time;
 }
 

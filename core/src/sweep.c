@@ -95,6 +95,7 @@ static void cq_core_overlap(const cq_sweep_ctx *c, const cq_gjk_result *g, cq_sw
         return;
     }
     cq_sweep_fallback(c, &e);
+    out->fell_back = true;
     /* A penetrating GJK simplex holds the origin: its witnesses coincide
      * in a point of both cores. */
     out->hit = true;

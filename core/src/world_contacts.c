@@ -275,7 +275,7 @@ static double ccd_visit(void *vctx, int other, double tmax)
     if (cq_sweep(&a->body.shape, &a->body.pose, rel, &b->body.shape, &b->body.pose, &c->opt, &h) != CQ_OK)
         return tmax;
     int next = 1 - m->last;
-    if (h.hit && !h.has_normal && m->count[next] < WORLD_CCD_MEMORY) /* the sweep fell back */
+    if (h.fell_back && m->count[next] < WORLD_CCD_MEMORY)
         m->pair[next][m->count[next]++] = pair;
     if (!h.hit || h.initially_overlapping)
         return tmax;

@@ -40,9 +40,10 @@ typedef struct cq_sweep_options {
     uint64_t tag_a, tag_b; ///< opaque ids copied into fallback records
 } cq_sweep_options;
 
-/// The answer of a sweep. On a miss only iterations is set: hit,
-/// initially_overlapping, iteration_limit and has_normal are false, time
-/// is 1 (A travels the whole translation), point and normal are zero.
+/// The answer of a sweep. On a miss only iterations (and fell_back) are
+/// set: hit, initially_overlapping, iteration_limit and has_normal are
+/// false, time is 1 (A travels the whole translation), point and normal
+/// are zero.
 typedef struct cq_sweep_hit {
     bool hit;
     /// The shapes overlap or touch (separation <= 0) at t = 0: time is 0,
@@ -66,6 +67,10 @@ typedef struct cq_sweep_hit {
     cq_vec3 point;  ///< world, on B's surface at impact
     cq_vec3 normal; ///< unit, from A to B at impact (move B along +normal to separate)
     int iterations; ///< distance evaluations used (<= max_iterations)
+    /// An EPA failure was reported as a fallback (counted and logged through
+    /// cq_sweep_options); against a mesh, on any triangle swept, whether or
+    /// not the hit reported is that triangle's.
+    bool fell_back;
 } cq_sweep_hit;
 
 /// Sweeps shape a from pose xa along translation (world) against shape b,
