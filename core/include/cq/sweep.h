@@ -67,9 +67,10 @@ typedef struct cq_sweep_hit {
     cq_vec3 point;  ///< world, on B's surface at impact
     cq_vec3 normal; ///< unit, from A to B at impact (move B along +normal to separate)
     int iterations; ///< distance evaluations used (<= max_iterations)
-    /// An EPA failure was reported as a fallback (counted and logged through
-    /// cq_sweep_options); against a mesh, on any triangle swept, whether or
-    /// not the hit reported is that triangle's.
+    /// EPA failed on an initial overlap, a fallback (counted and logged
+    /// when cq_sweep_options carries counters and a log; set either way);
+    /// against a mesh, on any triangle swept, whether or not the hit
+    /// reported is that triangle's.
     bool fell_back;
 } cq_sweep_hit;
 
