@@ -111,10 +111,12 @@ static double time_contacts(const cq_obb *a, const cq_obb *b, int n, int *points
     return best * 1e9 / n;
 }
 
-/* Nanoseconds per pair of the full pair query on the same boxes given as
- * 8-point hulls (the general convex path: GJK, EPA, clipping), best of
- * PASSES; the hulls are built once, outside the timing. */
-static double time_gjk_epa(const cq_obb *a, const cq_obb *b, int n, int *overlaps)
+/* Nanoseconds per pair of the pair query on the same boxes given as 8-point
+ * hulls (the general convex path: GJK, then EPA for overlapping pairs),
+ * best of PASSES; the hulls are built once, outside the timing. Without
+ * `manifold` the query stops at what the peers' GJK/EPA return (distance,
+ * or depth and normal); with it, the contact points are clipped too. */
+static double time_gjk_epa(const cq_obb *a, const cq_obb *b, int n, bool manifold, int *overlaps)
 {
     cq_hull **ha = calloc((size_t)n, sizeof *ha), **hb = calloc((size_t)n, sizeof *hb);
     double best = INFINITY;
@@ -134,7 +136,8 @@ static double time_gjk_epa(const cq_obb *a, const cq_obb *b, int n, int *overlap
         double t0 = bench_now();
         for (int i = 0; i < n; i++) {
             cq_shape sa = {.type = CQ_CONVEX, .convex = {ha[i]}}, sb = {.type = CQ_CONVEX, .convex = {hb[i]}};
-            cq_pair_query q = {.a = &sa, .xa = {a[i].center, a[i].axes}, .b = &sb, .xb = {b[i].center, b[i].axes}};
+            cq_pair_query q = {.a = &sa, .xa = {a[i].center, a[i].axes}, .b = &sb, .xb = {b[i].center, b[i].axes},
+                               .skip_manifold = !manifold};
             cq_contact c;
             cq_collide(&q, &c);
             count += c.overlap;
@@ -171,8 +174,9 @@ int bench_pairs(int argc, char **argv)
     double overlap_ns = time_overlap(a, b, n, &overlaps);
     double batch_ns = time_overlap_many(a, b, n, &batch_overlaps);
     double contacts_ns = time_contacts(a, b, n, &points);
-    int hull_overlaps = -1;
-    double gjk_epa_ns = time_gjk_epa(a, b, n, &hull_overlaps);
+    int hull_overlaps = -1, manifold_overlaps = -1;
+    double gjk_epa_ns = time_gjk_epa(a, b, n, false, &hull_overlaps);
+    double gjk_epa_manifold_ns = time_gjk_epa(a, b, n, true, &manifold_overlaps);
     printf("pairs %d\n", n);
     printf("overlaps %d\n", full);
     printf("face_only_false_positives %d\n", face_only_fp);
@@ -182,6 +186,7 @@ int bench_pairs(int argc, char **argv)
     printf("contact_points %d\n", points);
     printf("gjk_epa_ns %.1f\n", gjk_epa_ns);
     printf("gjk_epa_overlaps %d\n", hull_overlaps);
+    printf("gjk_epa_manifold_ns %.1f\n", gjk_epa_manifold_ns);
     free(a), free(b);
-    return overlaps == full && batch_overlaps == full && hull_overlaps == full ? 0 : 1;
+    return overlaps == full && batch_overlaps == full && hull_overlaps == full && manifold_overlaps == full ? 0 : 1;
 }

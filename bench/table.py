@@ -37,6 +37,8 @@ PAIR_FIGURES = [
      "libccd GJK+EPA", "ccd_gjk_epa_ns", True, 0.25),
     ("GJK+EPA on 8-point hulls, ns/pair", "gjk_epa_ns",
      "libccd MPR", "ccd_mpr_ns", True, None),
+    ("GJK+EPA on 8-point hulls, with the manifold, ns/pair", "gjk_epa_manifold_ns",
+     "Bullet btGjkEpaSolver2 (no manifold)", "bullet_gjk_epa_ns", True, None),
 ]
 
 # figure (with {n} and {frames}), collisiond key, peer, peer key, lower is better, goal when n == 10,000

@@ -164,6 +164,49 @@ START_TEST(swapped_pairs_mirror)
 }
 END_TEST
 
+/* skip_manifold leaves out the points and nothing else: every other field
+ * and every counter as the full query gives them, for every pair type,
+ * poses that overlap and poses that do not, with and without a skin and
+ * skip_distance. The full query must have built points for each pair type
+ * that overlapped, or the comparison would prove nothing. */
+START_TEST(skip_manifold_changes_only_the_points)
+{
+    tu_rng rng = {29};
+    for (int ta = 0; ta < CQ_SHAPE_TYPE_COUNT; ta++)
+        for (int tb = 0; tb < CQ_SHAPE_TYPE_COUNT; tb++) {
+            if (!cq_collide_supported(ta, tb) || (ta == CQ_PLANE && tb == CQ_PLANE))
+                continue;
+            int with_points = 0;
+            for (int i = 0; i < 300; i++) {
+                cq_shape a = make(ta), b = make(tb);
+                cq_counters ca, cb;
+                memset(&ca, 0, sizeof ca);
+                memset(&cb, 0, sizeof cb);
+                cq_pair_query q = {.a = &a, .xa = tu_pose(&rng, 0.6), .b = &b, .xb = tu_pose(&rng, 0.6),
+                                   .skin = i % 3 ? 0 : 0.05, .skip_distance = i % 4 == 1, .counters = &ca};
+                cq_pair_query s = q;
+                s.skip_manifold = true;
+                s.counters = &cb;
+                cq_contact c, d;
+                ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
+                ck_assert_int_eq(cq_collide(&s, &d), CQ_OK);
+                ck_assert_int_eq(d.point_count, 0);
+                with_points += c.point_count > 0;
+                ck_assert(c.overlap == d.overlap && c.has_normal == d.has_normal && c.has_distance == d.has_distance);
+                ck_assert(c.depth == d.depth && c.distance == d.distance && c.sat_gap == d.sat_gap);
+                ck_assert(memcmp(&c.normal, &d.normal, sizeof c.normal) == 0);
+                ck_assert(memcmp(&c.witness_a, &d.witness_a, sizeof c.witness_a) == 0);
+                ck_assert(memcmp(&c.witness_b, &d.witness_b, sizeof c.witness_b) == 0);
+                ck_assert(c.algorithm == d.algorithm && c.sat_axis == d.sat_axis);
+                ck_assert(c.fallback_reason == d.fallback_reason && c.fallback_action == d.fallback_action);
+                for (int k = 0; k < CQ_CTR_COUNT; k++)
+                    ck_assert_uint_eq(ca.v[k], cb.v[k]);
+            }
+            ck_assert_msg(with_points > 0, "%s-%s: no pair had points", cq_shape_type_name(ta), cq_shape_type_name(tb));
+        }
+}
+END_TEST
+
 START_TEST(names_and_features)
 {
     char buf[16];
@@ -185,6 +228,7 @@ Suite *dispatch_suite(void)
     tcase_add_test(tc, every_pair_reaches_its_algorithm);
     tcase_add_test(tc, closed_forms_never_call_gjk);
     tcase_add_test(tc, swapped_pairs_mirror);
+    tcase_add_test(tc, skip_manifold_changes_only_the_points);
     tcase_add_test(tc, names_and_features);
     suite_add_tcase(s, tc);
     return s;

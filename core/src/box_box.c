@@ -193,6 +193,8 @@ void cq_box_box(const cq_pair_query *q, cq_contact *out)
     out->normal = cq_axis_normal(&a, &b, axis, q->cache);
     out->has_normal = true;
     out->depth = fmax(-g.gap[axis], 0);
+    if (q->skip_manifold)
+        return;
     cq_contact_point pts[CQ_CLIP_MAX];
     int n = axis < 6 ? cq_face_manifold(&a, &b, axis, out->normal, q->skin, pts)
                      : cq_edge_manifold(&a, &b, axis, out->normal, -g.gap[axis], pts);

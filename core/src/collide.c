@@ -196,7 +196,8 @@ int cq_collide(const cq_pair_query *q, cq_contact *out)
         cq_pair_query canon = {.a = q->b, .xa = q->xb, .b = q->a, .xb = q->xa, .skin = q->skin, .cache = q->cache,
                                .counters = q->counters, .log = q->log, .tag_a = q->tag_b, .tag_b = q->tag_a,
                                .gjk_max_iterations = q->gjk_max_iterations,
-                               .epa_max_iterations = q->epa_max_iterations, .skip_distance = q->skip_distance};
+                               .epa_max_iterations = q->epa_max_iterations, .skip_distance = q->skip_distance,
+                               .skip_manifold = q->skip_manifold};
         cq_pair_cache cache;
         if (q->cache) {
             cache = *q->cache;
@@ -206,6 +207,8 @@ int cq_collide(const cq_pair_query *q, cq_contact *out)
         e->fn(&canon, out);
     }
     cq_guard_normal(out, q->counters);
+    if (q->skip_manifold) /* the cheap closed-form points too: one contract */
+        out->point_count = 0;
     if (b_first)
         cq_contact_swap(out);
     cq_count(q->counters, CQ_CTR_TESTS + e->alg, 1);

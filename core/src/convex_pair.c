@@ -58,6 +58,8 @@ typedef struct cq_pair_shapes {
  * aligned or the clip keeps nothing. */
 static void cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, cq_vec3 witness_b, cq_contact *out)
 {
+    if (q->skip_manifold)
+        return;
     cq_vec3 n = out->normal;
     double ra = p->a.radius, rb = p->b.radius;
     cq_face fa, fb;
@@ -147,8 +149,10 @@ void cq_convex_pair(const cq_pair_query *q, cq_contact *out)
     cq_pair_shapes p;
     if (cq_shape_proxy(q->a, p.sa, &p.a) != CQ_OK || cq_shape_proxy(q->b, p.sb, &p.b) != CQ_OK)
         return; /* validated shapes always have a proxy; an empty answer, not a guess */
-    cq_prefetch_faces(q->a);
-    cq_prefetch_faces(q->b);
+    if (!q->skip_manifold) {
+        cq_prefetch_faces(q->a);
+        cq_prefetch_faces(q->b);
+    }
     /* One setup for GJK and EPA: the same noise and the same points. */
     cq_pair_proxies pp;
     cq_pair_proxies_init(&pp, &p.a, &q->xa, &p.b, &q->xb);

@@ -297,5 +297,6 @@ void cq_box_triangle(const cq_pair_query *q, cq_contact *out)
     out->has_normal = true;
     out->normal = cq_mul_mv(&box.axes, ax.n);
     out->depth = fmax(ax.pen, 0);
-    cq_tb_manifold(&box, t, &f, &best, &ax, q->skin, out);
+    if (!q->skip_manifold)
+        cq_tb_manifold(&box, t, &f, &best, &ax, q->skin, out);
 }

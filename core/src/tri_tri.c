@@ -504,7 +504,8 @@ static void cq_tt_overlapping(const cq_pair_query *q, const cq_vec3 a[3], const 
     out->has_normal = true;
     out->normal = ax.n;
     out->depth = fmax(ax.pen, 0);
-    cq_tt_manifold(a, b, &ax, q->skin, out);
+    if (!q->skip_manifold)
+        cq_tt_manifold(a, b, &ax, q->skin, out);
 }
 
 void cq_triangle_triangle(const cq_pair_query *q, cq_contact *out)

@@ -293,7 +293,9 @@ int cq_world_overlap(const cq_world *w, const cq_world_shape_query *q, cq_world_
     if (rc != CQ_OK)
         return rc;
     overlap_ctx c = {.w = w, .mask = q->mask, .out = out, .capacity = capacity};
+    /* Only the verdicts are reported: no distances, no manifolds. */
     c.pq = (cq_pair_query){.a = &shape, .xa = q->pose, .counters = q->counters, .skip_distance = true,
+                           .skip_manifold = true,
                            .gjk_max_iterations = w->settings.gjk_max_iterations,
                            .epa_max_iterations = w->settings.epa_max_iterations};
     cq_aabb box = cq_shape_aabb(&shape, &q->pose);

@@ -103,6 +103,12 @@ typedef struct cq_pair_query {
     /// largest gap. Only misses end sooner: a SAT gap past the skin bounds
     /// the distance from below.
     bool skip_distance;
+    /// The caller wants the verdict, distance, depth and normal, not the
+    /// manifold: point_count is 0, and the pairs that build their points by
+    /// clipping (box-box, triangle-box, triangle-triangle, the GJK/EPA path)
+    /// skip that work; every other field is as without it. For queries that
+    /// only ask which shapes overlap, or want depth and normal alone.
+    bool skip_manifold;
 } cq_pair_query;
 
 /// Tests one pair. Writes the contact into *out and returns CQ_OK, or returns
