@@ -145,7 +145,10 @@ int cqd_h_contacts(cqd_call *c)
         .log = &c->self->fallbacks,
     };
     /* Touching pairs are broadphase pairs, and each swept shape has at
-     * most one first impact: the retry is for a broadphase that was stale. */
+     * most one first impact: the retry is for a broadphase that was stale.
+     * A refused query commits nothing, so the retry runs the same tests on
+     * the same world and meets the same fallbacks: they were counted and
+     * logged once already. */
     cq_world_contacts_out out = {0};
     int pair_cap = st.broadphase_pairs, toi_cap = req.dt > 0 ? st.shapes : 0;
     uint64_t mark = cqd_thread_mark(c->self);
@@ -158,6 +161,8 @@ int cqd_h_contacts(cqd_call *c)
         out.pair_capacity = pair_cap;
         out.toi_capacity = toi_cap;
         rc = out.pairs && out.toi ? cq_world_contacts(w->world, &q, &out) : CQ_ENO_MEMORY;
+        q.counters = NULL;
+        q.log = NULL;
         pair_cap = out.pair_count;
         toi_cap = out.toi_count;
     }

@@ -476,6 +476,23 @@ START_TEST(test_fallback_log)
     free(run_contacts(w, &(cq_world_contacts_query){.dt = 0.5, .log = &log, .counters = &ctr}));
     ck_assert_int_eq(cq_fallback_log_read(&log, rec, 4), 4); /* the narrow phase's run ended too */
     ck_assert(rec[0].tag_a == cq_world_handle_pack(wo_handle(w, "a")));
+    ck_assert_uint_eq(rec[0].seq, 4);
+
+    /* A query refused for its capacity (CQ_ERANGE) remembers nothing: after
+     * a clear frame, the refused one logs both failures, its retry logs
+     * both again, and only the frame after that is quiet. */
+    wo_apply(w, &away, 1);
+    free(run_contacts(w, &(cq_world_contacts_query){.dt = 0.5, .log = &log, .counters = &ctr}));
+    wo_apply(w, &mv, 1);
+    cq_world_contacts_out small = {.pair_capacity = 0};
+    ck_assert_int_eq(cq_world_contacts(w, &(cq_world_contacts_query){.dt = 0.5, .log = &log, .counters = &ctr}, &small),
+                     CQ_ERANGE);
+    ck_assert_int_eq(cq_fallback_log_read(&log, rec, 1), 1);
+    ck_assert_uint_eq(rec[0].seq, 6);
+    for (int frame = 0; frame < 2; frame++)
+        free(run_contacts(w, &(cq_world_contacts_query){.dt = 0.5, .log = &log, .counters = &ctr}));
+    ck_assert_int_eq(cq_fallback_log_read(&log, rec, 1), 1);
+    ck_assert_uint_eq(rec[0].seq, 8);
     cq_world_destroy(w);
 }
 END_TEST

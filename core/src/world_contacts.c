@@ -1,8 +1,8 @@
 /* Batch contact generation: the broadphase pairs, bucketed by shape types
  * (seed 002: sphere-sphere together, box-box together, the rest after),
  * each queried through cq_collide with its cached normal; the touching
- * ones sorted by ids; the cache committed only when the caller's arrays
- * held everything. Then CCD for the fast shapes: a swept box through the
+ * ones sorted by ids; the pair cache and the CCD fallback memory committed
+ * only when the caller's arrays held everything. Then CCD for the fast shapes: a swept box through the
  * BVH, and cq_sweep on the relative motion of each candidate. */
 #include <math.h>
 #include <string.h>
@@ -350,8 +350,7 @@ static int ccd(cq_world *w, const cq_world_contacts_query *q, bool filtered, cq_
         if (c.best_rank >= 0 && found++ < out->toi_capacity)
             out->toi[found - 1] = c.best;
     }
-    memory->last = 1 - memory->last;
-    return found;
+    return found; /* the pairs that fell back wait in memory's other half for the commit */
 }
 
 /* ---- the query ---- */
@@ -412,7 +411,11 @@ int cq_world_contacts(cq_world *w, const cq_world_contacts_query *query, cq_worl
     if (out->pair_count > out->pair_capacity || out->toi_count > out->toi_capacity)
         return CQ_ERANGE;
     sort_output(w, out->pairs, out->pair_count);
+    /* Committed together, and only for an answered query: a rejected one
+     * leaves the world as it found it, so its retry logs what it logged. */
     for (int k = 0; k < n; k++)
         w->cache[w->work[k].slot] = w->work[k].next;
+    if (q->dt > 0)
+        w->ccd_fell_back.last = 1 - w->ccd_fell_back.last;
     return CQ_OK;
 }

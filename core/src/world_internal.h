@@ -31,7 +31,8 @@ typedef struct world_entry {
 #define WORLD_CCD_MEMORY 64
 
 /* The CCD pairs (swept shape, other; packed handles) whose sweep fell back
- * in the last contacts query that ran CCD, and those of the current one.
+ * in the last answered contacts query that ran CCD, and those of the
+ * current one (made the last when it is answered, with the pair cache).
  * While a pair's failure recurs it is counted, not logged again (seed 002:
  * no log line every frame), as the narrow phase does with its pair cache.
  * A fixed capacity, as the memos ask of a step: a pair past it is logged
