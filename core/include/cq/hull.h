@@ -38,12 +38,12 @@ typedef struct cq_hull {
     int edge_count;
     int face_vertex_count;
     double radius;     ///< rounding radius (>= 0)
-    cq_vec3 centroid;  ///< of the vertices; inside the hull
-    cq_vec3 aabb_min, aabb_max; ///< of the vertices, without radius
     cq_vec3 *vertices;
     cq_hull_face *faces;
     uint16_t *face_vertices;
     cq_hull_edge *edges;
+    cq_vec3 centroid;  ///< of the vertices; inside the hull
+    cq_vec3 aabb_min, aabb_max; ///< of the vertices, without radius
 } cq_hull;
 
 /// Builds the hull of points[0..count) with a rounding radius. count must be
