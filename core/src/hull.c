@@ -339,6 +339,8 @@ static size_t hull_align(size_t x, size_t a) { return (x + a - 1) / a * a; }
 static hull_layout hull_layout_of(int vertices, int faces, int face_vertices, int edges)
 {
     hull_layout l;
+    /* The vertices right after the header: convex_pair.c prefetches both
+     * from the hull's address alone. */
     l.vertices = hull_align(sizeof(cq_hull), _Alignof(cq_vec3));
     l.faces = hull_align(l.vertices + (size_t)vertices * sizeof(cq_vec3), _Alignof(cq_hull_face));
     l.face_vertices = hull_align(l.faces + (size_t)faces * sizeof(cq_hull_face), _Alignof(uint16_t));
