@@ -74,7 +74,7 @@ static const cfg_row rows[] = {
     {"max-inflight", "COLLISIOND_MAX_INFLIGHT", "256", parse_int, NUM(max_inflight, 1, 1000000), "N",
      "requests run or answered at once, on both listeners (503 with Retry-After beyond)"},
     {"max-buffered", "COLLISIOND_MAX_BUFFERED", "512M", parse_bytes_size, NUM(max_buffered, 1, 1LL << 40), "BYTES",
-     "HTTP request bodies held at once while they arrive (503 with Retry-After beyond)"},
+     "request bytes held at once: HTTP bodies while they arrive, stream lines until run (503 with Retry-After beyond)"},
     {"max-request-memory", "COLLISIOND_MAX_REQUEST_MEMORY", "256M", parse_bytes_size,
      NUM(max_request_memory, 1 << 20, 1LL << 40), "BYTES", "memory one request's decoded JSON may take (413 beyond)"},
     {"max-worlds", "COLLISIOND_MAX_WORLDS", "10000", parse_int, NUM(max_worlds, 1, 1000000), "N",

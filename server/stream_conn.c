@@ -67,9 +67,19 @@ static void pump(cqd_conn *c);
 
 cqd_conn *cqd_conn_next(const cqd_conn *c) { return c->next; }
 
+// Frees a job's line, giving back the --max-buffered bytes it holds (every
+// copied line does, from on_line until its request has run).
+static void drop_line(job *j)
+{
+    if (j->line)
+        cqd_admit_release(&j->conn->s->srv->admit, j->len);
+    free(j->line);
+    j->line = NULL;
+}
+
 static void free_job(job *j)
 {
-    free(j->line);
+    drop_line(j);
     cqp_buf_free(&j->out);
     free(j);
 }
@@ -236,14 +246,29 @@ static void enqueue(cqd_conn *c, job *j)
     c->queued_bytes += j->len;
 }
 
+// The answer to a line shed for --max-buffered (503, as over HTTP), queued
+// in the line's place; the connection stays open. Made on the loop thread,
+// as there is no line to hand a worker.
+static int shed_line(cqd_conn *c, job *j)
+{
+    cqp_problem p;
+    cqp_fail(&p, CQP_P_BUSY, NULL, "request bytes held past --max-buffered; retry shortly");
+    cqd_stream_refuse(c->s->srv, NULL, 0, NULL, &p, &j->out);
+    enqueue(c, j);
+    return 0;
+}
+
 static int on_line(void *ctx, const char *line, size_t len)
 {
     cqd_conn *c = ctx;
     job *j = calloc(1, sizeof *j);
     if (!j)
         return -1;
+    if (!line || !cqd_admit_reserve(&c->s->srv->admit, len))
+        return shed_line(c, j);
     j->line = malloc(len);
     if (!j->line) {
+        cqd_admit_release(&c->s->srv->admit, len);
         free(j);
         return -1;
     }
@@ -374,8 +399,7 @@ static void on_work_done(uv_work_t *w, int status)
     cqd_conn *c = j->conn;
     c->running = NULL;
     c->active_at = now_ms(c);
-    free(j->line);
-    j->line = NULL;
+    drop_line(j);
     if (c->closing || status != 0) {
         free_job(j); // the client is gone: the answer is dropped
         close_now(c);
@@ -488,6 +512,7 @@ void cqd_conn_accept(cqd_stream *s)
     }
     c->s = s;
     c->lines.max = s->srv->cfg.max_body;
+    c->lines.admit = &s->srv->admit;
     uv_tcp_init(s->loop, &c->tcp);
     uv_timer_init(s->loop, &c->timer);
     uv_timer_init(s->loop, &c->watchdog);

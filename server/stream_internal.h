@@ -21,10 +21,15 @@
 /* ---- line splitter ---------------------------------------------------- */
 
 /// Splits a byte stream into lines. Holds the bytes of the line not yet
-/// ended (never more than max). Zero-initialise, then set max.
+/// ended (never more than max), charged to admit's --max-buffered budget
+/// when admit is set: a line that would pass it is shed, its bytes dropped
+/// up to its end. Zero-initialise, then set max (and admit).
 typedef struct cqd_lines {
-    cqp_buf partial; ///< the unfinished line
-    size_t max;      ///< the longest line accepted, in bytes before the '\n'
+    cqp_buf partial;  ///< the unfinished line
+    size_t max;       ///< the longest line accepted, in bytes before the '\n'
+    cqd_admit *admit; ///< borrowed; NULL: nothing is charged
+    size_t held;      ///< bytes of partial charged to admit
+    bool skipping;    ///< the unfinished line was shed: drop bytes to its end
 } cqd_lines;
 
 /// Outcome of cqd_lines_feed.
@@ -36,14 +41,17 @@ typedef enum cqd_lines_result {
 
 /// Feeds n bytes. For every complete line (a trailing '\r' stripped, empty
 /// lines skipped) calls emit(ctx, line, len); line is borrowed for the
-/// call. A line is refused as soon as its length passes max, before more
-/// than max bytes of it are buffered.
+/// call, and its bytes are no longer charged to admit. A line is refused as
+/// soon as its length passes max, before more than max bytes of it are
+/// buffered. A line whose unfinished part cannot be charged is shed: emit
+/// is called with line NULL at once, in the line's place in the order, and
+/// the rest of the line is dropped as it arrives.
 cqd_lines_result cqd_lines_feed(cqd_lines *l, const char *data, size_t n,
                                 int (*emit)(void *ctx, const char *line, size_t len), void *ctx);
 /// At the end of the input: the unfinished line, if any, is the last line
 /// (emitted as cqd_lines_feed would); then frees it. Returns emit's result.
 int cqd_lines_finish(cqd_lines *l, int (*emit)(void *ctx, const char *line, size_t len), void *ctx);
-/// Frees the unfinished line.
+/// Frees the unfinished line and gives back what it was charged.
 void cqd_lines_free(cqd_lines *l);
 
 /* ---- envelope --------------------------------------------------------- */

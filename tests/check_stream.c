@@ -29,6 +29,10 @@ static int collect(void *ctx, const char *line, size_t len)
     seen *s = ctx;
     if (s->count == s->fail_at)
         return -1;
+    if (!line) { /* a shed line */
+        strcpy(s->lines[s->count++], "<shed>");
+        return 0;
+    }
     ck_assert_uint_lt(len, sizeof s->lines[0]);
     memcpy(s->lines[s->count], line, len);
     s->lines[s->count][len] = '\0';
@@ -100,6 +104,55 @@ START_TEST(lines_emit_failure)
     ck_assert_int_eq(cqd_lines_feed(&l, "a\nb\nc\n", 6, collect, &s), CQD_LINES_FAILED);
     ck_assert_int_eq(s.count, 1);
     cqd_lines_free(&l);
+}
+END_TEST
+
+/* Unfinished lines are charged to the --max-buffered budget while they
+ * are held, and given back when they end; one that would pass it is shed
+ * in its place (emit with NULL) and dropped to its end, and the lines
+ * after it are split as before. Budget 10 bytes. */
+START_TEST(lines_charged_to_the_budget)
+{
+    cqd_admit a;
+    cqd_admit_init(&a, 100, 10);
+    cqd_lines l = {.max = 100, .admit = &a};
+    seen s = {.fail_at = -1};
+    /* A whole line in one read is never held: no charge, whatever its size. */
+    ck_assert_int_eq(cqd_lines_feed(&l, "0123456789abcdef\n", 17, collect, &s), CQD_LINES_OK);
+    ck_assert_uint_eq(atomic_load(&a.buffered), 0);
+    ck_assert_int_eq(cqd_lines_feed(&l, "12345", 5, collect, &s), CQD_LINES_OK);
+    ck_assert_uint_eq(atomic_load(&a.buffered), 5);
+    ck_assert_int_eq(cqd_lines_feed(&l, "67\nab", 5, collect, &s), CQD_LINES_OK); /* "1234567" ends */
+    ck_assert_uint_eq(atomic_load(&a.buffered), 2);
+    ck_assert_int_eq(cqd_lines_feed(&l, "cdefghij", 8, collect, &s), CQD_LINES_OK); /* 2 + 8 = 10: at the bound */
+    ck_assert_uint_eq(atomic_load(&a.buffered), 10);
+    ck_assert_int_eq(cqd_lines_feed(&l, "k", 1, collect, &s), CQD_LINES_OK); /* 11: shed */
+    ck_assert_uint_eq(atomic_load(&a.buffered), 0);
+    ck_assert_uint_eq(atomic_load(&a.shed), 1);
+    ck_assert_int_eq(cqd_lines_feed(&l, "still the shed line", 19, collect, &s), CQD_LINES_OK);
+    ck_assert_int_eq(cqd_lines_feed(&l, "...\nnext\nta", 11, collect, &s), CQD_LINES_OK);
+    ck_assert_uint_eq(atomic_load(&a.buffered), 2);
+    ck_assert_int_eq(cqd_lines_finish(&l, collect, &s), 0);
+    ck_assert_uint_eq(atomic_load(&a.buffered), 0);
+    ck_assert_int_eq(s.count, 5);
+    const char *want[] = {"0123456789abcdef", "1234567", "<shed>", "next", "ta"};
+    for (int i = 0; i < 5; i++)
+        ck_assert_str_eq(s.lines[i], want[i]);
+    /* Freeing an unfinished line gives its charge back; so does a line
+     * that ends with the one byte too many (shed whole, nothing skipped). */
+    ck_assert_int_eq(cqd_lines_feed(&l, "123", 3, collect, &s), CQD_LINES_OK);
+    ck_assert_uint_eq(atomic_load(&a.buffered), 3);
+    cqd_lines_free(&l);
+    ck_assert_uint_eq(atomic_load(&a.buffered), 0);
+    cqd_lines m = {.max = 100, .admit = &a};
+    seen t = {.fail_at = -1};
+    ck_assert_int_eq(cqd_lines_feed(&m, "12345678", 8, collect, &t), CQD_LINES_OK);
+    ck_assert_int_eq(cqd_lines_feed(&m, "901\nok\n", 7, collect, &t), CQD_LINES_OK);
+    ck_assert_int_eq(t.count, 2);
+    ck_assert_str_eq(t.lines[0], "<shed>");
+    ck_assert_str_eq(t.lines[1], "ok");
+    ck_assert_uint_eq(atomic_load(&a.buffered), 0);
+    cqd_lines_free(&m);
 }
 END_TEST
 
@@ -535,6 +588,7 @@ Suite *stream_suite(void)
     tcase_add_test(t, lines_whole_and_bytewise);
     tcase_add_test(t, lines_cap);
     tcase_add_test(t, lines_emit_failure);
+    tcase_add_test(t, lines_charged_to_the_budget);
     suite_add_tcase(s, t);
     t = tcase_create("envelope");
     tcase_add_test(t, envelope_basic);

@@ -153,3 +153,64 @@ class StreamUnreadReplies(DaemonCase):
         finally:
             a.close()
             b.close()
+
+
+def metric(daemon, name):
+    """The value of an unlabelled sample in /metrics."""
+    text = daemon.request("GET", "/metrics").raw.decode()
+    m = re.search(r"^%s (\S+)$" % re.escape(name), text, re.M)
+    return float(m.group(1)) if m else None
+
+
+def padded_health(rid, size):
+    """A /healthz request line about size bytes long (whitespace inside the JSON)."""
+    head = '{"id":%d,"method":"GET","path":"/healthz"' % rid
+    return head + " " * max(0, size - len(head) - 2) + "}\n"
+
+
+class StreamBufferBudget(DaemonCase):
+    """Stream lines are held against --max-buffered like HTTP bodies: a
+    line that would pass it is answered 503 in its place (id null: it was
+    never read) and the connection stays usable."""
+
+    FLAGS = ("--max-buffered", "64K", "--max-body", "1M")
+
+    def test_a_line_past_the_budget_is_shed_in_its_place(self):
+        shed_before = metric(self.daemon, "collisiond_requests_shed_total")
+        s = self.daemon.stream(timeout=5)
+        try:
+            s.send(HEALTH)
+            line = padded_health(1, 200 * 1024)
+            s.send_raw(line[: 100 * 1024])  # unfinished, and already past 64 KiB
+            self.assertEqual(s.read_line()["status"], 200)
+            shed = s.read_line()  # answered before the line ends
+            self.assertEqual(shed["status"], 503, shed)
+            self.assertIsNone(shed["id"])
+            check_problem_body(self, shed["body"], 503, "unavailable", None)
+            self.assertIn("--max-buffered", shed["body"]["detail"])
+            s.send_raw(line[100 * 1024:])  # its rest is dropped
+            s.send({"id": 2, "method": "GET", "path": "/healthz"})
+            after = s.read_line()
+            self.assertEqual((after["id"], after["status"]), (2, 200))
+        finally:
+            s.close()
+        self.assertEqual(metric(self.daemon, "collisiond_request_bytes_buffered"), 0)
+        self.assertGreater(metric(self.daemon, "collisiond_requests_shed_total"), shed_before)
+
+    def test_held_lines_share_the_budget(self):
+        a = self.daemon.stream(timeout=5)
+        b = self.daemon.stream(timeout=5)
+        try:
+            held = padded_health(3, 40 * 1024)
+            a.send_raw(held[:-10])  # 40 KiB held for A
+            time.sleep(0.3)
+            b.send_raw(padded_health(4, 40 * 1024))  # with A's, past 64 KiB
+            refused = b.read_line()
+            self.assertEqual((refused["id"], refused["status"]), (None, 503))
+            a.send_raw(held[-10:])  # A's line ends: its bytes are given back
+            self.assertEqual(a.read_line()["id"], 3)
+            b.send_raw(padded_health(5, 40 * 1024))
+            self.assertEqual(b.read_line()["status"], 200)
+        finally:
+            a.close()
+            b.close()
