@@ -191,6 +191,32 @@ static int run_collide(const cq_shape *a, const cq_xform *xa, const cq_shape *b,
     return c.overlap;
 }
 
+/* skip_manifold leaves out the points and changes nothing else, bit for bit. */
+static void run_skip_manifold(const cq_shape *a, const cq_xform *xa, const cq_shape *b, const cq_xform *xb,
+                              double skin, int gjk_cap, int epa_cap)
+{
+    cq_pair_query q = {.a = a, .xa = *xa, .b = b, .xb = *xb, .skin = skin,
+                       .gjk_max_iterations = gjk_cap, .epa_max_iterations = epa_cap};
+    cq_contact full, lean;
+    if (cq_collide(&q, &full) != CQ_OK)
+        return;
+    q.skip_manifold = true;
+    check(cq_collide(&q, &lean) == CQ_OK, "collide: skip_manifold refused a pair");
+    check(lean.point_count == 0, "collide: skip_manifold kept points");
+    check(lean.overlap == full.overlap && lean.has_normal == full.has_normal &&
+              lean.has_distance == full.has_distance && lean.algorithm == full.algorithm &&
+              lean.fallback_reason == full.fallback_reason && lean.fallback_action == full.fallback_action &&
+              lean.sat_axis == full.sat_axis,
+          "collide: skip_manifold changed the verdict, the path or the fallback");
+    check(memcmp(&lean.distance, &full.distance, sizeof full.distance) == 0 &&
+              memcmp(&lean.depth, &full.depth, sizeof full.depth) == 0 &&
+              memcmp(&lean.normal, &full.normal, sizeof full.normal) == 0 &&
+              memcmp(&lean.witness_a, &full.witness_a, sizeof full.witness_a) == 0 &&
+              memcmp(&lean.witness_b, &full.witness_b, sizeof full.witness_b) == 0 &&
+              memcmp(&lean.sat_gap, &full.sat_gap, sizeof full.sat_gap) == 0,
+          "collide: skip_manifold changed a number");
+}
+
 static void run_gjk_epa(const cq_shape *a, const cq_xform *xa, const cq_shape *b, const cq_xform *xb, int gjk_cap,
                         int epa_cap)
 {
@@ -283,6 +309,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             // skin); what it calls touching, the full query does too.
             int skipped = run_collide(&a, &xa, &b, &xb, skin, gjk_cap, epa_cap, true);
             check(skipped != 1 || ab == 1, "collide: skip_distance found an overlap the full query did not");
+            run_skip_manifold(&a, &xa, &b, &xb, skin, gjk_cap, epa_cap);
             run_gjk_epa(&a, &xa, &b, &xb, gjk_cap, epa_cap);
             run_raycast(&a, &xa, origin, dir, max_distance);
             run_raycast(&b, &xb, origin, dir, max_distance);
