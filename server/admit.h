@@ -1,9 +1,10 @@
 /// @file server/admit.h
 /// Admission control, shared by both listeners: a bound on the requests in
-/// flight (being run, or their answers being sent) and on the body bytes
-/// held by requests still arriving. A request beyond either bound is
-/// answered 503 with Retry-After at once instead of waiting in a queue that
-/// could grow without end; nothing more of it is read or run.
+/// flight (being run, or their answers being sent) and on the request bytes
+/// held (HTTP bodies still arriving, stream lines not yet run). A request
+/// beyond either bound is answered 503 with Retry-After at once instead of
+/// waiting in a queue that could grow without end; nothing more of it is
+/// read or run.
 #ifndef CQD_ADMIT_H
 #define CQD_ADMIT_H
 

@@ -324,7 +324,7 @@ static void render_process(cqp_buf *out, cqd_server *srv, int threads)
     scalar_uint(out, "collisiond_requests_in_flight", "gauge", "Requests admitted and not yet answered.",
                 (uint64_t)(inflight > 0 ? inflight : 0));
     scalar_uint(out, "collisiond_request_bytes_buffered", "gauge",
-                "Request body bytes reserved while they arrive.",
+                "Request bytes held against --max-buffered (HTTP bodies arriving, stream lines not yet run).",
                 (uint64_t)atomic_load_explicit(&srv->admit.buffered, memory_order_relaxed));
     scalar_uint(out, "collisiond_requests_shed_total", "counter",
                 "Requests answered 503 at once by admission control (--max-inflight, --max-buffered).",

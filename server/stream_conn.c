@@ -21,6 +21,10 @@
 #define QUEUE_HIGH 64                 // lines read but not answered
 #define QUEUE_BYTES_HIGH (4u << 20)   // their bytes
 #define OUT_HIGH (4u << 20)           // reply bytes handed to libuv and not yet written
+/// The first bytes of every line are not charged to --max-buffered, so a
+/// small request (a health check) is never refused for it; at most
+/// QUEUE_HIGH + 1 such lines a connection.
+#define LINE_UNCHARGED 4096
 /// How long a closing connection keeps discarding input, waiting for the client's EOF.
 #define LINGER_MS 2000
 
@@ -32,6 +36,7 @@ typedef struct job {
     cqd_conn *conn;
     char *line; ///< owned; NULL once answered, or for a reply made on the loop
     size_t len; ///< the line's length, kept for the queue's byte count
+    size_t charge; ///< what the line holds of --max-buffered while it is held
     cqp_buf out;
 } job;
 
@@ -67,12 +72,12 @@ static void pump(cqd_conn *c);
 
 cqd_conn *cqd_conn_next(const cqd_conn *c) { return c->next; }
 
-// Frees a job's line, giving back the --max-buffered bytes it holds (every
-// copied line does, from on_line until its request has run).
+// Frees a job's line, giving back the --max-buffered bytes it holds (a
+// line keeps its charge from its first byte until its request has run).
 static void drop_line(job *j)
 {
     if (j->line)
-        cqd_admit_release(&j->conn->s->srv->admit, j->len);
+        cqd_admit_release(&j->conn->s->srv->admit, j->charge);
     free(j->line);
     j->line = NULL;
 }
@@ -145,7 +150,7 @@ static cqd_wait waiting_for(const cqd_conn *c, uint64_t *due, uint64_t *look)
         .unwritten = c->unacked > 0,
         .busy = c->running || c->head,
         .reading = c->reading,
-        .partial = c->lines.partial.len > 0,
+        .partial = c->lines.partial.len > 0 || c->lines.skipping,
         .active_at = c->active_at,
         .write_at = c->write_at,
         .now = now_ms(c),
@@ -261,19 +266,20 @@ static int shed_line(cqd_conn *c, job *j)
 static int on_line(void *ctx, const char *line, size_t len)
 {
     cqd_conn *c = ctx;
+    size_t charge = line ? cqd_lines_charge(&c->lines, len) : 0; /* ours now (stream_internal.h) */
     job *j = calloc(1, sizeof *j);
-    if (!j)
-        return -1;
-    if (!line || !cqd_admit_reserve(&c->s->srv->admit, len))
+    if (j && !line)
         return shed_line(c, j);
-    j->line = malloc(len);
-    if (!j->line) {
-        cqd_admit_release(&c->s->srv->admit, len);
+    if (j)
+        j->line = malloc(len);
+    if (!j || !j->line) {
+        cqd_admit_release(&c->s->srv->admit, charge);
         free(j);
         return -1;
     }
     memcpy(j->line, line, len);
     j->len = len;
+    j->charge = charge;
     enqueue(c, j);
     return 0;
 }
@@ -328,8 +334,15 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     case CQD_LINES_OK:
         break;
     case CQD_LINES_TOO_LONG:
-        end_input(c, false);
-        refuse_line(c);
+        if (c->lines.skipping) {
+            /* Shed, and answered 503 already: no second answer for it. */
+            cqd_log(&c->s->srv->log, CQD_LOG_INFO,
+                    "stream: a shed request line passed --max-body; closing the connection");
+            end_input(c, false);
+        } else {
+            end_input(c, false);
+            refuse_line(c);
+        }
         break;
     case CQD_LINES_FAILED:
         cqd_log(&c->s->srv->log, CQD_LOG_ERROR, "stream: out of memory reading a request; closing the connection");
@@ -513,6 +526,7 @@ void cqd_conn_accept(cqd_stream *s)
     c->s = s;
     c->lines.max = s->srv->cfg.max_body;
     c->lines.admit = &s->srv->admit;
+    c->lines.uncharged = LINE_UNCHARGED;
     uv_tcp_init(s->loop, &c->tcp);
     uv_timer_init(s->loop, &c->timer);
     uv_timer_init(s->loop, &c->watchdog);

@@ -21,16 +21,24 @@
 /* ---- line splitter ---------------------------------------------------- */
 
 /// Splits a byte stream into lines. Holds the bytes of the line not yet
-/// ended (never more than max), charged to admit's --max-buffered budget
-/// when admit is set: a line that would pass it is shed, its bytes dropped
-/// up to its end. Zero-initialise, then set max (and admit).
+/// ended (never more than max). With admit set, every line is charged to
+/// its --max-buffered budget as it arrives, but for its first `uncharged`
+/// bytes (so small requests, health checks among them, are never refused
+/// for it): a line that would pass the budget is shed, its bytes dropped up
+/// to its end, and a finished line's charge passes to whoever takes it.
+/// Zero-initialise, then set max (and admit, uncharged).
 typedef struct cqd_lines {
     cqp_buf partial;  ///< the unfinished line
     size_t max;       ///< the longest line accepted, in bytes before the '\n'
     cqd_admit *admit; ///< borrowed; NULL: nothing is charged
-    size_t held;      ///< bytes of partial charged to admit
+    size_t uncharged; ///< the first bytes of every line that are not charged
+    size_t held;      ///< what the unfinished line is charged
     bool skipping;    ///< the unfinished line was shed: drop bytes to its end
+    size_t skipped;   ///< its length so far, still held to max
 } cqd_lines;
+
+/// What a line of len bytes is charged: its bytes past the first `uncharged`.
+size_t cqd_lines_charge(const cqd_lines *l, size_t len);
 
 /// Outcome of cqd_lines_feed.
 typedef enum cqd_lines_result {
@@ -41,17 +49,19 @@ typedef enum cqd_lines_result {
 
 /// Feeds n bytes. For every complete line (a trailing '\r' stripped, empty
 /// lines skipped) calls emit(ctx, line, len); line is borrowed for the
-/// call, and its bytes are no longer charged to admit. A line is refused as
+/// call, and its charge, cqd_lines_charge(l, len), becomes emit's to give
+/// back (cqd_admit_release), also when emit fails. A line is refused as
 /// soon as its length passes max, before more than max bytes of it are
-/// buffered. A line whose unfinished part cannot be charged is shed: emit
-/// is called with line NULL at once, in the line's place in the order, and
+/// buffered, shed or not. A line that cannot be charged is shed: emit is
+/// called with line NULL at once, in the line's place in the order, and
 /// the rest of the line is dropped as it arrives.
 cqd_lines_result cqd_lines_feed(cqd_lines *l, const char *data, size_t n,
                                 int (*emit)(void *ctx, const char *line, size_t len), void *ctx);
 /// At the end of the input: the unfinished line, if any, is the last line
-/// (emitted as cqd_lines_feed would); then frees it. Returns emit's result.
+/// (emitted as cqd_lines_feed would, unless it was shed); then frees it.
+/// Returns emit's result.
 int cqd_lines_finish(cqd_lines *l, int (*emit)(void *ctx, const char *line, size_t len), void *ctx);
-/// Frees the unfinished line and gives back what it was charged.
+/// Drops the unfinished line (shed or not) and gives back its charge.
 void cqd_lines_free(cqd_lines *l);
 
 /* ---- envelope --------------------------------------------------------- */

@@ -7,49 +7,58 @@
 
 #define KEEP_CAPACITY (64 * 1024)
 
-// Emits one finished line unless it is empty once a trailing '\r' is gone.
-static int emit_line(const char *line, size_t len, int (*emit)(void *ctx, const char *line, size_t len),
-                     void *ctx)
+size_t cqd_lines_charge(const cqd_lines *l, size_t len) { return len > l->uncharged ? len - l->uncharged : 0; }
+
+// Gives n bytes of the line's charge back to the budget.
+static void give_back(cqd_lines *l, size_t n)
+{
+    if (l->admit && n > 0)
+        cqd_admit_release(l->admit, n);
+    l->held -= n;
+}
+
+// Emits one finished line unless it is empty once a trailing '\r' is gone,
+// handing the callee its charge and giving back the rest.
+static int emit_line(cqd_lines *l, const char *line, size_t len,
+                     int (*emit)(void *ctx, const char *line, size_t len), void *ctx)
 {
     if (len > 0 && line[len - 1] == '\r')
         len--;
+    give_back(l, l->held - (len == 0 ? 0 : cqd_lines_charge(l, len)));
+    l->held = 0; // the callee's now
     return len == 0 ? 0 : emit(ctx, line, len);
 }
 
-// Charges n more bytes of the unfinished line to the budget.
-static bool hold(cqd_lines *l, size_t n)
+// Charges the line for growing from `had` to had + n bytes.
+static bool hold(cqd_lines *l, size_t had, size_t n)
 {
-    if (l->admit && !cqd_admit_reserve(l->admit, n))
+    size_t more = cqd_lines_charge(l, had + n) - cqd_lines_charge(l, had);
+    if (more > 0 && l->admit && !cqd_admit_reserve(l->admit, more))
         return false;
-    l->held += n;
+    l->held += more;
     return true;
-}
-
-// Gives back what the unfinished line was charged.
-static void unhold(cqd_lines *l)
-{
-    if (l->admit && l->held > 0)
-        cqd_admit_release(l->admit, l->held);
-    l->held = 0;
 }
 
 // Empties the unfinished line, keeping a small buffer for the next line
 // rather than one sized for a huge line.
 static void clear_partial(cqd_lines *l)
 {
-    unhold(l);
     if (l->partial.cap > KEEP_CAPACITY)
         cqp_buf_free(&l->partial);
     else
         cqp_buf_reset(&l->partial);
 }
 
-// The unfinished line cannot be charged more: shed it (emit with NULL, in
-// its place in the order) and drop its bytes up to its end.
-static int shed(cqd_lines *l, int (*emit)(void *ctx, const char *line, size_t len), void *ctx)
+// The line (len bytes so far, ended when `ended`) cannot be charged more:
+// shed it (emit with NULL, in its place in the order) and drop the rest of
+// it as it arrives.
+static int shed(cqd_lines *l, size_t len, bool ended, int (*emit)(void *ctx, const char *line, size_t len),
+                void *ctx)
 {
+    give_back(l, l->held);
     clear_partial(l);
-    l->skipping = true;
+    l->skipping = !ended;
+    l->skipped = ended ? 0 : len;
     return emit(ctx, NULL, 0);
 }
 
@@ -59,24 +68,24 @@ cqd_lines_result cqd_lines_feed(cqd_lines *l, const char *data, size_t n,
     while (n > 0) {
         const char *nl = memchr(data, '\n', n);
         size_t seg = nl ? (size_t)(nl - data) : n;
+        size_t had = l->skipping ? l->skipped : l->partial.len;
         int rc = 0;
-        if (l->skipping) {
+        if (seg > l->max || had > l->max - seg) {
+            return CQD_LINES_TOO_LONG; // a shed line too: --max-body holds whatever the budget
+        } else if (l->skipping) {
             l->skipping = !nl;
-        } else if (seg > l->max || l->partial.len > l->max - seg) {
-            return CQD_LINES_TOO_LONG;
-        } else if (nl && l->partial.len == 0) {
+            l->skipped = nl ? 0 : had + seg;
+        } else if (!hold(l, had, seg)) {
+            rc = shed(l, had + seg, nl != NULL, emit, ctx);
+        } else if (nl && had == 0) {
             // The common case: the whole line is in this read, no copy.
-            rc = emit_line(data, seg, emit, ctx);
-        } else if (!hold(l, seg)) {
-            rc = shed(l, emit, ctx);
-            l->skipping = !nl;
+            rc = emit_line(l, data, seg, emit, ctx);
         } else {
             cqp_buf_append(&l->partial, data, seg);
             if (l->partial.oom)
                 return CQD_LINES_FAILED;
             if (nl) {
-                unhold(l); // the line is the caller's now
-                rc = emit_line(l->partial.data, l->partial.len, emit, ctx);
+                rc = emit_line(l, l->partial.data, l->partial.len, emit, ctx);
                 clear_partial(l);
             }
         }
@@ -92,15 +101,17 @@ cqd_lines_result cqd_lines_feed(cqd_lines *l, const char *data, size_t n,
 
 int cqd_lines_finish(cqd_lines *l, int (*emit)(void *ctx, const char *line, size_t len), void *ctx)
 {
-    unhold(l);
-    int rc = l->partial.len > 0 && !l->skipping ? emit_line(l->partial.data, l->partial.len, emit, ctx) : 0;
-    cqp_buf_free(&l->partial);
-    l->skipping = false;
+    int rc = 0;
+    if (l->partial.len > 0 && !l->skipping)
+        rc = emit_line(l, l->partial.data, l->partial.len, emit, ctx);
+    cqd_lines_free(l);
     return rc;
 }
 
 void cqd_lines_free(cqd_lines *l)
 {
-    unhold(l);
+    give_back(l, l->held);
     cqp_buf_free(&l->partial);
+    l->skipping = false;
+    l->skipped = 0;
 }

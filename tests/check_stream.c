@@ -21,12 +21,15 @@
 typedef struct seen {
     char lines[8][64];
     int count;
-    int fail_at; /* emit fails on this line (-1: never) */
+    int fail_at;        /* emit fails on this line (-1: never) */
+    cqd_lines *charged; /* the splitter whose lines' charges collect takes and gives back */
 } seen;
 
 static int collect(void *ctx, const char *line, size_t len)
 {
     seen *s = ctx;
+    if (line && s->charged && s->charged->admit) /* taken with the line, given back at once */
+        cqd_admit_release(s->charged->admit, cqd_lines_charge(s->charged, len));
     if (s->count == s->fail_at)
         return -1;
     if (!line) { /* a shed line */
@@ -107,18 +110,19 @@ START_TEST(lines_emit_failure)
 }
 END_TEST
 
-/* Unfinished lines are charged to the --max-buffered budget while they
- * are held, and given back when they end; one that would pass it is shed
- * in its place (emit with NULL) and dropped to its end, and the lines
- * after it are split as before. Budget 10 bytes. */
+/* Lines are charged to the --max-buffered budget as they arrive, past
+ * their first `uncharged` bytes, and the charge passes to whoever takes the
+ * line (collect gives it back at once); one that would pass the budget is
+ * shed in its place (emit with NULL) and dropped to its end, still held to
+ * max, and the lines after it are split as before. Budget 10 bytes. */
 START_TEST(lines_charged_to_the_budget)
 {
     cqd_admit a;
     cqd_admit_init(&a, 100, 10);
     cqd_lines l = {.max = 100, .admit = &a};
-    seen s = {.fail_at = -1};
-    /* A whole line in one read is never held: no charge, whatever its size. */
-    ck_assert_int_eq(cqd_lines_feed(&l, "0123456789abcdef\n", 17, collect, &s), CQD_LINES_OK);
+    seen s = {.fail_at = -1, .charged = &l};
+    /* A whole line in one read is charged too, for as long as it is held. */
+    ck_assert_int_eq(cqd_lines_feed(&l, "0123456789\n", 11, collect, &s), CQD_LINES_OK);
     ck_assert_uint_eq(atomic_load(&a.buffered), 0);
     ck_assert_int_eq(cqd_lines_feed(&l, "12345", 5, collect, &s), CQD_LINES_OK);
     ck_assert_uint_eq(atomic_load(&a.buffered), 5);
@@ -135,24 +139,45 @@ START_TEST(lines_charged_to_the_budget)
     ck_assert_int_eq(cqd_lines_finish(&l, collect, &s), 0);
     ck_assert_uint_eq(atomic_load(&a.buffered), 0);
     ck_assert_int_eq(s.count, 5);
-    const char *want[] = {"0123456789abcdef", "1234567", "<shed>", "next", "ta"};
+    const char *want[] = {"0123456789", "1234567", "<shed>", "next", "ta"};
     for (int i = 0; i < 5; i++)
         ck_assert_str_eq(s.lines[i], want[i]);
-    /* Freeing an unfinished line gives its charge back; so does a line
-     * that ends with the one byte too many (shed whole, nothing skipped). */
-    ck_assert_int_eq(cqd_lines_feed(&l, "123", 3, collect, &s), CQD_LINES_OK);
-    ck_assert_uint_eq(atomic_load(&a.buffered), 3);
-    cqd_lines_free(&l);
-    ck_assert_uint_eq(atomic_load(&a.buffered), 0);
-    cqd_lines m = {.max = 100, .admit = &a};
-    seen t = {.fail_at = -1};
-    ck_assert_int_eq(cqd_lines_feed(&m, "12345678", 8, collect, &t), CQD_LINES_OK);
-    ck_assert_int_eq(cqd_lines_feed(&m, "901\nok\n", 7, collect, &t), CQD_LINES_OK);
+    /* A whole line over the budget is shed whole, nothing skipped; freeing
+     * an unfinished line gives its charge back. */
+    seen t = {.fail_at = -1, .charged = &l};
+    ck_assert_int_eq(cqd_lines_feed(&l, "0123456789a\nok\n123", 18, collect, &t), CQD_LINES_OK);
     ck_assert_int_eq(t.count, 2);
     ck_assert_str_eq(t.lines[0], "<shed>");
     ck_assert_str_eq(t.lines[1], "ok");
+    ck_assert_uint_eq(atomic_load(&a.buffered), 3);
+    cqd_lines_free(&l);
     ck_assert_uint_eq(atomic_load(&a.buffered), 0);
+
+    /* The first 4 bytes of every line free: short lines are never shed,
+     * long ones are charged for the rest. */
+    cqd_lines m = {.max = 30, .admit = &a, .uncharged = 4};
+    seen u = {.fail_at = -1, .charged = &m};
+    ck_assert_int_eq(cqd_lines_feed(&m, "abcd", 4, collect, &u), CQD_LINES_OK);
+    ck_assert_uint_eq(atomic_load(&a.buffered), 0);
+    ck_assert_int_eq(cqd_lines_feed(&m, "efghijkl", 8, collect, &u), CQD_LINES_OK);
+    ck_assert_uint_eq(atomic_load(&a.buffered), 8);
+    cqd_admit b;
+    cqd_admit_init(&b, 100, 0); /* a spent budget */
+    cqd_lines o = {.max = 30, .admit = &b, .uncharged = 4};
+    seen v = {.fail_at = -1, .charged = &o};
+    ck_assert_int_eq(cqd_lines_feed(&o, "ok\nfine\nlonger\n", 15, collect, &v), CQD_LINES_OK);
+    ck_assert_int_eq(v.count, 3);
+    ck_assert_str_eq(v.lines[0], "ok");
+    ck_assert_str_eq(v.lines[1], "fine");
+    ck_assert_str_eq(v.lines[2], "<shed>");
+    /* A shed line is still held to max: past it, the line is refused. */
+    ck_assert_int_eq(cqd_lines_feed(&o, "0123456789012345678901234", 25, collect, &v), CQD_LINES_OK);
+    ck_assert_int_eq(v.count, 4);
+    ck_assert_int_eq(cqd_lines_feed(&o, "0123456789", 10, collect, &v), CQD_LINES_TOO_LONG);
+    cqd_lines_free(&o);
     cqd_lines_free(&m);
+    ck_assert_uint_eq(atomic_load(&a.buffered), 0);
+    ck_assert_uint_eq(atomic_load(&b.buffered), 0);
 }
 END_TEST
 

@@ -207,6 +207,8 @@ class StreamBufferBudget(DaemonCase):
             b.send_raw(padded_health(4, 40 * 1024))  # with A's, past 64 KiB
             refused = b.read_line()
             self.assertEqual((refused["id"], refused["status"]), (None, 503))
+            b.send(HEALTH)  # a line's first 4 KiB are free: health checks always pass
+            self.assertEqual(b.read_line()["status"], 200)
             a.send_raw(held[-10:])  # A's line ends: its bytes are given back
             self.assertEqual(a.read_line()["id"], 3)
             b.send_raw(padded_health(5, 40 * 1024))
@@ -214,3 +216,20 @@ class StreamBufferBudget(DaemonCase):
         finally:
             a.close()
             b.close()
+
+    def test_closed_connections_give_their_bytes_back(self):
+        lines = "".join(padded_health(10 + i, 8 * 1024) for i in range(12))
+        for _ in range(3):
+            s = self.daemon.stream(timeout=5)
+            s.send_raw(lines + lines[:-3000])  # queued, running and unfinished lines
+            s.close()  # without reading a reply
+        deadline = time.monotonic() + 5
+        while metric(self.daemon, "collisiond_request_bytes_buffered") != 0:
+            self.assertLess(time.monotonic(), deadline, "stream bytes still held after their clients left")
+            time.sleep(0.1)
+        s = self.daemon.stream(timeout=5)
+        try:
+            s.send_raw(padded_health(99, 60 * 1024))  # the whole budget is there again
+            self.assertEqual(s.read_line()["status"], 200)
+        finally:
+            s.close()
