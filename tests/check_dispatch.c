@@ -166,9 +166,12 @@ END_TEST
 
 /* skip_manifold leaves out the points and nothing else: every other field
  * and every counter as the full query gives them, for every pair type,
- * poses that overlap and poses that do not, with and without a skin and
- * skip_distance. The full query must have built points for each pair type
- * that overlapped, or the comparison would prove nothing. */
+ * poses that overlap and poses that do not, with and without a skin,
+ * skip_distance, a previous normal and a GJK cap low enough to force
+ * fallbacks. The full query must have built points for each pair type
+ * that overlapped, or the comparison would prove nothing. (That the
+ * clipping paths skip their work is a matter of speed, which no
+ * assertion sees: cq-bench's gjk_epa_ns against gjk_epa_manifold_ns.) */
 START_TEST(skip_manifold_changes_only_the_points)
 {
     tu_rng rng = {29};
@@ -182,8 +185,11 @@ START_TEST(skip_manifold_changes_only_the_points)
                 cq_counters ca, cb;
                 memset(&ca, 0, sizeof ca);
                 memset(&cb, 0, sizeof cb);
+                /* A previous normal in some runs: hysteresis and the previous-normal fallbacks. */
+                cq_pair_cache prev = {true, cq_v3(0, 1, 0)};
                 cq_pair_query q = {.a = &a, .xa = tu_pose(&rng, 0.6), .b = &b, .xb = tu_pose(&rng, 0.6),
-                                   .skin = i % 3 ? 0 : 0.05, .skip_distance = i % 4 == 1, .counters = &ca};
+                                   .skin = i % 3 ? 0 : 0.05, .skip_distance = i % 4 == 1, .counters = &ca,
+                                   .cache = i % 5 < 2 ? &prev : NULL, .gjk_max_iterations = i % 7 == 3 ? 2 : 0};
                 cq_pair_query s = q;
                 s.skip_manifold = true;
                 s.counters = &cb;
