@@ -15,6 +15,7 @@
 #include "metrics.h"
 #include "prom_oracle.h"
 #include "stream_internal.h"
+#include "testutil.h"
 
 /* ---- line splitter ---------------------------------------------------- */
 
@@ -178,6 +179,87 @@ START_TEST(lines_charged_to_the_budget)
     cqd_lines_free(&m);
     ck_assert_uint_eq(atomic_load(&a.buffered), 0);
     ck_assert_uint_eq(atomic_load(&b.buffered), 0);
+}
+END_TEST
+
+/* What record keeps: each line emitted (NULL for a shed one), in order. */
+typedef struct record_log {
+    int count;
+    char items[64][64];
+    bool shed[64];
+    cqd_lines *from;
+} record_log;
+
+static int record(void *ctx, const char *line, size_t len)
+{
+    record_log *r = ctx;
+    ck_assert_int_lt(r->count, 64);
+    r->shed[r->count] = !line;
+    if (line) {
+        ck_assert_uint_lt(len, sizeof r->items[0]);
+        memcpy(r->items[r->count], line, len);
+        r->items[r->count][len] = '\0';
+        cqd_admit_release(r->from->admit, cqd_lines_charge(r->from, len));
+    }
+    r->count++;
+    return 0;
+}
+
+/* Random texts cut into random reads, with random budgets and free
+ * prefixes. Oracle: the text split at '\n' by hand, a trailing '\r'
+ * dropped, empty lines skipped; as the taker gives each line's charge back
+ * at once, a line is shed exactly when its bytes past the free prefix
+ * ('\r' included) exceed the budget, however the reads cut it. Every line
+ * comes out once, in order, as itself or shed, and the budget is whole
+ * again once the splitter is done. */
+START_TEST(lines_random_cuts_and_budgets)
+{
+    tu_rng rng = {77};
+    for (int round = 0; round < 3000; round++) {
+        char text[1024];
+        size_t n = 0;
+        int nlines = 1 + (int)tu_uniform(&rng, 0, 12);
+        for (int k = 0; k < nlines; k++) {
+            int len = (int)tu_uniform(&rng, 0, 40);
+            for (int i = 0; i < len; i++)
+                text[n++] = (char)('a' + (int)tu_uniform(&rng, 0, 26));
+            if (tu_uniform(&rng, 0, 1) < 0.2)
+                text[n++] = '\r';
+            if (k + 1 < nlines || tu_uniform(&rng, 0, 1) < 0.5)
+                text[n++] = '\n';
+        }
+        size_t budget = (size_t)tu_uniform(&rng, 0, 50), uncharged = (size_t)tu_uniform(&rng, 0, 20);
+        cqd_admit a;
+        cqd_admit_init(&a, 100, budget);
+        cqd_lines l = {.max = 100, .admit = &a, .uncharged = uncharged};
+        record_log r = {.from = &l};
+        for (size_t at = 0; at < n;) {
+            size_t piece = 1 + (size_t)tu_uniform(&rng, 0, 30);
+            piece = piece < n - at ? piece : n - at;
+            ck_assert_int_eq(cqd_lines_feed(&l, text + at, piece, record, &r), CQD_LINES_OK);
+            at += piece;
+        }
+        ck_assert_int_eq(cqd_lines_finish(&l, record, &r), 0);
+        ck_assert_uint_eq(atomic_load(&a.buffered), 0);
+        int want = 0;
+        for (size_t start = 0; start < n;) {
+            size_t end = start;
+            while (end < n && text[end] != '\n')
+                end++;
+            size_t raw = end - start, len = raw > 0 && text[end - 1] == '\r' ? raw - 1 : raw;
+            if (len > 0) {
+                ck_assert_int_lt(want, r.count);
+                bool shed = raw > uncharged && raw - uncharged > budget;
+                ck_assert_msg(r.shed[want] == shed, "round %d line %d: shed %d, expected %d", round, want,
+                              r.shed[want], shed);
+                if (!shed)
+                    ck_assert(strlen(r.items[want]) == len && memcmp(r.items[want], text + start, len) == 0);
+                want++;
+            }
+            start = end + 1;
+        }
+        ck_assert_int_eq(r.count, want);
+    }
 }
 END_TEST
 
@@ -614,6 +696,7 @@ Suite *stream_suite(void)
     tcase_add_test(t, lines_cap);
     tcase_add_test(t, lines_emit_failure);
     tcase_add_test(t, lines_charged_to_the_budget);
+    tcase_add_test(t, lines_random_cuts_and_budgets);
     suite_add_tcase(s, t);
     t = tcase_create("envelope");
     tcase_add_test(t, envelope_basic);
