@@ -45,12 +45,13 @@ static void cq_prefetch_faces(const cq_shape *s)
     cq_prefetch(h->face_vertices, (size_t)h->face_vertex_count * sizeof *h->face_vertices);
 }
 
-/* Starts loading a hull's header and first vertices together. The block
- * cq_hull_build lays out puts the vertices right after the header (hull.c),
- * so their address is known before the header is read; otherwise the
- * header's vertex pointer makes the two cache misses one after the other,
- * and with many hulls that wait is a good part of a query. A prefetch
- * never faults, so reaching past a small hull's vertices is harmless. */
+/* Starts loading a hull's header and first eight vertices (a box's)
+ * together. The block cq_hull_build lays out puts the vertices right after
+ * the header (hull.c), so their address is known before the header is
+ * read; otherwise the header's vertex pointer makes the two cache misses
+ * one after the other, and with many hulls that wait is a good part of a
+ * query. A prefetch never faults, so reaching past a small hull's
+ * vertices is harmless. */
 static void cq_prefetch_hull(const cq_shape *s)
 {
     if (s->type == CQ_CONVEX)

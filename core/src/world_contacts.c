@@ -1,9 +1,10 @@
 /* Batch contact generation: the broadphase pairs, bucketed by shape types
  * (seed 002: sphere-sphere together, box-box together, the rest after),
  * each queried through cq_collide with its cached normal; the touching
- * ones sorted by ids; the pair cache and the CCD fallback memory committed
- * only when the caller's arrays held everything. Then CCD for the fast shapes: a swept box through the
- * BVH, and cq_sweep on the relative motion of each candidate. */
+ * ones sorted by ids. Then CCD for the fast shapes: a swept box through the
+ * BVH, and cq_sweep on the relative motion of each candidate. The pair
+ * cache and the CCD fallback memory are committed only when the caller's
+ * arrays held everything. */
 #include <math.h>
 #include <string.h>
 
