@@ -266,18 +266,20 @@ static int shed_line(cqd_conn *c, job *j)
 static int on_line(void *ctx, const char *line, size_t len)
 {
     cqd_conn *c = ctx;
-    size_t charge = line ? cqd_lines_charge(&c->lines, len) : 0; /* ours now (stream_internal.h) */
+    if (!line) {
+        job *j = calloc(1, sizeof *j);
+        return j ? shed_line(c, j) : -1;
+    }
+    size_t charge = cqd_lines_charge(&c->lines, len); /* ours now (stream_internal.h) */
     job *j = calloc(1, sizeof *j);
-    if (j && !line)
-        return shed_line(c, j);
-    if (j)
-        j->line = malloc(len);
-    if (!j || !j->line) {
+    char *copy = j ? malloc(len) : NULL;
+    if (!copy) {
         cqd_admit_release(&c->s->srv->admit, charge);
         free(j);
         return -1;
     }
-    memcpy(j->line, line, len);
+    memcpy(copy, line, len);
+    j->line = copy;
     j->len = len;
     j->charge = charge;
     enqueue(c, j);
