@@ -251,14 +251,15 @@ static void enqueue(cqd_conn *c, job *j)
     c->queued_bytes += j->len;
 }
 
-// The answer to a line shed for --max-buffered (503, as over HTTP), queued
-// in the line's place; the connection stays open. Made on the loop thread,
-// as there is no line to hand a worker.
-static int shed_line(cqd_conn *c, job *j)
+// Queues the answer p to a line the transport refuses, in the line's place
+// (id null). Made (counted and logged) here on the loop thread: it is
+// cheap, and there is no line to hand a worker. -1 when out of memory.
+static int queue_refusal(cqd_conn *c, const cqp_problem *p)
 {
-    cqp_problem p;
-    cqp_fail(&p, CQP_P_BUSY, NULL, "request bytes held past --max-buffered; retry shortly");
-    cqd_stream_refuse(c->s->srv, NULL, 0, NULL, &p, &j->out);
+    job *j = calloc(1, sizeof *j);
+    if (!j)
+        return -1;
+    cqd_stream_refuse(c->s->srv, NULL, 0, NULL, p, &j->out);
     enqueue(c, j);
     return 0;
 }
@@ -266,9 +267,10 @@ static int shed_line(cqd_conn *c, job *j)
 static int on_line(void *ctx, const char *line, size_t len)
 {
     cqd_conn *c = ctx;
-    if (!line) {
-        job *j = calloc(1, sizeof *j);
-        return j ? shed_line(c, j) : -1;
+    if (!line) { /* shed for --max-buffered: 503 as over HTTP, the connection stays open */
+        cqp_problem p;
+        cqp_fail(&p, CQP_P_BUSY, NULL, "request bytes held past --max-buffered; retry shortly");
+        return queue_refusal(c, &p);
     }
     size_t charge = cqd_lines_charge(&c->lines, len); /* ours now (stream_internal.h) */
     job *j = calloc(1, sizeof *j);
@@ -298,20 +300,14 @@ static void end_input(cqd_conn *c, bool keep_partial)
 }
 
 // The answer to an overlong line, queued behind the lines before it; the
-// connection closes after it. Made (counted and logged) here on the loop
-// thread: it is cheap, and there is no line to hand a worker.
+// connection closes after it.
 static void refuse_line(cqd_conn *c)
 {
     cqp_problem p;
     cqp_fail(&p, CQP_P_TOO_LARGE, NULL, "request line longer than %zu bytes (--max-body)", c->lines.max);
     cqd_log(&c->s->srv->log, CQD_LOG_INFO, "stream: %s; closing the connection", p.detail);
-    job *j = calloc(1, sizeof *j);
-    if (!j) {
+    if (queue_refusal(c, &p) != 0)
         close_now(c);
-        return;
-    }
-    cqd_stream_refuse(c->s->srv, NULL, 0, NULL, &p, &j->out);
-    enqueue(c, j);
 }
 
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
@@ -335,17 +331,16 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     switch (cqd_lines_feed(&c->lines, buf->base, (size_t)nread, on_line, c)) {
     case CQD_LINES_OK:
         break;
-    case CQD_LINES_TOO_LONG:
-        if (c->lines.skipping) {
-            /* Shed, and answered 503 already: no second answer for it. */
+    case CQD_LINES_TOO_LONG: {
+        bool shed = c->lines.skipping; /* answered 503 already: no second answer */
+        end_input(c, false);
+        if (shed)
             cqd_log(&c->s->srv->log, CQD_LOG_INFO,
                     "stream: a shed request line passed --max-body; closing the connection");
-            end_input(c, false);
-        } else {
-            end_input(c, false);
+        else
             refuse_line(c);
-        }
         break;
+    }
     case CQD_LINES_FAILED:
         cqd_log(&c->s->srv->log, CQD_LOG_ERROR, "stream: out of memory reading a request; closing the connection");
         close_now(c);
