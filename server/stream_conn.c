@@ -1,8 +1,10 @@
 /// @file server/stream_conn.c
-/// One stream connection: reads lines into a FIFO, answers them one at a
-/// time on the libuv thread pool (so a connection's requests run and are
-/// answered in order, and a mutation is applied before the query behind
-/// it), writes the replies, and applies back-pressure both ways.
+/// One stream connection: reads lines into a FIFO, answers them in order
+/// on the libuv thread pool, one batch at a time (so a mutation is applied
+/// before the query behind it), writes each batch's replies with one
+/// write, and applies back-pressure both ways. A pipelining client's lines
+/// share one hand-off to a worker and back and one write, instead of
+/// paying for both per line.
 ///
 /// Life cycle: reading -> input done (client EOF, overlong line, drain) ->
 /// every read line answered -> closed (after a half-close and a short
@@ -27,8 +29,15 @@
 #define LINE_UNCHARGED 4096
 /// How long a closing connection keeps discarding input, waiting for the client's EOF.
 #define LINGER_MS 2000
+/// A batch takes at most this many queued lines, and a worker stops taking
+/// the next line of its batch once it has run this long, so the first
+/// replies of a batch of slow requests are not held back for long.
+#define BATCH_MAX 32
+#define BATCH_NS 1000000
 
-/// One request line and then its reply.
+/// One request line and then its reply. A batch is a chain of jobs (next)
+/// taken off the queue together; its first job's work and write requests
+/// serve the whole chain.
 typedef struct job {
     uv_work_t work;
     uv_write_t write;
@@ -49,7 +58,7 @@ struct cqd_conn {
     cqd_conn *prev, *next;
     cqd_lines lines;
     job *head, *tail;    ///< read, waiting for their turn
-    job *running;        ///< on a worker thread
+    job *running;        ///< the batch on a worker thread
     int queued;          ///< jobs read but not yet answered (the running one included)
     size_t queued_bytes;
     size_t unacked;      ///< reply bytes in writes not yet completed
@@ -89,6 +98,16 @@ static void free_job(job *j)
     free(j);
 }
 
+// Frees a chain of jobs.
+static void free_jobs(job *j)
+{
+    while (j) {
+        job *next = j->next;
+        free_job(j);
+        j = next;
+    }
+}
+
 // Frees c once nothing refers to it any more; the last call of every callback.
 static void maybe_free(cqd_conn *c)
 {
@@ -101,11 +120,7 @@ static void maybe_free(cqd_conn *c)
         s->first = c->next;
     if (c->next)
         c->next->prev = c->prev;
-    while (c->head) {
-        job *j = c->head;
-        c->head = j->next;
-        free_job(j);
-    }
+    free_jobs(c->head);
     cqd_lines_free(&c->lines);
     free(c);
     s->conns--;
@@ -353,13 +368,14 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 
 static void on_written(uv_write_t *req, int status)
 {
-    job *j = req->data;
-    cqd_conn *c = j->conn;
+    job *first = req->data;
+    cqd_conn *c = first->conn;
     c->writes--;
-    c->unacked -= j->out.len;
+    for (job *j = first; j; j = j->next)
+        c->unacked -= j->out.len;
     c->write_at = c->active_at = now_ms(c);
     c->written_seen = written(c);
-    free_job(j);
+    free_jobs(first);
     if (status < 0)
         close_now(c);
     else
@@ -367,75 +383,110 @@ static void on_written(uv_write_t *req, int status)
     maybe_free(c);
 }
 
-// Writes j's reply (takes j).
-static void send_reply(cqd_conn *c, job *j)
+// Writes the replies of the chain first in one write (takes the chain).
+static void send_replies(cqd_conn *c, job *first)
 {
-    c->queued--;
-    c->queued_bytes -= j->len;
-    if (j->out.oom || j->out.len > UINT_MAX) {
-        cqd_log(&c->s->srv->log, CQD_LOG_ERROR, "stream: cannot build a reply (%zu bytes); closing the connection",
-                j->out.len);
-        free_job(j);
+    uv_buf_t bufs[BATCH_MAX];
+    unsigned n = 0;
+    size_t total = 0;
+    bool bad = false;
+    for (job *j = first; j; j = j->next) {
+        c->queued--;
+        c->queued_bytes -= j->len;
+        bad |= j->out.oom || j->out.len > UINT_MAX;
+        bufs[n++] = uv_buf_init(j->out.data, (unsigned)j->out.len);
+        total += j->out.len;
+    }
+    if (bad) {
+        cqd_log(&c->s->srv->log, CQD_LOG_ERROR, "stream: cannot build a reply; closing the connection");
+        free_jobs(first);
         close_now(c);
         return;
     }
-    uv_buf_t b = uv_buf_init(j->out.data, (unsigned)j->out.len);
-    j->write.data = j;
+    first->write.data = first;
     if (c->unacked == 0) {
         // Replies begin to wait for the client now.
         c->write_at = now_ms(c);
         c->written_seen = c->submitted;
     }
-    if (uv_write(&j->write, (uv_stream_t *)&c->tcp, &b, 1, on_written) != 0) {
-        free_job(j);
+    if (uv_write(&first->write, (uv_stream_t *)&c->tcp, bufs, n, on_written) != 0) {
+        free_jobs(first);
         close_now(c);
         return;
     }
     c->writes++;
-    c->unacked += j->out.len;
-    c->submitted += j->out.len;
+    c->unacked += total;
+    c->submitted += total;
 }
 
-// Runs on a worker thread; touches only the job and the server.
+// Runs on a worker thread; touches only the batch and the server. Answers
+// the lines in order until the batch ends or has run BATCH_NS; a line that
+// was not reached keeps its line (and its charge) and goes back to the
+// queue. Each answered line gives back its charge at once.
 static void on_work(uv_work_t *w)
 {
-    job *j = w->data;
-    cqd_stream_answer(j->conn->s->srv, j->line, j->len, &j->out);
+    job *first = w->data;
+    uint64_t start = uv_hrtime();
+    for (job *j = first; j; j = j->next) {
+        if (j != first && uv_hrtime() - start >= BATCH_NS)
+            break;
+        cqd_stream_answer(j->conn->s->srv, j->line, j->len, &j->out);
+        drop_line(j);
+    }
 }
 
 static void on_work_done(uv_work_t *w, int status)
 {
-    job *j = w->data;
-    cqd_conn *c = j->conn;
+    job *first = w->data;
+    cqd_conn *c = first->conn;
     c->running = NULL;
     c->active_at = now_ms(c);
-    drop_line(j);
     if (c->closing || status != 0) {
-        free_job(j); // the client is gone: the answer is dropped
+        free_jobs(first); // the client is gone: the answers are dropped
         close_now(c);
-    } else {
-        send_reply(c, j);
-        pump(c);
+        maybe_free(c);
+        return;
     }
+    // The lines not reached (still held) go back to the front of the queue.
+    job *last = first;
+    while (last->next && !last->next->line)
+        last = last->next;
+    if (last->next) {
+        job *rest = last->next, *end = rest;
+        while (end->next)
+            end = end->next;
+        end->next = c->head;
+        c->head = rest;
+        if (!c->tail)
+            c->tail = end;
+        last->next = NULL;
+    }
+    send_replies(c, first);
+    pump(c);
     maybe_free(c);
 }
 
+// Takes the next batch off the queue: a reply made on the loop alone, or
+// the run of lines at the head, up to BATCH_MAX.
 static void start_next(cqd_conn *c)
 {
-    job *j = c->head;
-    c->head = j->next;
+    job *first = c->head, *last = first;
+    if (first->line)
+        for (int n = 1; n < BATCH_MAX && last->next && last->next->line; n++)
+            last = last->next;
+    c->head = last->next;
     if (!c->head)
         c->tail = NULL;
-    j->next = NULL;
-    if (!j->line) {
-        send_reply(c, j);
+    last->next = NULL;
+    if (!first->line) {
+        send_replies(c, first);
         return;
     }
-    c->running = j;
-    j->work.data = j;
-    if (uv_queue_work(c->s->loop, &j->work, on_work, on_work_done) != 0) {
+    c->running = first;
+    first->work.data = first;
+    if (uv_queue_work(c->s->loop, &first->work, on_work, on_work_done) != 0) {
         c->running = NULL;
-        free_job(j);
+        free_jobs(first);
         close_now(c);
     }
 }

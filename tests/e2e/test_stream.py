@@ -63,6 +63,40 @@ class Stream(DaemonCase):
             self.assertEqual(r["status"], 200, r)
             self.assertEqual(r["body"], http, "the stream and HTTP answers differ")
 
+    def test_pipelined_batches_keep_order_and_effects(self):
+        # The server answers pipelined lines in batches, a batch cut short
+        # when it runs long (slow contacts queries here) and at every line
+        # refused on the loop (the bad ones): whatever the cuts, each reply
+        # must come in its line's place and see every mutation before it.
+        # Rows of touching spheres (0.8 apart along x, 1 apart across).
+        cells = [body_item("s%d" % i, sphere(0.45), (0.8 * (i % 15), i // 15 % 15, i // 225)) for i in range(2000)]
+        self.assertEqual(self.roundtrip({"id": 0, "method": "PUT", "path": "/v1/worlds/w", "body": {"skin": 0}})
+                         ["status"], 201)
+        self.assertEqual(self.roundtrip({"id": 0, "method": "POST", "path": "/v1/worlds/w/batch",
+                                         "body": {"upsert": cells}})["status"], 200)
+        lines, expect = [], []
+        for k in range(24):
+            lines.append({"id": "up%d" % k, "method": "POST", "path": "/v1/worlds/w/batch",
+                          "body": {"upsert": [body_item("m%d" % k, sphere(0.2), (100 + 3 * k, 0, 0))]}})
+            expect.append(("up%d" % k, 200, 2001 + k))
+            lines.append({"id": "c%d" % k, "method": "POST", "path": "/v1/worlds/w/contacts", "body": {}})
+            expect.append(("c%d" % k, 200, None))
+            lines.append({"id": "g%d" % k, "method": "GET", "path": "/v1/worlds/w"})
+            expect.append(("g%d" % k, 200, 2001 + k))
+            if k % 7 == 3:
+                lines.append("not json")
+                expect.append((None, 400, None))
+        self.s.send(*lines)
+        replies = [self.s.read_line() for _ in lines]
+        self.assertEqual([(r["id"], r["status"]) for r in replies], [(i, s) for i, s, _ in expect])
+        for r, (_, _, shapes) in zip(replies, expect):
+            if shapes is not None:
+                self.assertEqual(r["body"]["shapes"], shapes, "a reply missed a mutation before it: %s" % r["id"])
+        contacts = [r["body"]["pairs"] for r in replies if str(r["id"]).startswith("c")]
+        self.assertEqual(len(contacts[0]), 14 * 133 + 4, "14 touching neighbours in each full row of 15")
+        for pairs in contacts:
+            self.assertEqual(pairs, contacts[0], "the spheres added far away touch nothing")
+
     def test_bad_lines_keep_the_connection(self):
         for line in ("this is not json", "[1, 2, 3]", '"text"', "42", '{"id": 1, "method": "GET"',
                      "{}", '{"method": "GET"}', '{"id": 3, "id": 4, "method": "GET", "path": "/healthz"}'):
