@@ -193,7 +193,7 @@ static int run(cqd_call *c)
         return fail(c);
     }
     if ((r->flags & CQD_ROUTE_BODY) && req->body_len > 0) {
-        c->body = cqp_parse(req->body, req->body_len, &c->problem);
+        c->body = req->body_tree ? json_incref(req->body_tree) : cqp_parse(req->body, req->body_len, &c->problem);
         if (!c->body && c->self->json.over_budget)
             cqp_fail(&c->problem, CQP_P_TOO_LARGE, NULL,
                      "the body decodes to more than %zu bytes of JSON values (--max-request-memory)",

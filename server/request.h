@@ -29,6 +29,7 @@ typedef struct cqd_request {
     const char *request_id;    ///< the X-Request-Id header, or NULL
     const char *body;          ///< NULL or body_len bytes (not NUL-terminated)
     size_t body_len;
+    json_t *body_tree;         ///< the body already parsed from those bytes (borrowed), or NULL: the pipeline parses them
     bool allow_pretty;         ///< the transport may pretty-print (not the stream: one line per reply)
 } cqd_request;
 

@@ -6,8 +6,9 @@
 ///
 /// The "id" and "body" members are taken verbatim from the line (located by
 /// a scan of the already validated text) rather than re-serialised: the id
-/// echoes byte for byte, and the body the pipeline parses is exactly what
-/// the client sent, within the same --max-body as the line.
+/// echoes byte for byte, and the body a recording keeps is exactly what the
+/// client sent, within the same --max-body as the line. The pipeline
+/// decodes the body's tree from the line's one parse.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,13 +126,14 @@ int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_prob
     if (!json_is_object(env->root))
         return cqp_fail(p, CQP_P_BAD_TYPE, NULL, "a request line must be a JSON object");
     find_members(line, len, env);
-    if (json_is_null(json_object_get(env->root, "body"))) {
+    json_t *body = json_object_get(env->root, "body");
+    if (json_is_null(body)) {
         env->body = NULL; // "body": null is no body, as a GET sends none
         env->body_len = 0;
+    } else if (body) {
+        env->body_tree = json_incref(body);
     }
-    // Both are used as text from the line: their trees (a body may be as
-    // large as --max-body) are dropped now; cqd_stream_answer releases
-    // their memory before the pipeline parses the body again.
+    // Out of the root, so the member check below sees only the others.
     json_object_del(env->root, "body");
     json_object_del(env->root, "id");
 
@@ -159,6 +161,7 @@ int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_prob
 void cqd_envelope_free(cqd_envelope *env)
 {
     json_decref(env->root);
+    json_decref(env->body_tree);
     free(env->copy);
     memset(env, 0, sizeof *env);
 }
@@ -277,6 +280,7 @@ static void answer_request(cqd_server *srv, const cqd_envelope *env, cqp_buf *ou
         .request_id = env->request_id,
         .body = env->body,
         .body_len = env->body_len,
+        .body_tree = env->body_tree,
         .allow_pretty = false,
     };
     cqd_response resp;
@@ -296,18 +300,18 @@ static void answer_request(cqd_server *srv, const cqd_envelope *env, cqp_buf *ou
 
 void cqd_stream_answer(cqd_server *srv, const char *line, size_t len, cqp_buf *out)
 {
-    // The envelope's tree is held to the request memory budget too, in an
-    // arena of its own: released before the body is parsed again, so a
-    // body is not charged twice.
+    // The line's tree is held to the request memory budget, in the arena
+    // the pipeline then enters again (nested, so the budget is shared and
+    // the body, decoded from this tree, is charged once).
     cqd_thread *self = cqd_thread_self(srv);
     cqd_json_arena *previous = self ? cqd_json_arena_enter(&self->json, srv->cfg.max_request_memory) : NULL;
     cqd_envelope env;
     cqp_problem p;
     if (cqd_envelope_parse(line, len, &env, &p) == 0) {
-        if (self) // nothing of the tree outlives a successful parse
-            cqd_json_arena_leave(&self->json, previous);
         answer_request(srv, &env, out);
         cqd_envelope_free(&env);
+        if (self)
+            cqd_json_arena_leave(&self->json, previous);
         return;
     }
     if (self && self->json.over_budget)
