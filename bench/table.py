@@ -158,6 +158,12 @@ def http_rows(path):
         rows.append("| HTTP POST /v1/pair, server CPU µs/request | %s | nginx, static answer | %s | %.3f | — | |"
                     % (fmt(h["collisiond_cpu_us_per_req"]), fmt(h["nginx_cpu_us_per_req"]),
                        h["collisiond_cpu_us_per_req"] / h["nginx_cpu_us_per_req"]))
+    if "stream_pair_rps" in h:
+        rows.append("| stream POST /v1/pair, pipelined on one connection, requests/s | %s | — | | | — | |"
+                    % fmt(h["stream_pair_rps"]))
+    if "stream_pair_cpu_us_per_req" in h:
+        rows.append("| stream POST /v1/pair, pipelined, server CPU µs/request | %s | — | | | — | |"
+                    % fmt(h["stream_pair_cpu_us_per_req"]))
     shapes = "{:,} boxes".format(int(h["scene_shapes"])) if "scene_shapes" in h else "the scene"
     for prefix, transport in (("contacts", "HTTP"), ("stream_contacts", "stream")):
         for key, what in (("p50_ms", "p50 latency, ms"), ("p99_ms", "p99 latency, ms"),

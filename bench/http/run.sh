@@ -2,15 +2,17 @@
 # `make bench-http`: POST /v1/pair through wrk against collisiond, then
 # against nginx returning the same answer as a static body, with the same
 # wrk settings; prints both rates and their ratio (issue 5's goal: >= 0.6).
-# Then loads the 10,000-box scene into a world over HTTP and reports the
-# latency of its contacts query over HTTP and over the stream transport
-# (scene.py).
+# Then sends the same request pipelined over the stream transport
+# (stream_pairs.py: its rate and the daemon's CPU per request), and loads
+# the 10,000-box scene into a world over HTTP and reports the latency of
+# its contacts query over HTTP and over the stream transport (scene.py).
 #
 #   bench/http/run.sh DAEMON SCENE_FILE
 #
 # Settings (environment):
 #   WRK_THREADS=2 WRK_CONNECTIONS=64 WRK_DURATION=10s   wrk -t -c -d, for both servers
 #   SERVER_THREADS=$(nproc)   the daemon's --threads and nginx's worker_processes
+#   STREAM_REQUESTS=50000     pipelined stream pair requests
 #   CONTACTS_QUERIES=200      timed contacts requests
 # Both servers listen on ephemeral loopback ports and log only errors (nginx
 # has access_log off; the daemon runs at --log-level error). Each wrk run is
@@ -169,6 +171,9 @@ python3 -c 'import sys; print("ratio %.3f" % (float(sys.argv[2]) / float(sys.arg
 echo "nginx_cpu_us_per_req $nginx_cpu"
 echo "collisiond_cpu_us_per_req $collisiond_cpu"
 python3 -c 'import sys; print("cpu_ratio %.3f" % (float(sys.argv[1]) / float(sys.argv[2])))' "$nginx_cpu" "$collisiond_cpu"
+
+python3 "$here/stream_pairs.py" --stream-port "$(cut -d' ' -f2 "$tmp/ports")" --body "$tmp/request.json" \
+    --requests "${STREAM_REQUESTS:-50000}" --pid "$daemon_pid"
 
 python3 "$here/scene.py" --port "$port" --stream-port "$(cut -d' ' -f2 "$tmp/ports")" --scene "$scene" \
     --queries "$queries" --pid "$daemon_pid"
