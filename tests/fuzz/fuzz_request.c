@@ -178,13 +178,43 @@ static void check_line(const cqp_buf *out)
     json_decref(v);
 }
 
-static void answer_line(cqd_server *srv, const char *line, size_t len)
+/* Answers one stream line and checks the reply; returns the reply as a
+ * JSON object (a new reference). */
+static json_t *answer_line(cqd_server *srv, const char *line, size_t len)
 {
     cqp_buf out = {0};
     cqd_stream_answer(srv, line, len, &out);
     check(!out.oom, "out of memory");
     check_line(&out);
+    json_t *reply = json_loadb(out.data, out.len - 1, 0, NULL);
     cqp_buf_free(&out);
+    return reply;
+}
+
+/* True when the stream envelope built from this request asks the pipeline
+ * exactly what the HTTP request asks: a body that is there, is JSON (a
+ * line must be JSON as a whole, where HTTP ignores the body of a route
+ * that takes none), has no newline (the envelope turns it into a space)
+ * and is not null (the envelope's "no body"), and a target of
+ * printable ASCII (over HTTP any bytes up to a NUL; in the envelope's JSON
+ * string a NUL or invalid UTF-8 refuses the line). */
+static bool same_request(const char *target, size_t target_len, const char *body, size_t body_len)
+{
+    if (!body || body_len == 0 || memchr(body, '\n', body_len))
+        return false;
+    for (size_t i = 0; i < target_len; i++)
+        if (target[i] < 0x20 || target[i] > 0x7e)
+            return false;
+    size_t a = 0, b = body_len;
+    while (a < b && strchr(" \t\r", body[a]))
+        a++;
+    while (b > a && strchr(" \t\r", body[b - 1]))
+        b--;
+    if (b - a == 4 && memcmp(body + a, "null", 4) == 0)
+        return false;
+    json_t *v = json_loadb(body, body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, NULL);
+    json_decref(v);
+    return v != NULL;
 }
 
 /* Appends s[0..n) to b as the contents of a JSON string. */
@@ -235,6 +265,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .body_len = body_len,
         .allow_pretty = true,
     };
+    bool comparable = same_request(rest, target_len, body, body_len);
     cqd_response resp;
     cqd_response_init(&resp);
     cqd_handle(srv, &req, &resp);
@@ -246,6 +277,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
               "a rejected request changed the worlds");
         cqp_buf_free(&now);
     }
+    int http_status = resp.status;
+    // The stateless pair routes answer the same bytes over both transports.
+    json_t *http_body = NULL;
+    if (comparable && http_status == 200 && !q && (!strcmp(target, "/v1/pair") || !strcmp(target, "/v1/pairs")))
+        http_body = json_loadb(resp.body.data, resp.body.len, 0, NULL);
     cqd_response_free(&resp);
 
     // The same request as a stream envelope; a newline cannot be in a line,
@@ -263,15 +299,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 line.data[i] = ' ';
     }
     cqp_buf_puts(&line, "}");
-    if (!line.oom)
-        answer_line(srv, line.data, line.len);
+    if (!line.oom) {
+        // From the same state: the stream must answer as HTTP did.
+        reset(srv);
+        json_t *reply = answer_line(srv, line.data, line.len);
+        if (comparable)
+            check(json_integer_value(json_object_get(reply, "status")) == http_status,
+                  "the stream and HTTP answer the same request with different statuses");
+        if (http_body)
+            check(json_equal(json_object_get(reply, "body"), http_body),
+                  "the stream and HTTP answer a pair request differently");
+        json_decref(reply);
+    }
+    json_decref(http_body);
     cqp_buf_free(&line);
 
     // The raw input as a line, up to its first newline.
     const char *raw_nl = memchr(data, '\n', size);
     size_t raw_len = raw_nl ? (size_t)(raw_nl - (const char *)data) : size;
     if (raw_len > 0) // the transport skips empty lines
-        answer_line(srv, (const char *)data, raw_len);
+        json_decref(answer_line(srv, (const char *)data, raw_len));
 
     free(target);
     return 0;
