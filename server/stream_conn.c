@@ -29,9 +29,10 @@
 #define LINE_UNCHARGED 4096
 /// How long a closing connection keeps discarding input, waiting for the client's EOF.
 #define LINGER_MS 2000
-/// A batch takes at most this many queued lines, and a worker stops taking
-/// the next line of its batch once it has run this long, so the first
-/// replies of a batch of slow requests are not held back for long.
+/// A batch takes at most this many queued lines, and a worker starts no
+/// further line of its batch once it has run this long. A line already
+/// started runs to its end, and the batch's replies leave together, so a
+/// reply may wait for the slow request pipelined right behind it.
 #define BATCH_MAX 32
 #define BATCH_NS 1000000
 
