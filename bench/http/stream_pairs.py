@@ -13,18 +13,12 @@ time per request, which does not depend on the client.
 """
 import argparse
 import json
-import os
 import socket
 import sys
 import threading
 import time
 
-
-def cpu_seconds(pid):
-    """utime + stime of a local process, all its threads (Linux /proc)."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+from scene import cpu_seconds
 
 
 def main():

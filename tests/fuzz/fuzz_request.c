@@ -163,8 +163,9 @@ static void check_response(const cqd_response *resp)
     json_decref(v);
 }
 
-/* Asserts out holds exactly one line, a JSON object with an integer status. */
-static void check_line(const cqp_buf *out)
+/* Asserts out holds exactly one line, a JSON object with an integer
+ * status; returns that object (a new reference). */
+static json_t *check_line(const cqp_buf *out)
 {
     check(out->len > 1 && out->data[out->len - 1] == '\n', "a stream reply that is not one line");
     check(memchr(out->data, '\n', out->len - 1) == NULL, "a stream reply of several lines");
@@ -175,7 +176,7 @@ static void check_line(const cqp_buf *out)
     check(json_is_integer(status) && allowed_status((int)json_integer_value(status)),
           "a stream reply without an allowed status");
     check_finite(v, "non-finite number in a response");
-    json_decref(v);
+    return v;
 }
 
 /* Answers one stream line and checks the reply; returns the reply as a
@@ -185,8 +186,7 @@ static json_t *answer_line(cqd_server *srv, const char *line, size_t len)
     cqp_buf out = {0};
     cqd_stream_answer(srv, line, len, &out);
     check(!out.oom, "out of memory");
-    check_line(&out);
-    json_t *reply = json_loadb(out.data, out.len - 1, 0, NULL);
+    json_t *reply = check_line(&out);
     cqp_buf_free(&out);
     return reply;
 }
@@ -205,16 +205,10 @@ static bool same_request(const char *target, size_t target_len, const char *body
     for (size_t i = 0; i < target_len; i++)
         if (target[i] < 0x20 || target[i] > 0x7e)
             return false;
-    size_t a = 0, b = body_len;
-    while (a < b && strchr(" \t\r", body[a]))
-        a++;
-    while (b > a && strchr(" \t\r", body[b - 1]))
-        b--;
-    if (b - a == 4 && memcmp(body + a, "null", 4) == 0)
-        return false;
     json_t *v = json_loadb(body, body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, NULL);
+    bool same = v && !json_is_null(v);
     json_decref(v);
-    return v != NULL;
+    return same;
 }
 
 /* Appends s[0..n) to b as the contents of a JSON string. */
