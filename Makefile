@@ -67,7 +67,7 @@ help:
 	@echo "make fuzz-regress replay tests/fuzz/corpus and tests/fuzz/regress through the targets (part of test and asan)"
 	@echo "make bench      collisiond vs Bullet, libccd and FCL on the same inputs: one table (docs/PERFORMANCE.md)"
 	@echo "make bench-all  make bench plus the rows of make bench-http"
-	@echo "make bench-http POST /v1/pair under wrk, collisiond vs nginx; contacts latency over HTTP"
+	@echo "make bench-http POST /v1/pair under wrk: collisiond, libmicrohttpd+jansson alone, nginx; contacts latency"
 	@echo "make run        start the daemon on 127.0.0.1:7878 (data in ./var)"
 	@echo "make cluster-test  three daemons behind the nginx router of deploy/: sharding, kill -9, rebalancing"
 
@@ -269,12 +269,18 @@ bench-all:
 
 # Only the HTTP benchmark needs these, so `make deps` leaves them out.
 BENCH_DEB_PKGS := wrk nginx
+# libmicrohttpd and jansson alone, set up as the daemon sets them up (bench/http/floor.c).
+FLOOR_BIN      := $(BUILD)/http-floor
+
+$(FLOOR_BIN): bench/http/floor.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(PKG_LIBS)
 
 .PHONY: bench-http
 bench-http: deps
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(BENCH_DEB_PKGS)"
-	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON) $(SCENE_FILE)
-	bench/http/run.sh $(DAEMON) $(SCENE_FILE)
+	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON) $(FLOOR_BIN) $(SCENE_FILE)
+	bench/http/run.sh $(DAEMON) $(SCENE_FILE) $(FLOOR_BIN)
 
 # Three daemons and the nginx router of deploy/nginx on loopback, run for real
 # (tests/cluster/run.py; docs/DEPLOY.md).

@@ -158,6 +158,17 @@ def http_rows(path):
         rows.append("| HTTP POST /v1/pair, server CPU µs/request | %s | nginx, static answer | %s | %.3f | — | |"
                     % (fmt(h["collisiond_cpu_us_per_req"]), fmt(h["nginx_cpu_us_per_req"]),
                        h["collisiond_cpu_us_per_req"] / h["nginx_cpu_us_per_req"]))
+    # The libraries alone (bench/http/floor.c): what they leave of nginx's
+    # rate before any of the daemon's own work.
+    for key, what in (("floor", "libmicrohttpd alone, fixed answer"),
+                      ("floor_parse", "libmicrohttpd + jansson parse, fixed answer")):
+        if key + "_rps" in h and "nginx_rps" in h:
+            rows.append("| HTTP POST /v1/pair, %s, requests/s | %s | nginx, static answer | %s | %.3f | — | |"
+                        % (what, fmt(h[key + "_rps"]), fmt(h["nginx_rps"]), h[key + "_rps"] / h["nginx_rps"]))
+        if key + "_cpu_us_per_req" in h and "nginx_cpu_us_per_req" in h:
+            rows.append("| HTTP POST /v1/pair, %s, server CPU µs/request | %s | nginx, static answer | %s | %.3f | — | |"
+                        % (what, fmt(h[key + "_cpu_us_per_req"]), fmt(h["nginx_cpu_us_per_req"]),
+                           h[key + "_cpu_us_per_req"] / h["nginx_cpu_us_per_req"]))
     if "stream_pair_rps" in h:
         rows.append("| stream POST /v1/pair, pipelined on one connection, requests/s | %s | — | | | — | |"
                     % fmt(h["stream_pair_rps"]))

@@ -2,12 +2,17 @@
 # `make bench-http`: POST /v1/pair through wrk against collisiond, then
 # against nginx returning the same answer as a static body, with the same
 # wrk settings; prints both rates and their ratio (issue 5's goal: >= 0.6).
+# Between them, bench/http/floor.c's http-floor (FLOOR) runs libmicrohttpd
+# as the daemon does and answers with the same fixed body, once as it is
+# and once after parsing the request with jansson as the daemon does: what
+# the libraries issue 5 names leave of nginx's rate before any of the
+# daemon's own work.
 # Then sends the same request pipelined over the stream transport
 # (stream_pairs.py: its rate and the daemon's CPU per request), and loads
 # the 10,000-box scene into a world over HTTP and reports the latency of
 # its contacts query over HTTP and over the stream transport (scene.py).
 #
-#   bench/http/run.sh DAEMON SCENE_FILE
+#   bench/http/run.sh DAEMON SCENE_FILE FLOOR
 #
 # Settings (environment):
 #   WRK_THREADS=2 WRK_CONNECTIONS=64 WRK_DURATION=10s   wrk -t -c -d, for both servers
@@ -22,9 +27,10 @@
 # CPU time per request over the daemon's) is the steadier comparison.
 set -eu
 
-[ $# -eq 2 ] || { echo "usage: $0 DAEMON SCENE_FILE" >&2; exit 2; }
+[ $# -eq 3 ] || { echo "usage: $0 DAEMON SCENE_FILE FLOOR" >&2; exit 2; }
 daemon=$1
 scene=$2
+floor=$3
 here=$(cd "$(dirname "$0")" && pwd)
 threads=${WRK_THREADS:-2}
 conns=${WRK_CONNECTIONS:-64}
@@ -40,7 +46,9 @@ nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-http.XXXXXX")
 daemon_pid=
 nginx_pid=
+floor_pid=
 cleanup() {
+    [ -z "$floor_pid" ] || kill "$floor_pid" 2>/dev/null || true
     [ -z "$nginx_pid" ] || kill "$nginx_pid" 2>/dev/null || true
     [ -z "$daemon_pid" ] || kill "$daemon_pid" 2>/dev/null || true
     [ -z "$nginx_pid" ] || wait "$nginx_pid" 2>/dev/null || true
@@ -89,6 +97,8 @@ EOF
 # per second and the server's CPU microseconds per request (which the other
 # tenants of a shared machine disturb far less than the rate); fails on
 # socket errors or non-2xx answers, which would make the rate meaningless.
+# It runs in a command substitution, whose exit cannot end this script, so
+# each caller checks that it printed its two numbers.
 rate() {
     wrk -t"$threads" -c"$conns" -d2s -s "$here/pair.lua" "$1" >/dev/null
     cpu0=$(cpu_seconds "$2")
@@ -138,8 +148,39 @@ if grep -q '[$]' "$tmp/answer.json"; then
 fi
 
 set -- $(rate "http://127.0.0.1:$port/v1/pair" "$daemon_pid")
+[ $# -eq 2 ] || exit 1
 collisiond_rps=$1
 collisiond_cpu=$2
+
+# http-floor with the daemon's answer, its threads and wrk settings; $1 is
+# empty or --parse. Prints rate() of it.
+floor_rate() {
+    rm -f "$tmp/floor-port"
+    "$floor" "$tmp/floor-port" "$tmp/answer.json" "$workers" $1 &
+    floor_pid=$!
+    i=0
+    until [ -s "$tmp/floor-port" ]; do
+        i=$((i + 1))
+        if [ $i -gt 200 ] || ! kill -0 "$floor_pid" 2>/dev/null; then
+            kill "$floor_pid" 2>/dev/null || true
+            echo "$0: $floor did not start" >&2
+            exit 1
+        fi
+        sleep 0.05
+    done
+    rate "http://127.0.0.1:$(cat "$tmp/floor-port")/v1/pair" "$floor_pid"
+    kill "$floor_pid"
+    wait "$floor_pid" 2>/dev/null || true
+    floor_pid=
+}
+set -- $(floor_rate "")
+[ $# -eq 2 ] || exit 1
+floor_rps=$1
+floor_cpu=$2
+set -- $(floor_rate --parse)
+[ $# -eq 2 ] || exit 1
+floor_parse_rps=$1
+floor_parse_cpu=$2
 
 # nginx on a free port with a private prefix.
 nginx_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -158,6 +199,7 @@ EOF
 nginx_pid=$!
 wait_port "$nginx_port"
 set -- $(rate "http://127.0.0.1:$nginx_port/v1/pair" "$nginx_pid")
+[ $# -eq 2 ] || exit 1
 nginx_rps=$1
 nginx_cpu=$2
 kill "$nginx_pid"
@@ -168,8 +210,12 @@ echo "wrk -t$threads -c$conns -d$duration, server threads $workers, answer $(wc 
 echo "nginx_rps $nginx_rps"
 echo "collisiond_rps $collisiond_rps"
 python3 -c 'import sys; print("ratio %.3f" % (float(sys.argv[2]) / float(sys.argv[1])))' "$nginx_rps" "$collisiond_rps"
+echo "floor_rps $floor_rps"
+echo "floor_parse_rps $floor_parse_rps"
 echo "nginx_cpu_us_per_req $nginx_cpu"
 echo "collisiond_cpu_us_per_req $collisiond_cpu"
+echo "floor_cpu_us_per_req $floor_cpu"
+echo "floor_parse_cpu_us_per_req $floor_parse_cpu"
 python3 -c 'import sys; print("cpu_ratio %.3f" % (float(sys.argv[1]) / float(sys.argv[2])))' "$nginx_cpu" "$collisiond_cpu"
 
 python3 "$here/stream_pairs.py" --stream-port "$(cut -d' ' -f2 "$tmp/ports")" --body "$tmp/request.json" \
