@@ -384,25 +384,50 @@ static void on_written(uv_write_t *req, int status)
     maybe_free(c);
 }
 
-// Writes the replies of the chain first in one write (takes the chain).
+// Answers nothing more: stops reading and drops the lines still waiting
+// (never answered, so never acknowledged). Writes already handed to libuv
+// still complete; then pump closes, as after an overlong line.
+static void stop_answering(cqd_conn *c)
+{
+    end_input(c, false);
+    for (job *j = c->head; j; j = j->next) {
+        c->queued--;
+        c->queued_bytes -= j->len;
+    }
+    free_jobs(c->head);
+    c->head = c->tail = NULL;
+}
+
+// Writes the replies of the chain first in one write (takes the chain). A
+// reply that could not be built (out of memory) ends the connection, but
+// the replies before it are still written: their requests ran, and a
+// client must learn what was done.
 static void send_replies(cqd_conn *c, job *first)
 {
     uv_buf_t bufs[BATCH_MAX];
     unsigned n = 0;
     size_t total = 0;
-    bool bad = false;
+    job *last_good = NULL, *bad = NULL;
     for (job *j = first; j; j = j->next) {
         c->queued--;
         c->queued_bytes -= j->len;
-        bad |= j->out.oom || j->out.len > UINT_MAX;
+        if (!bad && (j->out.oom || j->out.len > UINT_MAX))
+            bad = j;
+        if (bad)
+            continue;
         bufs[n++] = uv_buf_init(j->out.data, (unsigned)j->out.len);
         total += j->out.len;
+        last_good = j;
     }
     if (bad) {
-        cqd_log(&c->s->srv->log, CQD_LOG_ERROR, "stream: cannot build a reply; closing the connection");
-        free_jobs(first);
-        close_now(c);
-        return;
+        cqd_log(&c->s->srv->log, CQD_LOG_ERROR,
+                "stream: cannot build a reply; the %u before it are sent, then the connection closes", n);
+        if (last_good)
+            last_good->next = NULL;
+        free_jobs(bad);
+        stop_answering(c);
+        if (!last_good)
+            return;
     }
     first->write.data = first;
     if (c->unacked == 0) {
