@@ -76,21 +76,8 @@ EOF
 
 # CPU seconds used so far by process $1 and its descendants (nginx's workers).
 cpu_seconds() {
-    python3 - "$1" <<'EOF'
-import os, sys
-def tree(pid):
-    kids = []
-    for task in os.listdir("/proc/%d/task" % pid):
-        with open("/proc/%d/task/%s/children" % (pid, task)) as f:
-            kids += [int(k) for k in f.read().split()]
-    return [pid] + [p for k in kids for p in tree(k)]
-ticks = 0
-for pid in tree(int(sys.argv[1])):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    ticks += int(fields[11]) + int(fields[12])  # utime, stime
-print(ticks / os.sysconf("SC_CLK_TCK"))
-EOF
+    python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from scene import cpu_seconds; print(cpu_seconds(int(sys.argv[2])))' \
+        "$here" "$1"
 }
 
 # Runs wrk against $1 (a URL) served by process $2 and prints the requests

@@ -58,11 +58,24 @@ def must(conn, method, path, body, ok):
     return raw
 
 
+def process_tree(pid):
+    """pid and its descendants (the children of each of its threads)."""
+    kids = []
+    for task in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/children" % (pid, task)) as f:
+            kids += [int(k) for k in f.read().split()]
+    return [pid] + [p for k in kids for p in process_tree(k)]
+
+
 def cpu_seconds(pid):
-    """utime + stime of a local process (Linux /proc)."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """utime + stime of a local process and its descendants (Linux /proc;
+    nginx answers from worker processes)."""
+    ticks = 0
+    for p in process_tree(pid):
+        with open("/proc/%d/stat" % p) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 class Stream:
