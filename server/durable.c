@@ -11,7 +11,7 @@ int cqd_journal_call(cqd_call *c, cqd_world *w, uint64_t *seq)
     cqd_store *st = c->srv->store;
     if (!st)
         return 0;
-    uint64_t s = cqd_store_recovering(st);
+    uint64_t s = cqd_store_replaying(st);
     if (s == 0) {
         const cqd_request *req = c->req;
         char why[200];

@@ -56,8 +56,10 @@ bool cqd_store_waits(const cqd_store *st);
 /// journal is failed from then on).
 int cqd_store_wait(cqd_store *st, uint64_t seq, char *why, size_t why_size);
 /// During recovery, the sequence number of the record being applied
-/// again; 0 otherwise (once the store serves).
-uint64_t cqd_store_recovering(const cqd_store *st);
+/// again, and noted: its handler reached the journal, so a failure from
+/// here on is the record's own, as when first sent. 0 otherwise (once the
+/// store serves).
+uint64_t cqd_store_replaying(cqd_store *st);
 
 /// `collisiond inspect [--data-dir DIR]` (argv[0] is "inspect"): prints
 /// what start-up would recover from the directory (worlds, shape counts,

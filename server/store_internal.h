@@ -71,6 +71,7 @@ struct cqd_store {
     cqd_snap_world *snap_worlds; ///< sorted by name
     int snap_world_count;
     uint64_t recover_seq;   ///< the record being applied again, 0 once serving
+    bool recover_reached;   ///< the record's handler reached the journal (cqd_store_replaying)
 
     /* the journal, all guarded by mu */
     pthread_mutex_t mu;

@@ -107,7 +107,11 @@ int cqd_store_append(cqd_store *st, const char *method, const char *path, const 
 
 bool cqd_store_waits(const cqd_store *st) { return st->srv->cfg.fsync == CQD_FSYNC_ALWAYS; }
 
-uint64_t cqd_store_recovering(const cqd_store *st) { return st->recover_seq; }
+uint64_t cqd_store_replaying(cqd_store *st)
+{
+    st->recover_reached = st->recover_seq != 0;
+    return st->recover_seq;
+}
 
 int cqd_store_wait(cqd_store *st, uint64_t seq, char *why, size_t why_size)
 {

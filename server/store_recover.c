@@ -5,7 +5,11 @@
 /// the request pipeline: no auth, no metrics, no access log, and the
 /// journal hook only tags each world with the record's sequence number
 /// instead of appending it again. A record that failed when first sent
-/// fails the same way now and is skipped.
+/// fails the same way now and is skipped: such a failure comes after the
+/// handler reached the journal, and is a client error (4xx), which depends
+/// on the record and the worlds alone. Any other failure (out of memory, a
+/// fault) stops the start instead of dropping a change that may have been
+/// acknowledged.
 #include "store_internal.h"
 
 #include <stdio.h>
@@ -14,13 +18,15 @@
 
 #include "cqp/journal.h"
 #include "handlers.h"
+#include "json_arena.h"
 #include "router.h"
 #include "thread.h"
 
 /// The outcome of applying one record.
 typedef enum run_result {
     RUN_APPLIED,
-    RUN_REJECTED, ///< the handler refused it (as it did when first sent)
+    RUN_REJECTED, ///< the handler refused it with a client error (as it did when first sent)
+    RUN_FAILED,   ///< the handler failed with a server error: not a verdict on the record
     RUN_SKIPPED,  ///< its world in the snapshot already holds it
     RUN_UNKNOWN,  ///< not a mutation this server knows
 } run_result;
@@ -85,28 +91,63 @@ static run_result run(cqd_store *st, const cqp_mutation *m, uint64_t seq, bool f
     if (!from_snapshot && seq <= snapshot_seq(st, c.world))
         return RUN_SKIPPED;
 
+    /* In the thread's JSON arena, without a budget: an allocation that
+     * fails is then known as such, where jansson may call it bad syntax. */
+    cqd_json_arena *previous = c.self ? cqd_json_arena_enter(&c.self->json, 0) : NULL;
     int status = -1;
     if (m->body_len > 0) {
         c.body = cqp_parse(m->body, m->body_len, &c.problem);
-        if (c.body && !json_is_object(c.body))
+        if (!c.body && c.self && c.self->json.failed)
+            cqp_fail(&c.problem, CQP_P_BUSY, NULL, "out of memory decoding the record");
+        else if (c.body && !json_is_object(c.body))
             cqp_fail(&c.problem, CQP_P_BAD_TYPE, "", "the request body must be a JSON object");
         else if (c.body)
             status = 0;
     } else {
         status = 0;
     }
+    bool reached = false;
     if (status == 0) {
         /* no limits: a record accepted then must not be refused because
          * the limits were lowered since */
         cqp_decoder_init(&c.dec, NULL, &c.problem);
-        c.srv->store->recover_seq = seq;
+        st->recover_seq = seq;
+        st->recover_reached = false;
         status = handler(&c);
-        c.srv->store->recover_seq = 0;
+        reached = st->recover_reached;
+        st->recover_seq = 0;
     }
     json_decref(c.body);
+    if (c.self)
+        cqd_json_arena_leave(&c.self->json, previous);
     cqd_response_free(&resp);
     *problem = c.problem;
-    return status > 0 ? RUN_APPLIED : RUN_REJECTED;
+    if (status > 0)
+        return RUN_APPLIED;
+    /* The record was journaled, so when first sent it was decoded and its
+     * handler reached the journal: a failure before that point now, or any
+     * server error, is not the verdict it had then. */
+    bool as_first_sent = !from_snapshot && reached && cqp_problem_status(c.problem.kind) < 500;
+    return as_first_sent ? RUN_REJECTED : RUN_FAILED;
+}
+
+/// Out of memory rebuilding the worlds: the files are sound, so neither
+/// --repair nor inspect would be right to go on without the record.
+static int lacking_memory(cqd_store *st)
+{
+    cqd_store_note(st, CQD_LOG_ERROR, "refusing to start: nothing is lost, start again with more memory");
+    return -1;
+}
+
+/// A record recovery cannot apply, though the files are sound: corruption
+/// as start-up sees it (--repair and inspect go on without it); -1 stops.
+static int unusable_record(cqd_store *st)
+{
+    st->rec.corrupt = true;
+    if (st->srv->cfg.repair || st->read_only)
+        return 0;
+    cqd_store_note(st, CQD_LOG_ERROR, "refusing to start (--repair starts without that record)");
+    return -1;
 }
 
 /// Loads the worlds of the snapshot f.
@@ -135,6 +176,8 @@ static int apply_snapshot(cqd_store *st, const cqd_sfile *f)
         }
         cqd_store_note(st, CQD_LOG_ERROR, "%s at offset %zu: world '%s' cannot be rebuilt: %s", f->name, r.offset,
                        world, res == RUN_UNKNOWN ? "not a world import" : problem.detail);
+        if (res == RUN_FAILED && problem.kind == CQP_P_BUSY)
+            return lacking_memory(st);
         if (!st->srv->cfg.repair && !st->read_only) {
             cqd_store_note(st, CQD_LOG_ERROR, "refusing to start (--repair starts without that world)");
             return -1;
@@ -145,8 +188,8 @@ static int apply_snapshot(cqd_store *st, const cqd_sfile *f)
     return 0;
 }
 
-/// Applies the records of journal f.
-static void apply_journal(cqd_store *st, const cqd_sfile *f)
+/// Applies the records of journal f; -1 when start-up must stop.
+static int apply_journal(cqd_store *st, const cqd_sfile *f)
 {
     size_t pos = 0;
     cqp_record r;
@@ -168,13 +211,24 @@ static void apply_journal(cqd_store *st, const cqd_sfile *f)
             cqd_log(&st->srv->log, CQD_LOG_DEBUG, "recovery: record %llu (%.*s %.*s) rejected again: %s",
                     (unsigned long long)r.seq, (int)m.method_len, m.method, (int)m.path_len, m.path, problem.detail);
             break;
+        case RUN_FAILED:
+            cqd_store_note(st, CQD_LOG_ERROR, "%s at offset %zu: record %llu (%.*s %.*s) cannot be applied: %s",
+                           f->name, r.offset, (unsigned long long)r.seq, (int)m.method_len, m.method,
+                           (int)m.path_len, m.path, problem.detail);
+            if (problem.kind == CQP_P_BUSY)
+                return lacking_memory(st);
+            if (unusable_record(st) < 0)
+                return -1;
+            break;
         case RUN_UNKNOWN:
-            st->rec.rejected++;
             cqd_store_note(st, CQD_LOG_ERROR, "%s at offset %zu: record %llu is not a mutation this server knows",
                            f->name, r.offset, (unsigned long long)r.seq);
+            if (unusable_record(st) < 0)
+                return -1;
             break;
         }
     }
+    return 0;
 }
 
 int cqd_store_apply(cqd_store *st)
@@ -183,9 +237,12 @@ int cqd_store_apply(cqd_store *st)
         st->rec.failed = true;
         return -1;
     }
-    for (int i = 0; i < st->file_count; i++)
-        if (st->files[i].used && !st->files[i].snapshot)
-            apply_journal(st, &st->files[i]);
+    for (int i = 0; i < st->file_count; i++) {
+        if (st->files[i].used && !st->files[i].snapshot && apply_journal(st, &st->files[i]) < 0) {
+            st->rec.failed = true;
+            return -1;
+        }
+    }
     st->snap_seq = st->rec.snapshot >= 0 ? st->files[st->rec.snapshot].first : 0;
     if (!st->read_only)
         cqd_store_cleanup(st, st->snap_seq);

@@ -539,6 +539,103 @@ START_TEST(fail_with_a_journal)
 }
 END_TEST
 
+/* ---- recovery under a failing allocator ------------------------------------ */
+
+/* Whether a scenario changes a world (and so leaves a journal record). */
+static bool mutates(const scenario *s)
+{
+    return strncmp(s->path, "/v1/worlds/", 11) == 0 &&
+           (strcmp(s->method, "PUT") == 0 || strcmp(s->method, "DELETE") == 0 || strstr(s->path, "/batch"));
+}
+
+/* One start-up from f's directory with allocation n failing: the worlds it
+ * recovered (a new string), or NULL when it refused to start. *fired says
+ * whether the injector fired. */
+static char *start_failing(const fixture *f, long n, bool *fired)
+{
+    fixture g = *f;
+    cqd_config cfg = cu_default_config();
+    snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s", g.dir);
+    cfg.fsync = CQD_FSYNC_NO;
+    cfg.snapshot_every = 0;
+    ck_assert_int_eq(cqd_server_init(&g.srv, &cfg), 0);
+    g.log = tmpfile();
+    ck_assert_ptr_nonnull(g.log);
+    g.srv.log.fd = fileno(g.log);
+    cqd_thread *self = cqd_thread_self(&g.srv); /* recovery runs on this thread */
+    ck_assert_ptr_nonnull(self);
+    inj_arena = &self->json;
+    arm(n, false);
+    g.srv.store = cqd_store_open(&g.srv);
+    bool up = g.srv.store && cqd_store_recover(g.srv.store) == 0;
+    *fired = disarm() > 0;
+    inj_arena = NULL;
+    char *got = NULL;
+    if (up) {
+        atomic_store(&g.srv.state, CQD_READY);
+        got = dump(&g);
+    }
+    ck_assert_msg(up || *fired, "allocation %ld: start-up refused without an injected failure", n);
+    cqd_store_close(g.srv.store, false);
+    g.srv.store = NULL;
+    cqd_server_destroy(&g.srv);
+    fclose(g.log);
+    return got;
+}
+
+/* Start-up replays a journal (the seed, every scenario that changes a
+ * world, and a batch refused after it was journaled, as a journal may hold)
+ * with allocation n failing, n = 1, 2, ... until a start-up runs without the
+ * injector firing. A start-up that succeeds must hold exactly the worlds the
+ * requests left: a record that cannot be replayed for lack of memory is not
+ * a record rejected as when first sent, and dropping it would lose an
+ * acknowledged change. One that refuses must leave the files so that the
+ * next, uninjected start-up recovers those worlds. */
+START_TEST(recover_with_failing_allocations)
+{
+    hooks_in();
+    fixture f = {0};
+    make_dir(&f);
+    server_up(&f);
+    seed(&f);
+    for (int i = 0; i < SCENARIOS; i++) {
+        if (!mutates(&scenarios[i]))
+            continue;
+        cqd_response r;
+        call(&f, scenarios[i].method, scenarios[i].path, scenarios[i].body, &r);
+        cqd_response_free(&r);
+    }
+    free(must(&f, "POST", "/v1/worlds/copy/batch", "{\"move\":[{\"id\":\"nobody\",\"pose\":" POSE(1, 1, 1) "}]}",
+              400));
+    char *want = dump(&f);
+    server_down(&f);
+    const scenario recovery = {"recovery", "", "", NULL, 0};
+    int refused = 0;
+    long n = 1;
+    for (bool fired = true; fired; n = next_n(n)) {
+        size_t base = cq_alloc_bytes();
+        char *got = start_failing(&f, n, &fired);
+        if (got)
+            same(&recovery, n, "the recovered worlds", got, want);
+        else
+            refused++;
+        free(got);
+        server_up(&f); /* the files still hold everything */
+        char *again = dump(&f);
+        same(&recovery, n, "the worlds recovered after it", again, want);
+        free(again);
+        server_down(&f);
+        ck_assert_msg(cq_alloc_bytes() == base, "recovery, allocation %ld: %zu core bytes leaked", n,
+                      cq_alloc_bytes() - base);
+    }
+    printf("recovery under a failing allocator: %ld start-ups, %d refused\n", n, refused);
+    ck_assert_int_gt(refused, 0);
+    free(want);
+    remove_dir(f.dir);
+    hooks_out();
+}
+END_TEST
+
 Suite *oom_suite(void)
 {
     Suite *s = suite_create("oom");
@@ -553,6 +650,7 @@ Suite *oom_suite(void)
     TCase *journal = tcase_create("journal");
     tcase_set_timeout(journal, 300);
     tcase_add_loop_test(journal, fail_with_a_journal, 0, SCENARIOS);
+    tcase_add_test(journal, recover_with_failing_allocations);
     suite_add_tcase(s, journal);
     return s;
 }
