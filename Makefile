@@ -274,7 +274,7 @@ FLOOR_BIN      := $(BUILD)/http-floor
 
 $(FLOOR_BIN): bench/http/floor.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(PKG_LIBS)
+	$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) -o $@ $< $(PKG_LIBS) $(LDLIBS)
 
 .PHONY: bench-http
 bench-http: deps

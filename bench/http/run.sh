@@ -1,7 +1,7 @@
 #!/bin/sh
 # `make bench-http`: POST /v1/pair through wrk against collisiond, then
 # against nginx returning the same answer as a static body, with the same
-# wrk settings; prints both rates and their ratio (issue 5's goal: >= 0.6).
+# wrk settings; prints the rates and their ratio (issue 5's goal: >= 0.6).
 # Between them, bench/http/floor.c's http-floor (FLOOR) runs libmicrohttpd
 # as the daemon does and answers with the same fixed body, once as it is
 # and once after parsing the request with jansson as the daemon does: what
@@ -15,11 +15,11 @@
 #   bench/http/run.sh DAEMON SCENE_FILE FLOOR
 #
 # Settings (environment):
-#   WRK_THREADS=2 WRK_CONNECTIONS=64 WRK_DURATION=10s   wrk -t -c -d, for both servers
-#   SERVER_THREADS=$(nproc)   the daemon's --threads and nginx's worker_processes
+#   WRK_THREADS=2 WRK_CONNECTIONS=64 WRK_DURATION=10s   wrk -t -c -d, for every server
+#   SERVER_THREADS=$(nproc)   the daemon's and http-floor's threads, nginx's worker_processes
 #   STREAM_REQUESTS=50000     pipelined stream pair requests
 #   CONTACTS_QUERIES=200      timed contacts requests
-# Both servers listen on ephemeral loopback ports and log only errors (nginx
+# The servers listen on ephemeral loopback ports and log only errors (nginx
 # has access_log off; the daemon runs at --log-level error). Each wrk run is
 # preceded by a 2 s warm-up with the same settings. Everything runs on this
 # machine, so wrk competes with the server for the cores, and on a shared
@@ -51,6 +51,7 @@ cleanup() {
     [ -z "$floor_pid" ] || kill "$floor_pid" 2>/dev/null || true
     [ -z "$nginx_pid" ] || kill "$nginx_pid" 2>/dev/null || true
     [ -z "$daemon_pid" ] || kill "$daemon_pid" 2>/dev/null || true
+    [ -z "$floor_pid" ] || wait "$floor_pid" 2>/dev/null || true
     [ -z "$nginx_pid" ] || wait "$nginx_pid" 2>/dev/null || true
     [ -z "$daemon_pid" ] || wait "$daemon_pid" 2>/dev/null || true
     rm -rf "$tmp"
@@ -139,32 +140,42 @@ set -- $(rate "http://127.0.0.1:$port/v1/pair" "$daemon_pid")
 collisiond_rps=$1
 collisiond_cpu=$2
 
-# http-floor with the daemon's answer, its threads and wrk settings; $1 is
-# empty or --parse. Prints rate() of it.
-floor_rate() {
+# Starts http-floor with the daemon's answer and thread count on a free
+# port ($1: empty, or --parse); sets floor_pid and floor_port. It runs in
+# this shell, not in a command substitution, so the cleanup can stop it and
+# nothing it holds open can keep a substitution waiting.
+start_floor() {
     rm -f "$tmp/floor-port"
-    "$floor" "$tmp/floor-port" "$tmp/answer.json" "$workers" $1 &
+    "$floor" "$tmp/floor-port" "$tmp/answer.json" "$workers" $1 >"$tmp/floor.log" 2>&1 &
     floor_pid=$!
     i=0
     until [ -s "$tmp/floor-port" ]; do
         i=$((i + 1))
         if [ $i -gt 200 ] || ! kill -0 "$floor_pid" 2>/dev/null; then
-            kill "$floor_pid" 2>/dev/null || true
+            cat "$tmp/floor.log" >&2
             echo "$0: $floor did not start" >&2
             exit 1
         fi
         sleep 0.05
     done
-    rate "http://127.0.0.1:$(cat "$tmp/floor-port")/v1/pair" "$floor_pid"
+    floor_port=$(cat "$tmp/floor-port")
+}
+
+stop_floor() {
     kill "$floor_pid"
     wait "$floor_pid" 2>/dev/null || true
     floor_pid=
 }
-set -- $(floor_rate "")
+
+start_floor ""
+set -- $(rate "http://127.0.0.1:$floor_port/v1/pair" "$floor_pid")
+stop_floor
 [ $# -eq 2 ] || exit 1
 floor_rps=$1
 floor_cpu=$2
-set -- $(floor_rate --parse)
+start_floor --parse
+set -- $(rate "http://127.0.0.1:$floor_port/v1/pair" "$floor_pid")
+stop_floor
 [ $# -eq 2 ] || exit 1
 floor_parse_rps=$1
 floor_parse_cpu=$2
