@@ -17,7 +17,9 @@ int cqd_journal_call(cqd_call *c, cqd_world *w, uint64_t *seq)
         char why[200];
         if (cqd_store_append(st, req->method, req->path, req->body ? req->body : "", req->body ? req->body_len : 0,
                              &s, why, sizeof why) < 0) {
-            c->resp->retry_after = 1;
+            /* No Retry-After: a journal that failed stays failed until a
+             * restart, and a record too large for it stays too large. */
+            c->resp->retry_after = -1;
             return cqp_fail(&c->problem, CQP_P_BUSY, NULL, "the journal cannot take the change (%s); nothing changed",
                             why);
         }
@@ -34,7 +36,7 @@ int cqd_journal_commit(cqd_call *c, uint64_t seq)
     char why[200];
     if (seq == 0 || cqd_store_wait(c->srv->store, seq, why, sizeof why) == 0)
         return 0;
-    c->resp->retry_after = 1;
+    c->resp->retry_after = -1; /* the journal has failed for good */
     return cqp_fail(&c->problem, CQP_P_BUSY, NULL,
                     "the change could not be made durable (%s): it is not acknowledged and may not survive a restart",
                     why);

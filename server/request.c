@@ -107,8 +107,9 @@ static int fail(cqd_call *c)
     cqp_writer_init(&c->out, &resp->body, pretty);
     cqp_write_problem(&c->out, &c->problem);
     resp->content_type = problem_content_type;
-    // Shed load and exhausted memory pass: the client should come back.
-    if (c->problem.kind == CQP_P_BUSY && resp->retry_after <= 0)
+    // Shed load and exhausted memory pass: the client should come back
+    // (unless the handler said there is no point: retry_after < 0).
+    if (c->problem.kind == CQP_P_BUSY && resp->retry_after == 0)
         resp->retry_after = 1;
     return cqp_problem_status(c->problem.kind);
 }

@@ -39,7 +39,7 @@ typedef struct cqd_response {
     const char *content_type;  ///< static string
     cqp_buf body;              ///< empty for 204
     char allow[64];            ///< "GET, PUT, DELETE" with a 405, else ""
-    int retry_after;           ///< seconds for Retry-After with a 429/503, else 0
+    int retry_after;           ///< seconds for Retry-After with a 429/503; 0: 1 for a 503, < 0: none
     char request_id[CQD_REQUEST_ID_MAX + 1]; ///< sanitised or generated; echo it as X-Request-Id
 } cqd_response;
 

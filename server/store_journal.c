@@ -107,6 +107,16 @@ int cqd_store_append(cqd_store *st, const char *method, const char *path, const 
 
 bool cqd_store_waits(const cqd_store *st) { return st->srv->cfg.fsync == CQD_FSYNC_ALWAYS; }
 
+bool cqd_store_failed(cqd_store *st, char *why, size_t why_size)
+{
+    pthread_mutex_lock(&st->mu);
+    bool failed = st->error != 0;
+    if (failed)
+        set_why(why, why_size, st);
+    pthread_mutex_unlock(&st->mu);
+    return failed;
+}
+
 uint64_t cqd_store_replaying(cqd_store *st)
 {
     st->recover_reached = st->recover_seq != 0;

@@ -472,9 +472,12 @@ class Durability(unittest.TestCase):
         self.stop(d)
 
     def check_refusing(self, d, shape):
+        # The journal stays failed until a restart: no Retry-After, and
+        # /readyz sends load balancers away while /healthz stays 200.
         r = d.request("PUT", "/v1/worlds/j/shapes/%s" % shape, {"shape": sphere(1)})
         self.assertEqual(r.status, 503, r.describe())
         self.assertEqual(r.json["type"], "urn:collisiond:problem:unavailable", r.describe())
+        self.assertNotIn("retry-after", r.headers, r.describe())
         for method, path, body in (("PUT", "/v1/worlds/j/shapes/later", {"shape": sphere(1)}),
                                    ("POST", "/v1/worlds/j/batch", {"remove": ["a"]}),
                                    ("DELETE", "/v1/worlds/j/shapes/a", None),
@@ -483,6 +486,11 @@ class Durability(unittest.TestCase):
                                    ("DELETE", "/v1/worlds/j", None)):
             r = d.request(method, path, body)
             self.assertEqual(r.status, 503, "%s %s after the journal failed: %s" % (method, path, r.describe()))
+            self.assertNotIn("retry-after", r.headers, "%s %s: %s" % (method, path, r.describe()))
+        r = d.request("GET", "/readyz")
+        self.assertEqual(r.status, 503, r.describe())
+        self.assertIn("journal failed", r.json["detail"], r.describe())
+        self.assertEqual(d.request("GET", "/healthz").status, 200)
         self.assertEqual(d.request("GET", "/v1/worlds/j/export").status, 200)
         r = d.request("POST", "/v1/worlds/j/raycast", {"rays": [{"origin": [0, 0, -10], "direction": [0, 0, 1]}]})
         self.assertEqual(r.status, 200, r.describe())
