@@ -109,6 +109,28 @@ int cqd_store_writev(int fd, struct iovec *iov, int n)
 
 int cqd_store_dirsync(cqd_store *st) { return fsync(st->dir_fd); }
 
+/// Creates the directory path unless it exists. A new directory's entry is
+/// made durable (an fsync of its parent), or a power cut could take the
+/// data directory, and every change acknowledged in it, with it.
+static int make_dir(const char *path)
+{
+    if (mkdir(path, 0755) != 0)
+        return errno == EEXIST ? 0 : -1;
+    char parent[sizeof ((cqd_config *)0)->data_dir];
+    snprintf(parent, sizeof parent, "%s", path);
+    char *slash = strrchr(parent, '/');
+    if (!slash)
+        snprintf(parent, sizeof parent, ".");
+    else
+        slash[slash == parent] = '\0'; /* "/top" keeps its root */
+    int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
 /// mkdir -p: every missing component of path is created.
 static int make_dirs(const char *path)
 {
@@ -118,11 +140,11 @@ static int make_dirs(const char *path)
         if (*p != '/')
             continue;
         *p = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+        if (make_dir(buf) < 0)
             return -1;
         *p = '/';
     }
-    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+    return make_dir(buf);
 }
 
 /// Takes the directory's lock file, so two daemons never share a journal.
