@@ -15,6 +15,10 @@
  * - with a data directory, a recovery from it gives the same worlds as the
  *   memory held right after the request (a failed request never reaches
  *   the journal).
+ * Start-up is injected the same way: a journal replayed with allocation N
+ * failing either recovers every world the requests left or refuses to
+ * start, never starts without a record it could not replay
+ * (recover_with_failing_allocations).
  * The body's parse is injected too: the injector, sitting above the
  * server's arena, marks the arena's record of a failed allocation as the
  * arena does when its own malloc fails, since jansson reports some failed
