@@ -119,7 +119,10 @@ bool cqd_store_failed(cqd_store *st, char *why, size_t why_size)
 
 uint64_t cqd_store_replaying(cqd_store *st)
 {
-    st->recover_reached = st->recover_seq != 0;
+    /* Written only during recovery: once serving, handlers on many threads
+     * call this and only read. */
+    if (st->recover_seq != 0)
+        st->recover_reached = true;
     return st->recover_seq;
 }
 
