@@ -75,6 +75,21 @@ while True:
 EOF
 }
 
+# Waits until server $4 (process $2, logging to $3) has written its port
+# file $1; exits when it dies first or takes over 10 s.
+wait_file() {
+    i=0
+    until [ -s "$1" ]; do
+        i=$((i + 1))
+        if [ $i -gt 200 ] || ! kill -0 "$2" 2>/dev/null; then
+            cat "$3" >&2
+            echo "$0: $4 did not start" >&2
+            exit 1
+        fi
+        sleep 0.05
+    done
+}
+
 # CPU seconds used so far by process $1 and its descendants (nginx's workers).
 cpu_seconds() {
     python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from scene import cpu_seconds; print(cpu_seconds(int(sys.argv[2])))' \
@@ -107,16 +122,7 @@ rate() {
 "$daemon" --listen 127.0.0.1:0 --stream-listen 127.0.0.1:0 --port-file "$tmp/ports" --data-dir "" \
     --threads "$workers" --log-level error 2>"$tmp/daemon.log" &
 daemon_pid=$!
-i=0
-until [ -s "$tmp/ports" ]; do
-    i=$((i + 1))
-    if [ $i -gt 200 ] || ! kill -0 "$daemon_pid" 2>/dev/null; then
-        cat "$tmp/daemon.log" >&2
-        echo "$0: $daemon did not start" >&2
-        exit 1
-    fi
-    sleep 0.05
-done
+wait_file "$tmp/ports" "$daemon_pid" "$tmp/daemon.log" "$daemon"
 port=$(cut -d' ' -f1 "$tmp/ports")
 
 # The daemon's answer to pair.lua's request becomes nginx's static body.
@@ -148,16 +154,7 @@ start_floor() {
     rm -f "$tmp/floor-port"
     "$floor" "$tmp/floor-port" "$tmp/answer.json" "$workers" $1 >"$tmp/floor.log" 2>&1 &
     floor_pid=$!
-    i=0
-    until [ -s "$tmp/floor-port" ]; do
-        i=$((i + 1))
-        if [ $i -gt 200 ] || ! kill -0 "$floor_pid" 2>/dev/null; then
-            cat "$tmp/floor.log" >&2
-            echo "$0: $floor did not start" >&2
-            exit 1
-        fi
-        sleep 0.05
-    done
+    wait_file "$tmp/floor-port" "$floor_pid" "$tmp/floor.log" "$floor"
     floor_port=$(cat "$tmp/floor-port")
 }
 
