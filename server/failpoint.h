@@ -1,15 +1,17 @@
 /// @file server/failpoint.h
 /// A TEST HOOK, not a feature: COLLISIOND_FAILPOINT=name[:n] (read once at
-/// start-up) makes the n-th pass (default the first) through the named
-/// point of the durability code fail, so the tests can check what a disk
-/// error or a crash at that moment leaves behind. Unset, every check is one
-/// string comparison against "". The points:
+/// start-up, into the server) makes the n-th pass (default the first)
+/// through the named point fail, so the tests can check what a disk error,
+/// a crash or a failed allocation at that moment leaves behind. Unset,
+/// every check is one string comparison against "". The points:
 ///   journal_write, journal_fsync, snapshot_write, snapshot_fsync: the call
 ///     returns an I/O error (EIO);
 ///   snapshot_partial (after the first world of a snapshot is written),
 ///   snapshot_rename (before the rename into place), snapshot_dirsync
 ///   (after the rename, before the directory fsync), snapshot_cleanup
-///   (before older files are deleted): the process is killed (SIGKILL).
+///   (before older files are deleted): the process is killed (SIGKILL);
+///   stream_reply: a stream reply just built counts as one that could not
+///     be (out of memory).
 #ifndef CQD_FAILPOINT_H
 #define CQD_FAILPOINT_H
 

@@ -173,6 +173,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "collisiond: out of memory\n");
         return 1;
     }
+    const char *failpoint = getenv("COLLISIOND_FAILPOINT");
+    if (cqd_failpoint_init(&d.srv.fp, failpoint) < 0) {
+        fprintf(stderr, "collisiond: COLLISIOND_FAILPOINT '%s' is not name[:n]\n", failpoint);
+        cqd_server_destroy(&d.srv);
+        return 1;
+    }
     // Corruption is found before listening; the long part of recovery runs
     // while the probes answer (/readyz 503 until it is done).
     if (cfg.data_dir[0] && !(d.srv.store = cqd_store_open(&d.srv))) {

@@ -11,6 +11,7 @@
 
 #include "admit.h"
 #include "config.h"
+#include "failpoint.h"
 #include "log.h"
 
 struct cqd_recorder;
@@ -38,6 +39,7 @@ typedef struct cqd_server {
     struct cqd_recorder *recorder;  ///< --record FILE, or NULL (record.h)
     struct cqd_store *store;        ///< the journal and snapshots (store.h), or NULL without a data directory
     cqd_admit admit;                ///< requests in flight and the body bytes they hold (admit.h)
+    cqd_failpoint fp;               ///< COLLISIOND_FAILPOINT, a test hook (failpoint.h); zero: none
 } cqd_server;
 
 /// Sets up srv from cfg (copied): logger, empty registry, no threads,

@@ -192,12 +192,6 @@ cqd_store *cqd_store_new(cqd_server *srv, bool read_only)
     st->dir_fd = st->lock_fd = st->fd = -1;
     st->rec.snapshot = -1;
     snprintf(st->dir, sizeof st->dir, "%s", dir);
-    const char *spec = getenv("COLLISIOND_FAILPOINT");
-    if (cqd_failpoint_init(&st->fp, spec) < 0) {
-        cqd_log(log, CQD_LOG_ERROR, "COLLISIOND_FAILPOINT '%s' is not name[:n]", spec);
-        cqd_store_free(st);
-        return NULL;
-    }
     if (!read_only && make_dirs(dir) < 0) {
         cqd_log(log, CQD_LOG_ERROR, "cannot create the data directory %s: %s", dir, strerror(errno));
         cqd_store_free(st);

@@ -13,7 +13,6 @@
 #include <sys/uio.h>
 
 #include "cq/world.h"
-#include "failpoint.h"
 #include "server.h"
 #include "store.h"
 
@@ -62,7 +61,6 @@ struct cqd_store {
     int dir_fd;
     int lock_fd;            ///< -1 when read-only
     bool read_only;         ///< inspect: nothing is modified, nothing is opened for writing
-    cqd_failpoint fp;
 
     /* start-up */
     cqd_sfile *files;       ///< snapshots newest first, then journals oldest first

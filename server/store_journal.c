@@ -27,7 +27,7 @@ void cqd_store_fail_locked(cqd_store *st, int err, const char *what)
 /// fdatasync, or the failpoint's EIO.
 static int sync_fd(cqd_store *st, int fd)
 {
-    if (cqd_failpoint_hit(&st->fp, "journal_fsync")) {
+    if (cqd_failpoint_hit(&st->srv->fp, "journal_fsync")) {
         errno = EIO;
         return -1;
     }
@@ -82,7 +82,7 @@ int cqd_store_append(cqd_store *st, const char *method, const char *path, const 
         {(void *)body, body_len},
     };
     int rc;
-    if (cqd_failpoint_hit(&st->fp, "journal_write")) {
+    if (cqd_failpoint_hit(&st->srv->fp, "journal_write")) {
         errno = EIO;
         rc = -1;
     } else {

@@ -31,7 +31,7 @@ static int write_record(cqd_store *st, int fd, cqp_record_kind kind, uint64_t se
         errno = EFBIG;
         return -1;
     }
-    if (cqd_failpoint_hit(&st->fp, "snapshot_write")) {
+    if (cqd_failpoint_hit(&st->srv->fp, "snapshot_write")) {
         errno = EIO;
         return -1;
     }
@@ -97,7 +97,7 @@ static int write_worlds(cqd_store *st, int fd, int *count, snap_error *e)
                 *e = (snap_error){errno, "write"};
                 rc = -1;
             } else if (live && ++*count == 1) {
-                cqd_failpoint_crash(&st->fp, "snapshot_partial");
+                cqd_failpoint_crash(&st->srv->fp, "snapshot_partial");
             }
         }
         cqd_world_unref(reg, w);
@@ -130,12 +130,12 @@ int cqd_store_snapshot(cqd_store *st)
         ;
     else if (write_record(st, fd, CQP_REC_SNAP_END, (uint64_t)worlds, NULL, 0, NULL, 0) < 0)
         e = (snap_error){errno, "write"};
-    else if (cqd_failpoint_hit(&st->fp, "snapshot_fsync") ? (errno = EIO, 1) : fsync(fd) != 0)
+    else if (cqd_failpoint_hit(&st->srv->fp, "snapshot_fsync") ? (errno = EIO, 1) : fsync(fd) != 0)
         e = (snap_error){errno, "fsync"};
     if (fd >= 0 && close(fd) != 0 && !e.what)
         e = (snap_error){errno, "close"};
     if (!e.what) {
-        cqd_failpoint_crash(&st->fp, "snapshot_rename");
+        cqd_failpoint_crash(&st->srv->fp, "snapshot_rename");
         if (renameat(st->dir_fd, tmp, st->dir_fd, name) != 0)
             e = (snap_error){errno, "rename"};
     }
@@ -145,14 +145,14 @@ int cqd_store_snapshot(cqd_store *st)
         unlinkat(st->dir_fd, tmp, 0);
         return -1;
     }
-    cqd_failpoint_crash(&st->fp, "snapshot_dirsync");
+    cqd_failpoint_crash(&st->srv->fp, "snapshot_dirsync");
     if (cqd_store_dirsync(st) != 0) {
         /* the rename may not be durable: keep what it would replace */
         cqd_log(log, CQD_LOG_ERROR, "snapshot %s: fsync of %s failed (%s); the journal is kept", name, st->dir,
                 strerror(errno));
         return -1;
     }
-    cqd_failpoint_crash(&st->fp, "snapshot_cleanup");
+    cqd_failpoint_crash(&st->srv->fp, "snapshot_cleanup");
     cqd_store_cleanup(st, first);
     pthread_mutex_lock(&st->mu);
     st->snap_seq = first;

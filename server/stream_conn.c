@@ -384,6 +384,10 @@ static void on_written(uv_write_t *req, int status)
     maybe_free(c);
 }
 
+// A reply that cannot go out: not built (out of memory), or past what one
+// write takes.
+static bool unsendable(const job *j) { return j->out.oom || j->out.len > UINT_MAX; }
+
 // Answers nothing more: stops reading and drops the lines still waiting
 // (never answered, so never acknowledged). Writes already handed to libuv
 // still complete; then pump closes, as after an overlong line.
@@ -411,7 +415,7 @@ static void send_replies(cqd_conn *c, job *first)
     for (job *j = first; j; j = j->next) {
         c->queued--;
         c->queued_bytes -= j->len;
-        if (!bad && (j->out.oom || j->out.len > UINT_MAX))
+        if (!bad && unsendable(j))
             bad = j;
         if (bad)
             continue;
@@ -448,16 +452,23 @@ static void send_replies(cqd_conn *c, job *first)
 // Runs on a worker thread; touches only the batch and the server. Answers
 // the lines in order until the batch ends or has run BATCH_NS; a line that
 // was not reached keeps its line (and its charge) and goes back to the
-// queue. Each answered line gives back its charge at once.
+// queue. Each answered line gives back its charge at once. After a reply
+// that could not be built no further line runs: the connection ends there
+// (send_replies).
 static void on_work(uv_work_t *w)
 {
     job *first = w->data;
+    cqd_server *srv = first->conn->s->srv;
     uint64_t start = uv_hrtime();
     for (job *j = first; j; j = j->next) {
         if (j != first && uv_hrtime() - start >= BATCH_NS)
             break;
-        cqd_stream_answer(j->conn->s->srv, j->line, j->len, &j->out);
+        cqd_stream_answer(srv, j->line, j->len, &j->out);
         drop_line(j);
+        if (cqd_failpoint_hit(&srv->fp, "stream_reply"))
+            j->out.oom = true;
+        if (unsendable(j))
+            break;
     }
 }
 

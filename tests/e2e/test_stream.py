@@ -209,3 +209,39 @@ class StreamLineLimit(DaemonCase):
         finally:
             s.close()
         self.assertEqual(self.daemon.request("GET", "/healthz").status, 200)
+
+
+class StreamUnbuildableReply(DaemonCase):
+    """A reply the server cannot build (out of memory; forced here with the
+    stream_reply failpoint on the third reply) ends the connection: the
+    replies before it still arrive, its request ran, and no line after it
+    runs."""
+
+    ENV = {"COLLISIOND_FAILPOINT": "stream_reply:3"}
+
+    def test_replies_before_it_arrive_and_nothing_after_it_runs(self):
+        shape = {"shape": sphere(1)}
+        msgs = [
+            {"id": 1, "method": "PUT", "path": "/v1/worlds/u", "body": {}},
+            {"id": 2, "method": "PUT", "path": "/v1/worlds/u/shapes/a", "body": shape},
+            {"id": 3, "method": "PUT", "path": "/v1/worlds/u/shapes/b", "body": shape},
+            {"id": 4, "method": "PUT", "path": "/v1/worlds/u/shapes/c", "body": shape},
+            {"id": 5, "method": "GET", "path": "/healthz"},
+        ]
+        s = self.daemon.stream(timeout=10)
+        try:
+            s.send(*msgs)
+            lines, closed = s.read_until_closed()
+        finally:
+            s.close()
+        self.assertTrue(closed, "the connection should close after the reply that could not be built")
+        self.assertEqual([(r.get("id"), r.get("status")) for r in lines], [(1, 201), (2, 201)], lines)
+        self.assertEqual(self.req("GET", "/v1/worlds/u/shapes/a").status, 200)
+        self.assertEqual(self.req("GET", "/v1/worlds/u/shapes/b").status, 200, "the request whose reply failed ran")
+        self.assertEqual(self.req("GET", "/v1/worlds/u/shapes/c").status, 404, "a line after it ran")
+        s = self.daemon.stream()
+        try:
+            s.send({"id": 6, "method": "GET", "path": "/healthz"})
+            self.assertEqual(s.read_line()["status"], 200)
+        finally:
+            s.close()
