@@ -326,6 +326,10 @@ static void render_process(cqp_buf *out, cqd_server *srv, int threads)
     scalar_uint(out, "collisiond_request_bytes_buffered", "gauge",
                 "Request bytes held against --max-buffered (HTTP bodies arriving, stream lines not yet run).",
                 (uint64_t)atomic_load_explicit(&srv->admit.buffered, memory_order_relaxed));
+    int streams = atomic_load_explicit(&srv->stream_connections, memory_order_relaxed);
+    scalar_uint(out, "collisiond_stream_connections", "gauge",
+                "Open connections to the stream listener (each freed once its last reply is written or dropped).",
+                (uint64_t)(streams > 0 ? streams : 0));
     scalar_uint(out, "collisiond_requests_shed_total", "counter",
                 "Requests answered 503 at once by admission control (--max-inflight, --max-buffered).",
                 atomic_load_explicit(&srv->admit.shed, memory_order_relaxed));

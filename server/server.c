@@ -48,6 +48,7 @@ int cqd_server_init(cqd_server *srv, const cqd_config *cfg)
     atomic_init(&srv->state, CQD_STARTING);
     atomic_init(&srv->fallback_clock, 0);
     atomic_init(&srv->request_seq, 0);
+    atomic_init(&srv->stream_connections, 0);
     cqd_admit_init(&srv->admit, cfg->max_inflight, cfg->max_buffered);
     srv->boot_id = random_id(srv);
     srv->started = cqd_now();

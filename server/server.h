@@ -40,6 +40,7 @@ typedef struct cqd_server {
     struct cqd_store *store;        ///< the journal and snapshots (store.h), or NULL without a data directory
     cqd_admit admit;                ///< requests in flight and the body bytes they hold (admit.h)
     cqd_failpoint fp;               ///< COLLISIOND_FAILPOINT, a test hook (failpoint.h); zero: none
+    _Atomic int stream_connections; ///< open stream connections, for /metrics (the stream's own count, mirrored)
 } cqd_server;
 
 /// Sets up srv from cfg (copied): logger, empty registry, no threads,

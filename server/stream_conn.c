@@ -125,6 +125,7 @@ static void maybe_free(cqd_conn *c)
     cqd_lines_free(&c->lines);
     free(c);
     s->conns--;
+    atomic_fetch_sub_explicit(&s->srv->stream_connections, 1, memory_order_relaxed);
     cqd_log(&s->srv->log, CQD_LOG_DEBUG, "stream: connection closed (%d open)", s->conns);
     cqd_stream_conn_gone(s);
 }
@@ -625,6 +626,7 @@ void cqd_conn_accept(cqd_stream *s)
         s->first->prev = c;
     s->first = c;
     s->conns++;
+    atomic_fetch_add_explicit(&s->srv->stream_connections, 1, memory_order_relaxed);
     if (uv_accept((uv_stream_t *)&s->listener, (uv_stream_t *)&c->tcp) != 0) {
         close_now(c);
         return;

@@ -222,10 +222,18 @@ class StreamBufferBudget(DaemonCase):
         for _ in range(3):
             s = self.daemon.stream(timeout=5)
             s.send_raw(lines + lines[:-3000])  # queued, running and unfinished lines
-            s.close()  # without reading a reply
+            # The first reply shows the server has the connection; the rest
+            # are never read.
+            self.assertEqual(s.read_line()["status"], 200)
+            self.assertGreaterEqual(metric(self.daemon, "collisiond_stream_connections"), 1)
+            s.close()
+        # Once the server has freed the three connections nothing of theirs
+        # is read any more, so a zero of the bytes then is final (while one
+        # is open, its next read could charge more).
         deadline = time.monotonic() + 5
-        while metric(self.daemon, "collisiond_request_bytes_buffered") != 0:
-            self.assertLess(time.monotonic(), deadline, "stream bytes still held after their clients left")
+        while (metric(self.daemon, "collisiond_stream_connections") != 0 or
+               metric(self.daemon, "collisiond_request_bytes_buffered") != 0):
+            self.assertLess(time.monotonic(), deadline, "stream connections or bytes still held after their clients left")
             time.sleep(0.1)
         s = self.daemon.stream(timeout=5)
         try:
