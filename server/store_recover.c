@@ -19,6 +19,7 @@
 #include "cqp/journal.h"
 #include "handlers.h"
 #include "json_arena.h"
+#include "registry.h"
 #include "router.h"
 #include "thread.h"
 
@@ -27,7 +28,7 @@ typedef enum run_result {
     RUN_APPLIED,
     RUN_REJECTED, ///< the handler refused it with a client error (as it did when first sent)
     RUN_FAILED,   ///< the handler failed with a server error: not a verdict on the record
-    RUN_SKIPPED,  ///< its world in the snapshot already holds it
+    RUN_SKIPPED,  ///< its world in the snapshot already holds it, or is gone (world_gone)
     RUN_UNKNOWN,  ///< not a mutation this server knows
 } run_result;
 
@@ -52,6 +53,23 @@ static uint64_t snapshot_seq(const cqd_store *st, const char *world)
     const cqd_snap_world *hit =
         bsearch(&key, st->snap_worlds, (size_t)st->snap_world_count, sizeof key, by_name);
     return hit ? hit->seq : 0;
+}
+
+/// Whether a record failed because its world was deleted while the snapshot
+/// was being written. A snapshot holds the worlds that existed when its
+/// journal began, each as of its turn; one deleted before its turn is not
+/// in it, and its records after the snapshot's start, the deletion among
+/// them, no longer find it. Nothing else leaves a world a record reached
+/// missing from the snapshot and the journal both (a lost record is a gap
+/// the scan stops at), and its deletion supersedes them.
+static bool world_gone(cqd_store *st, const char *world, const cqp_problem *p)
+{
+    if (p->kind != CQP_P_NOT_FOUND || !world[0] || st->rec.snapshot < 0 || snapshot_seq(st, world) != 0)
+        return false;
+    cqd_world *w = cqd_world_acquire(st->srv->worlds, world, false);
+    if (w)
+        cqd_world_release(st->srv->worlds, w);
+    return !w;
 }
 
 /// Runs the mutation m (sequence number seq) through its handler; c.world
@@ -92,12 +110,18 @@ static run_result run(cqd_store *st, const cqp_mutation *m, uint64_t seq, bool f
         return RUN_SKIPPED;
 
     /* In the thread's JSON arena, without a budget: an allocation that
-     * fails is then known as such, where jansson may call it bad syntax. */
-    cqd_json_arena *previous = c.self ? cqd_json_arena_enter(&c.self->json, 0) : NULL;
+     * fails is then known as such, where jansson may call it bad syntax.
+     * Without its thread's state (its allocation failed) no record runs. */
+    if (!c.self) {
+        cqd_response_free(&resp);
+        cqp_fail(problem, CQP_P_BUSY, NULL, "out of memory replaying the record");
+        return RUN_FAILED;
+    }
+    cqd_json_arena *previous = cqd_json_arena_enter(&c.self->json, 0);
     int status = -1;
     if (m->body_len > 0) {
         c.body = cqp_parse(m->body, m->body_len, &c.problem);
-        if (!c.body && c.self && c.self->json.failed)
+        if (!c.body && c.self->json.failed)
             cqp_fail(&c.problem, CQP_P_BUSY, NULL, "out of memory decoding the record");
         else if (c.body && !json_is_object(c.body))
             cqp_fail(&c.problem, CQP_P_BAD_TYPE, "", "the request body must be a JSON object");
@@ -118,8 +142,7 @@ static run_result run(cqd_store *st, const cqp_mutation *m, uint64_t seq, bool f
         st->recover_seq = 0;
     }
     json_decref(c.body);
-    if (c.self)
-        cqd_json_arena_leave(&c.self->json, previous);
+    cqd_json_arena_leave(&c.self->json, previous);
     cqd_response_free(&resp);
     *problem = c.problem;
     if (status > 0)
@@ -127,6 +150,8 @@ static run_result run(cqd_store *st, const cqp_mutation *m, uint64_t seq, bool f
     /* The record was journaled, so when first sent it was decoded and its
      * handler reached the journal: a failure before that point now, or any
      * server error, is not the verdict it had then. */
+    if (!from_snapshot && !reached && world_gone(st, world, &c.problem))
+        return RUN_SKIPPED;
     bool as_first_sent = !from_snapshot && reached && cqp_problem_status(c.problem.kind) < 500;
     return as_first_sent ? RUN_REJECTED : RUN_FAILED;
 }
