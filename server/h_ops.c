@@ -10,7 +10,6 @@
 #include "openapi.h"
 #include "registry.h"
 #include "server.h"
-#include "store.h"
 
 #define FALLBACKS_DEFAULT 100
 #define FALLBACKS_MAX 1000
@@ -164,12 +163,6 @@ int cqd_h_healthz(cqd_call *c)
 int cqd_h_readyz(cqd_call *c)
 {
     int state = atomic_load(&c->srv->state);
-    char why[200];
-    if (state == CQD_READY && c->srv->store && cqd_store_failed(c->srv->store, why, sizeof why)) {
-        c->resp->retry_after = -1; /* until a restart */
-        return cqp_fail(&c->problem, CQP_P_BUSY, NULL,
-                        "the journal failed (%s): changes are refused until a restart", why);
-    }
     if (state == CQD_READY)
         return status_body(c, "ready");
     c->resp->retry_after = 1;

@@ -12,6 +12,7 @@
 #include "registry.h"
 #include "router.h"
 #include "server.h"
+#include "store.h"
 #include "thread.h"
 
 static const int status_codes[CQD_STATUS_SLOTS - 1] = CQD_STATUS_CODES;
@@ -330,6 +331,9 @@ static void render_process(cqp_buf *out, cqd_server *srv, int threads)
     scalar_uint(out, "collisiond_stream_connections", "gauge",
                 "Open connections to the stream listener (each freed once its last reply is written or dropped).",
                 (uint64_t)(streams > 0 ? streams : 0));
+    scalar_uint(out, "collisiond_journal_failed", "gauge",
+                "1 once a journal write or sync has failed: every change is refused until a restart.",
+                srv->store && cqd_store_failed(srv->store) ? 1 : 0);
     scalar_uint(out, "collisiond_requests_shed_total", "counter",
                 "Requests answered 503 at once by admission control (--max-inflight, --max-buffered).",
                 atomic_load_explicit(&srv->admit.shed, memory_order_relaxed));

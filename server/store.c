@@ -189,6 +189,7 @@ cqd_store *cqd_store_new(cqd_server *srv, bool read_only)
     }
     st->srv = srv;
     st->read_only = read_only;
+    atomic_init(&st->failed, false);
     st->dir_fd = st->lock_fd = st->fd = -1;
     st->rec.snapshot = -1;
     snprintf(st->dir, sizeof st->dir, "%s", dir);

@@ -55,9 +55,9 @@ bool cqd_store_waits(const cqd_store *st);
 /// fdatasync (group commit). 0, or -1 with *why when the sync failed (the
 /// journal is failed from then on).
 int cqd_store_wait(cqd_store *st, uint64_t seq, char *why, size_t why_size);
-/// Whether the journal has stopped for good (a write or sync failed): then
-/// true, with what failed in why. Every change is refused from then on.
-bool cqd_store_failed(cqd_store *st, char *why, size_t why_size);
+/// Whether the journal has stopped for good (a write or sync failed; every
+/// change is refused from then on until a restart). Never waits.
+bool cqd_store_failed(const cqd_store *st);
 /// During recovery, the sequence number of the record being applied
 /// again, and noted: its handler reached the journal, so a failure from
 /// here on is the record's own, as when first sent. 0 otherwise (once the

@@ -83,6 +83,7 @@ struct cqd_store {
     uint64_t durable;       ///< the last record known to be on disk
     bool syncing;           ///< an fdatasync of fd runs outside mu
     int error;              ///< errno of the failure that stopped the journal, 0 while healthy
+    atomic_bool failed;     ///< error is set (written once, under mu; read without it)
     char error_what[160];
     uint64_t bytes;         ///< journal bytes since the last rotation
     uint64_t snap_seq;      ///< first sequence number after the newest snapshot, 0 for none

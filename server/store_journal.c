@@ -19,6 +19,7 @@ void cqd_store_fail_locked(cqd_store *st, int err, const char *what)
         return;
     st->error = err ? err : EIO;
     snprintf(st->error_what, sizeof st->error_what, "%s: %s", what, strerror(st->error));
+    atomic_store_explicit(&st->failed, true, memory_order_release);
     cqd_log(&st->srv->log, CQD_LOG_ERROR, "journal failed (%s): every mutation is refused until a restart",
             st->error_what);
     pthread_cond_broadcast(&st->synced);
@@ -107,14 +108,10 @@ int cqd_store_append(cqd_store *st, const char *method, const char *path, const 
 
 bool cqd_store_waits(const cqd_store *st) { return st->srv->cfg.fsync == CQD_FSYNC_ALWAYS; }
 
-bool cqd_store_failed(cqd_store *st, char *why, size_t why_size)
+bool cqd_store_failed(const cqd_store *st)
 {
-    pthread_mutex_lock(&st->mu);
-    bool failed = st->error != 0;
-    if (failed)
-        set_why(why, why_size, st);
-    pthread_mutex_unlock(&st->mu);
-    return failed;
+    /* Not under mu: a scrape must not wait for a sync or a rotation. */
+    return atomic_load_explicit(&st->failed, memory_order_acquire);
 }
 
 uint64_t cqd_store_replaying(cqd_store *st)
