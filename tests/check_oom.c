@@ -141,7 +141,8 @@ typedef struct fixture {
     char dir[64]; /* the data directory, "" without durability */
 } fixture;
 
-static void server_up(fixture *f)
+/* A server on f's directory, logging to a scratch file, its store not yet open. */
+static void server_init_logged(fixture *f)
 {
     cqd_config cfg = cu_default_config();
     snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s", f->dir);
@@ -151,6 +152,11 @@ static void server_up(fixture *f)
     f->log = tmpfile();
     ck_assert_ptr_nonnull(f->log);
     f->srv.log.fd = fileno(f->log);
+}
+
+static void server_up(fixture *f)
+{
+    server_init_logged(f);
     if (f->dir[0]) {
         f->srv.store = cqd_store_open(&f->srv);
         ck_assert_ptr_nonnull(f->srv.store);
@@ -561,14 +567,7 @@ static bool mutates(const scenario *s)
 static char *start_failing(const fixture *f, long n, bool *fired)
 {
     fixture g = *f;
-    cqd_config cfg = cu_default_config();
-    snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s", g.dir);
-    cfg.fsync = CQD_FSYNC_NO;
-    cfg.snapshot_every = 0;
-    ck_assert_int_eq(cqd_server_init(&g.srv, &cfg), 0);
-    g.log = tmpfile();
-    ck_assert_ptr_nonnull(g.log);
-    g.srv.log.fd = fileno(g.log);
+    server_init_logged(&g);
     cqd_thread *self = cqd_thread_self(&g.srv); /* recovery runs on this thread */
     ck_assert_ptr_nonnull(self);
     inj_arena = &self->json;
@@ -583,10 +582,7 @@ static char *start_failing(const fixture *f, long n, bool *fired)
         got = dump(&g);
     }
     ck_assert_msg(up || *fired, "allocation %ld: start-up refused without an injected failure", n);
-    cqd_store_close(g.srv.store, false);
-    g.srv.store = NULL;
-    cqd_server_destroy(&g.srv);
-    fclose(g.log);
+    server_down(&g);
     return got;
 }
 
