@@ -238,6 +238,8 @@ PEER_BIN      := $(BUILD)/cq-peers
 # N:FRAMES per world (gen.py scene N 7); fewer frames at 100,000 keep a run short.
 BENCH_WORLDS  ?= 10000:100 100000:20
 BENCH_RUNS    ?= 3
+# The CPU every benchmark program runs on (table.py: the first allowed; -1: any).
+BENCH_CPU     ?=
 BENCH_N       := $(foreach w,$(BENCH_WORLDS),$(firstword $(subst :, ,$(w))))
 
 # bullet.pc adds -std=c++11; the later -std=c++17 wins.
@@ -258,7 +260,7 @@ bench: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(BENCH_BIN) $(PEER_BIN) $(PAIRS_FILE) \
 	  $(BENCH_N:%=$(DATA)/scene-%-7.txt) $(BENCH_N:%=$(DATA)/rays-100000-99-in-%.txt)
 	$(PYTHON) bench/table.py --cq $(BENCH_BIN) --peers $(PEER_BIN) --pairs $(PAIRS_FILE) --data $(DATA) \
-	  $(BENCH_WORLDS:%=--world %) --runs $(BENCH_RUNS) --raw $(BUILD)/bench-raw $(if $(BENCH_HTTP),--http $(BENCH_HTTP))
+	  $(BENCH_WORLDS:%=--world %) --runs $(BENCH_RUNS) $(if $(BENCH_CPU),--cpu $(BENCH_CPU)) --raw $(BUILD)/bench-raw $(if $(BENCH_HTTP),--http $(BENCH_HTTP))
 
 # bench plus bench-http's rows (needs wrk and nginx).
 .PHONY: bench-all

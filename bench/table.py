@@ -2,13 +2,17 @@
 """`make bench`: collisiond beside its peers, in one run, on the same inputs.
 
   table.py --cq build/cq-bench --peers build/cq-peers --pairs PAIRS --data DIR
-           [--world N:FRAMES ...] [--runs 3] [--http FILE] [--raw DIR]
+           [--world N:FRAMES ...] [--runs 3] [--cpu N] [--http FILE] [--raw DIR]
 
 Runs `cq-bench pairs PAIRS` and `cq-peers pairs PAIRS`, then for each
 --world `cq-bench world` and `cq-peers world` on DIR/scene-N-7.txt and
 DIR/rays-100000-99-in-N.txt for FRAMES frames, alternating the two programs
 so that a burst of load from other tenants of the machine hits both alike;
-the whole round is repeated --runs times. Both programs print `key value`
+the whole round is repeated --runs times. Every program runs on the same
+CPU (--cpu, by default the first this process may use; -1 leaves them
+free): the two virtual cores of a cloud machine can differ by a third in
+speed, and a ratio of figures taken on different cores measures the cores.
+Both programs print `key value`
 lines. Each figure is the best over the runs (least time, highest rate),
 shown with the worst after a slash, the spread; ratios are of the bests.
 --http adds the rows of a `make bench-http` output (read from FILE), and
@@ -70,9 +74,11 @@ WORLD_COUNTS = [
 ]
 
 
-def run(cmd, raw, name):
-    """Runs one program; returns its key -> float lines (fails the bench on error)."""
-    out = subprocess.run(cmd, stdout=subprocess.PIPE, universal_newlines=True)
+def run(cmd, raw, name, cpu):
+    """Runs one program on CPU cpu (any, if negative); returns its key -> float
+    lines (fails the bench on error)."""
+    pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu >= 0 else None
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, universal_newlines=True, preexec_fn=pin)
     if raw:
         with open(os.path.join(raw, name), "a") as f:
             f.write("$ %s\n%s" % (" ".join(cmd), out.stdout))
@@ -193,6 +199,7 @@ def main():
     ap.add_argument("--data", required=True)
     ap.add_argument("--world", action="append", default=[], metavar="N:FRAMES")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--cpu", type=int, default=min(os.sched_getaffinity(0)))
     ap.add_argument("--http")
     ap.add_argument("--raw")
     args = ap.parse_args()
@@ -206,18 +213,19 @@ def main():
     pairs, world = [], {n: [] for n, _ in worlds}
     for k in range(args.runs):
         print("run %d/%d: pairs" % (k + 1, args.runs), file=sys.stderr)
-        r = run([args.cq, "pairs", args.pairs], args.raw, "cq-bench.txt")
-        r.update(run([args.peers, "pairs", args.pairs], args.raw, "cq-peers.txt"))
+        r = run([args.cq, "pairs", args.pairs], args.raw, "cq-bench.txt", args.cpu)
+        r.update(run([args.peers, "pairs", args.pairs], args.raw, "cq-peers.txt", args.cpu))
         pairs.append(r)
         for n, frames in worlds:
             print("run %d/%d: world %d" % (k + 1, args.runs, n), file=sys.stderr)
             files = [os.path.join(args.data, "scene-%d-7.txt" % n), os.path.join(args.data, "rays-100000-99-in-%d.txt" % n)]
-            r = run([args.cq, "world"] + files + [str(frames)], args.raw, "cq-bench.txt")
-            r.update(run([args.peers, "world"] + files + [str(frames)], args.raw, "cq-peers.txt"))
+            r = run([args.cq, "world"] + files + [str(frames)], args.raw, "cq-bench.txt", args.cpu)
+            r.update(run([args.peers, "world"] + files + [str(frames)], args.raw, "cq-peers.txt", args.cpu))
             world[n].append(r)
 
-    print("%d run(s), %.0f s; load average %s at the start, %s at the end. Each figure: best / worst over the runs."
-          % (args.runs, time.time() - t0, load0, open("/proc/loadavg").read().split()[0]))
+    where = "every program on CPU %d" % args.cpu if args.cpu >= 0 else "programs on any CPU"
+    print("%d run(s), %.0f s, %s; load average %s at the start, %s at the end. Each figure: best / worst over the runs."
+          % (args.runs, time.time() - t0, where, load0, open("/proc/loadavg").read().split()[0]))
     print()
     print("| figure | collisiond | peer | peer value | ratio | goal | met? |")
     print("|---|---|---|---|---|---|---|")
