@@ -217,8 +217,20 @@ class StreamBufferBudget(DaemonCase):
             a.close()
             b.close()
 
+    def wait_until_freed(self):
+        """Waits for the server to free every stream connection and give
+        back their bytes. Once it has freed them nothing of theirs is read
+        any more, so a zero of the bytes then is final (while one is open,
+        its next read could charge more)."""
+        deadline = time.monotonic() + 5
+        while (metric(self.daemon, "collisiond_stream_connections") != 0 or
+               metric(self.daemon, "collisiond_request_bytes_buffered") != 0):
+            self.assertLess(time.monotonic(), deadline, "stream connections or bytes still held after their clients left")
+            time.sleep(0.1)
+
     def test_closed_connections_give_their_bytes_back(self):
         lines = "".join(padded_health(10 + i, 8 * 1024) for i in range(12))
+        self.wait_until_freed()  # the connections of the tests before
         for _ in range(3):
             s = self.daemon.stream(timeout=5)
             s.send_raw(lines + lines[:-3000])  # queued, running and unfinished lines
@@ -227,14 +239,10 @@ class StreamBufferBudget(DaemonCase):
             self.assertEqual(s.read_line()["status"], 200)
             self.assertGreaterEqual(metric(self.daemon, "collisiond_stream_connections"), 1)
             s.close()
-        # Once the server has freed the three connections nothing of theirs
-        # is read any more, so a zero of the bytes then is final (while one
-        # is open, its next read could charge more).
-        deadline = time.monotonic() + 5
-        while (metric(self.daemon, "collisiond_stream_connections") != 0 or
-               metric(self.daemon, "collisiond_request_bytes_buffered") != 0):
-            self.assertLess(time.monotonic(), deadline, "stream connections or bytes still held after their clients left")
-            time.sleep(0.1)
+            # Before the next connection: until the server has seen this
+            # close, this connection's held lines count against the budget,
+            # and the next one's first line could be refused for them.
+            self.wait_until_freed()
         s = self.daemon.stream(timeout=5)
         try:
             s.send_raw(padded_health(99, 60 * 1024))  # the whole budget is there again
