@@ -74,11 +74,9 @@ WORLD_COUNTS = [
 ]
 
 
-def run(cmd, raw, name, cpu):
-    """Runs one program on CPU cpu (any, if negative); returns its key -> float
-    lines (fails the bench on error)."""
-    pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu >= 0 else None
-    out = subprocess.run(cmd, stdout=subprocess.PIPE, universal_newlines=True, preexec_fn=pin)
+def run(cmd, raw, name):
+    """Runs one program; returns its key -> float lines (fails the bench on error)."""
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, universal_newlines=True)
     if raw:
         with open(os.path.join(raw, name), "a") as f:
             f.write("$ %s\n%s" % (" ".join(cmd), out.stdout))
@@ -204,6 +202,11 @@ def main():
     ap.add_argument("--raw")
     args = ap.parse_args()
     worlds = [tuple(int(x) for x in w.split(":")) for w in args.world]
+    if args.cpu >= 0:  # the programs inherit it
+        if args.cpu not in os.sched_getaffinity(0):
+            sys.exit("table.py: --cpu %d is not one of the CPUs this process may use (%s)"
+                     % (args.cpu, ", ".join(str(c) for c in sorted(os.sched_getaffinity(0)))))
+        os.sched_setaffinity(0, {args.cpu})
     if args.raw:
         os.makedirs(args.raw, exist_ok=True)
         for name in os.listdir(args.raw):
@@ -213,14 +216,14 @@ def main():
     pairs, world = [], {n: [] for n, _ in worlds}
     for k in range(args.runs):
         print("run %d/%d: pairs" % (k + 1, args.runs), file=sys.stderr)
-        r = run([args.cq, "pairs", args.pairs], args.raw, "cq-bench.txt", args.cpu)
-        r.update(run([args.peers, "pairs", args.pairs], args.raw, "cq-peers.txt", args.cpu))
+        r = run([args.cq, "pairs", args.pairs], args.raw, "cq-bench.txt")
+        r.update(run([args.peers, "pairs", args.pairs], args.raw, "cq-peers.txt"))
         pairs.append(r)
         for n, frames in worlds:
             print("run %d/%d: world %d" % (k + 1, args.runs, n), file=sys.stderr)
             files = [os.path.join(args.data, "scene-%d-7.txt" % n), os.path.join(args.data, "rays-100000-99-in-%d.txt" % n)]
-            r = run([args.cq, "world"] + files + [str(frames)], args.raw, "cq-bench.txt", args.cpu)
-            r.update(run([args.peers, "world"] + files + [str(frames)], args.raw, "cq-peers.txt", args.cpu))
+            r = run([args.cq, "world"] + files + [str(frames)], args.raw, "cq-bench.txt")
+            r.update(run([args.peers, "world"] + files + [str(frames)], args.raw, "cq-peers.txt"))
             world[n].append(r)
 
     where = "every program on CPU %d" % args.cpu if args.cpu >= 0 else "programs on any CPU"

@@ -82,60 +82,124 @@ static void cq_face_frame(const cq_obb *box, int id, cq_clip_frame *fr, cq_clip_
     lines[3] = (cq_clip_line){1, 0, hu, eid[3]};
 }
 
-/* Box-box face clipping, found directly. The clipped polygon is the
- * incident face P (a parallelogram in the reference face's frame) cut by
- * the reference rectangle R, |x| <= hu and |y| <= hv. Its corners are of
- * three kinds, each found on its own instead of by four Sutherland-Hodgman
- * passes that copy the polygon each time:
- *  - P's corners inside R (feature: reference face, incident vertex);
- *  - the points where P's edges enter and leave R (side edge, incident edge);
- *  - R's corners strictly inside P (side edge, incident face).
- * They are cq_clip_polygon's points, with its features, in another order
- * (check_box_box compares the two; where the overlap is a mere segment,
- * the feature here is the incident edge the point lies on). */
+/* Box-box face clipping: cq_clip_polygon's Sutherland-Hodgman passes,
+ * specialised to the reference face's rectangle and kept to the same
+ * arithmetic, so the same vertices come out in the same order. */
 
-/* A clipped point in frame coordinates, before it is put in world space. */
-typedef struct cq_rect_point {
-    double x, y, z;
-    cq_feature f;
-} cq_rect_point;
+/* The incident quad while the rectangle clips it, as structure of arrays:
+ * a pass moves whole words, no partial stores to forward. Each vertex's
+ * feature and outgoing incident edge travel in one word (cq_rect_tag). A
+ * pass keeps some vertices and adds one point per crossing: a convex quad
+ * ends with at most 8 vertices, but as rounding could make a nearly flat
+ * polygon cross a side more often, the bound is the general one, the count
+ * at most doubled per pass (4 -> 64), plus the slot a pass reads and writes
+ * past its end. */
+#define CQ_RECT_POLY_MAX 65
 
-/* The sides in cq_clip_polygon's order: +v, -u, -v, +u (edge m of a face
- * borders side m). Where two sides meet, Sutherland-Hodgman makes the
- * corner when the later side cuts the segment the earlier one left, so
- * corner j of R (cq_su, cq_sv order) bears the edge of side cq_corner_side[j]. */
-static const int cq_corner_side[4] = {3, 1, 2, 3};
+typedef struct cq_rect_poly {
+    int n;
+    double x[CQ_RECT_POLY_MAX], y[CQ_RECT_POLY_MAX], z[CQ_RECT_POLY_MAX];
+    uint64_t tag[CQ_RECT_POLY_MAX];
+} cq_rect_poly;
 
-/* c ? a : b, by masks on the bits. */
-static inline double cq_select(int c, double a, double b)
+/* A vertex's tag: its feature, reference half first (kind, kind, index,
+ * index in bits 0, 8, 16, 32), and in bits 48 up cq_clip_vertex.out_edge
+ * plus one (0: the edge from it runs along a side). */
+static inline uint64_t cq_rect_tag(unsigned ref_kind, unsigned inc_kind, unsigned ref_index, unsigned inc_index,
+                                   int out_edge)
 {
-    uint64_t x, y, mask = (uint64_t)0 - (uint64_t)c;
-    memcpy(&x, &a, sizeof x);
-    memcpy(&y, &b, sizeof y);
-    x = (x & mask) | (y & ~mask);
-    memcpy(&a, &x, sizeof a);
-    return a;
+    return ref_kind | inc_kind << 8 | (uint64_t)ref_index << 16 | (uint64_t)inc_index << 32 |
+           (uint64_t)(out_edge + 1) << 48;
 }
 
-/* Where the line x(t) = p + t e (one coordinate) lies within |x| <= h: the
- * parameters it comes in and goes out at, with the sides it crosses there
- * (side_lo for the low bound -h, side_hi for +h). A line that never moves
- * along the coordinate is inside for every t or for none. */
-static inline void cq_slab(double p, double e, double h, int side_lo, int side_hi, double *t_in, int *s_in,
-                           double *t_out, int *s_out)
+/* The tag's feature with A's half first. */
+static inline cq_feature cq_rect_feature(uint64_t tag, bool ref_is_b)
 {
-    if (e == 0) {
-        bool inside = fabs(p) <= h;
-        *t_in = inside ? -INFINITY : INFINITY, *t_out = inside ? INFINITY : -INFINITY;
-        *s_in = *s_out = -1;
-        return;
+    cq_feature f = {(uint8_t)tag, (uint8_t)(tag >> 8), (uint16_t)(tag >> 16), (uint16_t)(tag >> 32)};
+    return ref_is_b ? cq_feature_swap(f) : f;
+}
+
+/* c ? a : b, by masks: compilers turn the plain ternary on these words
+ * into a branch, and which way it goes here is unpredictable. */
+static inline uint64_t cq_pick(bool c, uint64_t a, uint64_t b)
+{
+    uint64_t mask = (uint64_t)0 - c;
+    return (a & mask) | (b & ~mask);
+}
+
+/* One pass of cq_clip_by_line (manifold.c) against a side whose signed
+ * distances are dist[0..n] (the polygon's slot n repeats its first vertex,
+ * so edge k always ends at k + 1): the same keep and cut rules and the same
+ * arithmetic. Each vertex and the point where its edge would cross are
+ * both written, and only the count says which stay: which side a vertex
+ * lies on is unpredictable, and a mispredicted branch costs more than the
+ * writes. Where nothing crosses (dp = dq possible) the division may give an
+ * infinity or NaN, in a slot that is then overwritten. A cut point lies on
+ * the incident edge it cuts, or inside the incident face where that edge
+ * ran along an earlier side; the edge from it runs along this side when its
+ * vertex was inside. */
+static void cq_rect_cut(const cq_rect_poly *in, const double *dist, unsigned side_edge, unsigned inc_face,
+                        cq_rect_poly *out)
+{
+    const uint64_t in_face = cq_rect_tag(CQ_FEAT_EDGE, CQ_FEAT_FACE, side_edge, inc_face, -1);
+    const uint64_t on_edge = cq_rect_tag(CQ_FEAT_EDGE, CQ_FEAT_EDGE, side_edge, 0, -1);
+    int n = in->n, m = 0;
+    bool polygon = n > 2;
+    for (int k = 0; k < n; k++) {
+        double dp = dist[k], dq = dist[k + 1];
+        uint64_t tag = in->tag[k], edge = tag >> 48; /* out_edge + 1 */
+        out->x[m] = in->x[k], out->y[m] = in->y[k], out->z[m] = in->z[k], out->tag[m] = tag;
+        m += dp <= 0;
+        double t = dp / (dp - dq);
+        out->x[m] = in->x[k] + t * (in->x[k + 1] - in->x[k]);
+        out->y[m] = in->y[k] + t * (in->y[k + 1] - in->y[k]);
+        out->z[m] = in->z[k] + t * (in->z[k + 1] - in->z[k]);
+        out->tag[m] = cq_pick(edge == 0, in_face, on_edge | (edge - 1) << 32) | cq_pick(dp < 0, 0, edge << 48);
+        m += (dp * dq < 0) & (polygon | (k == 0)); /* strictly apart; a segment is cut once */
     }
-    double inv = 1 / e, lo = (-h - p) * inv, hi = (h - p) * inv;
-    /* Masks and arithmetic on the sign instead of selects, which compilers
-     * turn into branches whose way is unpredictable here. */
-    int up = e > 0;
-    *t_in = cq_select(up, lo, hi), *t_out = cq_select(up, hi, lo);
-    *s_in = side_hi + up * (side_lo - side_hi), *s_out = side_lo + up * (side_hi - side_lo);
+    out->n = m;
+}
+
+/* Clips against side `side` of the rectangle |x| <= hu, |y| <= hv (edge m
+ * borders the side at +v, -u, -v, +u for m = 0..3). The distance is the
+ * general line's a x + b y - d with (a, b) = (0, 1), (-1, 0), (0, -1),
+ * (1, 0), without the zero term: the same bits for finite coordinates. A
+ * pass with every vertex kept changes nothing and is skipped; the result is
+ * in *cur. */
+static inline void cq_rect_side(cq_rect_poly **cur, cq_rect_poly **spare, int side, double h, unsigned edge,
+                                unsigned inc_face)
+{
+    cq_rect_poly *p = *cur;
+    int n = p->n;
+    const double *c = side & 1 ? p->x : p->y;
+    double sign = side == 0 || side == 3 ? 1 : -1, dist[CQ_RECT_POLY_MAX]; /* times +-1: exact */
+    bool outside = false;
+    for (int k = 0; k < n; k++) {
+        dist[k] = sign * c[k] - h;
+        outside |= !(dist[k] <= 0); /* as cq_clip_by_line keeps: a NaN is not kept */
+    }
+    if (!outside)
+        return;
+    dist[n] = dist[0];
+    p->x[n] = p->x[0], p->y[n] = p->y[0], p->z[n] = p->z[0], p->tag[n] = p->tag[0];
+    cq_rect_cut(p, dist, edge, inc_face, *spare);
+    *cur = *spare, *spare = p;
+}
+
+/* cq_clip_emit for the clipped polygon: the same points, each written and
+ * kept by moving the count. The reference face is B's when ref_is_b: the
+ * points are then put on it, and the features turned A's half first. */
+static int cq_rect_emit(const cq_clip_frame *fr, const cq_rect_poly *p, double skin, bool ref_is_b,
+                        cq_contact_point out[CQ_CLIP_MAX])
+{
+    int m = 0;
+    for (int k = 0; k < p->n; k++) {
+        cq_vec3 at = cq_mad(cq_mad(fr->origin, fr->u, p->x[k]), fr->v, p->y[k]);
+        out[m] = (cq_contact_point){ref_is_b ? at : cq_mad(at, fr->n, p->z[k]), -p->z[k],
+                                    cq_rect_feature(p->tag[k], ref_is_b)};
+        m += !(p->z[k] > skin);
+    }
+    return m;
 }
 
 int cq_box_clip_box(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
@@ -152,58 +216,21 @@ int cq_box_clip_box(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id
     cq_vec3 cf = cq_v3(cq_dot(c, fr.u), cq_dot(c, fr.v), cq_dot(c, fr.n));
     cq_vec3 uf = cq_v3(cq_dot(du, fr.u), cq_dot(du, fr.v), cq_dot(du, fr.n));
     cq_vec3 vf = cq_v3(cq_dot(dv, fr.u), cq_dot(dv, fr.v), cq_dot(dv, fr.n));
-    const uint16_t *side_edge = cq_face_eid[ref_id], *inc_vid = cq_face_vid[inc_id], *inc_eid = cq_face_eid[inc_id];
-    cq_vec3 p[5];
-    for (int m = 0; m < 4; m++)
-        p[m] = cq_mad(cq_mad(cf, uf, cq_su[m]), vf, cq_sv[m]);
-    p[4] = p[0];
-    /* Every candidate is written and only the count says which stay: which
-     * are kept is unpredictable, and a mispredicted branch costs more than
-     * the writes. At most 4 + 8 + 4 are written. */
-    cq_rect_point pt[16];
-    int n = 0;
+    cq_rect_poly poly[2], *cur = &poly[0], *spare = &poly[1];
     for (int m = 0; m < 4; m++) {
-        pt[n] = (cq_rect_point){p[m].x, p[m].y, p[m].z, {CQ_FEAT_FACE, CQ_FEAT_VERTEX, (uint16_t)ref_id, inc_vid[m]}};
-        n += (fabs(p[m].x) <= hu) & (fabs(p[m].y) <= hv);
-        /* The edge's part inside R, by the slabs of x (sides -u, +u) and
-         * y (-v, +v): an end strictly outside a side crosses it strictly
-         * inside the edge, the only cut cq_clip_polygon makes. */
-        cq_vec3 e = cq_sub(p[m + 1], p[m]);
-        double xi, xo, yi, yo;
-        int sxi, sxo, syi, syo;
-        cq_slab(p[m].x, e.x, hu, 1, 3, &xi, &sxi, &xo, &sxo);
-        cq_slab(p[m].y, e.y, hv, 2, 0, &yi, &syi, &yo, &syo);
-        int x_in = xi > yi, x_out = xo < yo;
-        double t_in = xi > yi ? xi : yi, t_out = xo < yo ? xo : yo;
-        int s_in = syi + x_in * (sxi - syi), s_out = syo + x_out * (sxo - syo);
-        int cut = t_in < t_out;
-        cq_vec3 a = cq_mad(p[m], e, t_in), b = cq_mad(p[m], e, t_out);
-        pt[n] = (cq_rect_point){a.x, a.y, a.z, {CQ_FEAT_EDGE, CQ_FEAT_EDGE, side_edge[s_in & 3], inc_eid[m]}};
-        n += cut & (t_in > 0) & (t_in < 1);
-        pt[n] = (cq_rect_point){b.x, b.y, b.z, {CQ_FEAT_EDGE, CQ_FEAT_EDGE, side_edge[s_out & 3], inc_eid[m]}};
-        n += cut & (t_out > 0) & (t_out < 1);
+        cq_vec3 p = cq_mad(cq_mad(cf, uf, cq_su[m]), vf, cq_sv[m]);
+        cur->x[m] = p.x, cur->y[m] = p.y, cur->z[m] = p.z;
+        cur->tag[m] = cq_rect_tag(CQ_FEAT_FACE, CQ_FEAT_VERTEX, (unsigned)ref_id, cq_face_vid[inc_id][m],
+                                  cq_face_eid[inc_id][m]);
     }
-    /* R's corner (x, y) = cf + s uf + t vf in the plane, solved by Cramer's
-     * rule; a flat P (a zero half extent) holds no corner. */
-    double det = uf.x * vf.y - uf.y * vf.x, inv = 1 / det;
-    for (int j = 0; det != 0 && j < 4; j++) {
-        double x = cq_su[j] * hu, y = cq_sv[j] * hv, wx = x - cf.x, wy = y - cf.y;
-        double s = (wx * vf.y - wy * vf.x) * inv, t = (uf.x * wy - uf.y * wx) * inv;
-        pt[n] = (cq_rect_point){x, y, cf.z + s * uf.z + t * vf.z,
-                                {CQ_FEAT_EDGE, CQ_FEAT_FACE, side_edge[cq_corner_side[j]], (uint16_t)inc_id}};
-        n += (fabs(s) < 1) & (fabs(t) < 1);
-    }
-    /* Kept when no more than skin above the reference plane; put on the
-     * incident face, or onto the reference face when that is B's, with A's
-     * half of the feature first. */
-    int kept = 0;
-    for (int i = 0; i < n; i++) {
-        cq_vec3 at = cq_mad(cq_mad(fr.origin, fr.u, pt[i].x), fr.v, pt[i].y);
-        out[kept] = (cq_contact_point){ref_is_b ? at : cq_mad(at, fr.n, pt[i].z), -pt[i].z,
-                                       ref_is_b ? cq_feature_swap(pt[i].f) : pt[i].f};
-        kept += !(pt[i].z > skin);
-    }
-    return kept;
+    cur->n = 4;
+    /* The sides in cq_face_frame's order, +v -u -v +u. A pass that leaves
+     * nothing (never here: the SAT found the faces overlapping) leaves the
+     * later passes nothing to do, as cq_clip_polygon stops. */
+    const uint16_t *edge = cq_face_eid[ref_id];
+    for (int side = 0; side < 4; side++)
+        cq_rect_side(&cur, &spare, side, side & 1 ? hu : hv, edge[side], (unsigned)inc_id);
+    return cq_rect_emit(&fr, cur, skin, ref_is_b, out);
 }
 
 int cq_box_clip(const cq_obb *box, int id, const cq_face *inc, double skin, bool onto_ref,

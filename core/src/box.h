@@ -24,11 +24,10 @@ int cq_box_face_toward(const cq_obb *box, cq_vec3 dir);
 
 /* Clips face inc_id of box inc against face ref_id of box ref (the sides are
  * axis-aligned lines in the reference face's frame, and the incident quad is
- * built straight in that frame, its clipped corners found directly): the
- * points of cq_clip_polygon in another order, on the incident face,
- * features with the reference half first. When the reference is B's face
- * (ref_is_b) the points are projected onto it instead and the features
- * have A's half first, as a contact wants them. */
+ * built straight in that frame): the points of cq_clip_polygon, on the
+ * incident face, features with the reference half first. When the
+ * reference is B's face (ref_is_b) the points are projected onto it instead
+ * and the features have A's half first, as a contact wants them. */
 int cq_box_clip_box(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
                     cq_contact_point out[CQ_CLIP_MAX]);
 
