@@ -230,6 +230,7 @@ Suite *dispatch_suite(void)
 {
     Suite *s = suite_create("dispatch");
     TCase *tc = tcase_create("dispatch");
+    tcase_set_timeout(tc, 60); /* seconds a test under the sanitizers */
     tcase_add_checked_fixture(tc, build_tetra, free_tetra);
     tcase_add_test(tc, every_pair_reaches_its_algorithm);
     tcase_add_test(tc, closed_forms_never_call_gjk);

@@ -676,6 +676,7 @@ Suite *exact_suite(void)
 {
     Suite *s = suite_create("exact");
     TCase *poses = tcase_create("poses");
+    tcase_set_timeout(poses, 60); /* seconds a test under the sanitizers */
     tcase_add_test(poses, exact_rotations_are_kept);
     tcase_add_test(poses, perturbed_rotations_are_corrected_once);
     tcase_add_test(poses, quaternion_poses_import_as_axes_unchanged);

@@ -804,11 +804,12 @@ Suite *hull_suite(void)
     tcase_add_test(exact, tolerance_decides_extreme_points);
     suite_add_tcase(s, exact);
     TCase *random = tcase_create("random");
-    tcase_set_timeout(random, 60);
+    tcase_set_timeout(random, 300); /* about a minute under the sanitizers */
     tcase_add_test(random, random_small_clouds_match_brute_force);
     tcase_add_test(random, random_clouds_invariants);
     suite_add_tcase(s, random);
     TCase *degenerate = tcase_create("degenerate");
+    tcase_set_timeout(degenerate, 60); /* seconds a test under the sanitizers */
     tcase_add_test(degenerate, single_point_and_repeated_point);
     tcase_add_test(degenerate, two_points);
     tcase_add_test(degenerate, collinear_points);
