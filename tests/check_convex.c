@@ -158,6 +158,30 @@ START_TEST(manifolds_from_face_clipping)
 }
 END_TEST
 
+/* Two cubes with crossed edges, 0.005 apart within a skin of 0.01: no face
+ * clips, so the manifold is the one witness point, on B's surface (its
+ * lowest edge, or in the other order A's highest), at depth -0.005 (it
+ * once carried the contact's depth, 0). */
+START_TEST(apart_within_skin_point_has_minus_the_distance)
+{
+    cq_hull *cube = box_hull(cq_v3(0.5, 0.5, 0.5));
+    cq_shape a = convex(cube), b = convex(cube);
+    double edge = 0.5 * sqrt(2), gap = 0.005;
+    cq_xform xa = {cq_v3(0, 0, 0), tu_axis_angle(cq_v3(1, 0, 0), CQ_PI / 4)};
+    cq_xform xb = {cq_v3(0, 0, 2 * edge + gap), tu_axis_angle(cq_v3(0, 1, 0), CQ_PI / 4)};
+    for (int order = 0; order < 2; order++) {
+        cq_pair_query q = {.a = &a, .xa = order ? xb : xa, .b = &b, .xb = order ? xa : xb, .skin = 0.01};
+        cq_contact c = run(&q);
+        ck_assert(c.overlap && c.has_distance);
+        ck_assert_double_eq_tol(c.distance, gap, 1e-12);
+        ck_assert_int_eq(c.point_count, 1);
+        ck_assert_double_eq_tol(c.points[0].depth, -gap, 1e-12);
+        ck_assert_double_eq_tol(c.points[0].position.z, order ? edge : edge + gap, 1e-12);
+    }
+    cq_hull_free(cube);
+}
+END_TEST
+
 START_TEST(swap_and_rigid_motion_invariance)
 {
     tu_rng rng = {8};
@@ -321,6 +345,7 @@ Suite *convex_suite(void)
     tcase_add_test(tc, rounded_degenerate_hulls_match_closed_forms);
     tcase_add_test(tc, box_deep_inside_box_gives_minimum_translation);
     tcase_add_test(tc, manifolds_from_face_clipping);
+    tcase_add_test(tc, apart_within_skin_point_has_minus_the_distance);
     tcase_add_test(tc, swap_and_rigid_motion_invariance);
     tcase_add_test(tc, degenerate_hulls_give_finite_answers);
     tcase_add_test(tc, hull_of_256_points);

@@ -93,8 +93,9 @@ static void cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, 
             pts[k].depth += ra + rb;
         }
     }
-    if (m == 0)
-        pts[m++] = (cq_contact_point){witness_b, out->depth, {CQ_FEAT_FACE, CQ_FEAT_FACE, 0, 0}};
+    if (m == 0) /* apart within the skin, the point's depth is minus the distance */
+        pts[m++] = (cq_contact_point){witness_b, out->has_distance ? -out->distance : out->depth,
+                                      {CQ_FEAT_FACE, CQ_FEAT_FACE, 0, 0}};
     m = cq_reduce_manifold(pts, m, n);
     for (int k = 0; k < m; k++)
         out->points[k] = pts[k];
