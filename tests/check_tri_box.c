@@ -549,12 +549,41 @@ START_TEST(skin_contact_has_negative_depth)
 }
 END_TEST
 
+/* A triangle flat on a rotated box's face, 0.005 above it within a skin
+ * of 0.01, crossing the face's edges: some edge axis is parallel to the
+ * face normal and shows the face's gap give or take an ulp. The face must
+ * still win: the contact is the clipped polygon (4 points at -0.005), not
+ * one edge point (which a 1e-17 larger edge gap once gave). */
+START_TEST(flat_within_skin_keeps_the_face)
+{
+    cq_xform pose; /* a quarter turn about x, as a client's quaternion */
+    ck_assert_int_eq(cq_pose_from_quat(cq_v3(0, 0, 0), (cq_quat){0.70710678118654757, 0, 0, 0.70710678118654757}, &pose).status,
+                     CQ_OK);
+    const cq_mat3 r = pose.r;
+    cq_obb o = make_obb(cq_v3(1.1000000000000001, 2.2999999999999998, -0.69999999999999996),
+                        cq_v3(0.29999999999999999, 0.25, 0.10000000000000001), r);
+    const cq_vec3 local[3] = {{-0.95000000000000007, 0.95000000000000007, 0}, {-0.29999999999999999, 0.25, 0},
+                              {0.29999999999999999, -0.25, 0}};
+    cq_vec3 at = cq_v3(1.3500000000000001, 2.1949999999999998, -0.59999999999999998), t[3];
+    for (int i = 0; i < 3; i++)
+        t[i] = cq_add(at, cq_mul_mv(&r, local[i]));
+    cq_contact c = collide_box_tri(&o, t, 0.01, NULL, NULL);
+    ck_assert(c.overlap && c.has_distance);
+    ck_assert_double_eq_tol(c.distance, 0.005, 1e-12);
+    ck_assert_double_eq_tol(fabs(c.normal.y), 1, 1e-12);
+    ck_assert_msg(c.point_count == 4, "%d points", c.point_count);
+    for (int k = 0; k < 4; k++)
+        ck_assert_double_eq_tol(c.points[k].depth, -0.005, 1e-12);
+}
+END_TEST
+
 Suite *tri_box_suite(void)
 {
     Suite *s = suite_create("tri_box");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, random_overlap_agrees_with_brute_force);
+    tcase_add_test(tc, flat_within_skin_keeps_the_face);
     tcase_add_test(tc, overlap_near_the_boundary);
     tcase_add_test(tc, touching_counts_as_overlap);
     tcase_add_test(tc, touching_under_rotation);

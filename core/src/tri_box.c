@@ -187,11 +187,14 @@ static cq_tb_best cq_tb_axes(const cq_tb_frame *f, cq_vec3 prev)
 
 /* When penetrating, an edge axis must beat CQ_TB_EDGE_BIAS times the face
  * penetration; when the best face axis already separates (within skin),
- * the axis with the larger gap is the better separating direction. */
-static cq_tb_axis cq_tb_choose(const cq_tb_best *b)
+ * the axis with the larger gap is the better separating direction, by
+ * more than rounding (tol): an edge axis along the face normal has the
+ * face's gap give or take an ulp, and would turn a face contact into one
+ * edge point. */
+static cq_tb_axis cq_tb_choose(const cq_tb_best *b, double tol)
 {
     const cq_tb_axis *f = &b->face, *e = &b->edge;
-    bool edge = f->pen > 0 ? e->pen < CQ_TB_EDGE_BIAS * f->pen : e->pen < f->pen;
+    bool edge = f->pen > 0 ? e->pen < CQ_TB_EDGE_BIAS * f->pen : e->pen < f->pen - tol;
     return edge ? *e : *f;
 }
 
@@ -274,7 +277,7 @@ void cq_box_triangle(const cq_pair_query *q, cq_contact *out)
     cq_vec3 prev = prev_known ? cq_mul_mtv(&box.axes, q->cache->normal) : cq_v3(0, 0, 0);
     cq_tb_best best = cq_tb_axes(&f, prev);
     cq_count(q->counters, CQ_CTR_SAT_AXES_SKIPPED, (uint64_t)best.skipped);
-    cq_tb_axis ax = cq_tb_choose(&best);
+    cq_tb_axis ax = cq_tb_choose(&best, f.tol);
     /* The SAT gap bounds the distance from below: beyond the skin it is a
      * certain miss; a separated pair gets its Euclidean distance by GJK,
      * which also decides a gap within the skin. */
