@@ -182,6 +182,38 @@ START_TEST(apart_within_skin_point_has_minus_the_distance)
 }
 END_TEST
 
+/* Equal cube hulls stacked face on face, the top one turned about the
+ * vertical by 1e-14 to 1e-10 rad, at depths 0.05, 0.01 and 0: the
+ * Minkowski difference then has points within about 1e-12 of each
+ * other's lines, which once made EPA give up (a degenerate fallback, the
+ * contact dropped). Each must give the stack's depth, the vertical normal
+ * and four points, in both orders. */
+START_TEST(nearly_aligned_stacks_keep_their_contact)
+{
+    cq_hull *cube = box_hull(cq_v3(0.5, 0.5, 0.5));
+    cq_shape a = convex(cube), b = convex(cube);
+    static const double depths[] = {0.05, 0.01, 0};
+    int runs = 0;
+    for (int e = -140; e <= -100; e += 2)
+        for (int di = 0; di < 3; di++)
+            for (int order = 0; order < 2; order++) {
+                double yaw = pow(10, e / 10.0), d = depths[di];
+                cq_xform below = {cq_v3(0, 0, 0), cq_mat3_identity()};
+                cq_xform above = {cq_v3(0, 0, 1 - d), tu_axis_angle(cq_v3(0, 0, 1), yaw)};
+                cq_pair_query q = {.a = &a, .xa = order ? above : below, .b = &b, .xb = order ? below : above, .skin = 0.01};
+                cq_contact c = run(&q);
+                ck_assert_msg(c.fallback_reason == CQ_FB_NONE && c.has_normal, "yaw %g depth %g: fallback %d", yaw, d,
+                              c.fallback_reason);
+                ck_assert_double_eq_tol(c.depth, d, 1e-12);
+                ck_assert_double_eq_tol(c.normal.z, order ? -1 : 1, 1e-12);
+                ck_assert_msg(c.point_count == 4, "yaw %g depth %g: %d points", yaw, d, c.point_count);
+                runs++;
+            }
+    ck_assert_int_eq(runs, 21 * 3 * 2);
+    cq_hull_free(cube);
+}
+END_TEST
+
 START_TEST(swap_and_rigid_motion_invariance)
 {
     tu_rng rng = {8};
@@ -346,6 +378,7 @@ Suite *convex_suite(void)
     tcase_add_test(tc, box_deep_inside_box_gives_minimum_translation);
     tcase_add_test(tc, manifolds_from_face_clipping);
     tcase_add_test(tc, apart_within_skin_point_has_minus_the_distance);
+    tcase_add_test(tc, nearly_aligned_stacks_keep_their_contact);
     tcase_add_test(tc, swap_and_rigid_motion_invariance);
     tcase_add_test(tc, degenerate_hulls_give_finite_answers);
     tcase_add_test(tc, hull_of_256_points);

@@ -13,6 +13,12 @@
 /* A face whose sine between edges is below this has no reliable normal. */
 #define CQ_EPA_SLIVER 1e-12
 
+/* The larger of two numbers, by comparison (fmax is a library call). */
+static inline double cq_larger(double a, double b) { return a > b ? a : b; }
+
+/* The largest coordinate magnitude of a point. */
+static inline double cq_extent(cq_vec3 a) { return cq_larger(fabs(a.x), cq_larger(fabs(a.y), fabs(a.z))); }
+
 typedef struct cq_pface {
     cq_vec3 n;          /* unit outward normal */
     int16_t v[3];       /* vertices, counter-clockwise seen from outside */
@@ -426,6 +432,18 @@ cq_expand_result cq_polytope_expand(const cq_pair_proxies *pp, const cq_mvert *s
         return r;
     }
     double upper = INFINITY; /* smallest support height seen: bounds the depth from above */
+    /* A face counts as seen from a new point that lies within `seen` of
+     * its plane: the rounding noise, or a sliver's width if larger. A new
+     * face (t, s, w) on a horizon edge t-s is a sliver when the sine of its
+     * angle at t is below CQ_EPA_SLIVER, so w lies within CQ_EPA_SLIVER
+     * |w - t| of the line t-s, and so of the plane of the kept face across
+     * it; |w - t| < 4 size, size the largest coordinate of the points. A
+     * face that close is removed with the seen ones instead of making the
+     * sliver. Nearly aligned shapes (a stack turned by 1e-12 rad) make such
+     * points, and EPA used to give up on them (a degenerate fallback). */
+    double size = 0;
+    for (int i = 0; i < 4; i++)
+        size = cq_larger(size, cq_extent(t[i].w));
     for (;;) {
         int fi = cq_closest_face(&P);
         const cq_pface *f = &P.f[fi];
@@ -452,7 +470,9 @@ cq_expand_result cq_polytope_expand(const cq_pair_proxies *pp, const cq_mvert *s
             return r;
         }
         /* A vertex beyond a face it belongs to: the polytope lost convexity. */
-        r.status = cq_has_vertex(&P, &m) ? CQ_EPA_DEGENERATE : cq_expand_once(&P, fi, &m, 4 * noise);
+        size = cq_larger(size, cq_extent(m.w));
+        double seen = cq_larger(4 * noise, 4 * CQ_EPA_SLIVER * size);
+        r.status = cq_has_vertex(&P, &m) ? CQ_EPA_DEGENERATE : cq_expand_once(&P, fi, &m, seen);
         if (r.status != CQ_EPA_OK)
             return r;
     }
