@@ -710,6 +710,7 @@ Suite *closed_suite(void)
 {
     Suite *s = suite_create("closed");
     TCase *round = tcase_create("round");
+    tcase_set_timeout(round, 60); /* seconds a test under the sanitizers */
     tcase_add_test(round, concentric_spheres_drop_without_cache);
     tcase_add_test(round, concentric_spheres_use_previous_normal);
     tcase_add_test(round, coincident_swapped_keeps_caller_orientation);
