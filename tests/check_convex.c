@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "cq/fallback.h"
+#include "manifold.h"
 #include "testutil.h"
 
 static cq_hull *hull_of(const cq_vec3 *pts, int n, double radius)
@@ -214,6 +215,40 @@ START_TEST(nearly_aligned_stacks_keep_their_contact)
 }
 END_TEST
 
+/* Five equally deep points, all on one side of the line from the first to
+ * the one farthest from it (that line is an edge of their polygon): the
+ * reduction must still keep four of the corners, not three. Then the same
+ * through cq_collide: a thin hull on a wider one turned by 45 degrees, a
+ * five-cornered overlap 0.001 deep. */
+START_TEST(reduction_keeps_four_corners)
+{
+    const cq_vec3 corner[5] = {{0, 0, 0}, {10, 0, 0}, {9.5, 1, 0}, {5, 1.2, 0}, {0.5, 1, 0}};
+    cq_contact_point pts[5], kept[CQ_MAX_POINTS];
+    for (int k = 0; k < 5; k++)
+        pts[k] = (cq_contact_point){corner[k], 0.01, {CQ_FEAT_FACE, CQ_FEAT_VERTEX, 0, (uint16_t)k}};
+    int m = cq_reduce_manifold_to(pts, 5, cq_v3(0, 0, 1), kept);
+    ck_assert_int_eq(m, 4);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < i; j++)
+            ck_assert_int_ne(kept[i].feature.index_b, kept[j].feature.index_b);
+
+    cq_hull *thin = box_hull(cq_v3(0.25, 0.7, 0.1)), *top = box_hull(cq_v3(0.25, 0.7, 0.5));
+    cq_shape a = convex(thin), b = convex(top);
+    cq_xform xb;
+    ck_assert_int_eq(cq_pose_from_quat(cq_v3(0, -0.45, 0.599), (cq_quat){0, 0, -0.38268343236508962, 0.92387953251128674}, &xb)
+                         .status,
+                     CQ_OK);
+    cq_contact c = pair(&a, cq_xform_identity(), &b, xb);
+    ck_assert(c.overlap);
+    ck_assert_double_eq_tol(c.depth, 0.001, 1e-12);
+    ck_assert_msg(c.point_count == 4, "%d points", c.point_count);
+    for (int k = 0; k < 4; k++)
+        ck_assert_double_eq_tol(c.points[k].depth, 0.001, 1e-12);
+    cq_hull_free(thin);
+    cq_hull_free(top);
+}
+END_TEST
+
 START_TEST(swap_and_rigid_motion_invariance)
 {
     tu_rng rng = {8};
@@ -379,6 +414,7 @@ Suite *convex_suite(void)
     tcase_add_test(tc, manifolds_from_face_clipping);
     tcase_add_test(tc, apart_within_skin_point_has_minus_the_distance);
     tcase_add_test(tc, nearly_aligned_stacks_keep_their_contact);
+    tcase_add_test(tc, reduction_keeps_four_corners);
     tcase_add_test(tc, swap_and_rigid_motion_invariance);
     tcase_add_test(tc, degenerate_hulls_give_finite_answers);
     tcase_add_test(tc, hull_of_256_points);

@@ -160,6 +160,22 @@ int cq_reduce_manifold_to(const cq_contact_point *pts, int n, cq_vec3 normal, cq
         if (cq_beats(-s, -lo))
             lo = s, keep[3] = k;
     }
+    if ((keep[2] < 0) != (keep[3] < 0)) {
+        /* Every point on one side of a-b, which is then an edge of their
+         * hull: the fourth is the one farthest outside the triangle a, b,
+         * c across its other two edges (b-c or c-a), so a polygon of
+         * equally deep points keeps four corners, not three. */
+        int third = keep[2] >= 0 ? 2 : 3;
+        cq_vec3 c = pts[keep[third]].position;
+        double side = third == 2 ? 1 : -1, best_beyond = 0;
+        for (int k = 0; k < n; k++) {
+            double beyond_bc = -side * cq_area(b, c, pts[k].position, normal);
+            double beyond_ca = -side * cq_area(c, a, pts[k].position, normal);
+            double beyond = beyond_bc > beyond_ca ? beyond_bc : beyond_ca;
+            if (cq_beats(beyond, best_beyond))
+                best_beyond = beyond, keep[5 - third] = k;
+        }
+    }
     int m = 0;
     for (int i = 0; i < CQ_MAX_POINTS; i++) {
         bool dup = keep[i] < 0;
