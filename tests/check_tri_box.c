@@ -550,10 +550,10 @@ START_TEST(skin_contact_has_negative_depth)
 END_TEST
 
 /* A triangle flat on a rotated box's face, 0.005 above it within a skin
- * of 0.01, crossing the face's edges: some edge axis is parallel to the
- * face normal and shows the face's gap give or take an ulp. The face must
- * still win: the contact is the clipped polygon (4 points at -0.005), not
- * one edge point (which a 1e-17 larger edge gap once gave). */
+ * of 0.01 (then exactly touching), crossing the face's edges: some edge
+ * axis is parallel to the face normal and shows the face's gap give or
+ * take an ulp. The face must still win: the contact is the clipped polygon
+ * (4 points), not one edge point (which a 1e-17 larger edge gap once gave). */
 START_TEST(flat_within_skin_keeps_the_face)
 {
     cq_xform pose; /* a quarter turn about x, as a client's quaternion */
@@ -574,6 +574,19 @@ START_TEST(flat_within_skin_keeps_the_face)
     ck_assert_msg(c.point_count == 4, "%d points", c.point_count);
     for (int k = 0; k < 4; k++)
         ck_assert_double_eq_tol(c.points[k].depth, -0.005, 1e-12);
+    /* Exactly touching, where the face's penetration rounds to a few ulps
+     * above 0 (a reviewer's case): the face still wins, 4 points at 0. */
+    cq_obb o2 = make_obb(cq_v3(1.1, 2.3, -0.7), cq_v3(1.4142135623730949, 0.35, 0.25), r);
+    const cq_vec3 local2[3] = {{-0.65, -0.4, 0}, {1.4142135623730949, 0.35, 0}, {1.4142135623730949, -0.25, 0}};
+    cq_vec3 at2 = cq_v3(1.1, 2.05, -0.7);
+    for (int i = 0; i < 3; i++)
+        t[i] = cq_add(at2, cq_mul_mv(&r, local2[i]));
+    c = collide_box_tri(&o2, t, 0.01, NULL, NULL);
+    ck_assert(c.overlap);
+    ck_assert_double_eq_tol(c.depth, 0, 1e-12);
+    ck_assert_msg(c.point_count == 4, "touching: %d points", c.point_count);
+    for (int k = 0; k < 4; k++)
+        ck_assert_double_eq_tol(c.points[k].depth, 0, 1e-12);
 }
 END_TEST
 

@@ -186,15 +186,15 @@ static cq_tb_best cq_tb_axes(const cq_tb_frame *f, cq_vec3 prev)
 }
 
 /* When penetrating, an edge axis must beat CQ_TB_EDGE_BIAS times the face
- * penetration; when the best face axis already separates (within skin),
- * the axis with the larger gap is the better separating direction, by
- * more than rounding (tol): an edge axis along the face normal has the
- * face's gap give or take an ulp, and would turn a face contact into one
- * edge point. */
+ * penetration; when the best face axis separates or touches (within skin,
+ * or a penetration within rounding, tol), the axis with the larger gap is
+ * the better separating direction, by more than rounding: an edge axis
+ * along the face normal has the face's gap give or take an ulp, and would
+ * turn a face contact into one edge point. */
 static cq_tb_axis cq_tb_choose(const cq_tb_best *b, double tol)
 {
     const cq_tb_axis *f = &b->face, *e = &b->edge;
-    bool edge = f->pen > 0 ? e->pen < CQ_TB_EDGE_BIAS * f->pen : e->pen < f->pen - tol;
+    bool edge = f->pen > tol ? e->pen < CQ_TB_EDGE_BIAS * f->pen : e->pen < f->pen - tol;
     return edge ? *e : *f;
 }
 
