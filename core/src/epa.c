@@ -463,15 +463,19 @@ cq_expand_result cq_polytope_expand(const cq_pair_proxies *pp, const cq_mvert *s
         upper = h < upper ? h : upper;
         if (goal == CQ_EXPAND_CLASSIFY && upper <= threshold)
             return r;
-        double conv = tolerance * fabs(fd) + 4 * noise;
+        size = cq_larger(size, cq_extent(m.w));
+        double seen = cq_larger(4 * noise, 4 * CQ_EPA_SLIVER * size);
+        /* A support point within `seen` of the face is on it: where a face
+         * within `seen` was removed as seen, the polytope may stand that
+         * far inside A - B, and a finer test would chase the difference
+         * into a vertex it already has. */
+        double conv = cq_larger(tolerance * fabs(fd) + 4 * noise, seen);
         if (h - fd <= conv) {
             if (goal == CQ_EXPAND_DEPTH)
                 cq_face_result(pp, &P, fi, conv, &r);
             return r;
         }
         /* A vertex beyond a face it belongs to: the polytope lost convexity. */
-        size = cq_larger(size, cq_extent(m.w));
-        double seen = cq_larger(4 * noise, 4 * CQ_EPA_SLIVER * size);
         r.status = cq_has_vertex(&P, &m) ? CQ_EPA_DEGENERATE : cq_expand_once(&P, fi, &m, seen);
         if (r.status != CQ_EPA_OK)
             return r;
