@@ -162,7 +162,8 @@ END_TEST
 /* Two cubes with crossed edges, 0.005 apart within a skin of 0.01: no face
  * clips, so the manifold is the one witness point, on B's surface (its
  * lowest edge, or in the other order A's highest), at depth -0.005 (it
- * once carried the contact's depth, 0). */
+ * once carried the contact's depth, 0), from GJK or from the fallback
+ * along the previous normal. */
 START_TEST(apart_within_skin_point_has_minus_the_distance)
 {
     cq_hull *cube = box_hull(cq_v3(0.5, 0.5, 0.5));
@@ -175,6 +176,18 @@ START_TEST(apart_within_skin_point_has_minus_the_distance)
         cq_contact c = run(&q);
         ck_assert(c.overlap && c.has_distance);
         ck_assert_double_eq_tol(c.distance, gap, 1e-12);
+        ck_assert_int_eq(c.point_count, 1);
+        ck_assert_double_eq_tol(c.points[0].depth, -gap, 1e-12);
+        ck_assert_double_eq_tol(c.points[0].position.z, order ? edge : edge + gap, 1e-12);
+        /* GJK capped at one iteration, answered along the previous normal:
+         * the point is B's support point there (once B's centre), at the
+         * same depth. */
+        cq_pair_cache cache = {true, cq_v3(0, 0, order ? -1 : 1)};
+        q.gjk_max_iterations = 1;
+        q.cache = &cache;
+        c = run(&q);
+        ck_assert_int_eq(c.fallback_action, CQ_FBA_PREVIOUS_NORMAL);
+        ck_assert(c.overlap);
         ck_assert_int_eq(c.point_count, 1);
         ck_assert_double_eq_tol(c.points[0].depth, -gap, 1e-12);
         ck_assert_double_eq_tol(c.points[0].position.z, order ? edge : edge + gap, 1e-12);
@@ -239,7 +252,8 @@ END_TEST
 
 /* Five equally deep points, all on one side of the line from the first to
  * the one farthest from it (that line is an edge of their polygon): the
- * reduction must still keep four of the corners, not three. Then the same
+ * reduction must still keep four of the corners, not three, and no
+ * near-duplicate as a corner. Then the same
  * through cq_collide: a thin hull on a wider one turned by 45 degrees, a
  * five-cornered overlap 0.001 deep. */
 START_TEST(reduction_keeps_four_corners)
@@ -253,6 +267,16 @@ START_TEST(reduction_keeps_four_corners)
     for (int i = 0; i < m; i++)
         for (int j = 0; j < i; j++)
             ck_assert_int_ne(kept[i].feature.index_b, kept[j].feature.index_b);
+    /* A triangle, a point inside it and a corner's near-duplicate (1e-12
+     * off): the polygon is the triangle, and its three corners are kept,
+     * not the duplicate as a fourth. */
+    const cq_vec3 tri[5] = {{0, 0, 0}, {10, 0, 0}, {5, 5, 0}, {5, 5 + 1e-12, 0}, {5, 2, 0}};
+    for (int k = 0; k < 5; k++)
+        pts[k] = (cq_contact_point){tri[k], 0.01, {CQ_FEAT_FACE, CQ_FEAT_VERTEX, 0, (uint16_t)k}};
+    m = cq_reduce_manifold_to(pts, 5, cq_v3(0, 0, 1), kept);
+    ck_assert_int_eq(m, 3);
+    for (int i = 0; i < m; i++)
+        ck_assert_int_lt(kept[i].feature.index_b, 3);
 
     cq_hull *thin = box_hull(cq_v3(0.25, 0.7, 0.1)), *top = box_hull(cq_v3(0.25, 0.7, 0.5));
     cq_shape a = convex(thin), b = convex(top);

@@ -67,9 +67,11 @@ typedef struct cq_pair_shapes {
 /* Manifold points for normal n (A to B) and depth of the rounded shapes:
  * the feature of A facing B clipped against B's or the other way round
  * (the better aligned face is the reference), moved onto B's rounded
- * surface. Falls back to the single witness point on B when no face is
+ * surface. Falls back to the single witness point on B, at witness_depth
+ * (minus the distance when apart within the skin), when no face is
  * aligned or the clip keeps nothing. */
-static void cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, cq_vec3 witness_b, cq_contact *out)
+static void cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, cq_vec3 witness_b,
+                               double witness_depth, cq_contact *out)
 {
     if (q->skip_manifold)
         return;
@@ -93,9 +95,8 @@ static void cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, 
             pts[k].depth += ra + rb;
         }
     }
-    if (m == 0) /* apart within the skin, the point's depth is minus the distance */
-        pts[m++] = (cq_contact_point){witness_b, out->has_distance ? -out->distance : out->depth,
-                                      {CQ_FEAT_FACE, CQ_FEAT_FACE, 0, 0}};
+    if (m == 0)
+        pts[m++] = (cq_contact_point){witness_b, witness_depth, {CQ_FEAT_FACE, CQ_FEAT_FACE, 0, 0}};
     m = cq_reduce_manifold(pts, m, n);
     for (int k = 0; k < m; k++)
         out->points[k] = pts[k];
@@ -103,12 +104,14 @@ static void cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, 
 }
 
 /* Separation of the rounded shapes along unit n (A to B): a lower bound on
- * their distance when positive, minus the overlap along n otherwise. */
-static double cq_separation_along(const cq_pair_query *q, const cq_pair_shapes *p, cq_vec3 n)
+ * their distance when positive, minus the overlap along n otherwise. *b_at
+ * is B's surface point farthest along -n (its support point there). */
+static double cq_separation_along(const cq_pair_query *q, const cq_pair_shapes *p, cq_vec3 n, cq_vec3 *b_at)
 {
     cq_vec3 da = cq_mul_mtv(&q->xa.r, n), db = cq_mul_mtv(&q->xb.r, cq_neg(n));
     cq_vec3 a = cq_xform_point(&q->xa, p->a.points[cq_proxy_support(&p->a, da)]);
     cq_vec3 b = cq_xform_point(&q->xb, p->b.points[cq_proxy_support(&p->b, db)]);
+    *b_at = cq_mad(b, n, -p->b.radius);
     return cq_dot(cq_sub(b, a), n) - p->a.radius - p->b.radius;
 }
 
@@ -129,12 +132,13 @@ static void cq_convex_fallback(const cq_pair_query *q, const cq_pair_shapes *p, 
         out->overlap = overlap_known;
         return;
     }
-    double sep = cq_separation_along(q, p, out->normal);
+    cq_vec3 b_at;
+    double sep = cq_separation_along(q, p, out->normal, &b_at);
     out->has_normal = true;
     out->overlap = sep <= q->skin;
     out->depth = sep < 0 ? -sep : 0;
     if (out->overlap)
-        cq_convex_manifold(q, p, q->xb.p, out);
+        cq_convex_manifold(q, p, b_at, -sep, out);
 }
 
 /* The cores overlap or touch: EPA for depth and normal, started from GJK's
@@ -155,7 +159,7 @@ static void cq_convex_penetrating(const cq_pair_query *q, const cq_pair_shapes *
     out->has_normal = true;
     out->normal = e.normal;
     out->depth = e.depth > 0 ? e.depth : 0;
-    cq_convex_manifold(q, p, e.point_b, out);
+    cq_convex_manifold(q, p, e.point_b, out->depth, out);
 }
 
 void cq_convex_pair(const cq_pair_query *q, cq_contact *out)
@@ -199,5 +203,5 @@ void cq_convex_pair(const cq_pair_query *q, cq_contact *out)
         out->depth = -g.distance;
     }
     if (out->overlap)
-        cq_convex_manifold(q, &p, g.point_b, out);
+        cq_convex_manifold(q, &p, g.point_b, out->has_distance ? -out->distance : out->depth, out);
 }

@@ -167,7 +167,9 @@ int cq_reduce_manifold_to(const cq_contact_point *pts, int n, cq_vec3 normal, cq
          * equally deep points keeps four corners, not three. */
         int third = keep[2] >= 0 ? 2 : 3;
         cq_vec3 c = pts[keep[third]].position;
-        double side = third == 2 ? 1 : -1, best_beyond = 0;
+        /* Beyond by more than rounding, a 1e-9 part of the triangle's own
+         * area: a corner's near-duplicate must not take the place. */
+        double side = third == 2 ? 1 : -1, best_beyond = 1e-9 * fabs(third == 2 ? hi : lo);
         for (int k = 0; k < n; k++) {
             double beyond_bc = -side * cq_area(b, c, pts[k].position, normal);
             double beyond_ca = -side * cq_area(c, a, pts[k].position, normal);
