@@ -113,7 +113,9 @@ void cq_gjk_apply_radii(cq_gjk_result *r, const cq_proxy *a, const cq_proxy *b);
 /// EPA iteration cap when the options give none.
 #define CQ_EPA_DEFAULT_MAX_ITERATIONS 64
 /// EPA stops when a support point lies within this fraction of the depth
-/// (plus rounding noise) beyond the closest face.
+/// (plus rounding noise) beyond the closest face, or within 4e-12 of the
+/// shapes' size when that is larger (the width below which EPA treats a
+/// face as flat).
 #define CQ_EPA_DEFAULT_TOLERANCE 1e-9
 
 /// How EPA ended: OK or why it failed.
