@@ -13,12 +13,6 @@
 /* A face whose sine between edges is below this has no reliable normal. */
 #define CQ_EPA_SLIVER 1e-12
 
-/* The larger of two numbers, by comparison (fmax is a library call). */
-static inline double cq_larger(double a, double b) { return a > b ? a : b; }
-
-/* The largest coordinate magnitude of a point. */
-static inline double cq_extent(cq_vec3 a) { return cq_larger(fabs(a.x), cq_larger(fabs(a.y), fabs(a.z))); }
-
 typedef struct cq_pface {
     cq_vec3 n;          /* unit outward normal */
     int16_t v[3];       /* vertices, counter-clockwise seen from outside */
@@ -443,7 +437,7 @@ cq_expand_result cq_polytope_expand(const cq_pair_proxies *pp, const cq_mvert *s
      * points, and EPA used to give up on them (a degenerate fallback). */
     double size = 0;
     for (int i = 0; i < 4; i++)
-        size = cq_larger(size, cq_extent(t[i].w));
+        size = cq_larger(size, cq_max_abs(t[i].w));
     for (;;) {
         int fi = cq_closest_face(&P);
         const cq_pface *f = &P.f[fi];
@@ -463,7 +457,7 @@ cq_expand_result cq_polytope_expand(const cq_pair_proxies *pp, const cq_mvert *s
         upper = h < upper ? h : upper;
         if (goal == CQ_EXPAND_CLASSIFY && upper <= threshold)
             return r;
-        size = cq_larger(size, cq_extent(m.w));
+        size = cq_larger(size, cq_max_abs(m.w));
         double seen = cq_larger(4 * noise, 4 * CQ_EPA_SLIVER * size);
         /* A support point within `seen` of the face is on it: where a face
          * within `seen` was removed as seen, the polytope may stand that

@@ -16,7 +16,7 @@ int cq_proxy_support(const cq_proxy *p, cq_vec3 dir)
 }
 
 /* Largest coordinate magnitude (comparisons, not fmax: this runs per query). */
-static double cq_max_abs(const cq_vec3 *pts, int n)
+static double cq_points_max_abs(const cq_vec3 *pts, int n)
 {
     double m = 0;
     for (int i = 0; i < n; i++) {
@@ -34,8 +34,8 @@ void cq_pair_proxies_init(cq_pair_proxies *pp, const cq_proxy *a, const cq_xform
     *pp = (cq_pair_proxies){a, b, xa, xb, cq_mul_mtm(&xa->r, &xb->r), cq_xform_inv_point(xa, xb->p), 0};
     /* World coordinates are at most |position| + |local point| in size; each
      * carries a few ulps of that from the transform. */
-    double mag = cq_max_abs(&xa->p, 1) + cq_max_abs(&xb->p, 1) + cq_max_abs(a->points, a->count) +
-                 cq_max_abs(b->points, b->count);
+    double mag = cq_max_abs(xa->p) + cq_max_abs(xb->p) + cq_points_max_abs(a->points, a->count) +
+                 cq_points_max_abs(b->points, b->count);
     pp->noise = 64 * DBL_EPSILON * mag;
 }
 

@@ -41,16 +41,11 @@ static void cq_sweep_fallback(const cq_sweep_ctx *c, const cq_epa_result *e)
     cq_fallback_report(c->opt->counters, c->opt->log, &rec);
 }
 
-static double cq_max_abs3(cq_vec3 a)
-{
-    return fmax(fabs(a.x), fmax(fabs(a.y), fabs(a.z)));
-}
-
 static double cq_proxy_extent(const cq_proxy *p)
 {
     double m = 0;
     for (int i = 0; i < p->count; i++)
-        m = fmax(m, cq_max_abs3(p->points[i]));
+        m = fmax(m, cq_max_abs(p->points[i]));
     return m + p->radius;
 }
 
@@ -196,7 +191,7 @@ int cq_sweep(const cq_shape *a, const cq_xform *xa, cq_vec3 translation, const c
         return CQ_OK;
     }
     double tol = opt && opt->tolerance > 0 ? opt->tolerance : CQ_SWEEP_DEFAULT_TOLERANCE;
-    double scale = cq_max_abs3(xa->p) + cq_max_abs3(translation) + cq_max_abs3(xb->p) +
+    double scale = cq_max_abs(xa->p) + cq_max_abs(translation) + cq_max_abs(xb->p) +
                    cq_proxy_extent(&c.pa) + cq_proxy_extent(&c.pb);
     c.target = fmax(tol, CQ_SWEEP_RELATIVE_FLOOR * scale);
     c.max_it = opt && opt->max_iterations > 0 ? opt->max_iterations : CQ_SWEEP_DEFAULT_MAX_ITERATIONS;

@@ -21,11 +21,6 @@ typedef struct cq_tb_frame {
     double tol; /* touching tolerance, world units */
 } cq_tb_frame;
 
-/* Plain comparisons: fmax is a library call here, and this is the hot path. */
-static double cq_larger(double a, double b) { return a > b ? a : b; }
-
-static double cq_max_abs(cq_vec3 a) { return cq_larger(fabs(a.x), cq_larger(fabs(a.y), fabs(a.z))); }
-
 static double cq_sum_abs(cq_vec3 a) { return fabs(a.x) + fabs(a.y) + fabs(a.z); }
 
 static cq_tb_frame cq_tb_frame_make(const cq_vec3 tri[3], const cq_obb *box)

@@ -59,6 +59,11 @@ static inline double cq_len(cq_vec3 a) { return sqrt(cq_dot(a, a)); }
 static inline double cq_comp(cq_vec3 a, int i) { return i == 0 ? a.x : (i == 1 ? a.y : a.z); }
 /// Component-wise absolute value.
 static inline cq_vec3 cq_vabs(cq_vec3 a) { return cq_v3(fabs(a.x), fabs(a.y), fabs(a.z)); }
+/// The larger of a and b by one comparison (fmax is a library call; b when
+/// either is NaN).
+static inline double cq_larger(double a, double b) { return a > b ? a : b; }
+/// The largest magnitude among a's components.
+static inline double cq_max_abs(cq_vec3 a) { return cq_larger(fabs(a.x), cq_larger(fabs(a.y), fabs(a.z))); }
 /// Linear interpolation a + t (b - a).
 static inline cq_vec3 cq_lerp(cq_vec3 a, cq_vec3 b, double t) { return cq_mad(a, cq_sub(b, a), t); }
 /// Clamps x into [lo, hi].
