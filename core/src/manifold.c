@@ -171,9 +171,8 @@ int cq_reduce_manifold_to(const cq_contact_point *pts, int n, cq_vec3 normal, cq
          * area: a corner's near-duplicate must not take the place. */
         double side = third == 2 ? 1 : -1, best_beyond = 1e-9 * fabs(third == 2 ? hi : lo);
         for (int k = 0; k < n; k++) {
-            double beyond_bc = -side * cq_area(b, c, pts[k].position, normal);
-            double beyond_ca = -side * cq_area(c, a, pts[k].position, normal);
-            double beyond = beyond_bc > beyond_ca ? beyond_bc : beyond_ca;
+            double beyond = cq_larger(-side * cq_area(b, c, pts[k].position, normal),
+                                      -side * cq_area(c, a, pts[k].position, normal));
             if (cq_beats(beyond, best_beyond))
                 best_beyond = beyond, keep[5 - third] = k;
         }
