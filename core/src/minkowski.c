@@ -15,19 +15,6 @@ int cq_proxy_support(const cq_proxy *p, cq_vec3 dir)
     return cq_support_index(p->points, p->count, dir);
 }
 
-/* Largest coordinate magnitude (comparisons, not fmax: this runs per query). */
-static double cq_points_max_abs(const cq_vec3 *pts, int n)
-{
-    double m = 0;
-    for (int i = 0; i < n; i++) {
-        double x = fabs(pts[i].x), y = fabs(pts[i].y), z = fabs(pts[i].z);
-        m = x > m ? x : m;
-        m = y > m ? y : m;
-        m = z > m ? z : m;
-    }
-    return m;
-}
-
 void cq_pair_proxies_init(cq_pair_proxies *pp, const cq_proxy *a, const cq_xform *xa, const cq_proxy *b,
                           const cq_xform *xb)
 {

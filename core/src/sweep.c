@@ -41,13 +41,7 @@ static void cq_sweep_fallback(const cq_sweep_ctx *c, const cq_epa_result *e)
     cq_fallback_report(c->opt->counters, c->opt->log, &rec);
 }
 
-static double cq_proxy_extent(const cq_proxy *p)
-{
-    double m = 0;
-    for (int i = 0; i < p->count; i++)
-        m = fmax(m, cq_max_abs(p->points[i]));
-    return m + p->radius;
-}
+static double cq_proxy_extent(const cq_proxy *p) { return cq_points_max_abs(p->points, p->count) + p->radius; }
 
 static cq_xform cq_moved(const cq_xform *x, cq_vec3 v, double t)
 {

@@ -64,6 +64,14 @@ static inline cq_vec3 cq_vabs(cq_vec3 a) { return cq_v3(fabs(a.x), fabs(a.y), fa
 static inline double cq_larger(double a, double b) { return a > b ? a : b; }
 /// The largest magnitude among a's components.
 static inline double cq_max_abs(cq_vec3 a) { return cq_larger(fabs(a.x), cq_larger(fabs(a.y), fabs(a.z))); }
+/// The largest coordinate magnitude of points p[0..n) (0 when n is 0).
+static inline double cq_points_max_abs(const cq_vec3 *p, int n)
+{
+    double m = 0;
+    for (int i = 0; i < n; i++)
+        m = cq_larger(cq_max_abs(p[i]), m);
+    return m;
+}
 /// Linear interpolation a + t (b - a).
 static inline cq_vec3 cq_lerp(cq_vec3 a, cq_vec3 b, double t) { return cq_mad(a, cq_sub(b, a), t); }
 /// Clamps x into [lo, hi].
