@@ -224,35 +224,59 @@ static inline int hold(cq_sap *s, sap_held *h, int n, int i, int j, uint32_t pas
     return n;
 }
 
+/* Positions the re-sort scans before moving any (see resort_axis). */
+#define SAP_SCAN_BLOCK 256
+
 /* Insertion sort of one axis from index from on, after the moved items'
  * endpoints took their new values. Every box is already final, so each
  * crossing judges the pair by where it ends up; each inverted pair of
  * endpoints is swapped exactly once, so a pair that overlaps before and
  * after is never dropped and made again (its slot and cache survive).
  * Positions are recorded once at the end, over the stretch that moved:
- * a frame makes several swaps per endpoint, each a write far away. */
+ * a frame makes several swaps per endpoint, each a write far away.
+ *
+ * Which endpoints are out of place is found first, a block at a time and
+ * without a branch: asked one by one, it is a coin toss for the branch
+ * predictor on most frames. An endpoint is out of place when it sorts
+ * before the largest one to its left (top, kept as its value and whether
+ * it is a max); inserting it only rearranges what lies to its left, so the
+ * endpoints to its right, and which of them are out of place, stay as the
+ * scan saw them. */
 static void resort_axis(cq_sap *s, int axis, int from)
 {
     sap_ep *e = s->it.dyn[axis];
-    int first = s->ndyn;
-    for (int p = from > 0 ? from : 1; p < s->ndyn; p++) {
-        if (!sap_less(e[p], e[p - 1]))
-            continue;
-        sap_ep x = e[p];
-        /* x passes y leftwards: a min passing a max starts an overlap, a
-         * max passing a min ends one; a min passing a min, or a max a
-         * max, changes nothing. */
-        sap_held *h = x.tag & 1u ? &s->ends : &s->starts;
-        int owner = sap_owner(x.tag), q = p, n = h->n;
-        do {
-            sap_ep y = e[q - 1];
-            n = hold(s, h, n, owner, sap_owner(y.tag), (x.tag ^ y.tag) & 1u);
-            e[q--] = y;
-        } while (q > 0 && sap_less(x, e[q - 1]));
-        h->n = n;
-        e[q] = x;
-        first = q < first ? q : first;
-        s->stats.swaps += (uint64_t)(p - q);
+    int first = s->ndyn, p = from > 0 ? from : 1;
+    double top = p < s->ndyn ? e[p - 1].v : 0;
+    unsigned top_max = p < s->ndyn ? e[p - 1].tag & 1u : 0;
+    int32_t late[SAP_SCAN_BLOCK];
+    while (p < s->ndyn) {
+        int end = s->ndyn - p > SAP_SCAN_BLOCK ? p + SAP_SCAN_BLOCK : s->ndyn, nl = 0;
+        for (; p < end; p++) {
+            double v = e[p].v;
+            unsigned is_max = e[p].tag & 1u, lt = v < top, eq = v == top, gt = v > top;
+            late[nl] = p;
+            nl += (int)(lt | (eq & top_max & ~is_max)); /* sap_less(e[p], top) */
+            top_max = (gt & is_max) | (eq & (top_max | is_max)) | (lt & top_max);
+            top = gt ? v : top;
+        }
+        for (int k = 0; k < nl; k++) {
+            int at = late[k];
+            sap_ep x = e[at];
+            /* x passes y leftwards: a min passing a max starts an overlap, a
+             * max passing a min ends one; a min passing a min, or a max a
+             * max, changes nothing. */
+            sap_held *h = x.tag & 1u ? &s->ends : &s->starts;
+            int owner = sap_owner(x.tag), q = at, n = h->n;
+            do {
+                sap_ep y = e[q - 1];
+                n = hold(s, h, n, owner, sap_owner(y.tag), (x.tag ^ y.tag) & 1u);
+                e[q--] = y;
+            } while (q > 0 && sap_less(x, e[q - 1]));
+            h->n = n;
+            e[q] = x;
+            first = q < first ? q : first;
+            s->stats.swaps += (uint64_t)(at - q);
+        }
     }
     for (int k = first; k < s->ndyn; k++)
         s->it.pos[sap_owner(e[k].tag)][axis * 2 + (int)(e[k].tag & 1u)] = k;
