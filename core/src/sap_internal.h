@@ -132,14 +132,20 @@ static inline double sap_bound(const cq_aabb *box, int axis, int is_max)
 }
 
 /* Whether the pair {i, j} belongs in the set: two live items, not both
- * static, filters meeting both ways, boxes overlapping (touching counts). */
+ * static, filters meeting both ways, boxes overlapping (touching counts).
+ * Every test is made and the results and-ed, without a branch: a re-sort
+ * judges many crossings, most fail one test or another, and which one
+ * fails is data the branch predictor cannot learn. */
 static inline bool sap_truth(const cq_sap *s, int i, int j)
 {
     const sap_items *it = &s->it;
     const sap_item *a = &it->item[i], *b = &it->item[j];
-    uint8_t both = a->flags & b->flags;
-    return cq_aabb_overlap(&a->box, &b->box) && i != j && (both & SAP_ALIVE) && !(both & SAP_STATIC) &&
-           (a->layer & b->mask) && (b->layer & a->mask);
+    const cq_aabb *p = &a->box, *q = &b->box;
+    unsigned both = a->flags & b->flags;
+    unsigned boxes = (p->min.x <= q->max.x) & (q->min.x <= p->max.x) & (p->min.y <= q->max.y) &
+                     (q->min.y <= p->max.y) & (p->min.z <= q->max.z) & (q->min.z <= p->max.z);
+    return boxes & (i != j) & (both & SAP_ALIVE) & !(both & SAP_STATIC) & ((a->layer & b->mask) != 0) &
+           ((b->layer & a->mask) != 0);
 }
 
 /* Takes n elements of size bytes from offset *at of base (64-byte aligned),
