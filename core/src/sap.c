@@ -130,11 +130,15 @@ static void begin(cq_sap *s)
 
 static int check_box(const cq_aabb *b)
 {
+    /* Each coordinate is in one comparison, and a NaN fails it: one test
+     * for the common case, every move of every frame. */
+    if ((b->min.x <= b->max.x) & (b->min.y <= b->max.y) & (b->min.z <= b->max.z))
+        return CQ_OK;
     const double v[6] = {b->min.x, b->min.y, b->min.z, b->max.x, b->max.y, b->max.z};
     for (int k = 0; k < 6; k++)
         if (isnan(v[k]))
             return CQ_ENOT_FINITE;
-    return b->min.x <= b->max.x && b->min.y <= b->max.y && b->min.z <= b->max.z ? CQ_OK : CQ_ERANGE;
+    return CQ_ERANGE;
 }
 
 static bool same_box(const cq_aabb *a, const cq_aabb *b)
