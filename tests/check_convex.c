@@ -159,6 +159,84 @@ START_TEST(manifolds_from_face_clipping)
 }
 END_TEST
 
+/* A local pose (position, rotation) carried by the pose `to`. */
+static cq_xform moved(const cq_xform *to, cq_vec3 p, cq_mat3 r)
+{
+    return (cq_xform){cq_xform_point(to, p), cq_mul_mm(&to->r, &r)};
+}
+
+/* A capsule lying along the top edge x = 1, y = 0.5 of a box (half extents
+ * 1, 0.5, 1), its axis at distance D from that edge in the direction at
+ * angle phi from the vertical, so past the top face (phi > 0): a line
+ * contact. Analytically the normal is that direction, the depth r - D, and
+ * the manifold two points at the ends of the axis (z = 0.3 +- 0.5) or of
+ * the edge, each at depth r - D, on B's surface: the edge itself when B is
+ * the box, the edge moved by D - r along the normal when B is the capsule.
+ * Past about 25 degrees neither feature is a face; at 1e-9 rad the top
+ * face's clip keeps nothing. Before line contacts the manifold was the one
+ * witness point. The scene is carried by random rigid poses, both orders;
+ * a capsule square to the edge touches it at one point. */
+START_TEST(capsule_along_a_box_edge_gives_a_line_contact)
+{
+    cq_shape box = {.type = CQ_BOX, .box = {{1, 0.5, 1}}}, cap = {.type = CQ_CAPSULE, .capsule = {0.25, 0.5}};
+    double r = 0.25, phis[] = {1e-9, 0.2, 0.6, 1.0}, dists[] = {0.23, 0.245, 0.25 + 0.005};
+    double zc[] = {0.3, 0.9}; /* the second runs past the edge's end: points at z = 0.4 and 1 */
+    tu_rng rng = {77};
+    cq_mat3 along_z = tu_axis_angle(cq_v3(1, 0, 0), CQ_PI / 2); /* the capsule's local y onto z */
+    int checked = 0;
+    for (int pose = 0; pose < 3; pose++) {
+        cq_xform world = pose ? tu_pose(&rng, 50) : cq_xform_identity();
+        for (size_t i = 0; i < sizeof phis / sizeof phis[0]; i++)
+            for (size_t j = 0; j < sizeof dists / sizeof dists[0]; j++)
+                for (size_t c = 0; c < sizeof zc / sizeof zc[0]; c++)
+                    for (int order = 0; order < 2; order++) {
+                        double D = dists[j];
+                        cq_vec3 nl = cq_v3(sin(phis[i]), cos(phis[i]), 0); /* box to capsule, local */
+                        cq_vec3 axis = cq_add(cq_v3(1, 0.5, zc[c]), cq_scale(nl, D));
+                        cq_xform xb = world, xc = moved(&world, axis, along_z);
+                        cq_pair_query q = {.a = order ? &cap : &box, .xa = order ? xc : xb,
+                                           .b = order ? &box : &cap, .xb = order ? xb : xc, .skin = 0.01};
+                        cq_contact ct = run(&q);
+                        ck_assert(ct.overlap);
+                        cq_vec3 nw = cq_mul_mv(&world.r, order ? cq_neg(nl) : nl);
+                        tu_assert_vec_eq_tol(ct.normal, nw, 1e-9);
+                        ck_assert_double_eq_tol(ct.depth, fmax(r - D, 0), 1e-9);
+                        ck_assert_int_eq(ct.point_count, 2);
+                        double lo = zc[c] - 0.5, hi = fmin(zc[c] + 0.5, 1);
+                        for (int k = 0; k < 2; k++) {
+                            cq_vec3 p = ct.points[k].position;
+                            double z = k == 0 ? hi : lo; /* on the box's edge, z runs the other way: either order */
+                            cq_vec3 on_edge = cq_v3(1, 0.5, z), other = cq_v3(1, 0.5, k == 0 ? lo : hi);
+                            cq_vec3 shift = order ? cq_v3(0, 0, 0) : cq_scale(nl, D - r);
+                            cq_vec3 want = cq_xform_point(&world, cq_add(on_edge, shift));
+                            cq_vec3 alt = cq_xform_point(&world, cq_add(other, shift));
+                            ck_assert_msg(cq_len(cq_sub(p, want)) < 1e-9 || cq_len(cq_sub(p, alt)) < 1e-9,
+                                          "phi %g D %g order %d: point %d off the line contact's ends", phis[i], D,
+                                          order, k);
+                            ck_assert_double_eq_tol(ct.points[k].depth, r - D, 1e-9);
+                            ck_assert_int_eq(ct.points[k].feature.kind_a, CQ_FEAT_EDGE);
+                            ck_assert_int_eq(ct.points[k].feature.kind_b, CQ_FEAT_EDGE);
+                        }
+                        ck_assert(cq_len(cq_sub(ct.points[0].position, ct.points[1].position)) > 0.5);
+                        checked++;
+                        /* Turned square to the edge and to the normal, where
+                         * neither feature is a face: it touches the edge at
+                         * one point, the witness. */
+                        if (phis[i] < 0.6)
+                            continue;
+                        cq_mat3 square = tu_axis_angle(cq_v3(0, 0, 1), -(CQ_PI / 2 + phis[i]));
+                        cq_pair_query x = q;
+                        *(order ? &x.xa : &x.xb) = moved(&world, axis, square);
+                        ct = run(&x);
+                        ck_assert(ct.overlap);
+                        ck_assert_double_eq_tol(ct.depth, fmax(r - D, 0), 1e-9);
+                        ck_assert_int_eq(ct.point_count, 1);
+                    }
+    }
+    ck_assert_int_eq(checked, 3 * 4 * 3 * 2 * 2);
+}
+END_TEST
+
 /* Two cubes with crossed edges, 0.005 apart within a skin of 0.01: no face
  * clips, so the manifold is the one witness point, on B's surface (its
  * lowest edge, or in the other order A's highest), at depth -0.005 (it
@@ -459,6 +537,7 @@ Suite *convex_suite(void)
     tcase_add_test(tc, box_deep_inside_box_gives_minimum_translation);
     tcase_add_test(tc, manifolds_from_face_clipping);
     tcase_add_test(tc, apart_within_skin_point_has_minus_the_distance);
+    tcase_add_test(tc, capsule_along_a_box_edge_gives_a_line_contact);
     tcase_add_test(tc, nearly_aligned_stacks_keep_their_contact);
     tcase_add_test(tc, reduction_keeps_four_corners);
     tcase_add_test(tc, swap_and_rigid_motion_invariance);

@@ -67,9 +67,10 @@ typedef struct cq_pair_shapes {
 /* Manifold points for normal n (A to B) and depth of the rounded shapes:
  * the feature of A facing B clipped against B's or the other way round
  * (the better aligned face is the reference), moved onto B's rounded
- * surface. Falls back to the single witness point on B, at witness_depth
- * (minus the distance when apart within the skin), when no face is
- * aligned or the clip keeps nothing. */
+ * surface. Where no clip keeps anything and one feature is a segment lying
+ * along an edge of the other (a capsule on a box's edge), the two ends of
+ * that line contact. Falls back to the single witness point on B, at
+ * witness_depth (minus the distance when apart within the skin). */
 static void cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, cq_vec3 witness_b,
                                double witness_depth, cq_contact *out)
 {
@@ -94,6 +95,8 @@ static void cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, 
             pts[k].position = cq_mad(pts[k].position, n, -rb);
             pts[k].depth += ra + rb;
         }
+        if (m == 0)
+            m = cq_line_contact(&fa, &fb, n, ra, rb, q->skin, pts);
     }
     if (m == 0)
         pts[m++] = (cq_contact_point){witness_b, witness_depth, {CQ_FEAT_FACE, CQ_FEAT_FACE, 0, 0}};

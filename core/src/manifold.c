@@ -105,6 +105,54 @@ int cq_clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto_
     return cq_clip_lines(&fr, lines, nlines, ref->fid, inc, skin, onto_ref, out);
 }
 
+/* The edge of face f (count >= 2) lying farthest along dir: its index,
+ * the lowest on ties. */
+static int cq_edge_toward(const cq_face *f, cq_vec3 dir)
+{
+    int best = 0, edges = f->count == 2 ? 1 : f->count;
+    double best_h = -INFINITY;
+    for (int k = 0; k < edges; k++) {
+        double h = cq_dot(cq_add(f->v[k], f->v[k + 1 == f->count ? 0 : k + 1]), dir); /* twice the midpoint's */
+        if (h > best_h)
+            best_h = h, best = k;
+    }
+    return best;
+}
+
+int cq_line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, double rb, double skin,
+                    cq_contact_point out[2])
+{
+    bool seg_is_a = fa->count == 2;
+    const cq_face *seg = seg_is_a ? fa : fb, *other = seg_is_a ? fb : fa;
+    if (seg->count != 2 || other->count < 2)
+        return 0;
+    /* The other shape's edge facing the segment: toward A along -n. */
+    int k = cq_edge_toward(other, seg_is_a ? cq_neg(n) : n);
+    cq_vec3 e0 = other->v[k], de = cq_sub(other->v[k + 1 == other->count ? 0 : k + 1], e0);
+    cq_vec3 s0 = seg->v[0], ds = cq_sub(seg->v[1], s0);
+    double le2 = cq_len2(de), ls2 = cq_len2(ds);
+    if (!(le2 > 0 && ls2 > 0) || cq_len2(cq_cross(de, ds)) > CQ_LINE_SIN * CQ_LINE_SIN * le2 * ls2)
+        return 0;
+    /* The segment's ends on the edge's line, as fractions of the edge. */
+    double t0 = cq_dot(cq_sub(s0, e0), de) / le2, t1 = cq_dot(cq_sub(seg->v[1], e0), de) / le2;
+    double lo = fmax(0, fmin(t0, t1)), hi = fmin(1, fmax(t0, t1));
+    if (!(lo <= hi))
+        return 0;
+    uint16_t seg_edge = seg->eid[0], edge = other->eid[k];
+    cq_feature f = seg_is_a ? (cq_feature){CQ_FEAT_EDGE, CQ_FEAT_EDGE, seg_edge, edge}
+                            : (cq_feature){CQ_FEAT_EDGE, CQ_FEAT_EDGE, edge, seg_edge};
+    int m = 0;
+    for (int i = 0; i < (hi > lo ? 2 : 1); i++) {
+        cq_vec3 pe = cq_mad(e0, de, i ? hi : lo);
+        cq_vec3 ps = cq_mad(s0, ds, cq_clamp(cq_dot(cq_sub(pe, s0), ds) / ls2, 0, 1));
+        cq_vec3 pa = seg_is_a ? ps : pe, pb = seg_is_a ? pe : ps;
+        double sep = cq_dot(cq_sub(pb, pa), n) - ra - rb;
+        if (sep <= skin)
+            out[m++] = (cq_contact_point){cq_mad(pb, n, -rb), -sep, f};
+    }
+    return m;
+}
+
 cq_face cq_triangle_face(const cq_vec3 t[3], cq_vec3 n, bool flat)
 {
     cq_face f = {.count = 3, .normal = n, .fid = 0};

@@ -81,6 +81,25 @@ cq_face cq_triangle_face(const cq_vec3 t[3], cq_vec3 n, bool flat);
  * cq_face (a hull face of more than CQ_FACE_MAX vertices). */
 bool cq_shape_face(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *out);
 
+/* Below this sine of their angle a segment and an edge lying along it make
+ * a line contact (about 5.7 degrees); each end point carries its own depth,
+ * so a slight angle shows as one end shallower than the other. */
+#define CQ_LINE_SIN 0.1
+
+/* A line contact, for a segment feature (a capsule's axis, a segment hull,
+ * a flat triangle) that no face clip reached: lying along an edge just
+ * past the other shape's face, or with the normal too tilted for either
+ * feature to be a face. fa and fb are A's feature facing B and B's facing
+ * A, n the unit normal from A to B, ra and rb the rounding radii. One of
+ * them must be a segment; the other is a segment or a face, whose edge
+ * lying farthest toward the segment is the one used. Where the segment and
+ * that edge are parallel within CQ_LINE_SIN, writes the ends of their
+ * overlap along the edge, on B's rounded surface, each with its depth
+ * along n (negative: apart) and both edges as its feature, those apart by
+ * more than skin left out. Returns how many (0 to 2). */
+int cq_line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, double rb, double skin,
+                    cq_contact_point out[2]);
+
 /* Keeps at most CQ_MAX_POINTS of pts (in place): the deepest, the one
  * farthest from it, then the two that add the most area in the plane
  * orthogonal to normal. Returns the new count. Deterministic: ties keep the
