@@ -237,6 +237,83 @@ START_TEST(capsule_along_a_box_edge_gives_a_line_contact)
 }
 END_TEST
 
+/* cq_line_contact itself, with the normal exactly the face's: every edge
+ * of the face lies exactly as far along it, the first (index 0) on the far
+ * side. The edge under the segment is the nearest of those, and the line
+ * contact lies on it; by height and index alone it would lie 2 away. */
+START_TEST(line_contact_picks_the_nearest_of_tied_edges)
+{
+    cq_face seg = {.count = 2, .v = {{1, 0.73, -0.2}, {1, 0.73, 0.8}}, .vid = {0, 1}, .normal = {0, -1, 0}};
+    cq_face top = {.count = 4,
+                   .v = {{-1, 0.5, 1}, {-1, 0.5, -1}, {1, 0.5, -1}, {1, 0.5, 1}},
+                   .vid = {0, 1, 2, 3},
+                   .eid = {10, 11, 12, 13},
+                   .normal = {0, 1, 0}};
+    cq_contact_point out[2];
+    ck_assert_int_eq(cq_line_contact(&seg, &top, cq_v3(0, -1, 0), 0.25, 0, 0.01, out), 2);
+    for (int k = 0; k < 2; k++) {
+        ck_assert_double_eq_tol(out[k].position.x, 1, 1e-15);
+        ck_assert_double_eq_tol(out[k].position.y, 0.5, 1e-15);
+        ck_assert_double_eq_tol(out[k].depth, 0.02, 1e-15);
+        ck_assert_int_eq(out[k].feature.index_b, 12);
+    }
+    ck_assert_double_eq_tol(fabs(out[0].position.z - out[1].position.z), 1, 1e-15);
+}
+END_TEST
+
+/* The same capsule straight above the edge (phi = 0), turned with the box
+ * through 2000 small rotations: the normal is the top face's, so every
+ * top edge lies as high along it, the face clip keeps the axis or nothing
+ * as rounding falls, and a line contact must take the edge under the
+ * capsule, not one that rounding ranks first (the far side's once gave
+ * points 1.76 outside the capsule). Every point lies on the capsule's
+ * surface at depth r - D, at the axis' ends. Turned about the normal, the
+ * ends drift across the edge by half_height sin(yaw): by 0.5 degrees (0.004
+ * of a radius of 0.25) both stay on it, each a little shallower; by 5
+ * degrees on a capsule of half-height 3 (0.26 across) they leave it, and
+ * the contact is the one witness point (those ends once claimed the full
+ * depth while 0.0975 apart from the capsule). */
+START_TEST(line_contact_takes_the_edge_under_the_segment)
+{
+    double r = 0.25, D = 0.23;
+    cq_shape box = {.type = CQ_BOX, .box = {{1, 0.5, 3}}}, cap = {.type = CQ_CAPSULE, .capsule = {r, 0.5}};
+    cq_mat3 along_z = tu_axis_angle(cq_v3(1, 0, 0), CQ_PI / 2);
+    cq_vec3 tilt = cq_scale(cq_v3(1, 2, 3), 1 / sqrt(14.0));
+    for (int i = 0; i < 2000; i++) {
+        cq_xform world = {cq_v3(0, 0, 0), tu_axis_angle(tilt, 0.1 + 0.001 * i)};
+        cq_xform xc = moved(&world, cq_v3(1, 0.5 + D, 0.3), along_z);
+        cq_pair_query q = {.a = &cap, .xa = xc, .b = &box, .xb = world, .skin = 0.01};
+        cq_contact ct = run(&q);
+        ck_assert_int_eq(ct.point_count, 2);
+        for (int k = 0; k < 2; k++) {
+            cq_vec3 l = cq_xform_inv_point(&world, ct.points[k].position); /* on B, the box */
+            ck_assert_msg(fabs(l.x - 1) < 1e-9 && fabs(l.y - 0.5) < 1e-9 && fabs(fabs(l.z - 0.3) - 0.5) < 1e-9,
+                          "rotation %d: point %d at box-local (%g %g %g)", i, k, l.x, l.y, l.z);
+            ck_assert_double_eq_tol(ct.points[k].depth, r - D, 1e-9);
+        }
+    }
+    struct {
+        double half_height, yaw_deg;
+        int points;
+    } turns[] = {{0.5, 0.5, 2}, {3, 5, 1}};
+    cq_vec3 nl = cq_v3(sin(0.6), cos(0.6), 0);
+    for (size_t t = 0; t < sizeof turns / sizeof turns[0]; t++) {
+        cq_shape c = {.type = CQ_CAPSULE, .capsule = {r, turns[t].half_height}};
+        cq_mat3 turned = tu_axis_angle(nl, turns[t].yaw_deg * CQ_PI / 180);
+        cq_xform xc = {cq_add(cq_v3(1, 0.5, 0), cq_scale(nl, D)), cq_mul_mm(&turned, &along_z)};
+        for (int order = 0; order < 2; order++) {
+            cq_pair_query q = {.a = order ? &box : &c, .xa = order ? cq_xform_identity() : xc,
+                               .b = order ? &c : &box, .xb = order ? xc : cq_xform_identity(), .skin = 0.01};
+            cq_contact ct = run(&q);
+            ck_assert_double_eq_tol(ct.depth, r - D, 1e-9);
+            ck_assert_int_eq(ct.point_count, turns[t].points);
+            for (int k = 0; k < ct.point_count; k++)
+                ck_assert(ct.points[k].depth <= r - D + 1e-12 && ct.points[k].depth > r - D - 1e-3);
+        }
+    }
+}
+END_TEST
+
 /* Two cubes with crossed edges, 0.005 apart within a skin of 0.01: no face
  * clips, so the manifold is the one witness point, on B's surface (its
  * lowest edge, or in the other order A's highest), at depth -0.005 (it
@@ -538,6 +615,8 @@ Suite *convex_suite(void)
     tcase_add_test(tc, manifolds_from_face_clipping);
     tcase_add_test(tc, apart_within_skin_point_has_minus_the_distance);
     tcase_add_test(tc, capsule_along_a_box_edge_gives_a_line_contact);
+    tcase_add_test(tc, line_contact_takes_the_edge_under_the_segment);
+    tcase_add_test(tc, line_contact_picks_the_nearest_of_tied_edges);
     tcase_add_test(tc, nearly_aligned_stacks_keep_their_contact);
     tcase_add_test(tc, reduction_keeps_four_corners);
     tcase_add_test(tc, swap_and_rigid_motion_invariance);

@@ -178,7 +178,10 @@ static inline void cq_rect_side(cq_rect_poly **cur, cq_rect_poly **spare, int si
         dist[k] = sign * c[k] - h;
         outside |= !(dist[k] <= 0); /* as cq_clip_by_line keeps: a NaN is not kept */
     }
-    if (!outside)
+    /* A segment along the side within rounding stays whole, as in
+     * cq_clip_by_line (a box face only becomes one when it has no area). */
+    bool along = n == 2 && cq_clip_on_line(dist[0], sign * c[0], 0, h) && cq_clip_on_line(dist[1], sign * c[1], 0, h);
+    if (!outside || along)
         return;
     dist[n] = dist[0];
     p->x[n] = p->x[0], p->y[n] = p->y[0], p->z[n] = p->z[0], p->tag[n] = p->tag[0];

@@ -15,6 +15,11 @@ static int cq_clip_by_line(const cq_clip_vertex *in, int n, const cq_clip_line *
         dist[k] = line->a * in[k].x + line->b * in[k].y - line->d;
     if (n == 1) /* a lone point is kept or dropped, never cut */
         return dist[0] <= 0 ? (out[0] = in[0], 1) : 0;
+    if (n == 2 && cq_clip_on_line(dist[0], line->a * in[0].x, line->b * in[0].y, line->d) &&
+        cq_clip_on_line(dist[1], line->a * in[1].x, line->b * in[1].y, line->d)) {
+        out[0] = in[0], out[1] = in[1];
+        return 2;
+    }
     int m = 0;
     for (int k = 0; k < n; k++) {
         int next = k + 1 == n ? 0 : k + 1;
@@ -105,18 +110,55 @@ int cq_clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto_
     return cq_clip_lines(&fr, lines, nlines, ref->fid, inc, skin, onto_ref, out);
 }
 
-/* The edge of face f (count >= 2) lying farthest along dir: its index,
- * the lowest on ties. */
-static int cq_edge_toward(const cq_face *f, cq_vec3 dir)
+/* Squared distance from p to the segment a-b. */
+static double cq_segment_dist2(cq_vec3 p, cq_vec3 a, cq_vec3 b)
 {
-    int best = 0, edges = f->count == 2 ? 1 : f->count;
-    double best_h = -INFINITY;
+    cq_vec3 d = cq_sub(b, a);
+    double l2 = cq_len2(d), t = l2 > 0 ? cq_clamp(cq_dot(cq_sub(p, a), d) / l2, 0, 1) : 0;
+    return cq_len2(cq_sub(p, cq_mad(a, d, t)));
+}
+
+/* The edge of face f (count >= 2) lying farthest along dir, and of those
+ * within rounding of that height the one nearest to point m: along a face's
+ * normal every edge of the face lies as far, and rounding alone would pick
+ * one, perhaps the far side's. Returns its index. */
+static int cq_edge_toward(const cq_face *f, cq_vec3 dir, cq_vec3 m)
+{
+    int edges = f->count == 2 ? 1 : f->count, best = 0;
+    double scale = 0;
+    for (int k = 0; k < f->count; k++)
+        scale = cq_larger(scale, cq_max_abs(cq_sub(f->v[k], m)));
+    double tol = 1e-9 * scale, best_h = -INFINITY, best_d = INFINITY;
     for (int k = 0; k < edges; k++) {
-        double h = cq_dot(cq_add(f->v[k], f->v[k + 1 == f->count ? 0 : k + 1]), dir); /* twice the midpoint's */
-        if (h > best_h)
-            best_h = h, best = k;
+        cq_vec3 a = f->v[k], b = f->v[k + 1 == f->count ? 0 : k + 1];
+        double h = 0.5 * cq_dot(cq_add(a, b), dir), d = cq_segment_dist2(m, a, b);
+        if (h > best_h + tol || (h >= best_h - tol && d < best_d))
+            best_h = cq_larger(h, best_h), best_d = d, best = k;
     }
     return best;
+}
+
+/* One end of a line contact: core points pa of A and pb of B, rounded by
+ * ra and rb. Two balls (pa, ra) and (pb, rb) whose centres are apart by
+ * `along` along n and by |l| across it meet along a line parallel to n only
+ * when |l| <= R = ra + rb, and then overlap along it by at most
+ * sqrt(R^2 - |l|^2) - along, on the line a fraction rb / R of the way from
+ * pb to pa: that is the point's depth. With the segment and the edge at a
+ * slight angle the ends drift across n; measured along n alone, an end
+ * apart from the other shape would claim the full depth. False when no
+ * such line exists (past rounding). */
+static bool cq_line_end(cq_vec3 pa, cq_vec3 pb, cq_vec3 n, double ra, double rb, cq_vec3 *at, double *sep)
+{
+    cq_vec3 w = cq_sub(pb, pa);
+    double along = cq_dot(w, n), r = ra + rb;
+    cq_vec3 l = cq_mad(w, n, -along);
+    double across = cq_len(l), noise = 1e-9 * cq_larger(cq_max_abs(pa), cq_max_abs(pb));
+    if (across > r + noise)
+        return false;
+    double c = across < r ? sqrt((r - across) * (r + across)) / r : 0; /* the cosine at the touching points */
+    *sep = along - r * c;
+    *at = r > 0 ? cq_mad(cq_mad(pb, l, -rb / r), n, -rb * c) : pb;
+    return true;
 }
 
 int cq_line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, double rb, double skin,
@@ -127,30 +169,30 @@ int cq_line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, 
     if (seg->count != 2 || other->count < 2)
         return 0;
     /* The other shape's edge facing the segment: toward A along -n. */
-    int k = cq_edge_toward(other, seg_is_a ? cq_neg(n) : n);
-    cq_vec3 e0 = other->v[k], de = cq_sub(other->v[k + 1 == other->count ? 0 : k + 1], e0);
     cq_vec3 s0 = seg->v[0], ds = cq_sub(seg->v[1], s0);
+    int k = cq_edge_toward(other, seg_is_a ? cq_neg(n) : n, cq_mad(s0, ds, 0.5));
+    cq_vec3 e0 = other->v[k], de = cq_sub(other->v[k + 1 == other->count ? 0 : k + 1], e0);
     double le2 = cq_len2(de), ls2 = cq_len2(ds);
     if (!(le2 > 0 && ls2 > 0) || cq_len2(cq_cross(de, ds)) > CQ_LINE_SIN * CQ_LINE_SIN * le2 * ls2)
         return 0;
     /* The segment's ends on the edge's line, as fractions of the edge. */
     double t0 = cq_dot(cq_sub(s0, e0), de) / le2, t1 = cq_dot(cq_sub(seg->v[1], e0), de) / le2;
     double lo = fmax(0, fmin(t0, t1)), hi = fmin(1, fmax(t0, t1));
-    if (!(lo <= hi))
+    if (!(lo < hi))
         return 0;
     uint16_t seg_edge = seg->eid[0], edge = other->eid[k];
     cq_feature f = seg_is_a ? (cq_feature){CQ_FEAT_EDGE, CQ_FEAT_EDGE, seg_edge, edge}
                             : (cq_feature){CQ_FEAT_EDGE, CQ_FEAT_EDGE, edge, seg_edge};
-    int m = 0;
-    for (int i = 0; i < (hi > lo ? 2 : 1); i++) {
+    for (int i = 0; i < 2; i++) {
         cq_vec3 pe = cq_mad(e0, de, i ? hi : lo);
         cq_vec3 ps = cq_mad(s0, ds, cq_clamp(cq_dot(cq_sub(pe, s0), ds) / ls2, 0, 1));
-        cq_vec3 pa = seg_is_a ? ps : pe, pb = seg_is_a ? pe : ps;
-        double sep = cq_dot(cq_sub(pb, pa), n) - ra - rb;
-        if (sep <= skin)
-            out[m++] = (cq_contact_point){cq_mad(pb, n, -rb), -sep, f};
+        double sep;
+        if (!cq_line_end(seg_is_a ? ps : pe, seg_is_a ? pe : ps, n, ra, rb, &out[i].position, &sep) || sep > skin)
+            return 0; /* an end off the other shape: no line, the witness point says more */
+        out[i].depth = -sep;
+        out[i].feature = f;
     }
-    return m;
+    return 2;
 }
 
 cq_face cq_triangle_face(const cq_vec3 t[3], cq_vec3 n, bool flat)

@@ -4,6 +4,8 @@
 #ifndef CQ_MANIFOLD_H
 #define CQ_MANIFOLD_H
 
+#include <float.h>
+
 #include "cq/collision.h"
 
 /* Largest face polygon the clipper accepts, and its output bound. */
@@ -32,6 +34,15 @@ typedef struct cq_clip_line {
     double a, b, d;
     uint16_t edge;
 } cq_clip_line;
+
+/* Whether a distance dist = ax + by - d to a side line, of terms ax, by and
+ * d, lies within its rounding of 0. A segment with both ends that close
+ * lies along the side (a capsule exactly over a box's edge): it is kept
+ * whole, where cutting it would put the crossing anywhere along it. */
+static inline bool cq_clip_on_line(double dist, double ax, double by, double d)
+{
+    return fabs(dist) <= 64 * DBL_EPSILON * (fabs(ax) + fabs(by) + fabs(d));
+}
 
 /* A vertex being clipped, in frame coordinates (z = height above the
  * reference plane), with its feature (A half: the reference's; B half: the
@@ -82,8 +93,9 @@ cq_face cq_triangle_face(const cq_vec3 t[3], cq_vec3 n, bool flat);
 bool cq_shape_face(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *out);
 
 /* Below this sine of their angle a segment and an edge lying along it make
- * a line contact (about 5.7 degrees); each end point carries its own depth,
- * so a slight angle shows as one end shallower than the other. */
+ * a line contact (about 5.7 degrees); each end carries its own depth, so a
+ * slight angle shows as one end shallower than the other, and an end that
+ * drifts off the other shape ends the line contact. */
 #define CQ_LINE_SIN 0.1
 
 /* A line contact, for a segment feature (a capsule's axis, a segment hull,
@@ -92,11 +104,13 @@ bool cq_shape_face(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *o
  * feature to be a face. fa and fb are A's feature facing B and B's facing
  * A, n the unit normal from A to B, ra and rb the rounding radii. One of
  * them must be a segment; the other is a segment or a face, whose edge
- * lying farthest toward the segment is the one used. Where the segment and
- * that edge are parallel within CQ_LINE_SIN, writes the ends of their
- * overlap along the edge, on B's rounded surface, each with its depth
- * along n (negative: apart) and both edges as its feature, those apart by
- * more than skin left out. Returns how many (0 to 2). */
+ * lying farthest toward the segment (the nearest of those within rounding)
+ * is the one used. Where the segment and that edge are parallel within
+ * CQ_LINE_SIN and both ends of their overlap along the edge touch the
+ * other shape within skin, writes those two ends, on B's rounded surface,
+ * each with its own depth along n (negative: apart) and both edges as its
+ * feature, and returns 2; otherwise 0 (the single witness point then says
+ * more: a segment turned off the edge touches it at one point). */
 int cq_line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, double rb, double skin,
                     cq_contact_point out[2]);
 
