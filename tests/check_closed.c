@@ -178,6 +178,47 @@ START_TEST(capsules_parallel_two_points)
 }
 END_TEST
 
+/* Distance of p from the axis segment of a capsule of half height hh at x
+ * (local y): an oracle for the points below. */
+static double axis_distance(cq_vec3 p, cq_xform x, double hh)
+{
+    cq_vec3 l = cq_xform_inv_point(&x, p);
+    double y = fmax(-hh, fmin(hh, l.y));
+    return sqrt(l.x * l.x + (l.y - y) * (l.y - y) + l.z * l.z);
+}
+
+/* B of capsules_parallel_two_points turned about the normal (x): by 2
+ * degrees its ends drift across the normal by up to sin(2 deg), and the
+ * manifold still holds both ends of the overlap, each a point of B's
+ * surface whose move by its depth along the normal lands on A's surface,
+ * and shallower than the contact (0.2, where the axes pass closest). By 10
+ * degrees, past the line contact's 5.7, one point. (Before the convex
+ * path's line contacts shared this rule, capsules took only 0.06 degrees.) */
+START_TEST(capsules_nearly_parallel_two_points)
+{
+    cq_shape a = capsule(0.5, 1), b = capsule(0.5, 1);
+    double turns[] = {2, 10};
+    for (int t = 0; t < 2; t++) {
+        cq_xform xb = at(0.8, 0.5, 0);
+        xb.r = tu_axis_angle(cq_v3(1, 0, 0), turns[t] * CQ_PI / 180);
+        cq_contact c = pair(&a, at(0, 0, 0), &b, xb);
+        ck_assert(c.overlap);
+        ck_assert_double_eq_tol(c.depth, 0.2, TOL);
+        tu_assert_vec_eq_tol(c.normal, cq_v3(1, 0, 0), TOL);
+        ck_assert_int_eq(c.point_count, t == 0 ? 2 : 1);
+        /* Each end is measured as two balls about the nearest axis points;
+         * B's axis runs at 2 degrees to them, which leaves the point inside
+         * B by the square of (drift x sine), about 4e-7 here. */
+        for (int k = 0; t == 0 && k < 2; k++) {
+            cq_contact_point p = c.points[k];
+            ck_assert_double_eq_tol(axis_distance(p.position, xb, 1), 0.5, 1e-6);
+            ck_assert_double_eq_tol(axis_distance(cq_mad(p.position, c.normal, p.depth), at(0, 0, 0), 1), 0.5, 1e-6);
+            ck_assert(p.depth < 0.2 - 1e-5 && p.depth > 0.19);
+        }
+    }
+}
+END_TEST
+
 START_TEST(capsules_crossing_one_point)
 {
     /* A along Y, B along Z at x = 0.9: the axes cross at distance 0.9. */
@@ -717,6 +758,7 @@ Suite *closed_suite(void)
     tcase_add_test(round, sphere_sphere_analytic);
     tcase_add_test(round, sphere_capsule_analytic);
     tcase_add_test(round, capsules_parallel_two_points);
+    tcase_add_test(round, capsules_nearly_parallel_two_points);
     tcase_add_test(round, capsules_crossing_one_point);
     tcase_add_test(round, sphere_box_against_distance_oracle);
     tcase_add_test(round, sphere_box_inside_and_features);

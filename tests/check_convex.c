@@ -3,6 +3,7 @@
  * degenerate hulls, manifolds, invariances, caps and fallbacks. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cq/fallback.h"
 #include "manifold.h"
@@ -214,9 +215,13 @@ START_TEST(capsule_along_a_box_edge_gives_a_line_contact)
                                           "phi %g D %g order %d: point %d off the line contact's ends", phis[i], D,
                                           order, k);
                             ck_assert_double_eq_tol(ct.points[k].depth, r - D, 1e-9);
-                            ck_assert_int_eq(ct.points[k].feature.kind_a, CQ_FEAT_EDGE);
-                            ck_assert_int_eq(ct.points[k].feature.kind_b, CQ_FEAT_EDGE);
+                            /* A capsule end on the edge, or the capsule's axis on
+                             * the edge's end vertex: one vertex, one edge. */
+                            cq_feature f = ct.points[k].feature;
+                            ck_assert((f.kind_a == CQ_FEAT_VERTEX) + (f.kind_b == CQ_FEAT_VERTEX) == 1);
+                            ck_assert((f.kind_a == CQ_FEAT_EDGE) + (f.kind_b == CQ_FEAT_EDGE) == 1);
                         }
+                        ck_assert(memcmp(&ct.points[0].feature, &ct.points[1].feature, sizeof(cq_feature)) != 0);
                         ck_assert(cq_len(cq_sub(ct.points[0].position, ct.points[1].position)) > 0.5);
                         checked++;
                         /* Turned square to the edge and to the normal, where
@@ -261,54 +266,89 @@ START_TEST(line_contact_picks_the_nearest_of_tied_edges)
 }
 END_TEST
 
+/* Oracles for the line contacts: the signed distance of p from a posed
+ * capsule (its axis along local y) and from a posed box. */
+static double capsule_sdf(cq_vec3 p, const cq_xform *x, double r, double h)
+{
+    cq_vec3 l = cq_xform_inv_point(x, p);
+    double y = fmax(-h, fmin(h, l.y));
+    return sqrt(l.x * l.x + (l.y - y) * (l.y - y) + l.z * l.z) - r;
+}
+
+static double box_sdf(cq_vec3 p, const cq_xform *x, cq_vec3 half)
+{
+    cq_vec3 l = cq_xform_inv_point(x, p);
+    cq_vec3 q = cq_v3(fabs(l.x) - half.x, fabs(l.y) - half.y, fabs(l.z) - half.z);
+    cq_vec3 o = cq_v3(fmax(q.x, 0), fmax(q.y, 0), fmax(q.z, 0));
+    return cq_len(o) + fmin(fmax(q.x, fmax(q.y, q.z)), 0);
+}
+
 /* The same capsule straight above the edge (phi = 0), turned with the box
- * through 2000 small rotations: the normal is the top face's, so every
- * top edge lies as high along it, the face clip keeps the axis or nothing
- * as rounding falls, and a line contact must take the edge under the
- * capsule, not one that rounding ranks first (the far side's once gave
- * points 1.76 outside the capsule). Every point lies on the capsule's
- * surface at depth r - D, at the axis' ends. Turned about the normal, the
- * ends drift across the edge by half_height sin(yaw): by 0.5 degrees (0.004
- * of a radius of 0.25) both stay on it, each a little shallower; by 5
- * degrees on a capsule of half-height 3 (0.26 across) they leave it, and
- * the contact is the one witness point (those ends once claimed the full
- * depth while 0.0975 apart from the capsule). */
+ * through 2000 small rotations, near the origin and 1000 away: the normal
+ * is the top face's, so every top edge lies as high along it, the face
+ * clip keeps the axis whole or nothing as rounding falls, and a line
+ * contact must take the edge under the capsule, not one that rounding
+ * ranks first (the far side's once gave points 1.76 outside the capsule).
+ * Every point lies at an end of the axis on the edge, at depth r - D.
+ * Rounding of the world coordinates, not only of the frame's, must count
+ * as lying on the side: 1000 away it once cut the axis at z = -0.12.
+ * Turned about the normal, the ends drift across the edge by l =
+ * half_height sin(yaw). By 0.5 degrees (0.004) both stay on it: each is a
+ * point of B's surface whose move by its depth along the normal lands on
+ * A's surface, sqrt(r^2 - l^2) - D deep. By 5 degrees on a capsule of
+ * half-height 3 (0.26 across) they leave it, and the contact is the one
+ * witness point (those ends once claimed the full depth while 0.0975 apart
+ * from the capsule). */
 START_TEST(line_contact_takes_the_edge_under_the_segment)
 {
     double r = 0.25, D = 0.23;
-    cq_shape box = {.type = CQ_BOX, .box = {{1, 0.5, 3}}}, cap = {.type = CQ_CAPSULE, .capsule = {r, 0.5}};
+    cq_vec3 half = cq_v3(1, 0.5, 3);
+    cq_shape box = {.type = CQ_BOX, .box = {half}}, cap = {.type = CQ_CAPSULE, .capsule = {r, 0.5}};
     cq_mat3 along_z = tu_axis_angle(cq_v3(1, 0, 0), CQ_PI / 2);
-    cq_vec3 tilt = cq_scale(cq_v3(1, 2, 3), 1 / sqrt(14.0));
-    for (int i = 0; i < 2000; i++) {
-        cq_xform world = {cq_v3(0, 0, 0), tu_axis_angle(tilt, 0.1 + 0.001 * i)};
-        cq_xform xc = moved(&world, cq_v3(1, 0.5 + D, 0.3), along_z);
-        cq_pair_query q = {.a = &cap, .xa = xc, .b = &box, .xb = world, .skin = 0.01};
-        cq_contact ct = run(&q);
-        ck_assert_int_eq(ct.point_count, 2);
-        for (int k = 0; k < 2; k++) {
-            cq_vec3 l = cq_xform_inv_point(&world, ct.points[k].position); /* on B, the box */
-            ck_assert_msg(fabs(l.x - 1) < 1e-9 && fabs(l.y - 0.5) < 1e-9 && fabs(fabs(l.z - 0.3) - 0.5) < 1e-9,
-                          "rotation %d: point %d at box-local (%g %g %g)", i, k, l.x, l.y, l.z);
-            ck_assert_double_eq_tol(ct.points[k].depth, r - D, 1e-9);
+    cq_vec3 tilt = cq_scale(cq_v3(1, 2, 3), 1 / sqrt(14.0)), away[] = {{0, 0, 0}, {1000, -700, 300}};
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < 2000; i++) {
+            cq_xform world = {away[w], tu_axis_angle(tilt, 0.1 + 0.001 * i)};
+            cq_xform xc = moved(&world, cq_v3(1, 0.5 + D, 0.3), along_z);
+            cq_pair_query q = {.a = &cap, .xa = xc, .b = &box, .xb = world, .skin = 0.01};
+            cq_contact ct = run(&q);
+            ck_assert_int_eq(ct.point_count, 2);
+            for (int k = 0; k < 2; k++) {
+                cq_vec3 l = cq_xform_inv_point(&world, ct.points[k].position); /* on B, the box */
+                ck_assert_msg(fabs(l.x - 1) < 1e-9 && fabs(l.y - 0.5) < 1e-9 && fabs(fabs(l.z - 0.3) - 0.5) < 1e-9,
+                              "%g away, rotation %d: point %d at box-local (%g %g %g)", away[w].x, i, k, l.x, l.y,
+                              l.z);
+                ck_assert_double_eq_tol(ct.points[k].depth, r - D, 1e-9);
+            }
         }
-    }
     struct {
         double half_height, yaw_deg;
         int points;
     } turns[] = {{0.5, 0.5, 2}, {3, 5, 1}};
     cq_vec3 nl = cq_v3(sin(0.6), cos(0.6), 0);
     for (size_t t = 0; t < sizeof turns / sizeof turns[0]; t++) {
-        cq_shape c = {.type = CQ_CAPSULE, .capsule = {r, turns[t].half_height}};
-        cq_mat3 turned = tu_axis_angle(nl, turns[t].yaw_deg * CQ_PI / 180);
+        double h = turns[t].half_height, yaw = turns[t].yaw_deg * CQ_PI / 180, l = h * sin(yaw);
+        cq_shape c = {.type = CQ_CAPSULE, .capsule = {r, h}};
+        cq_mat3 turned = tu_axis_angle(nl, yaw);
         cq_xform xc = {cq_add(cq_v3(1, 0.5, 0), cq_scale(nl, D)), cq_mul_mm(&turned, &along_z)};
+        cq_xform xb = cq_xform_identity();
         for (int order = 0; order < 2; order++) {
-            cq_pair_query q = {.a = order ? &box : &c, .xa = order ? cq_xform_identity() : xc,
-                               .b = order ? &c : &box, .xb = order ? xc : cq_xform_identity(), .skin = 0.01};
+            cq_pair_query q = {.a = order ? &box : &c, .xa = order ? xb : xc, .b = order ? &c : &box,
+                               .xb = order ? xc : xb, .skin = 0.01};
             cq_contact ct = run(&q);
             ck_assert_double_eq_tol(ct.depth, r - D, 1e-9);
             ck_assert_int_eq(ct.point_count, turns[t].points);
-            for (int k = 0; k < ct.point_count; k++)
-                ck_assert(ct.points[k].depth <= r - D + 1e-12 && ct.points[k].depth > r - D - 1e-3);
+            if (ct.point_count == 1)
+                continue;
+            for (int k = 0; k < 2; k++) {
+                cq_contact_point pt = ct.points[k];
+                cq_vec3 on_a = cq_mad(pt.position, ct.normal, pt.depth);
+                double sdf_b = order ? capsule_sdf(pt.position, &xc, r, h) : box_sdf(pt.position, &xb, half);
+                double sdf_a = order ? box_sdf(on_a, &xb, half) : capsule_sdf(on_a, &xc, r, h);
+                ck_assert_double_eq_tol(sdf_b, 0, 1e-9);
+                ck_assert_double_eq_tol(sdf_a, 0, 1e-9);
+                ck_assert_double_eq_tol(pt.depth, sqrt(r * r - l * l) - D, 1e-8);
+            }
         }
     }
 }

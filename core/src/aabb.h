@@ -16,6 +16,14 @@ static inline bool cq_aabb_overlap(const cq_aabb *a, const cq_aabb *b)
            a->min.z <= b->max.z && b->min.z <= a->max.z;
 }
 
+/* cq_aabb_overlap with every comparison made and and-ed, without a branch:
+ * for loops where which comparison fails is unpredictable. */
+static inline bool cq_aabb_overlap_flat(const cq_aabb *a, const cq_aabb *b)
+{
+    return (a->min.x <= b->max.x) & (b->min.x <= a->max.x) & (a->min.y <= b->max.y) & (b->min.y <= a->max.y) &
+           (a->min.z <= b->max.z) & (b->min.z <= a->max.z);
+}
+
 /* The smallest box holding both. */
 static inline cq_aabb cq_aabb_union(cq_aabb a, cq_aabb b)
 {

@@ -84,7 +84,9 @@ static void cq_face_frame(const cq_obb *box, int id, cq_clip_frame *fr, cq_clip_
 
 /* Box-box face clipping: cq_clip_polygon's Sutherland-Hodgman passes,
  * specialised to the reference face's rectangle and kept to the same
- * arithmetic, so the same vertices come out in the same order. */
+ * arithmetic, so the same vertices come out in the same order. (The
+ * clipper's rule for an incident segment has no counterpart here: a box's
+ * face has four corners.) */
 
 /* The incident quad while the rectangle clips it, as structure of arrays:
  * a pass moves whole words, no partial stores to forward. Each vertex's
@@ -178,10 +180,7 @@ static inline void cq_rect_side(cq_rect_poly **cur, cq_rect_poly **spare, int si
         dist[k] = sign * c[k] - h;
         outside |= !(dist[k] <= 0); /* as cq_clip_by_line keeps: a NaN is not kept */
     }
-    /* A segment along the side within rounding stays whole, as in
-     * cq_clip_by_line (a box face only becomes one when it has no area). */
-    bool along = n == 2 && cq_clip_on_line(dist[0], sign * c[0], 0, h) && cq_clip_on_line(dist[1], sign * c[1], 0, h);
-    if (!outside || along)
+    if (!outside)
         return;
     dist[n] = dist[0];
     p->x[n] = p->x[0], p->y[n] = p->y[0], p->z[n] = p->z[0], p->tag[n] = p->tag[0];

@@ -10,12 +10,6 @@
 #define CQ_COINCIDENT_REL 1e-12
 /* A triangle this flat (squared sine at v0, as in geom.c) has no normal. */
 #define CQ_TRIANGLE_FLAT_SIN2 1e-24
-/* Capsule axes within this sine of parallel touch along a line and get the
- * two ends of their overlap as manifold points (one point would let a
- * capsule lying along another rock about it). */
-#define CQ_CAPSULE_PARALLEL_SIN 1e-3
-/* Overlaps shorter than this fraction of the shorter axis give one point. */
-#define CQ_CAPSULE_OVERLAP_MIN 1e-6
 
 static const cq_feature cq_round_feature = {CQ_FEAT_FACE, CQ_FEAT_FACE, 0, 0};
 
@@ -85,30 +79,25 @@ void cq_sphere_capsule(const cq_pair_query *q, cq_contact *out)
     cq_round_contact(q->xa.p, pb, q->a->sphere.radius, q->b->capsule.radius, q, out);
 }
 
-/* Parallel capsules that touch get both ends of the overlap of A's axis
- * projected on B's, each with its own depth along the normal; the single
- * closest point stays when an end is beyond skin or the overlap is a point. */
+/* Capsules whose axes lie along each other (geom.h's line contact) get
+ * both ends of the overlap of A's axis on B's, each with its own depth; the
+ * single closest point stays when an end is off the other capsule or
+ * beyond skin, or the overlap is a point. */
 static void cq_capsule_line_contact(const cq_vec3 sa[2], const cq_vec3 sb[2], const cq_pair_query *q,
                                     cq_contact *out)
 {
-    cq_vec3 d1 = cq_sub(sa[1], sa[0]), d2 = cq_sub(sb[1], sb[0]), n = out->normal;
-    double a = cq_len2(d1), e = cq_len2(d2), s;
-    double sin_max = CQ_CAPSULE_PARALLEL_SIN * CQ_CAPSULE_PARALLEL_SIN;
-    if (!(a > 0 && e > 0) || cq_len2(cq_cross(d1, d2)) > sin_max * a * e)
+    double t[2], lo, hi, s;
+    if (!cq_line_overlap(sa[0], sa[1], sb[0], sb[1], t, &lo, &hi))
         return;
-    double u = cq_dot(cq_sub(sa[0], sb[0]), d2) / e, v = cq_dot(cq_sub(sa[1], sb[0]), d2) / e;
-    double ends[2] = {fmax(0, fmin(u, v)), fmin(1, fmax(u, v))};
-    if (!((ends[1] - ends[0]) * sqrt(e) > CQ_CAPSULE_OVERLAP_MIN * sqrt(fmin(a, e))))
-        return;
-    double ra = q->a->capsule.radius, rb = q->b->capsule.radius;
+    double ra = q->a->capsule.radius, rb = q->b->capsule.radius, sep;
     cq_contact_point pts[2];
     for (int k = 0; k < 2; k++) {
-        cq_vec3 cb = cq_mad(sb[0], d2, ends[k]);
+        cq_vec3 cb = cq_lerp(sb[0], sb[1], k ? hi : lo);
         cq_vec3 ca = cq_closest_on_segment(cb, sa[0], sa[1], &s);
-        double depth = ra + rb - cq_dot(cq_sub(cb, ca), n);
-        if (depth < -q->skin)
+        if (!cq_line_end(ca, cb, out->normal, ra, rb, &pts[k].position, &sep) || sep > q->skin)
             return;
-        pts[k] = (cq_contact_point){cq_mad(cb, n, -rb), depth, cq_round_feature};
+        pts[k].depth = -sep;
+        pts[k].feature = cq_round_feature;
     }
     out->point_count = 2;
     out->points[0] = pts[0];

@@ -22,6 +22,34 @@ cq_vec3 cq_closest_on_segment(cq_vec3 p, cq_vec3 a, cq_vec3 b, double *t)
     return cq_mad(a, d, *t);
 }
 
+bool cq_line_overlap(cq_vec3 s0, cq_vec3 s1, cq_vec3 e0, cq_vec3 e1, double t[2], double *lo, double *hi)
+{
+    cq_vec3 ds = cq_sub(s1, s0), de = cq_sub(e1, e0);
+    double ls2 = cq_len2(ds), le2 = cq_len2(de);
+    if (!(ls2 > 0 && le2 > 0) || cq_len2(cq_cross(de, ds)) > CQ_LINE_SIN * CQ_LINE_SIN * le2 * ls2)
+        return false;
+    t[0] = cq_dot(cq_sub(s0, e0), de) / le2;
+    t[1] = cq_dot(cq_sub(s1, e0), de) / le2;
+    *lo = fmax(0, fmin(t[0], t[1]));
+    *hi = fmin(1, fmax(t[0], t[1]));
+    return (*hi - *lo) * sqrt(le2) > CQ_LINE_OVERLAP_MIN * sqrt(fmin(ls2, le2));
+}
+
+bool cq_line_end(cq_vec3 pa, cq_vec3 pb, cq_vec3 n, double ra, double rb, cq_vec3 *at, double *sep)
+{
+    cq_vec3 w = cq_sub(pb, pa);
+    double along = cq_dot(w, n), r = ra + rb;
+    cq_vec3 l = cq_mad(w, n, -along);
+    double across = cq_len(l), noise = 1e-9 * cq_larger(cq_max_abs(pa), cq_max_abs(pb));
+    if (!(across <= r + noise))
+        return false;
+    /* The cosine where they touch: 1 on the line through both centres. */
+    double c = !(across > 0) ? 1 : across < r ? sqrt((r - across) * (r + across)) / r : 0;
+    *sep = along - r * c;
+    *at = r > 0 ? cq_mad(cq_mad(pb, l, -rb / r), n, -rb * c) : pb;
+    return true;
+}
+
 /* Parameter on the first segment for parallel segments: the middle of the
  * overlap of the second one's projection, or the facing end when the
  * projections are disjoint (the clamp of the middle gives both). */

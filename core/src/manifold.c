@@ -1,22 +1,37 @@
 /* Reference/incident face clipping (Sutherland-Hodgman in the reference
  * face's 2D frame) and manifold reduction. */
+#include <float.h>
 #include <string.h>
 
+#include "geom.h"
 #include "manifold.h"
+
+/* Whether vertex v lies on the line within rounding: that of the distance's
+ * terms, and that of the vertex's coordinates, noise (their world
+ * coordinates' rounding), scaled by the line's coefficients. */
+static bool cq_on_line(const cq_clip_vertex *v, const cq_clip_line *line, double dist, double noise)
+{
+    double ax = line->a * v->x, by = line->b * v->y;
+    double terms = fabs(ax) + fabs(by) + fabs(line->d);
+    return fabs(dist) <= (fabs(line->a) + fabs(line->b)) * noise + 64 * DBL_EPSILON * terms;
+}
 
 /* Keeps the part of the polygon inside one line. A cut point takes the
  * cutting side edge as its A feature and the incident edge it lies on as
- * its B feature (or the incident face, where two sides meet inside it). */
+ * its B feature (or the incident face, where two sides meet inside it). An
+ * incident segment (seg_noise > 0) lying along the line within rounding is
+ * on it, and kept whole: cut, its crossing could fall anywhere along it
+ * (a capsule exactly over a box's edge). */
 static int cq_clip_by_line(const cq_clip_vertex *in, int n, const cq_clip_line *line, uint16_t inc_face,
-                        cq_clip_vertex *out)
+                           double seg_noise, cq_clip_vertex *out)
 {
     double dist[CQ_CLIP_MAX];
     for (int k = 0; k < n; k++)
         dist[k] = line->a * in[k].x + line->b * in[k].y - line->d;
     if (n == 1) /* a lone point is kept or dropped, never cut */
         return dist[0] <= 0 ? (out[0] = in[0], 1) : 0;
-    if (n == 2 && cq_clip_on_line(dist[0], line->a * in[0].x, line->b * in[0].y, line->d) &&
-        cq_clip_on_line(dist[1], line->a * in[1].x, line->b * in[1].y, line->d)) {
+    if (n == 2 && seg_noise > 0 && cq_on_line(&in[0], line, dist[0], seg_noise) &&
+        cq_on_line(&in[1], line, dist[1], seg_noise)) {
         out[0] = in[0], out[1] = in[1];
         return 2;
     }
@@ -39,12 +54,13 @@ static int cq_clip_by_line(const cq_clip_vertex *in, int n, const cq_clip_line *
 }
 
 int cq_clip_polygon(const cq_clip_frame *fr, const cq_clip_line *lines, int nlines,
-                    cq_clip_vertex poly[2][CQ_CLIP_MAX], int n, uint16_t inc_face, double skin, bool onto_ref,
-                    cq_contact_point out[CQ_CLIP_MAX])
+                    cq_clip_vertex poly[2][CQ_CLIP_MAX], int n, uint16_t inc_face, double seg_noise, double skin,
+                    bool onto_ref, cq_contact_point out[CQ_CLIP_MAX])
 {
     int cur = 0;
+    seg_noise = n == 2 ? seg_noise : 0;
     for (int s = 0; s < nlines && n > 0; s++, cur = 1 - cur)
-        n = cq_clip_by_line(poly[cur], n, &lines[s], inc_face, poly[1 - cur]);
+        n = cq_clip_by_line(poly[cur], n, &lines[s], inc_face, seg_noise, poly[1 - cur]);
     return cq_clip_emit(fr, poly[cur], n, skin, onto_ref, out);
 }
 
@@ -70,7 +86,12 @@ int cq_clip_lines(const cq_clip_frame *fr, const cq_clip_line *lines, int nlines
         poly[0][k] = (cq_clip_vertex){cq_dot(d, fr->u), cq_dot(d, fr->v), cq_dot(d, fr->n),
                                       {CQ_FEAT_FACE, CQ_FEAT_VERTEX, ref_face, inc->vid[k]}, (int16_t)inc->eid[k]};
     }
-    return cq_clip_polygon(fr, lines, nlines, poly, inc->count, inc->fid, skin, onto_ref, out);
+    /* A segment's frame coordinates carry the rounding of its world ones. */
+    double mag = cq_max_abs(fr->origin);
+    for (int k = 0; k < inc->count && inc->count == 2; k++)
+        mag = cq_larger(mag, cq_max_abs(inc->v[k]));
+    return cq_clip_polygon(fr, lines, nlines, poly, inc->count, inc->fid, 64 * DBL_EPSILON * mag, skin, onto_ref,
+                           out);
 }
 
 int cq_clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto_ref,
@@ -138,29 +159,6 @@ static int cq_edge_toward(const cq_face *f, cq_vec3 dir, cq_vec3 m)
     return best;
 }
 
-/* One end of a line contact: core points pa of A and pb of B, rounded by
- * ra and rb. Two balls (pa, ra) and (pb, rb) whose centres are apart by
- * `along` along n and by |l| across it meet along a line parallel to n only
- * when |l| <= R = ra + rb, and then overlap along it by at most
- * sqrt(R^2 - |l|^2) - along, on the line a fraction rb / R of the way from
- * pb to pa: that is the point's depth. With the segment and the edge at a
- * slight angle the ends drift across n; measured along n alone, an end
- * apart from the other shape would claim the full depth. False when no
- * such line exists (past rounding). */
-static bool cq_line_end(cq_vec3 pa, cq_vec3 pb, cq_vec3 n, double ra, double rb, cq_vec3 *at, double *sep)
-{
-    cq_vec3 w = cq_sub(pb, pa);
-    double along = cq_dot(w, n), r = ra + rb;
-    cq_vec3 l = cq_mad(w, n, -along);
-    double across = cq_len(l), noise = 1e-9 * cq_larger(cq_max_abs(pa), cq_max_abs(pb));
-    if (across > r + noise)
-        return false;
-    double c = across < r ? sqrt((r - across) * (r + across)) / r : 0; /* the cosine at the touching points */
-    *sep = along - r * c;
-    *at = r > 0 ? cq_mad(cq_mad(pb, l, -rb / r), n, -rb * c) : pb;
-    return true;
-}
-
 int cq_line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, double rb, double skin,
                     cq_contact_point out[2])
 {
@@ -169,28 +167,29 @@ int cq_line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, 
     if (seg->count != 2 || other->count < 2)
         return 0;
     /* The other shape's edge facing the segment: toward A along -n. */
-    cq_vec3 s0 = seg->v[0], ds = cq_sub(seg->v[1], s0);
-    int k = cq_edge_toward(other, seg_is_a ? cq_neg(n) : n, cq_mad(s0, ds, 0.5));
-    cq_vec3 e0 = other->v[k], de = cq_sub(other->v[k + 1 == other->count ? 0 : k + 1], e0);
-    double le2 = cq_len2(de), ls2 = cq_len2(ds);
-    if (!(le2 > 0 && ls2 > 0) || cq_len2(cq_cross(de, ds)) > CQ_LINE_SIN * CQ_LINE_SIN * le2 * ls2)
+    cq_vec3 s0 = seg->v[0], s1 = seg->v[1];
+    int k = cq_edge_toward(other, seg_is_a ? cq_neg(n) : n, cq_lerp(s0, s1, 0.5));
+    int next = k + 1 == other->count ? 0 : k + 1;
+    cq_vec3 e0 = other->v[k], e1 = other->v[next];
+    double t[2], lo, hi;
+    if (!cq_line_overlap(s0, s1, e0, e1, t, &lo, &hi))
         return 0;
-    /* The segment's ends on the edge's line, as fractions of the edge. */
-    double t0 = cq_dot(cq_sub(s0, e0), de) / le2, t1 = cq_dot(cq_sub(seg->v[1], e0), de) / le2;
-    double lo = fmax(0, fmin(t0, t1)), hi = fmin(1, fmax(t0, t1));
-    if (!(lo < hi))
-        return 0;
-    uint16_t seg_edge = seg->eid[0], edge = other->eid[k];
-    cq_feature f = seg_is_a ? (cq_feature){CQ_FEAT_EDGE, CQ_FEAT_EDGE, seg_edge, edge}
-                            : (cq_feature){CQ_FEAT_EDGE, CQ_FEAT_EDGE, edge, seg_edge};
     for (int i = 0; i < 2; i++) {
-        cq_vec3 pe = cq_mad(e0, de, i ? hi : lo);
-        cq_vec3 ps = cq_mad(s0, ds, cq_clamp(cq_dot(cq_sub(pe, s0), ds) / ls2, 0, 1));
-        double sep;
+        /* The overlap's low end is the segment end projecting lower, or the
+         * edge's first vertex where that end lies before it; the high end
+         * likewise. Its feature: that segment vertex on the edge, or the
+         * segment's edge on that edge vertex. */
+        int j = (t[0] <= t[1]) == (i == 0) ? 0 : 1;
+        bool seg_end = i ? t[j] < 1 : t[j] > 0;
+        cq_feature f = seg_end ? (cq_feature){CQ_FEAT_VERTEX, CQ_FEAT_EDGE, seg->vid[j], other->eid[k]}
+                               : (cq_feature){CQ_FEAT_EDGE, CQ_FEAT_VERTEX, seg->eid[0], other->vid[i ? next : k]};
+        cq_vec3 pe = cq_lerp(e0, e1, i ? hi : lo), ps;
+        double s, sep;
+        ps = cq_closest_on_segment(pe, s0, s1, &s);
         if (!cq_line_end(seg_is_a ? ps : pe, seg_is_a ? pe : ps, n, ra, rb, &out[i].position, &sep) || sep > skin)
             return 0; /* an end off the other shape: no line, the witness point says more */
         out[i].depth = -sep;
-        out[i].feature = f;
+        out[i].feature = seg_is_a ? f : cq_feature_swap(f);
     }
     return 2;
 }

@@ -4,8 +4,6 @@
 #ifndef CQ_MANIFOLD_H
 #define CQ_MANIFOLD_H
 
-#include <float.h>
-
 #include "cq/collision.h"
 
 /* Largest face polygon the clipper accepts, and its output bound. */
@@ -35,15 +33,6 @@ typedef struct cq_clip_line {
     uint16_t edge;
 } cq_clip_line;
 
-/* Whether a distance dist = ax + by - d to a side line, of terms ax, by and
- * d, lies within its rounding of 0. A segment with both ends that close
- * lies along the side (a capsule exactly over a box's edge): it is kept
- * whole, where cutting it would put the crossing anywhere along it. */
-static inline bool cq_clip_on_line(double dist, double ax, double by, double d)
-{
-    return fabs(dist) <= 64 * DBL_EPSILON * (fabs(ax) + fabs(by) + fabs(d));
-}
-
 /* A vertex being clipped, in frame coordinates (z = height above the
  * reference plane), with its feature (A half: the reference's; B half: the
  * incident's) and the incident edge that the segment to the next vertex lies
@@ -58,12 +47,14 @@ typedef struct cq_clip_vertex {
  * scratch) against the lines and keeps the points no more than skin above
  * the reference plane. Each output point has depth = distance below the
  * plane (positive = penetrating); a cut point's feature is (the side edge
- * that cut it, the incident edge it lies on). With onto_ref the position is
- * projected onto the reference plane, else it stays on the incident
- * polygon. Returns the number of points (<= CQ_CLIP_MAX). */
+ * that cut it, the incident edge it lies on). An incident segment (n = 2)
+ * lying along a side within seg_noise, the rounding of its coordinates, is
+ * kept whole (0: no such rule). With onto_ref the position is projected
+ * onto the reference plane, else it stays on the incident polygon. Returns
+ * the number of points (<= CQ_CLIP_MAX). */
 int cq_clip_polygon(const cq_clip_frame *frame, const cq_clip_line *lines, int nlines,
-                    cq_clip_vertex poly[2][CQ_CLIP_MAX], int n, uint16_t inc_face, double skin, bool onto_ref,
-                    cq_contact_point out[CQ_CLIP_MAX]);
+                    cq_clip_vertex poly[2][CQ_CLIP_MAX], int n, uint16_t inc_face, double seg_noise, double skin,
+                    bool onto_ref, cq_contact_point out[CQ_CLIP_MAX]);
 
 /* The tail of every clip: keeps the vertices no more than skin above the
  * reference plane and writes them as contact points (depth = -z; on the
@@ -92,25 +83,20 @@ cq_face cq_triangle_face(const cq_vec3 t[3], cq_vec3 n, bool flat);
  * cq_face (a hull face of more than CQ_FACE_MAX vertices). */
 bool cq_shape_face(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *out);
 
-/* Below this sine of their angle a segment and an edge lying along it make
- * a line contact (about 5.7 degrees); each end carries its own depth, so a
- * slight angle shows as one end shallower than the other, and an end that
- * drifts off the other shape ends the line contact. */
-#define CQ_LINE_SIN 0.1
-
-/* A line contact, for a segment feature (a capsule's axis, a segment hull,
- * a flat triangle) that no face clip reached: lying along an edge just
- * past the other shape's face, or with the normal too tilted for either
- * feature to be a face. fa and fb are A's feature facing B and B's facing
- * A, n the unit normal from A to B, ra and rb the rounding radii. One of
- * them must be a segment; the other is a segment or a face, whose edge
- * lying farthest toward the segment (the nearest of those within rounding)
- * is the one used. Where the segment and that edge are parallel within
- * CQ_LINE_SIN and both ends of their overlap along the edge touch the
- * other shape within skin, writes those two ends, on B's rounded surface,
- * each with its own depth along n (negative: apart) and both edges as its
- * feature, and returns 2; otherwise 0 (the single witness point then says
- * more: a segment turned off the edge touches it at one point). */
+/* A line contact (geom.h), for a segment feature (a capsule's axis, a
+ * segment hull, a flat triangle) that no face clip reached: lying along an
+ * edge just past the other shape's face, or with the normal too tilted for
+ * either feature to be a face. fa and fb are A's feature facing B and B's
+ * facing A, n the unit normal from A to B, ra and rb the rounding radii.
+ * One of them must be a segment; the other is a segment or a face, whose
+ * edge lying farthest toward the segment (the nearest of those within
+ * rounding) is the one used. Where the segment lies along that edge
+ * (cq_line_overlap) and both ends of their overlap touch the other shape
+ * within skin (cq_line_end), writes those two ends, on B's rounded
+ * surface, each with its own depth along n and its feature (a segment
+ * vertex on the edge, or the segment's edge on an edge vertex), and
+ * returns 2; otherwise 0 (the single witness point then says more: a
+ * segment turned off the edge touches it at one point). */
 int cq_line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, double rb, double skin,
                     cq_contact_point out[2]);
 

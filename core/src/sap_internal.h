@@ -140,12 +140,9 @@ static inline bool sap_truth(const cq_sap *s, int i, int j)
 {
     const sap_items *it = &s->it;
     const sap_item *a = &it->item[i], *b = &it->item[j];
-    const cq_aabb *p = &a->box, *q = &b->box;
     unsigned both = a->flags & b->flags;
-    unsigned boxes = (p->min.x <= q->max.x) & (q->min.x <= p->max.x) & (p->min.y <= q->max.y) &
-                     (q->min.y <= p->max.y) & (p->min.z <= q->max.z) & (q->min.z <= p->max.z);
-    return boxes & (i != j) & (both & SAP_ALIVE) & !(both & SAP_STATIC) & ((a->layer & b->mask) != 0) &
-           ((b->layer & a->mask) != 0);
+    return cq_aabb_overlap_flat(&a->box, &b->box) & (i != j) & ((both & SAP_ALIVE) != 0) &
+           ((both & SAP_STATIC) == 0) & ((a->layer & b->mask) != 0) & ((b->layer & a->mask) != 0);
 }
 
 /* Takes n elements of size bytes from offset *at of base (64-byte aligned),
