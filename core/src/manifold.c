@@ -88,8 +88,8 @@ int cq_clip_lines(const cq_clip_frame *fr, const cq_clip_line *lines, int nlines
     }
     /* A segment's frame coordinates carry the rounding of its world ones. */
     double mag = cq_max_abs(fr->origin);
-    for (int k = 0; k < inc->count && inc->count == 2; k++)
-        mag = cq_larger(mag, cq_max_abs(inc->v[k]));
+    if (inc->count == 2)
+        mag = cq_larger(mag, cq_larger(cq_max_abs(inc->v[0]), cq_max_abs(inc->v[1])));
     return cq_clip_polygon(fr, lines, nlines, poly, inc->count, inc->fid, 64 * DBL_EPSILON * mag, skin, onto_ref,
                            out);
 }
@@ -131,14 +131,6 @@ int cq_clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto_
     return cq_clip_lines(&fr, lines, nlines, ref->fid, inc, skin, onto_ref, out);
 }
 
-/* Squared distance from p to the segment a-b. */
-static double cq_segment_dist2(cq_vec3 p, cq_vec3 a, cq_vec3 b)
-{
-    cq_vec3 d = cq_sub(b, a);
-    double l2 = cq_len2(d), t = l2 > 0 ? cq_clamp(cq_dot(cq_sub(p, a), d) / l2, 0, 1) : 0;
-    return cq_len2(cq_sub(p, cq_mad(a, d, t)));
-}
-
 /* The edge of face f (count >= 2) lying farthest along dir, and of those
  * within rounding of that height the one nearest to point m: along a face's
  * normal every edge of the face lies as far, and rounding alone would pick
@@ -152,7 +144,7 @@ static int cq_edge_toward(const cq_face *f, cq_vec3 dir, cq_vec3 m)
     double tol = 1e-9 * scale, best_h = -INFINITY, best_d = INFINITY;
     for (int k = 0; k < edges; k++) {
         cq_vec3 a = f->v[k], b = f->v[k + 1 == f->count ? 0 : k + 1];
-        double h = 0.5 * cq_dot(cq_add(a, b), dir), d = cq_segment_dist2(m, a, b);
+        double t, h = 0.5 * cq_dot(cq_add(a, b), dir), d = cq_len2(cq_sub(m, cq_closest_on_segment(m, a, b, &t)));
         if (h > best_h + tol || (h >= best_h - tol && d < best_d))
             best_h = cq_larger(h, best_h), best_d = d, best = k;
     }
@@ -183,9 +175,8 @@ int cq_line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, 
         bool seg_end = i ? t[j] < 1 : t[j] > 0;
         cq_feature f = seg_end ? (cq_feature){CQ_FEAT_VERTEX, CQ_FEAT_EDGE, seg->vid[j], other->eid[k]}
                                : (cq_feature){CQ_FEAT_EDGE, CQ_FEAT_VERTEX, seg->eid[0], other->vid[i ? next : k]};
-        cq_vec3 pe = cq_lerp(e0, e1, i ? hi : lo), ps;
         double s, sep;
-        ps = cq_closest_on_segment(pe, s0, s1, &s);
+        cq_vec3 pe = cq_lerp(e0, e1, i ? hi : lo), ps = cq_closest_on_segment(pe, s0, s1, &s);
         if (!cq_line_end(seg_is_a ? ps : pe, seg_is_a ? pe : ps, n, ra, rb, &out[i].position, &sep) || sep > skin)
             return 0; /* an end off the other shape: no line, the witness point says more */
         out[i].depth = -sep;
