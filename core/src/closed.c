@@ -86,22 +86,14 @@ void cq_sphere_capsule(const cq_pair_query *q, cq_contact *out)
 static void cq_capsule_line_contact(const cq_vec3 sa[2], const cq_vec3 sb[2], const cq_pair_query *q,
                                     cq_contact *out)
 {
-    double t[2], lo, hi, s;
-    if (!cq_line_overlap(sa[0], sa[1], sb[0], sb[1], t, &lo, &hi))
+    cq_vec3 at[2];
+    double depth[2], t[2];
+    if (!cq_line_ends(sa[0], sa[1], sb[0], sb[1], true, out->normal, q->a->capsule.radius, q->b->capsule.radius,
+                      q->skin, at, depth, t))
         return;
-    double ra = q->a->capsule.radius, rb = q->b->capsule.radius, sep;
-    cq_contact_point pts[2];
-    for (int k = 0; k < 2; k++) {
-        cq_vec3 cb = cq_lerp(sb[0], sb[1], k ? hi : lo);
-        cq_vec3 ca = cq_closest_on_segment(cb, sa[0], sa[1], &s);
-        if (!cq_line_end(ca, cb, out->normal, ra, rb, &pts[k].position, &sep) || sep > q->skin)
-            return;
-        pts[k].depth = -sep;
-        pts[k].feature = cq_round_feature;
-    }
     out->point_count = 2;
-    out->points[0] = pts[0];
-    out->points[1] = pts[1];
+    for (int k = 0; k < 2; k++)
+        out->points[k] = (cq_contact_point){at[k], depth[k], cq_round_feature};
 }
 
 void cq_capsule_capsule(const cq_pair_query *q, cq_contact *out)

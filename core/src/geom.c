@@ -22,7 +22,9 @@ cq_vec3 cq_closest_on_segment(cq_vec3 p, cq_vec3 a, cq_vec3 b, double *t)
     return cq_mad(a, d, *t);
 }
 
-bool cq_line_overlap(cq_vec3 s0, cq_vec3 s1, cq_vec3 e0, cq_vec3 e1, double t[2], double *lo, double *hi)
+/* Where [s0, s1] lies along [e0, e1]: t as in cq_line_ends, [*lo, *hi]
+ * the overlap with the edge in its fractions; false when it is no line. */
+static bool cq_line_overlap(cq_vec3 s0, cq_vec3 s1, cq_vec3 e0, cq_vec3 e1, double t[2], double *lo, double *hi)
 {
     cq_vec3 ds = cq_sub(s1, s0), de = cq_sub(e1, e0);
     double ls2 = cq_len2(ds), le2 = cq_len2(de);
@@ -35,7 +37,9 @@ bool cq_line_overlap(cq_vec3 s0, cq_vec3 s1, cq_vec3 e0, cq_vec3 e1, double t[2]
     return (*hi - *lo) * sqrt(le2) > CQ_LINE_OVERLAP_MIN * sqrt(fmin(ls2, le2));
 }
 
-bool cq_line_end(cq_vec3 pa, cq_vec3 pb, cq_vec3 n, double ra, double rb, cq_vec3 *at, double *sep)
+/* One end of a line contact, core points pa of A and pb of B (see
+ * cq_line_ends): B's surface point *at and the separation *sep. */
+static bool cq_line_end(cq_vec3 pa, cq_vec3 pb, cq_vec3 n, double ra, double rb, cq_vec3 *at, double *sep)
 {
     cq_vec3 w = cq_sub(pb, pa);
     double along = cq_dot(w, n), r = ra + rb;
@@ -47,6 +51,22 @@ bool cq_line_end(cq_vec3 pa, cq_vec3 pb, cq_vec3 n, double ra, double rb, cq_vec
     double c = !(across > 0) ? 1 : across < r ? sqrt((r - across) * (r + across)) / r : 0;
     *sep = along - r * c;
     *at = r > 0 ? cq_mad(cq_mad(pb, l, -rb / r), n, -rb * c) : pb;
+    return true;
+}
+
+bool cq_line_ends(cq_vec3 s0, cq_vec3 s1, cq_vec3 e0, cq_vec3 e1, bool seg_is_a, cq_vec3 n, double ra, double rb,
+                  double skin, cq_vec3 at[2], double depth[2], double t[2])
+{
+    double lo, hi;
+    if (!cq_line_overlap(s0, s1, e0, e1, t, &lo, &hi))
+        return false;
+    for (int i = 0; i < 2; i++) {
+        double s, sep;
+        cq_vec3 pe = cq_lerp(e0, e1, i ? hi : lo), ps = cq_closest_on_segment(pe, s0, s1, &s);
+        if (!cq_line_end(seg_is_a ? ps : pe, seg_is_a ? pe : ps, n, ra, rb, &at[i], &sep) || sep > skin)
+            return false;
+        depth[i] = -sep;
+    }
     return true;
 }
 

@@ -26,23 +26,25 @@ double cq_closest_segments(cq_vec3 p1, cq_vec3 q1, cq_vec3 p2, cq_vec3 q2,
 /* Overlaps shorter than this fraction of the shorter of the two make no line. */
 #define CQ_LINE_OVERLAP_MIN 1e-6
 
-/* Where segment [s0, s1] lies along edge [e0, e1]: t[0] and t[1] receive
- * the segment's ends projected on the edge's line, as fractions of the
- * edge, and [*lo, *hi] their overlap with the edge, [0, 1]. False when the
- * two are not parallel within CQ_LINE_SIN, either has no length, or the
- * overlap is shorter than CQ_LINE_OVERLAP_MIN of the shorter. */
-bool cq_line_overlap(cq_vec3 s0, cq_vec3 s1, cq_vec3 e0, cq_vec3 e1, double t[2], double *lo, double *hi);
-
-/* One end of a line contact: core points pa of A and pb of B, rounded by
- * ra and rb, n the unit normal from A to B. Two balls (pa, ra) and (pb, rb)
- * whose centres are apart by `along` along n and by |l| across it meet on
- * a line parallel to n only when |l| <= R = ra + rb (within rounding), and
- * are then apart along it by along - sqrt(R^2 - |l|^2) at least, on the
- * line a fraction rb / R of the way from pb to pa: *sep (negative:
- * overlapping) and *at, B's surface point there. Measured along n alone,
- * an end that drifted across n would claim the full depth while apart.
- * False when no such line exists. */
-bool cq_line_end(cq_vec3 pa, cq_vec3 pb, cq_vec3 n, double ra, double rb, cq_vec3 *at, double *sep);
+/* The two ends of a line contact between segment [s0, s1] (A's core when
+ * seg_is_a, else B's) and edge [e0, e1] (the other shape's core), rounded
+ * by ra and rb, n the unit normal from A to B: the ends of the segment's
+ * overlap along the edge, where they are parallel within CQ_LINE_SIN and
+ * the overlap is longer than CQ_LINE_OVERLAP_MIN of the shorter of the
+ * two. Each end is measured as two balls about the nearest core points
+ * (the edge's point and the segment's point nearest to it), apart by
+ * `along` along n and by |l| across it: they meet on a line parallel to n
+ * only when |l| <= ra + rb (within rounding), and are then apart along it
+ * by along - sqrt((ra + rb)^2 - |l|^2), on the line a fraction rb / (ra +
+ * rb) of the way from B's point to A's. Measured along n alone, an end
+ * that drifted across n would claim the full depth while apart. Writes
+ * B's surface point there into at[i] and the depth (minus that
+ * separation) into depth[i], low end first, and into t the segment's ends
+ * projected on the edge's line as fractions of the edge (t[0] for s0).
+ * False, with at and depth unspecified, when there is no line or an end
+ * has no such line or is apart by more than skin. */
+bool cq_line_ends(cq_vec3 s0, cq_vec3 s1, cq_vec3 e0, cq_vec3 e1, bool seg_is_a, cq_vec3 n, double ra, double rb,
+                  double skin, cq_vec3 at[2], double depth[2], double t[2]);
 
 /* Where on a triangle the closest point lies. */
 typedef enum cq_tri_region {

@@ -163,9 +163,10 @@ int cq_line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, 
     int k = cq_edge_toward(other, seg_is_a ? cq_neg(n) : n, cq_lerp(s0, s1, 0.5));
     int next = k + 1 == other->count ? 0 : k + 1;
     cq_vec3 e0 = other->v[k], e1 = other->v[next];
-    double t[2], lo, hi;
-    if (!cq_line_overlap(s0, s1, e0, e1, t, &lo, &hi))
-        return 0;
+    cq_vec3 at[2];
+    double depth[2], t[2];
+    if (!cq_line_ends(s0, s1, e0, e1, seg_is_a, n, ra, rb, skin, at, depth, t))
+        return 0; /* no line, or an end off the other shape: the witness point says more */
     for (int i = 0; i < 2; i++) {
         /* The overlap's low end is the segment end projecting lower, or the
          * edge's first vertex where that end lies before it; the high end
@@ -175,12 +176,7 @@ int cq_line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, 
         bool seg_end = i ? t[j] < 1 : t[j] > 0;
         cq_feature f = seg_end ? (cq_feature){CQ_FEAT_VERTEX, CQ_FEAT_EDGE, seg->vid[j], other->eid[k]}
                                : (cq_feature){CQ_FEAT_EDGE, CQ_FEAT_VERTEX, seg->eid[0], other->vid[i ? next : k]};
-        double s, sep;
-        cq_vec3 pe = cq_lerp(e0, e1, i ? hi : lo), ps = cq_closest_on_segment(pe, s0, s1, &s);
-        if (!cq_line_end(seg_is_a ? ps : pe, seg_is_a ? pe : ps, n, ra, rb, &out[i].position, &sep) || sep > skin)
-            return 0; /* an end off the other shape: no line, the witness point says more */
-        out[i].depth = -sep;
-        out[i].feature = seg_is_a ? f : cq_feature_swap(f);
+        out[i] = (cq_contact_point){at[i], depth[i], seg_is_a ? f : cq_feature_swap(f)};
     }
     return 2;
 }

@@ -90,9 +90,9 @@ bool cq_shape_face(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *o
  * facing A, n the unit normal from A to B, ra and rb the rounding radii.
  * One of them must be a segment; the other is a segment or a face, whose
  * edge lying farthest toward the segment (the nearest of those within
- * rounding) is the one used. Where the segment lies along that edge
- * (cq_line_overlap) and both ends of their overlap touch the other shape
- * within skin (cq_line_end), writes those two ends, on B's rounded
+ * rounding) is the one used. Where the segment lies along that edge and
+ * both ends of their overlap touch the other shape within skin
+ * (cq_line_ends), writes those two ends, on B's rounded
  * surface, each with its own depth along n and its feature (a segment
  * vertex on the edge, or the segment's edge on an edge vertex), and
  * returns 2; otherwise 0 (the single witness point then says more: a
