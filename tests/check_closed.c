@@ -182,9 +182,7 @@ END_TEST
  * (local y): an oracle for the points below. */
 static double axis_distance(cq_vec3 p, cq_xform x, double hh)
 {
-    cq_vec3 l = cq_xform_inv_point(&x, p);
-    double y = fmax(-hh, fmin(hh, l.y));
-    return sqrt(l.x * l.x + (l.y - y) * (l.y - y) + l.z * l.z);
+    return tu_dist_point_segment(p, cq_xform_point(&x, cq_v3(0, hh, 0)), cq_xform_point(&x, cq_v3(0, -hh, 0)));
 }
 
 /* B of capsules_parallel_two_points turned about the normal (x): by 2

@@ -270,9 +270,7 @@ END_TEST
  * capsule (its axis along local y) and from a posed box. */
 static double capsule_sdf(cq_vec3 p, const cq_xform *x, double r, double h)
 {
-    cq_vec3 l = cq_xform_inv_point(x, p);
-    double y = fmax(-h, fmin(h, l.y));
-    return sqrt(l.x * l.x + (l.y - y) * (l.y - y) + l.z * l.z) - r;
+    return tu_dist_point_segment(p, cq_xform_point(x, cq_v3(0, h, 0)), cq_xform_point(x, cq_v3(0, -h, 0))) - r;
 }
 
 static double box_sdf(cq_vec3 p, const cq_xform *x, cq_vec3 half)
