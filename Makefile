@@ -4,6 +4,8 @@ CC       ?= cc
 BUILD    ?= build
 SHARED   ?= ../shared
 PYTHON   ?= python3
+# The release's version: this file is its one home (docs/RELEASING.md).
+VERSION  := $(shell cat VERSION)
 # Builds inside test, asan, fuzz, bench and run use every core.
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
@@ -18,10 +20,13 @@ LDLIBS   := -lm -pthread
 PKG_CFLAGS = $(shell pkg-config --cflags jansson libmicrohttpd libuv 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs jansson libmicrohttpd libuv 2>/dev/null)
 
-# Debian packages the build, the tests and the benchmarks need.
-DEB_PKGS := gcc libc6-dev make pkg-config python3 check \
-            libmicrohttpd-dev libjansson-dev libuv1-dev \
-            nginx libnginx-mod-stream
+# Debian packages building and running the daemon need (`make deps`). Each
+# target that needs more installs it itself, through `make deps DEB_PKGS=...`:
+# the tests (below), the cluster test, fuzzing and the benchmarks.
+DEB_PKGS := gcc libc6-dev make pkg-config python3 \
+            libmicrohttpd-dev libjansson-dev libuv1-dev
+# Check for the unit suites; git for newcomer-check's clone.
+TEST_DEB_PKGS := check git
 
 CORE_SRC  := $(sort $(wildcard core/src/*.c))
 CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)
@@ -53,14 +58,15 @@ PAIRS_FILE := $(DATA)/pairs-10000-11423.txt
 SCENE_FILE := $(DATA)/scene-10000-7.txt
 RAYS_FILE  := $(DATA)/rays-100000-99.txt
 
-.PHONY: all deps test asan bench run clean help
+.PHONY: all deps test-deps test asan bench run clean help newcomer-check
 
 all: $(LIBCQ) $(LIBCQP) $(DAEMON) $(BENCH_BIN)
 
 help:
 	@echo "make            build $(LIBCQ), $(LIBCQP), $(DAEMON) and $(BENCH_BIN)"
-	@echo "make deps       install the Debian packages the build needs (only the missing ones)"
+	@echo "make deps       install the Debian packages building and running need (only the missing ones)"
 	@echo "make test       build, run the end-to-end tests against the daemon, then every Check suite"
+	@echo "make newcomer-check  clone the committed tree into an empty directory; run the README's commands there"
 	@echo "make asan       the same tests with everything built under AddressSanitizer and UBSan"
 	@echo "make fuzz       build the libFuzzer targets $(BUILD)/fuzz_* with clang and ASan/UBSan (docs/FUZZING.md)"
 	@echo "make fuzz-smoke make fuzz, then run each target for 60 s; fails on any crash, leak or timeout"
@@ -78,6 +84,9 @@ deps:
 	  echo "installing:" $$missing; \
 	  $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
+
+test-deps:
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_DEB_PKGS)"
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -107,12 +116,14 @@ $(LIBCQD): $(SERVER_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-# The OpenAPI document is compiled in, so the binary serves what docs/ says.
-$(BUILD)/gen/openapi.c: docs/openapi.json
+# The OpenAPI document is compiled in, so the binary serves what docs/ says;
+# its info.version must be the VERSION file's.
+$(BUILD)/gen/openapi.c: docs/openapi.json VERSION
 	@mkdir -p $(dir $@)
-	$(PYTHON) -c 'import sys; d = open(sys.argv[1], "rb").read(); \
+	$(PYTHON) -c 'import json, sys; d = open(sys.argv[1], "rb").read(); v = json.loads(d)["info"]["version"]; \
+	  v == sys.argv[2] or sys.exit("docs/openapi.json: info.version %s is not VERSION %s" % (v, sys.argv[2])); \
 	  print("#include <stddef.h>\nconst char cqd_openapi_json[] = {" + ",".join(str(b) for b in d) + ",0};"); \
-	  print("const size_t cqd_openapi_len = %d;" % len(d))' $< > $@.tmp && mv $@.tmp $@
+	  print("const size_t cqd_openapi_len = %d;" % len(d))' $< $(VERSION) > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/gen/openapi.o: $(BUILD)/gen/openapi.c
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
@@ -141,7 +152,7 @@ $(RAYS_FILE): $(SCENE_FILE)
 
 # Every suite runs in one runner so the run ends with Check's one summary line.
 # The end-to-end tests start the real daemon on ephemeral loopback ports.
-test: deps
+test: deps test-deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BIN) $(DAEMON) $(PAIRS_FILE)
 	$(PYTHON) tests/e2e/run.py $(DAEMON)
 	CK_FORK=yes CQ_PAIRS_FILE=$(PAIRS_FILE) $(TEST_BIN)
@@ -149,7 +160,7 @@ test: deps
 
 # Under the sanitizers the suites run one process each, $(JOBS) at a time
 # (tests/run_suites.py): one after another they take most of CI's time.
-asan: deps
+asan: deps test-deps
 	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=build/asan \
 	  SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  build/asan/check_all build/asan/collisiond build/asan/data/pairs-10000-11423.txt
@@ -226,6 +237,11 @@ $(BUILD)/fuzz-replay/%: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/driver.o $(L
 	@mkdir -p $(dir $@)
 	$(CC) $(SANITIZE) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
+# Only config.c reads the version (cqd_version).
+$(BUILD)/server/config.o $(FUZZ_OBJDIR)/server/config.o: VERSION
+$(BUILD)/server/config.o: ALL_CFLAGS += -DCQD_VERSION='"$(VERSION)"'
+$(FUZZ_OBJDIR)/server/config.o: FUZZ_CFLAGS += -DCQD_VERSION='"$(VERSION)"'
+
 fuzz-regress: $(FUZZ_REPLAY)
 	$(foreach t,$(FUZZ_TARGETS),$(BUILD)/fuzz-replay/$(t) $(wildcard tests/fuzz/corpus/$(t) tests/fuzz/regress/$(t)) &&) true
 
@@ -286,10 +302,21 @@ bench-http: deps
 
 # Three daemons and the nginx router of deploy/nginx on loopback, run for real
 # (tests/cluster/run.py; docs/DEPLOY.md).
+# nginx and its stream module for the router (Debian starts nginx on port 80
+# once installed: `systemctl disable --now nginx` on a machine that should not).
+CLUSTER_DEB_PKGS := nginx libnginx-mod-stream
+
 .PHONY: cluster-test
 cluster-test: deps
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(CLUSTER_DEB_PKGS)"
 	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON)
 	$(PYTHON) tests/cluster/run.py $(DAEMON)
+
+# What a newcomer does: a clone of the committed tree alone, in an empty
+# directory with no siblings, then the README's test and run commands
+# (tests/newcomer/check.py). Uncommitted changes are not in the clone.
+newcomer-check: test-deps
+	$(PYTHON) tests/newcomer/check.py .
 
 run: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON)

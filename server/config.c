@@ -110,7 +110,11 @@ static const cfg_row rows[] = {
 
 #define ROW_COUNT ((int)(sizeof rows / sizeof rows[0]))
 
-const char *cqd_version(void) { return PROGRAM " 0.1.0"; }
+/* The Makefile compiles in the VERSION file's text, the version's one home. */
+#ifndef CQD_VERSION
+#error "CQD_VERSION comes from the VERSION file (see the Makefile)"
+#endif
+const char *cqd_version(void) { return PROGRAM " " CQD_VERSION; }
 
 static void *field(cqd_config *cfg, size_t off) { return (char *)cfg + off; }
 

@@ -53,7 +53,7 @@ typedef enum cqd_config_result {
 /// "NAME=value" strings), then argv. --help and --version print to stdout.
 cqd_config_result cqd_config_load(int argc, char **argv, char **envp, cqd_config *cfg);
 
-/// The version string ("collisiond 0.1.0"); static.
+/// The version string, "collisiond " and the VERSION file's text; static.
 const char *cqd_version(void);
 
 #endif

@@ -213,7 +213,14 @@ START_TEST(config_version)
     cu_captured out;
     cu_capture(1, cu_run_load, &a, &out);
     ck_assert_int_eq(out.result, CQD_CONFIG_EXIT);
-    ck_assert_str_eq(out.text, "collisiond 0.1.0\n");
+    /* The oracle is the VERSION file itself (the suites run from the
+       repository's root), not the macro the build made of it. */
+    char want[64] = "collisiond ";
+    FILE *f = fopen("VERSION", "r");
+    ck_assert_msg(f != NULL, "run the suites from the repository's root (VERSION)");
+    ck_assert_ptr_nonnull(fgets(want + strlen(want), (int)(sizeof want - strlen(want)), f));
+    fclose(f);
+    ck_assert_str_eq(out.text, want);
 }
 END_TEST
 
