@@ -148,8 +148,8 @@ static bool take_param(param v, const char *what, char out[CQ_WORLD_ID_MAX + 1],
     char why[48];
     if (id_fault(v, why, sizeof why)) {
         cqp_fail(problem, CQP_P_BAD_VALUE, NULL,
-                 "the %s in the path %s (world names and shape ids are 1-%d characters of [A-Za-z0-9._:-])", what,
-                 why, CQ_WORLD_ID_MAX);
+                 "the %s in the path %s; it must be 1 to %d characters of [A-Za-z0-9._:-]", what, why,
+                 CQ_WORLD_ID_MAX);
         return false;
     }
     memcpy(out, v.at, v.len);
