@@ -86,6 +86,7 @@ static bool shape_matches(const char *pattern, const char *path, param *world, p
     }
     return *p == '\0' && *s == '\0';
 }
+
 /// The value of a hex digit, -1 for anything else.
 static int hex_value(char ch)
 {
@@ -103,6 +104,8 @@ size_t cqd_path_unescape(char *path)
         int hi = r[0] == '%' ? hex_value(r[1]) : -1;
         int lo = hi >= 0 ? hex_value(r[2]) : -1;
         int byte = lo >= 0 ? hi * 16 + lo : 0;
+        // A decoded NUL would end the path early, a decoded '/' split a
+        // segment: both stay escaped, and so are refused as ids.
         if (byte != 0 && byte != '/') {
             *w++ = (char)byte;
             r += 3;
