@@ -77,6 +77,15 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
     return r;
 }
 
+/// The path decoded as on the stream (router.h), in place of MHD's own
+/// decoding, which cut the path at a %00 and split a segment at a %2F.
+static size_t on_unescape(void *cls, struct MHD_Connection *conn, char *s)
+{
+    (void)cls;
+    (void)conn;
+    return cqd_path_unescape(s);
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -394,6 +403,7 @@ cqd_http *cqd_http_start(cqd_server *srv, int *port)
                                  MHD_OPTION_ARRAY, numbers,
                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&h->addr,
                                  MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
+                                 MHD_OPTION_UNESCAPE_CALLBACK, on_unescape, h,
                                  MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
                                  MHD_OPTION_END);
     if (!h->daemon) {

@@ -1,8 +1,10 @@
 /// @file server/router.c
 /// The route table of API.md section 2 and the matcher. A path is compared
 /// segment by segment against each pattern; {world} and {id} match any
-/// non-empty segment and are validated only once the method matched, so a
-/// wrong method on a well-formed path is a 405 whatever the ids.
+/// segment, even an empty one, and are validated only once the method
+/// matched, so a wrong method is a 405 whatever the ids, and a right one
+/// with an id that breaks the rule a 400 (invalid-value) before anything is
+/// looked up: no world or shape can ever exist under such a name.
 #include "router.h"
 
 #include <stdio.h>
@@ -53,17 +55,17 @@ bool cqd_route_is_open(const char *method, const char *path)
     return false;
 }
 
-/// Where a path parameter lies in the path.
+/// Where a path parameter lies in the path (at NULL: the pattern has none).
 typedef struct param {
     const char *at;
     size_t len;
 } param;
 
 /// Compares path with pattern; on a match, the {world} and {id} segments
-/// go to world and id (len 0 when the pattern has none).
+/// go to world and id.
 static bool shape_matches(const char *pattern, const char *path, param *world, param *id)
 {
-    world->len = id->len = 0;
+    *world = *id = (param){NULL, 0};
     const char *p = pattern, *s = path;
     while (*p && *s) {
         if (*p != '/' || *s != '/')
@@ -74,8 +76,6 @@ static bool shape_matches(const char *pattern, const char *path, param *world, p
         size_t plen = pe ? (size_t)(pe - p) : strlen(p);
         size_t slen = se ? (size_t)(se - s) : strlen(s);
         if (p[0] == '{') {
-            if (slen == 0)
-                return false;
             param *dst = p[1] == 'w' ? world : id;
             *dst = (param){s, slen};
         } else if (plen != slen || memcmp(p, s, plen) != 0) {
@@ -87,24 +87,77 @@ static bool shape_matches(const char *pattern, const char *path, param *world, p
     return *p == '\0' && *s == '\0';
 }
 
-/// Copies a path parameter into out when it is a valid id; otherwise fills
-/// the problem (a 404: nothing can exist under an invalid name).
-static bool take_param(param v, const char *what, char out[CQ_WORLD_ID_MAX + 1], cqp_problem *problem)
+/// The value of a hex digit, -1 for anything else.
+static int hex_value(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if ((ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F'))
+        return (ch | 0x20) - 'a' + 10;
+    return -1;
+}
+
+size_t cqd_path_unescape(char *path)
+{
+    char *w = path;
+    for (const char *r = path; *r;) {
+        int hi = r[0] == '%' ? hex_value(r[1]) : -1;
+        int lo = hi >= 0 ? hex_value(r[2]) : -1;
+        int byte = lo >= 0 ? hi * 16 + lo : 0;
+        // A decoded NUL would end the path early, a decoded '/' split a
+        // segment: both stay escaped, and so are refused as ids.
+        if (byte != 0 && byte != '/') {
+            *w++ = (char)byte;
+            r += 3;
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = '\0';
+    return (size_t)(w - path);
+}
+
+/// Why v breaks the id rule, written into why; false when it keeps it.
+static bool id_fault(param v, char *why, size_t size)
 {
     if (v.len == 0) {
-        out[0] = '\0';
+        snprintf(why, size, "is empty");
         return true;
     }
-    if (v.len <= CQ_WORLD_ID_MAX) {
-        memcpy(out, v.at, v.len);
-        out[v.len] = '\0';
-        if (cqp_valid_id(out))
-            return true;
+    if (v.len > CQ_WORLD_ID_MAX) {
+        snprintf(why, size, "is %zu characters long", v.len);
+        return true;
     }
-    out[0] = '\0';
-    cqp_fail(problem, CQP_P_NOT_FOUND, NULL, "the %s in the path is not valid (1-%d characters of [A-Za-z0-9._:-])",
-             what, CQ_WORLD_ID_MAX);
+    for (size_t i = 0; i < v.len; i++) {
+        unsigned char ch = (unsigned char)v.at[i];
+        if (cqp_valid_id_char((char)ch))
+            continue;
+        if (ch > 0x20 && ch < 0x7f) // printable: safe to quote in a detail
+            snprintf(why, size, "has '%c' at offset %zu", ch, i);
+        else
+            snprintf(why, size, "has the byte 0x%02X at offset %zu", ch, i);
+        return true;
+    }
     return false;
+}
+
+/// Copies a path parameter into out when it keeps the id rule; otherwise
+/// fills the problem, a 400 naming what is wrong with it.
+static bool take_param(param v, const char *what, char out[CQ_WORLD_ID_MAX + 1], cqp_problem *problem)
+{
+    out[0] = '\0';
+    if (!v.at)
+        return true;
+    char why[48];
+    if (id_fault(v, why, sizeof why)) {
+        cqp_fail(problem, CQP_P_BAD_VALUE, NULL,
+                 "the %s in the path %s; it must be 1 to %d characters of [A-Za-z0-9._:-]", what, why,
+                 CQ_WORLD_ID_MAX);
+        return false;
+    }
+    memcpy(out, v.at, v.len);
+    out[v.len] = '\0';
+    return true;
 }
 
 /// Appends method to the comma-separated allow list unless it is there.

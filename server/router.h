@@ -1,7 +1,7 @@
 /// @file server/router.h
 /// The routing table: method + path pattern -> handler, shared by every
 /// transport. Patterns are literal segments and the parameters {world} and
-/// {id} (validated ids).
+/// {id} (validated ids, after the transport decoded the path).
 #ifndef CQD_ROUTER_H
 #define CQD_ROUTER_H
 
@@ -33,8 +33,15 @@ typedef enum cqd_match {
     CQD_MATCH_OK,         ///< *route set, params filled
     CQD_MATCH_NO_PATH,    ///< 404
     CQD_MATCH_NO_METHOD,  ///< 405: allow filled with the methods the path has
-    CQD_MATCH_BAD_PARAM,  ///< 404: a {world} or {id} segment is not a valid id (problem filled)
+    CQD_MATCH_BAD_PARAM,  ///< 400: a {world} or {id} segment breaks the id rule (problem filled)
 } cqd_match;
+
+/// Decodes the %XX escapes of a request path in place; every transport
+/// hands the pipeline its path so decoded, so one path means the same on
+/// each ("%3A" is ':'). An escape of NUL or '/' stays as written (a segment
+/// holds neither, and the '%' then breaks the id rule), as does a '%'
+/// without two hex digits after it. Returns the new length.
+size_t cqd_path_unescape(char *path);
 
 /// Matches method and path against the table; copies {world} and {id}
 /// into c->world and c->id.

@@ -112,6 +112,7 @@ static int keep_texts(cqd_envelope *env, const char *path, cqp_problem *p)
         *q = '\0';
         env->query = q + 1;
     }
+    cqd_path_unescape(dst[1]); // as HTTP's path is: the same path, the same answer
     json_decref(env->root);
     env->root = NULL;
     return 0;

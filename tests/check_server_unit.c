@@ -109,9 +109,9 @@ START_TEST(route_misses)
     cqd_call c;
     int r;
     char allow[64];
-    static const char *const nopaths[] = {"/", "", "/nope", "/v1", "/v1/", "/v1/worlds/", "//healthz", "/healthz/",
-                                          "/v1/worlds/w/shapes", "/v1/worlds/w/shapes/", "/v1/worlds//shapes/x",
-                                          "/v1/worlds/w/shapes/x/y", "/V1/pair", "/v1/pair/", "/metricsx"};
+    static const char *const nopaths[] = {"/", "", "/nope", "/v1", "/v1/", "//healthz", "/healthz/",
+                                          "/v1/worlds/w/shapes", "/v1/worlds/w/shapes/x/y", "/v1/worlds/w/",
+                                          "/v1//worlds/w", "/V1/pair", "/v1/pair/", "/metricsx"};
     for (size_t i = 0; i < sizeof nopaths / sizeof nopaths[0]; i++)
         ck_assert_msg(match("GET", nopaths[i], &c, &r, allow) == CQD_MATCH_NO_PATH, "%s matched", nopaths[i]);
 
@@ -123,11 +123,32 @@ START_TEST(route_misses)
     ck_assert_msg(allow_is(allow, post, 1), "allow '%s'", allow);
     ck_assert_int_eq(match("POST", "/v1/worlds/w/shapes/s", &c, &r, allow), CQD_MATCH_NO_METHOD);
     ck_assert_msg(allow_is(allow, world_methods, 3), "allow '%s'", allow);
-    /* Wrong method on a path whose ids are invalid: still a 405. */
+    /* Wrong method on a path whose ids are invalid, or empty: still a 405. */
     ck_assert_int_eq(match("POST", "/v1/worlds/bad name", &c, &r, allow), CQD_MATCH_NO_METHOD);
+    ck_assert_msg(allow_is(allow, world_methods, 3), "allow '%s'", allow);
+    ck_assert_int_eq(match("PATCH", "/v1/worlds//shapes/", &c, &r, allow), CQD_MATCH_NO_METHOD);
+    ck_assert_msg(allow_is(allow, world_methods, 3), "allow '%s'", allow);
     ck_assert_int_eq(match("get", "/healthz", &c, &r, allow), CQD_MATCH_NO_METHOD);
 }
 END_TEST
+
+/* A path whose {world} or {id} breaks the id rule: a 400 invalid-value
+ * whose detail says which parameter and why (the expected words are the
+ * rule's, written here by hand). */
+static void assert_bad_param(const char *method, const char *path, const char *what, const char *why)
+{
+    cqd_call c;
+    int r;
+    char allow[64];
+    ck_assert_msg(match(method, path, &c, &r, allow) == CQD_MATCH_BAD_PARAM, "%s %s", method, path);
+    ck_assert_int_eq(c.problem.kind, CQP_P_BAD_VALUE);
+    ck_assert_int_eq(cqp_problem_status(c.problem.kind), 400);
+    ck_assert_str_eq(c.problem.pointer, "");
+    ck_assert_msg(strstr(c.problem.detail, what) && strstr(c.problem.detail, why), "%s: '%s'", path,
+                  c.problem.detail);
+    ck_assert_str_eq(allow, "");
+    ck_assert_int_ge(r, 0); /* counted under its route */
+}
 
 START_TEST(route_bad_params)
 {
@@ -137,21 +158,62 @@ START_TEST(route_bad_params)
     char long_id[80];
     memset(long_id, 'a', 65);
     long_id[65] = '\0';
-    char path[160];
+    char path[200];
     snprintf(path, sizeof path, "/v1/worlds/%s", long_id);
-    ck_assert_int_eq(match("GET", path, &c, &r, allow), CQD_MATCH_BAD_PARAM);
-    ck_assert_int_eq(c.problem.kind, CQP_P_NOT_FOUND);
+    assert_bad_param("GET", path, "world name", "65 characters");
+    snprintf(path, sizeof path, "/v1/worlds/w/shapes/%s", long_id);
+    assert_bad_param("DELETE", path, "shape id", "65 characters");
     long_id[64] = '\0'; /* 64 characters: the longest valid id */
-    snprintf(path, sizeof path, "/v1/worlds/%s", long_id);
-    ck_assert_int_eq(match("GET", path, &c, &r, allow), CQD_MATCH_OK);
+    snprintf(path, sizeof path, "/v1/worlds/%s/shapes/%s", long_id, long_id);
+    ck_assert_int_eq(match("PUT", path, &c, &r, allow), CQD_MATCH_OK);
     ck_assert_str_eq(c.world, long_id);
+    ck_assert_str_eq(c.id, long_id);
 
-    static const char *const bad[] = {"/v1/worlds/bad name", "/v1/worlds/a%2Fb", "/v1/worlds/w/shapes/x?y",
-                                      "/v1/worlds/é", "/v1/worlds/w/shapes/a b"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        ck_assert_msg(match("GET", bad[i], &c, &r, allow) == CQD_MATCH_BAD_PARAM, "%s", bad[i]);
-        ck_assert_int_eq(c.problem.kind, CQP_P_NOT_FOUND);
-        ck_assert_str_ne(c.problem.detail, "");
+    assert_bad_param("GET", "/v1/worlds/bad name", "world name", "byte 0x20 at offset 3");
+    assert_bad_param("PUT", "/v1/worlds/a%2Fb", "world name", "'%' at offset 1");
+    assert_bad_param("GET", "/v1/worlds/w/shapes/x?y", "shape id", "'?' at offset 1");
+    assert_bad_param("GET", "/v1/worlds/\xc3\xa9", "world name", "byte 0xC3 at offset 0");
+    assert_bad_param("POST", "/v1/worlds/w\x01/raycast", "world name", "byte 0x01 at offset 1");
+    assert_bad_param("GET", "/v1/worlds/w/shapes/a b", "shape id", "byte 0x20 at offset 1");
+    /* Empty parameters are ids too short, not paths of their own. */
+    assert_bad_param("GET", "/v1/worlds/", "world name", "is empty");
+    assert_bad_param("PUT", "/v1/worlds//shapes/x", "world name", "is empty");
+    assert_bad_param("GET", "/v1/worlds/w/shapes/", "shape id", "is empty");
+    assert_bad_param("POST", "/v1/worlds//contacts", "world name", "is empty");
+    /* The world is judged first. */
+    assert_bad_param("PUT", "/v1/worlds/a!/shapes/b!", "world name", "'!'");
+}
+END_TEST
+
+/* Hand-decoded per RFC 3986 section 2.1, with the two bytes a segment
+ * cannot hold (NUL, '/') and broken escapes left as written. */
+START_TEST(path_unescape)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"", ""},
+        {"/v1/worlds/arena", "/v1/worlds/arena"},
+        {"/v1/worlds/a%3Ab", "/v1/worlds/a:b"},
+        {"/v1/worlds/a%3ab", "/v1/worlds/a:b"},
+        {"/v1/%77orlds/%41", "/v1/worlds/A"},
+        {"/v1/worlds/%C3%A9", "/v1/worlds/\xc3\xa9"},
+        {"/v1/worlds/a%2Fb", "/v1/worlds/a%2Fb"},
+        {"/v1/worlds/a%2fb", "/v1/worlds/a%2fb"},
+        {"/v1/worlds/a%00b", "/v1/worlds/a%00b"},
+        {"/v1/worlds/a%252F", "/v1/worlds/a%2F"},
+        {"/v1/worlds/a%", "/v1/worlds/a%"},
+        {"/v1/worlds/a%4", "/v1/worlds/a%4"},
+        {"/v1/worlds/a%4g%g4", "/v1/worlds/a%4g%g4"},
+        {"%%41", "%A"},
+        {"a+b%20c", "a+b c"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%s", cases[i].in);
+        size_t n = cqd_path_unescape(buf);
+        ck_assert_msg(strcmp(buf, cases[i].out) == 0, "'%s' -> '%s'", cases[i].in, buf);
+        ck_assert_uint_eq(n, strlen(cases[i].out));
     }
 }
 END_TEST
@@ -229,6 +291,9 @@ START_TEST(pipeline_probes_and_misses)
     cqd_response_free(&resp);
 
     call(&srv, "GET", "/v1/worlds/no world", (req_opts){0}, &resp);
+    assert_problem(&resp, 400, "invalid-value");
+    cqd_response_free(&resp);
+    call(&srv, "GET", "/v1/worlds/none", (req_opts){0}, &resp);
     assert_problem(&resp, 404, "not-found");
     cqd_response_free(&resp);
 
@@ -319,8 +384,15 @@ START_TEST(pipeline_auth)
         ck_assert_str_eq(resp.allow, "");
         cqd_response_free(&resp);
     }
+    /* A bad id is told only to a client with the token. */
+    call(&srv, "PUT", "/v1/worlds/bad!", (req_opts){0}, &resp);
+    assert_problem(&resp, 401, "unauthorized");
+    cqd_response_free(&resp);
     call(&srv, "GET", "/unknown", (req_opts){.auth = "Bearer s3cret"}, &resp);
     assert_problem(&resp, 404, "no-route");
+    cqd_response_free(&resp);
+    call(&srv, "PUT", "/v1/worlds/bad!", (req_opts){.auth = "Bearer s3cret"}, &resp);
+    assert_problem(&resp, 400, "invalid-value");
     cqd_response_free(&resp);
     call(&srv, "GET", "/v1/worlds", (req_opts){.auth = "bearer s3cret"}, &resp);
     ck_assert_int_eq(resp.status, 200);
@@ -351,6 +423,10 @@ START_TEST(pipeline_readiness)
     cqd_response_free(&resp);
     call(&srv, "PUT", "/v1/worlds/w", (req_opts){0}, &resp);
     assert_problem(&resp, 503, "unavailable");
+    cqd_response_free(&resp);
+    /* A name that can never exist needs no recovered world to refuse. */
+    call(&srv, "PUT", "/v1/worlds/w%2Fx", (req_opts){0}, &resp);
+    assert_problem(&resp, 400, "invalid-value");
     cqd_response_free(&resp);
     call(&srv, "GET", "/healthz", (req_opts){0}, &resp);
     ck_assert_int_eq(resp.status, 200);
@@ -611,6 +687,7 @@ Suite *server_unit_suite(void)
     tcase_add_test(tc, route_every_endpoint);
     tcase_add_test(tc, route_misses);
     tcase_add_test(tc, route_bad_params);
+    tcase_add_test(tc, path_unescape);
     suite_add_tcase(s, tc);
     tc = tcase_create("pipeline");
     tcase_add_test(tc, pipeline_probes_and_misses);

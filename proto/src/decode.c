@@ -78,16 +78,18 @@ json_t *cqp_parse(const char *text, size_t len, cqp_problem *p)
     return v;
 }
 
+bool cqp_valid_id_char(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == ':' || c == '-';
+}
+
 bool cqp_valid_id(const char *s)
 {
     size_t n = 0;
-    for (; s[n]; n++) {
-        char c = s[n];
-        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
-                  c == '_' || c == ':' || c == '-';
-        if (!ok || n >= CQ_WORLD_ID_MAX)
+    for (; s[n]; n++)
+        if (!cqp_valid_id_char(s[n]) || n >= CQ_WORLD_ID_MAX)
             return false;
-    }
     return n > 0;
 }
 

@@ -140,7 +140,8 @@ class BadRequests(DaemonCase):
 
 
 class NotFoundAndMethods(DaemonCase):
-    """404 for unknown worlds, shapes and paths; 405 with Allow."""
+    """404 for unknown worlds, shapes and paths; 400 for ids that break the
+    rule; 405 with Allow."""
 
     def test_unknown_world_on_every_world_endpoint(self):
         bodies = {
@@ -179,10 +180,11 @@ class NotFoundAndMethods(DaemonCase):
         self.assertProblem(self.req("GET", "/v1/nope"), 404, "no-route")
 
     def test_invalid_ids_in_paths(self):
+        # a name that can never exist is a bad request (test_ids.py tries every operation)
         for path in ("/v1/worlds/" + "x" * 65, "/v1/worlds/bad!name", "/v1/worlds/a%20b",
                      "/v1/worlds/w/shapes/" + "y" * 65):
             with self.subTest(path=path):
-                self.assertProblem(self.req("GET", path), 404, context=path)
+                self.assertProblem(self.req("GET", path), 400, "invalid-value", context=path)
 
     def test_wrong_method_gives_405_with_allow(self):
         cases = [

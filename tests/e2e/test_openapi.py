@@ -3,6 +3,7 @@ path of API.md, served unchanged at GET /v1/openapi.json."""
 
 import json
 import os
+import re
 
 from harness import DaemonCase
 from wire import ENDPOINTS
@@ -87,3 +88,40 @@ class OpenAPI(DaemonCase):
                 self.assertIn(method.lower(), doc["paths"][template])
         documented = {(m.upper(), p) for p, item in doc["paths"].items() for m in item if m in METHODS}
         self.assertEqual(documented, {(m, p) for m, p, _ in ENDPOINTS}, "the document lists other operations")
+
+    def test_path_ids_are_documented_with_their_rule_and_400(self):
+        # API.md section 1: 1-64 characters of [A-Za-z0-9._:-], a 400 in
+        # every operation when broken. Read from the served document, so a
+        # new operation with a {world} or {id} must say so too.
+        doc = self.daemon.request("GET", "/v1/openapi.json").json
+        rule = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+        samples = ["w", "a.b_c:d-e", "x" * 64, "x" * 65, "", "a b", "a/b", "a%41", "\u00e9", "a\nb", "bad!"]
+        checked = 0
+        for path, item in doc["paths"].items():
+            params = set(re.findall(r"\{(\w+)\}", path))
+            if not params:
+                continue
+            self.assertLessEqual(params, {"world", "id"}, path)
+            shared = item.get("parameters", [])
+            for method, op in item.items():
+                if method not in METHODS:
+                    continue
+                with self.subTest(path=path, method=method):
+                    self.assertIn("400", op["responses"], "%s %s does not list its 400" % (method, path))
+                    found = op["responses"]["400"]
+                    found = resolve(doc, found["$ref"]) if "$ref" in found else found
+                    self.assertIn("application/problem+json", found.get("content", {}))
+                    declared = [resolve(doc, p["$ref"]) if "$ref" in p else p
+                                for p in shared + op.get("parameters", [])]
+                    for param in (p for p in declared if p["in"] == "path"):
+                        schema = param["schema"]
+                        schema = resolve(doc, schema["$ref"]) if "$ref" in schema else schema
+                        self.assertEqual(schema.get("type"), "string", param)
+                        self.assertEqual(schema.get("maxLength"), 64, param)
+                        self.assertEqual(schema.get("minLength"), 1, param)
+                        pattern = re.compile(schema["pattern"])
+                        for sample in samples:
+                            self.assertEqual(pattern.search(sample) is not None, rule.fullmatch(sample) is not None,
+                                             "%s's pattern %r on %r" % (param["name"], schema["pattern"], sample))
+                    checked += 1
+        self.assertGreaterEqual(checked, 13, "operations with a {world} or {id}")

@@ -21,6 +21,7 @@
 #include "config.h"
 #include "registry.h"
 #include "request.h"
+#include "router.h"
 #include "server.h"
 #include "stream_internal.h"
 
@@ -249,6 +250,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *q = strchr(target, '?');
     if (q)
         *q++ = '\0';
+    cqd_path_unescape(target); // as MHD's callback and the stream envelope do
 
     cqd_request req = {
         .transport = "fuzz",

@@ -73,6 +73,9 @@ size_t cqp_pointer_append(char *buf, size_t size, const char *key);
 /// characters of [A-Za-z0-9._:-].
 bool cqp_valid_id(const char *s);
 
+/// True when c may stand in a world name or shape id ([A-Za-z0-9._:-]).
+bool cqp_valid_id_char(char c);
+
 /// A shape object {"type":..., fields of the type}. Plane shapes are
 /// accepted here; the caller rejects them where they do not belong.
 int cqp_decode_shape(cqp_decoder *d, const json_t *v, cqp_shape *out);
