@@ -98,7 +98,7 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) $(CHECK_CFLAGS) -Itests -Iserver -MMD -MP -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) $(CHECK_CFLAGS) -Itests -Iserver -Ibench/gen -MMD -MP -c $< -o $@
 
 $(BUILD)/proto/%.o: proto/%.c
 	@mkdir -p $(dir $@)
