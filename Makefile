@@ -51,8 +51,8 @@ BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
 BENCH_BIN := $(BUILD)/cq-bench
 
-# The project's input generator (bench/gen): the records in gen.c, the
-# command line in main.c.
+# The project's input generator (bench/gen): its library part is linked into
+# the Check runner too, which tests it directly (tests/check_gen.c).
 GEN_OBJ   := $(BUILD)/bench/gen/gen.o
 GEN_BIN   := $(BUILD)/cq-gen
 
@@ -135,8 +135,8 @@ $(BUILD)/gen/openapi.o: $(BUILD)/gen/openapi.c
 $(DAEMON): $(BUILD)/server/main.o $(LIBCQD) $(LIBCQP) $(LIBCQ)
 	$(CC) $(SANITIZE) -o $@ $(BUILD)/server/main.o $(LIBCQD) $(LIBCQP) $(LIBCQ) $(PKG_LIBS) $(LDLIBS)
 
-$(TEST_BIN): $(TEST_OBJ) $(LIBCQD) $(LIBCQP) $(LIBCQ)
-	$(CC) $(SANITIZE) -o $@ $(TEST_OBJ) $(LIBCQD) $(LIBCQP) $(LIBCQ) $(PKG_LIBS) $(CHECK_LIBS) $(LDLIBS)
+$(TEST_BIN): $(TEST_OBJ) $(GEN_OBJ) $(LIBCQD) $(LIBCQP) $(LIBCQ)
+	$(CC) $(SANITIZE) -o $@ $(TEST_OBJ) $(GEN_OBJ) $(LIBCQD) $(LIBCQP) $(LIBCQ) $(PKG_LIBS) $(CHECK_LIBS) $(LDLIBS)
 
 $(BENCH_BIN): $(BENCH_OBJ) $(LIBCQ)
 	$(CC) $(SANITIZE) -o $@ $(BENCH_OBJ) $(LIBCQ) $(LDLIBS)
