@@ -2,7 +2,6 @@
 
 CC       ?= cc
 BUILD    ?= build
-SHARED   ?= ../shared
 PYTHON   ?= python3
 # The release's version: this file is its one home (docs/RELEASING.md).
 VERSION  := $(shell cat VERSION)
@@ -52,7 +51,12 @@ BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
 BENCH_BIN := $(BUILD)/cq-bench
 
-# Deterministic inputs from the shared generator (same files as the benchmarks).
+# The project's input generator (bench/gen): its library part is linked into
+# the Check runner too, which tests it directly (tests/check_gen.c).
+GEN_OBJ   := $(BUILD)/bench/gen/gen.o
+GEN_BIN   := $(BUILD)/cq-gen
+
+# Deterministic inputs from $(GEN_BIN) (the same files as the benchmarks).
 DATA       := $(BUILD)/data
 PAIRS_FILE := $(DATA)/pairs-10000-11423.txt
 SCENE_FILE := $(DATA)/scene-10000-7.txt
@@ -60,10 +64,10 @@ RAYS_FILE  := $(DATA)/rays-100000-99.txt
 
 .PHONY: all deps test-deps test asan bench run clean help newcomer-check
 
-all: $(LIBCQ) $(LIBCQP) $(DAEMON) $(BENCH_BIN)
+all: $(LIBCQ) $(LIBCQP) $(DAEMON) $(BENCH_BIN) $(GEN_BIN)
 
 help:
-	@echo "make            build $(LIBCQ), $(LIBCQP), $(DAEMON) and $(BENCH_BIN)"
+	@echo "make            build $(LIBCQ), $(LIBCQP), $(DAEMON), $(BENCH_BIN) and $(GEN_BIN)"
 	@echo "make deps       install the Debian packages building and running need (only the missing ones)"
 	@echo "make test       build, run the end-to-end tests against the daemon, then every Check suite"
 	@echo "make newcomer-check  clone the committed tree into an empty directory; run the README's commands there"
@@ -94,7 +98,7 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) $(CHECK_CFLAGS) -Itests -Iserver -MMD -MP -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) $(CHECK_CFLAGS) -Itests -Iserver -Ibench/gen -MMD -MP -c $< -o $@
 
 $(BUILD)/proto/%.o: proto/%.c
 	@mkdir -p $(dir $@)
@@ -131,24 +135,26 @@ $(BUILD)/gen/openapi.o: $(BUILD)/gen/openapi.c
 $(DAEMON): $(BUILD)/server/main.o $(LIBCQD) $(LIBCQP) $(LIBCQ)
 	$(CC) $(SANITIZE) -o $@ $(BUILD)/server/main.o $(LIBCQD) $(LIBCQP) $(LIBCQ) $(PKG_LIBS) $(LDLIBS)
 
-$(TEST_BIN): $(TEST_OBJ) $(LIBCQD) $(LIBCQP) $(LIBCQ)
-	$(CC) $(SANITIZE) -o $@ $(TEST_OBJ) $(LIBCQD) $(LIBCQP) $(LIBCQ) $(PKG_LIBS) $(CHECK_LIBS) $(LDLIBS)
+$(TEST_BIN): $(TEST_OBJ) $(GEN_OBJ) $(LIBCQD) $(LIBCQP) $(LIBCQ)
+	$(CC) $(SANITIZE) -o $@ $(TEST_OBJ) $(GEN_OBJ) $(LIBCQD) $(LIBCQP) $(LIBCQ) $(PKG_LIBS) $(CHECK_LIBS) $(LDLIBS)
 
 $(BENCH_BIN): $(BENCH_OBJ) $(LIBCQ)
 	$(CC) $(SANITIZE) -o $@ $(BENCH_OBJ) $(LIBCQ) $(LDLIBS)
 
-$(PAIRS_FILE):
-	@test -f $(SHARED)/bench/gen.py || { echo "missing $(SHARED)/bench/gen.py (set SHARED=...)"; exit 1; }
-	@mkdir -p $(DATA)
-	$(PYTHON) $(SHARED)/bench/gen.py pairs 10000 11423 > $@.tmp && mv $@.tmp $@
+$(GEN_BIN): $(BUILD)/bench/gen/main.o $(GEN_OBJ)
+	$(CC) $(SANITIZE) -o $@ $^ $(LDLIBS)
 
-$(SCENE_FILE):
+$(PAIRS_FILE): $(GEN_BIN)
 	@mkdir -p $(DATA)
-	$(PYTHON) $(SHARED)/bench/gen.py scene 10000 7 > $@.tmp && mv $@.tmp $@
+	$(GEN_BIN) pairs 10000 11423 > $@.tmp && mv $@.tmp $@
+
+$(SCENE_FILE): $(GEN_BIN)
+	@mkdir -p $(DATA)
+	$(GEN_BIN) scene 10000 7 > $@.tmp && mv $@.tmp $@
 
 # The rays fill the scene's cube: L is the first number of the scene file.
-$(RAYS_FILE): $(SCENE_FILE)
-	$(PYTHON) $(SHARED)/bench/gen.py rays 100000 99 $$(head -n 1 $(SCENE_FILE) | cut -d' ' -f1) > $@.tmp && mv $@.tmp $@
+$(RAYS_FILE): $(SCENE_FILE) $(GEN_BIN)
+	$(GEN_BIN) rays 100000 99 $$(head -n 1 $(SCENE_FILE) | cut -d' ' -f1) > $@.tmp && mv $@.tmp $@
 
 # Every suite runs in one runner so the run ends with Check's one summary line.
 # The end-to-end tests start the real daemon on ephemeral loopback ports.
@@ -251,7 +257,7 @@ fuzz-regress: $(FUZZ_REPLAY)
 PEER_DEB_PKGS := g++ libbullet-dev libccd-dev libfcl-dev
 PEER_SRC      := $(sort $(wildcard bench/peers/*.cpp))
 PEER_BIN      := $(BUILD)/cq-peers
-# N:FRAMES per world (gen.py scene N 7); fewer frames at 100,000 keep a run short.
+# N:FRAMES per world (cq-gen scene N 7); fewer frames at 100,000 keep a run short.
 BENCH_WORLDS  ?= 10000:100 100000:20
 BENCH_RUNS    ?= 3
 # The CPU every benchmark program runs on (table.py: the first allowed; -1: any).
@@ -264,12 +270,12 @@ $(PEER_BIN): $(PEER_SRC) bench/peers/peers.h
 	$(CXX) -O2 -g -Wall -Wextra $$(pkg-config --cflags bullet ccd fcl) -std=c++17 -o $@ $(PEER_SRC) \
 	  $$(pkg-config --libs bullet ccd fcl)
 
-$(DATA)/scene-%-7.txt:
+$(DATA)/scene-%-7.txt: $(GEN_BIN)
 	@mkdir -p $(DATA)
-	$(PYTHON) $(SHARED)/bench/gen.py scene $* 7 > $@.tmp && mv $@.tmp $@
+	$(GEN_BIN) scene $* 7 > $@.tmp && mv $@.tmp $@
 
-$(DATA)/rays-100000-99-in-%.txt: $(DATA)/scene-%-7.txt
-	$(PYTHON) $(SHARED)/bench/gen.py rays 100000 99 $$(head -n 1 $< | cut -d' ' -f1) > $@.tmp && mv $@.tmp $@
+$(DATA)/rays-100000-99-in-%.txt: $(DATA)/scene-%-7.txt $(GEN_BIN)
+	$(GEN_BIN) rays 100000 99 $$(head -n 1 $< | cut -d' ' -f1) > $@.tmp && mv $@.tmp $@
 
 bench: deps
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(PEER_DEB_PKGS)"
@@ -327,4 +333,5 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(CORE_OBJ:.o=.d) $(PROTO_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(BUILD)/server/main.d $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
+-include $(GEN_OBJ:.o=.d) $(BUILD)/bench/gen/main.d
 -include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_TARGETS:%=$(FUZZ_OBJDIR)/tests/fuzz/%.d) $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/%.d) $(BUILD)/tests/fuzz/driver.d

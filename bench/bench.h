@@ -7,11 +7,11 @@
 /* Seconds on the monotonic clock. */
 double bench_now(void);
 
-/* `cq-bench pairs FILE`: box-box figures on gen.py's OBB pairs. */
+/* `cq-bench pairs FILE`: box-box figures on cq-gen's OBB pairs. */
 int bench_pairs(int argc, char **argv);
 
 /* `cq-bench world SCENE RAYS FRAMES [SKIN]`: world frames (moves, then
- * contacts) on gen.py's scene, and closest-hit rays on gen.py's rays. */
+ * contacts) on cq-gen's scene, and closest-hit rays on cq-gen's rays. */
 int bench_world(int argc, char **argv);
 
 #endif

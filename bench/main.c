@@ -18,7 +18,7 @@ int main(int argc, char **argv)
         return bench_pairs(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "world") == 0)
         return bench_world(argc - 2, argv + 2);
-    fprintf(stderr, "usage: cq-bench pairs FILE   (FILE from gen.py pairs N SEED)\n"
-                    "       cq-bench world SCENE RAYS FRAMES [SKIN]   (gen.py scene N SEED, rays N SEED L)\n");
+    fprintf(stderr, "usage: cq-bench pairs FILE   (FILE from cq-gen pairs N SEED)\n"
+                    "       cq-bench world SCENE RAYS FRAMES [SKIN]   (cq-gen scene N SEED, rays N SEED L)\n");
     return 2;
 }

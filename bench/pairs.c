@@ -1,4 +1,4 @@
-/* Box-box figures on gen.py's OBB pairs: verdict counts, then the boolean
+/* Box-box figures on cq-gen's OBB pairs: verdict counts, then the boolean
  * test (one call a pair, and the batch form over all of them) and the full
  * contact query, each the best of fifteen passes. */
 #include <stdio.h>

@@ -1,5 +1,5 @@
-/* `cq-bench world SCENE RAYS FRAMES [SKIN]`: a world of gen.py's moving
- * boxes. A frame moves every box by gen.py's rule (one batch of moves) and
+/* `cq-bench world SCENE RAYS FRAMES [SKIN]`: a world of cq-gen's moving
+ * boxes. A frame moves every box by cq-gen's rule (one batch of moves) and
  * runs batch contacts for every touching pair; then the rays are cast for
  * their closest hits on the final state. */
 #include <stdio.h>
@@ -94,7 +94,7 @@ static cq_world_ray *read_rays(const char *path, int *n)
     return r;
 }
 
-/* gen.py's rule: move by v dt; a coordinate that would leave [-L, L]
+/* cq-gen's rule: move by v dt; a coordinate that would leave [-L, L]
  * reverses that velocity component and moves by the reversed one instead. */
 static void advance(scene *s)
 {

@@ -113,7 +113,7 @@ START_TEST(random_pairs_agree_with_corner_oracle)
     enum { N = 10000 };
     static cq_obb a[N], b[N];
     int n = tu_read_pairs(a, b, N);
-    ck_assert_msg(n == N, "need $CQ_PAIRS_FILE from gen.py pairs 10000 11423 (got %d)", n);
+    ck_assert_msg(n == N, "need $CQ_PAIRS_FILE from build/cq-gen pairs 10000 11423 (got %d)", n);
     int outside_band = 0, face_only_wrong = 0, oracle_face_only_wrong = 0, swaps = 0, overlaps = 0;
     for (int i = 0; i < n; i++) {
         int axis;

@@ -21,6 +21,7 @@
     X(sweep)         \
     X(sweep_random)  \
     X(sap)           \
+    X(gen)           \
     X(world)         \
     X(world_contacts) \
     X(world_query)   \

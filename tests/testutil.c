@@ -3,15 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-double tu_uniform(tu_rng *rng, double lo, double hi)
-{
-    rng->state += 0x9E3779B97F4A7C15ull;
-    uint64_t z = rng->state;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return lo + (hi - lo) * ((double)(z >> 11) * (1.0 / 9007199254740992.0));
-}
+double tu_uniform(tu_rng *rng, double lo, double hi) { return gen_uniform(rng, lo, hi); }
 
 cq_mat3 tu_axis_angle(cq_vec3 axis, double angle)
 {

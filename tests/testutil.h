@@ -1,5 +1,6 @@
-/* Shared helpers for the Check suites: a seeded generator (the same
- * SplitMix64 as ../shared/bench/gen.py), random rotations, vector asserts. */
+/* Shared helpers for the Check suites: a seeded generator (the SplitMix64
+ * of the project's input generator, bench/gen/splitmix.h), random
+ * rotations, vector asserts. */
 #ifndef CQ_TESTUTIL_H
 #define CQ_TESTUTIL_H
 
@@ -7,10 +8,9 @@
 #include <stdint.h>
 
 #include "cq/collision.h"
+#include "splitmix.h"
 
-typedef struct tu_rng {
-    uint64_t state;
-} tu_rng;
+typedef gen_rng tu_rng;
 
 /* A uniform double in [lo, hi). */
 double tu_uniform(tu_rng *rng, double lo, double hi);
@@ -21,7 +21,7 @@ cq_xform tu_pose(tu_rng *rng, double r);
 /* A rotation by angle (radians) about a unit axis. */
 cq_mat3 tu_axis_angle(cq_vec3 axis, double angle);
 
-/* Reads the 30-number OBB pairs of gen.py's `pairs` output; returns the count
+/* Reads the 30-number OBB pairs of `cq-gen pairs` output; returns the count
  * read (up to max) or -1 when the file cannot be opened. Path from
  * $CQ_PAIRS_FILE. */
 int tu_read_pairs(cq_obb *a, cq_obb *b, int max);

@@ -5,7 +5,7 @@
 
 Starts the daemon on an ephemeral loopback port (no data directory, errors
 only in its log), then for each batch size B sends --pairs-per-size pairs of
-gen.py's pairs file as POST /v1/pairs requests of B pairs each, one after
+cq-gen's pairs file as POST /v1/pairs requests of B pairs each, one after
 the other on one keep-alive connection. The bodies are encoded before the
 clock starts; a request is timed from sending it to the last byte of the
 answer. Prints, per B, `key value` lines: the wall time per pair (best of
@@ -24,7 +24,7 @@ import time
 
 
 def read_pairs(path):
-    """gen.py's pairs as API values: each box with its axes pose."""
+    """cq-gen's pairs as API values: each box with its axes pose."""
     out = []
     with open(path) as f:
         for line in f:

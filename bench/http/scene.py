@@ -4,9 +4,10 @@
   scene.py --port PORT [--stream-port PORT] --scene FILE [--world bench] [--skin 0] [--queries 200]
            [--dt S] [--pid PID]
 
-Loads the scene of ../shared/bench/gen.py ("L DT", then one box a line:
-cx cy cz hx hy hz qx qy qz qw vx vy vz) into a new world with one
-PUT /v1/worlds/{world} and one POST /v1/worlds/{world}/batch, then times
+Loads a scene of the project's generator (`build/cq-gen scene N SEED`:
+"L DT", then one box a line: cx cy cz hx hy hz qx qy qz qw vx vy vz) into
+a new world with one PUT /v1/worlds/{world} and one
+POST /v1/worlds/{world}/batch, then times
 `--queries` POST /v1/worlds/{world}/contacts requests on one keep-alive
 connection, each from sending the request to the last byte of the answer
 (the answer is parsed once, outside the timing, for the counts). Prints

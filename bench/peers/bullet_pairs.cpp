@@ -1,4 +1,4 @@
-// Bullet's pair queries on gen.py's OBB pairs: btBoxBoxDetector (ODE's
+// Bullet's pair queries on cq-gen's OBB pairs: btBoxBoxDetector (ODE's
 // dBoxBox, the box-box algorithm of Bullet's default dispatcher) and
 // btGjkEpaSolver2 on the boxes given as 8-point convex hulls.
 #include <cstdio>

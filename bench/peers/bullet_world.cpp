@@ -1,6 +1,6 @@
-// Bullet's btCollisionWorld on gen.py's scene: dbvt broadphase, the default
+// Bullet's btCollisionWorld on cq-gen's scene: dbvt broadphase, the default
 // dispatcher and configuration (box-box pairs go to btBoxBoxDetector), one
-// collision object per box. A frame is gen.py's motion rule applied to every
+// collision object per box. A frame is cq-gen's motion rule applied to every
 // object's transform, then performDiscreteCollisionDetection (AABB update,
 // broadphase, narrow phase into the persistent manifolds), as cq-bench world
 // times cq_world_apply then cq_world_contacts. Then closest-hit rays on the

@@ -1,4 +1,4 @@
-// libccd on gen.py's OBB pairs given as 8-point hulls: GJK+EPA
+// libccd on cq-gen's OBB pairs given as 8-point hulls: GJK+EPA
 // (ccdGJKPenetration) and MPR (ccdMPRPenetration). libccd has no distance
 // query, so a separated pair costs it only GJK's (or MPR's) boolean answer.
 #include <cstdio>

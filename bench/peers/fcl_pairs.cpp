@@ -1,4 +1,4 @@
-// FCL's box-box collide with contacts on gen.py's OBB pairs (FCL 0.7 answers
+// FCL's box-box collide with contacts on cq-gen's OBB pairs (FCL 0.7 answers
 // box-box with its port of ODE's dBoxBox under the default libccd solver).
 #include <cstdio>
 #include <memory>

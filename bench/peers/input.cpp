@@ -1,4 +1,4 @@
-// Readers for gen.py's files (its docstring defines the formats) and its
+// Readers for cq-gen's files (bench/gen/gen.h defines the formats) and its
 // motion rule, shared by every peer.
 #include <cstdio>
 #include <ctime>

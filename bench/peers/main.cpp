@@ -41,7 +41,7 @@ int main(int argc, char **argv)
         return pairs_mode(argc - 2, argv + 2);
     if (argc >= 2 && std::strcmp(argv[1], "world") == 0)
         return world_mode(argc - 2, argv + 2);
-    std::fprintf(stderr, "usage: cq-peers pairs FILE            (gen.py pairs N SEED)\n"
-                         "       cq-peers world SCENE RAYS FRAMES (gen.py scene N SEED, rays N SEED L)\n");
+    std::fprintf(stderr, "usage: cq-peers pairs FILE            (cq-gen pairs N SEED)\n"
+                         "       cq-peers world SCENE RAYS FRAMES (cq-gen scene N SEED, rays N SEED L)\n");
     return 2;
 }

@@ -1,4 +1,4 @@
-// cq-peers: the peers of cq-bench (Bullet, libccd, FCL) on the same gen.py
+// cq-peers: the peers of cq-bench (Bullet, libccd, FCL) on the same cq-gen
 // inputs, printing `key value` lines that bench/table.py sets beside
 // cq-bench's. Each figure is computed the way a user of that library would
 // ask for it; the comments at each call say what the library is asked.
@@ -9,13 +9,13 @@
 
 namespace peers {
 
-// One oriented box of gen.py's pairs file: centre, half extents and its
+// One oriented box of cq-gen's pairs file: centre, half extents and its
 // local axes in world space (axis[i] is the world direction of local axis i).
 struct Obb {
     double c[3], h[3], axis[3][3];
 };
 
-// One box of gen.py's scene file: centre, half extents, unit quaternion
+// One box of cq-gen's scene file: centre, half extents, unit quaternion
 // (x, y, z, w) and velocity.
 struct SceneBox {
     double c[3], h[3], q[4], v[3];
@@ -26,17 +26,17 @@ struct Scene {
     std::vector<SceneBox> boxes;
 };
 
-// One ray of gen.py's rays file: origin, unit direction, maximum distance.
+// One ray of cq-gen's rays file: origin, unit direction, maximum distance.
 struct Ray {
     double o[3], d[3], max;
 };
 
-// Readers for gen.py's files; false when the file is missing or malformed.
+// Readers for cq-gen's files; false when the file is missing or malformed.
 bool read_pairs(const char *path, std::vector<Obb> &a, std::vector<Obb> &b);
 bool read_scene(const char *path, Scene &s);
 bool read_rays(const char *path, std::vector<Ray> &r);
 
-// gen.py's motion rule for one frame: move by v dt; a coordinate that would
+// cq-gen's motion rule for one frame: move by v dt; a coordinate that would
 // leave [-L, L] reverses that velocity component and moves by it instead.
 void advance(Scene &s);
 

@@ -4,7 +4,8 @@ test target; the numbers depend on the machine):
 
     sizing.py path/to/collisiond path/to/scene.txt [--boxes N] [--no-data-dir]
 
-scene.txt comes from the shared generator (`gen.py scene 100000 7`). One
+scene.txt comes from the project's generator: `make
+build/data/scene-100000-7.txt` runs `build/cq-gen scene 100000 7`. One
 daemon with one request thread loads the first N boxes (default: all) into
 one world and reports: resident memory empty and loaded (so bytes per box),
 the cost of one tick (a batch moving every box, then contacts with dt) as the
