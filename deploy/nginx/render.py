@@ -11,7 +11,9 @@
 when re-rendering). --stream LISTEN=UPSTREAM forwards one router port to one
 shard's stream listener. --local keeps the pid file, logs and temporary
 files under the prefix nginx runs with (nginx -p DIR), for an nginx started
-by an unprivileged user; without it logs go to stdout/stderr (containers).
+by an unprivileged user; without it (containers) logs go to stdout/stderr,
+the pid file to /tmp and temporary files to /var/cache/nginx, the only
+paths a read-only root filesystem must leave writable.
 --stream-module loads nginx's stream module from a file (Debian packages it
 as libnginx-mod-stream; the nginx.org images have it built in).
 """
@@ -40,11 +42,16 @@ def render(listen, shards, streams=(), local=False, stream_module=None):
     if local:
         main += ["pid nginx.pid;", "error_log error.log warn;"]
     else:
-        main.append("error_log stderr warn;")
+        # A container with a read-only root filesystem, run as a non-root
+        # user: the pid file goes to /tmp and the temporary files to
+        # /var/cache/nginx, both writable volumes (emptyDir or tmpfs).
+        main += ["pid /tmp/nginx.pid;", "error_log stderr warn;"]
     http_main = []
-    if local:
-        for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
-            http_main.append("    %s_temp_path tmp/%s;" % (kind, kind))
+    for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
+        # The nginx.org image's own paths, given explicitly so the config
+        # does not depend on how the nginx binary was built.
+        path = "tmp/%s" % kind if local else "/var/cache/nginx/%s_temp" % kind.replace("client_body", "client")
+        http_main.append("    %s_temp_path %s;" % (kind, path))
     fill = {
         "@MAIN@": "\n".join(main),
         "@HTTP_MAIN@": "\n".join(http_main),
