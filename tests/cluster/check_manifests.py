@@ -16,7 +16,19 @@ python3-yaml; `make cluster-test` does not run this):
   router mounting deploy/nginx/compose.conf, whose upstreams are those shards.
 - Prometheus (deploy/prometheus): every collisiond_* name an alert uses is a
   family the daemon exports (its /metrics, with a world and a request so
-  every labelled family appears).
+  every labelled family appears); the alerts API.md asks for exist, each
+  with a `for:` and a summary; both scrape configs send a bearer token
+  from a file, and the Kubernetes one selects exactly the shards' pods.
+- Memory: the flags ConfigMap's worst case (buffered bytes, decoded JSON of
+  every running request, answers in flight) leaves the container limit
+  room for the worlds (docs/DEPLOY.md, "Memory limits").
+- Hardening: both containers non-root with numeric ids, read-only root
+  filesystem, no privilege escalation, no capabilities, RuntimeDefault
+  seccomp; the router's nginx.conf writes only under its emptyDir mounts.
+- Images: pinned by digest (tag kept) in the Dockerfile, compose and the
+  router; the Dockerfile's OCI labels; compose health checks on /readyz
+  and a router that waits for service_healthy.
+`make deploy-check` runs this after the schema validators.
 Exit status 0 when all hold, 1 otherwise.
 """
 import os
@@ -66,6 +78,59 @@ def exported_families(daemon):
     return set(re.findall(r"^# TYPE (\S+)", text, re.M))
 
 
+PINNED = re.compile(r"^[a-z0-9./-]+:[A-Za-z0-9._-]+@sha256:[0-9a-f]{64}$")
+MIB = 1 << 20
+# Measured (docs/DEPLOY.md, "Memory limits"): the bytes of one answer item.
+PAIR_ANSWER, HIT_ANSWER = 370, 70
+ANSWER_BUDGET = 8 * MIB
+FIXED = 32 * MIB  # the process, per-thread arenas, connection pools
+
+
+def size_bytes(text):
+    """A daemon byte size (64M) or a Kubernetes quantity (2Gi) in bytes."""
+    m = re.fullmatch(r"(\d+)(K|M|G|Ki|Mi|Gi)?", str(text))
+    if not m:
+        raise ValueError("not a size: %r" % text)
+    shift = {None: 0, "K": 10, "M": 20, "G": 30, "Ki": 10, "Mi": 20, "Gi": 30}[m.group(2)]
+    return int(m.group(1)) << shift
+
+
+def check_hardened(c, pod, what):
+    sc, psc = c.get("securityContext", {}), pod.get("securityContext", {})
+    get = lambda k: sc.get(k, psc.get(k))  # noqa: E731  (the container's wins)
+    check(get("runAsNonRoot") is True, "%s: runAsNonRoot" % what)
+    check(isinstance(get("runAsUser"), int) and get("runAsUser") > 0, "%s: a numeric non-root runAsUser" % what)
+    check(sc.get("readOnlyRootFilesystem") is True, "%s: readOnlyRootFilesystem" % what)
+    check(sc.get("allowPrivilegeEscalation") is False, "%s: allowPrivilegeEscalation false" % what)
+    check(sc.get("capabilities", {}).get("drop") == ["ALL"], "%s: capabilities drop ALL" % what)
+    check((get("seccompProfile") or {}).get("type") == "RuntimeDefault", "%s: seccompProfile RuntimeDefault" % what)
+
+
+def check_memory(cm, c):
+    """The worst case the flags allow, against the container's memory limit."""
+    d = cm["data"]
+    threads = int(d["COLLISIOND_THREADS"])
+    buffered = size_bytes(d["COLLISIOND_MAX_BUFFERED"])
+    per_request = size_bytes(d["COLLISIOND_MAX_REQUEST_MEMORY"])
+    inflight = int(d["COLLISIOND_MAX_INFLIGHT"])
+    limit = size_bytes(c["resources"]["limits"]["memory"])
+    check(c["resources"]["requests"]["memory"] == c["resources"]["limits"]["memory"], "memory request = limit")
+    check(size_bytes(d["COLLISIOND_MAX_BODY"]) <= buffered, "MAX_BODY fits in MAX_BUFFERED")
+    check(int(d["COLLISIOND_MAX_PAIRS"]) * PAIR_ANSWER <= ANSWER_BUDGET, "MAX_PAIRS keeps an answer under 8 MiB")
+    for k in ("COLLISIOND_MAX_RAYS", "COLLISIOND_MAX_HITS"):
+        check(int(d[k]) * HIT_ANSWER <= ANSWER_BUDGET, "%s keeps an answer under 8 MiB" % k)
+    # Requests run on the HTTP pool and on the stream pool, threads each.
+    transient = FIXED + buffered + 2 * threads * per_request + inflight * ANSWER_BUDGET
+    worlds = int(d["COLLISIOND_MAX_WORLDS"]) * 1024 * 600  # empty worlds at the default capacity
+    headroom = limit * 15 // 100
+    check(transient + worlds + headroom <= limit // 100 * 70,
+          "requests (%d MiB) + empty worlds (%d MiB) + 15%% headroom must leave at least 30%% of the "
+          "%d MiB limit for shapes" % (transient // MIB, worlds // MIB, limit // MIB))
+    print("memory: requests %d MiB, empty worlds %d MiB, headroom %d MiB; %d MiB left for shapes of the %d MiB limit"
+          % (transient // MIB, worlds // MIB, headroom // MIB, (limit - transient - worlds - headroom) // MIB,
+             limit // MIB))
+
+
 def nginx_conf(rel):
     with open(os.path.join(REPO, rel)) as f:
         text = f.read()
@@ -103,6 +168,7 @@ def check_k8s(envs):
           and ann.get("prometheus.io/path") == "/metrics", "Prometheus scrape annotations")
     check(pod["securityContext"].get("runAsNonRoot") is True and pod["securityContext"].get("fsGroup") == 10001,
           "non-root, volume group 10001 (the image's user)")
+    check_hardened(c, pod, "collisiond container")
 
     headless = [s for s in by_kind(docs, "Service") if s["spec"].get("clusterIP") == "None"]
     check([s["metadata"]["name"] for s in headless] == [spec["serviceName"]], "headless Service is the serviceName")
@@ -116,6 +182,7 @@ def check_k8s(envs):
     check(all(isinstance(v, str) for v in cm["data"].values()), "ConfigMap values are strings")
     for e in c.get("env", []):
         check(e["name"] in envs, "env %s is not a daemon variable" % e["name"])
+    check_memory(cm, c)
 
     shard_svcs = {s["metadata"]["name"]: s for s in by_kind(docs, "Service") if s["spec"].get("clusterIP") != "None"}
     want = {"collisiond-shard-%d" % i: "collisiond-%d" % i for i in range(spec["replicas"])}
@@ -143,8 +210,22 @@ def check_k8s(envs):
         check({"cpu", "memory"} <= set(rc["resources"].get(kind, {})), "router resources.%s" % kind)
     check(len(by_kind(router_docs, "PodDisruptionBudget")) == 1, "router PodDisruptionBudget")
 
+    check_hardened(rc, rpod, "router container")
+    check(all(p > 1024 for p in listens), "the router listens above 1024 only: %s" % listens)
+    check(PINNED.match(rc["image"]) is not None, "router image pinned by digest: %s" % rc["image"])
+    writable = [m["mountPath"] for m in rc["volumeMounts"]
+                if "emptyDir" in vols.get(m["name"], {}) and not m.get("readOnly")]
+    check(sorted(writable) == ["/tmp", "/var/cache/nginx"], "router emptyDir mounts: %s" % writable)
+    with open(os.path.join(REPO, "deploy/k8s/router-nginx.conf")) as f:
+        conf = f.read()
+    paths = re.findall(r"^\s*(?:pid|\w+_temp_path)\s+(\S+);", conf, re.M)
+    check(len(paths) == 6, "router-nginx.conf sets the pid file and the five temporary paths")
+    for path in paths:
+        check(any(path.startswith(w + "/") for w in writable), "router-nginx.conf writes %s outside its volumes" % path)
+    return labels, rc["image"]
 
-def check_compose(envs):
+
+def check_compose(envs, router_image):
     (doc,) = load_all("deploy/compose.yml")
     services = doc["services"]
     shards = sorted(s for s in services if s.startswith("collisiond-"))
@@ -160,20 +241,79 @@ def check_compose(envs):
     check(upstreams == ["%s:7878" % s for s in shards], "compose.conf hashes the compose shards")
     check(listens == [7878, 7879, 7880, 7881], "compose.conf listens on 7878-7881")
     check(set(services["router"]["depends_on"]) == set(shards), "compose: the router waits for the shards")
+    for s_ in shards:
+        hc = services[s_].get("healthcheck", {})
+        check(hc.get("test", [])[-1:] == ["/readyz"], "compose: %s's health check is /readyz" % s_)
+        check(services["router"]["depends_on"][s_].get("condition") == "service_healthy",
+              "compose: the router waits until %s is healthy" % s_)
+    check(services["router"]["image"] == router_image, "compose and Kubernetes run the same router image")
+    check(services["router"].get("read_only") is True and services["router"].get("cap_drop") == ["ALL"]
+          and services["router"].get("user") == "101:101", "compose: the router is hardened")
+    check(PINNED.match(services["prometheus"]["image"]) is not None, "compose: Prometheus pinned by digest")
+    version_file = os.path.join(REPO, "VERSION")
+    if os.path.exists(version_file):
+        with open(version_file) as f:
+            version = f.read().strip()
+        for s_ in shards:
+            check(services[s_]["build"]["args"]["VERSION"] == version, "compose: build arg VERSION = the VERSION file")
     prom = services["prometheus"]["volumes"]
     check(any(v.startswith("./prometheus/prometheus.yml:") for v in prom), "compose: Prometheus config")
 
 
-def check_prometheus(families):
+def check_dockerfile():
+    with open(os.path.join(REPO, "Dockerfile")) as f:
+        text = f.read()
+    image = re.search(r"^ARG DEBIAN_IMAGE=(\S+)$", text, re.M)
+    check(image and PINNED.match(image.group(1)) and image.group(1).startswith("debian:bookworm-slim@"),
+          "Dockerfile: debian:bookworm-slim pinned by digest")
+    froms = re.findall(r"^FROM (\S+)", text, re.M)
+    check(froms and all(f == "${DEBIAN_IMAGE}" for f in froms), "Dockerfile: every stage FROM the pinned image")
+    for key in ("title", "description", "version", "revision", "created", "source", "licenses"):
+        check(re.search(r"org\.opencontainers\.image\.%s=" % key, text), "Dockerfile: label %s" % key)
+    check('org.opencontainers.image.licenses="MIT"' in text, "Dockerfile: licenses MIT")
+    check('org.opencontainers.image.version="${VERSION}"' in text and "ARG VERSION" in text,
+          "Dockerfile: the version label from the VERSION build arg")
+    check(re.search(r"^COPY Makefile VERSION ", text, re.M), "Dockerfile: the build stage copies VERSION")
+    with open(os.path.join(REPO, ".dockerignore")) as f:
+        check("!VERSION" in f.read().split(), ".dockerignore admits VERSION")
+
+
+def check_prometheus(families, shard_labels):
     (conf,) = load_all("deploy/prometheus/prometheus.yml")
-    targets = conf["scrape_configs"][0]["static_configs"][0]["targets"]
+    job = conf["scrape_configs"][0]
+    targets = job["static_configs"][0]["targets"]
     check(targets == ["collisiond-%d:7878" % i for i in range(3)], "Prometheus scrapes every shard")
+    (k8s,) = load_all("deploy/prometheus/prometheus-k8s.yml")
+    kjob = k8s["scrape_configs"][0]
+    for name, j in (("prometheus.yml", job), ("prometheus-k8s.yml", kjob)):
+        auth = j.get("authorization", {})
+        check(auth.get("type") == "Bearer" and auth.get("credentials_file"), "%s: a bearer token from a file" % name)
+    (sd,) = kjob["kubernetes_sd_configs"]
+    check(sd["role"] == "pod", "prometheus-k8s.yml: pod discovery")
+    (sel,) = sd["selectors"]
+    want = dict(kv.split("=") for kv in sel["label"].split(","))
+    check(sel["role"] == "pod" and want.items() <= shard_labels.items() and want.get("app.kubernetes.io/component")
+          == "shard", "prometheus-k8s.yml selects the shards' pods by their labels: %s" % sel["label"])
+    keep = [r for r in kjob["relabel_configs"] if r.get("action") == "keep"]
+    check([r["source_labels"] for r in keep] == [["__meta_kubernetes_pod_container_port_name"]]
+          and keep[0]["regex"] == "http", "prometheus-k8s.yml keeps the http port only")
     (rules,) = load_all("deploy/prometheus/alerts.yml")
+    used = set()
     for rule in rules["groups"][0]["rules"]:
+        check("for" in rule and rule.get("annotations", {}).get("summary"), "alert %s: for and summary" % rule["alert"])
         for name in re.findall(r"\b(collisiond_[a-z_]+)", rule["expr"]):
             base = re.sub(r"_(bucket|sum|count)$", "", name)
+            used.add(base)
             check(name in families or base in families, "alert %s uses %s, which the daemon does not export"
                   % (rule["alert"], name))
+        if "collisiond_requests_total" in rule["expr"] or "collisiond_request_duration" in rule["expr"]:
+            check("sum by (" in rule["expr"], "alert %s sums the request series over their labels" % rule["alert"])
+    # What docs/API.md, section 12, says to alert on.
+    for family in ("collisiond_journal_failed", "collisiond_gjk_iteration_limit_total",
+                   "collisiond_requests_shed_total", "collisiond_fallback_actions_total"):
+        check(family in used, "an alert on %s" % family)
+    check(any('reason="epa_iteration_limit"' in r["expr"] for r in rules["groups"][0]["rules"]),
+          "an alert on the EPA iteration limit")
 
 
 def main(argv):
@@ -182,9 +322,10 @@ def main(argv):
         return 2
     envs = env_names(argv[1])
     check(len(envs) > 10, "could not read the variables from collisiond --help")
-    check_k8s(envs)
-    check_compose(envs)
-    check_prometheus(exported_families(argv[1]))
+    shard_labels, router_image = check_k8s(envs)
+    check_compose(envs, router_image)
+    check_dockerfile()
+    check_prometheus(exported_families(argv[1]), shard_labels)
     print("manifests: %s" % ("%d failures" % len(failures) if failures else "all checks passed"))
     return 1 if failures else 0
 
