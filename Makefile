@@ -80,6 +80,7 @@ help:
 	@echo "make bench-http POST /v1/pair under wrk: collisiond, libmicrohttpd+jansson alone, nginx; contacts latency"
 	@echo "make run        start the daemon on 127.0.0.1:7878 (data in ./var)"
 	@echo "make cluster-test  three daemons behind the nginx router of deploy/: sharding, kill -9, rebalancing"
+	@echo "make deploy-check  deploy/ against real validators: Kubernetes and compose schemas, promtool, nginx -t"
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -323,6 +324,17 @@ cluster-test: deps
 # (tests/newcomer/check.py). Uncommitted changes are not in the clone.
 newcomer-check: test-deps
 	$(PYTHON) tests/newcomer/check.py .
+
+# The deployment files against the Kubernetes OpenAPI and compose-spec
+# schemas (npm, pinned in tests/deploy/package-lock.json), promtool, nginx -t
+# and tests/cluster/check_manifests.py (tests/deploy/run.sh; docs/DEPLOY.md).
+.PHONY: deploy-check
+deploy-check: deps
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(CLUSTER_DEB_PKGS) python3-yaml"
+	@# A machine's own node (nodesource's nodejs bundles npm) is used as it is.
+	@command -v npm >/dev/null || $(MAKE) --no-print-directory deps DEB_PKGS="nodejs npm"
+	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON)
+	tests/deploy/run.sh $(DAEMON)
 
 run: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON)
