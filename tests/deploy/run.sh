@@ -33,7 +33,12 @@ if [ ! -x "$promtool" ]; then
     mkdir -p "$tools"
     # Into a folder of its own; as root, apt runs the download as root
     # (its _apt user cannot write there), which is all its warning says.
-    (cd "$tools" && apt-get download -qq -o APT::Sandbox::User=root prometheus)
+    # A machine whose package lists were never fetched learns them first.
+    download() { (cd "$tools" && apt-get download -qq -o APT::Sandbox::User=root prometheus); }
+    if ! download; then
+        sudo=; [ "$(id -u)" -eq 0 ] || sudo=sudo
+        $sudo apt-get update -qq && download
+    fi
     dpkg-deb --fsys-tarfile "$tools"/prometheus_*.deb | tar -x -C "$tools" ./usr/bin/promtool
     rm -f "$tools"/prometheus_*.deb
 fi
