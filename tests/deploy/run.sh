@@ -10,7 +10,9 @@
 #    prometheus package, unpacked into build/, never installed or started),
 #    and the alert rules' unit tests (alerts_test.yml) with promtool test rules.
 # 3. The rendered router configs with `nginx -t` (Debian's nginx, from make
-#    deps), on a copy with loopback names and ports and a private prefix.
+#    deps), on a copy with loopback names and ports and a private prefix;
+#    then each runs unprivileged with only its pid and temporary paths
+#    writable, answers its probe and buffers a body to its temporary path.
 # 4. tests/cluster/check_manifests.py against the built daemon.
 # Exit status 0 when all pass, 1 otherwise.
 set -euo pipefail
@@ -73,28 +75,67 @@ EOF
 "$promtool" check rules deploy/prometheus/alerts.yml || bad "promtool check rules"
 (cd "$tmp" && "$promtool" test rules alerts_test.yml) || bad "promtool test rules"
 
-step "3. nginx -t on the rendered router configs"
+step "3. nginx -t on the rendered router configs, then each run with only its pid and temp paths writable"
 module=/usr/lib/nginx/modules/ngx_stream_module.so
+# Run unprivileged like the container (uid 101 there): as nobody when root.
+as_user=()
+[ "$(id -u)" -ne 0 ] || as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
 for conf in deploy/nginx/compose.conf deploy/k8s/router-nginx.conf; do
     d=$tmp/nginx-$(basename "$conf" .conf)
-    mkdir -p "$d/cache"
-    ports=($(python3 -c 'import sys; sys.path.insert(0, "tests/cluster"); from cluster import free_ports; print(*free_ports(4))'))
-    # Same file, with what only exists in the container made local: shard
-    # names to loopback, listeners to free loopback ports, the pid file and
-    # temporary paths under a private prefix, Debian's stream module loaded.
+    mkdir -p "$d/cache" "$d/run"
+    ports=($(python3 -c 'import sys; sys.path.insert(0, "tests/cluster"); from cluster import free_ports; print(*free_ports(5))'))
+    # Same file, with what only exists in the container made local: the
+    # shards to a loopback port where nothing listens, the listeners to free
+    # loopback ports, the two writable paths (/var/cache/nginx and /tmp)
+    # to cache/ and run/ under a private prefix, Debian's stream module loaded.
     { echo "load_module $module;"
-      sed -E -e 's/collisiond(-shard)?-[0-9]+:/127.0.0.1:/g' \
+      sed -E -e "s/collisiond(-shard)?-[0-9]+:[0-9]+/127.0.0.1:${ports[4]}/g" \
           -e "s#listen 0\\.0\\.0\\.0:7878;#listen 127.0.0.1:${ports[0]};#" \
           -e "s#listen 7879;#listen 127.0.0.1:${ports[1]};#" \
           -e "s#listen 7880;#listen 127.0.0.1:${ports[2]};#" \
           -e "s#listen 7881;#listen 127.0.0.1:${ports[3]};#" \
-          -e "s#/var/cache/nginx/#$d/cache/#" \
-          -e "s#/tmp/nginx\\.pid#$d/nginx.pid#" "$conf"
+          -e "s#pid /tmp/#pid $d/run/#" \
+          -e "s# /var/cache/nginx/# $d/cache/#" "$conf"
     } > "$d/nginx.conf"
-    if grep -qE '0\.0\.0\.0|listen 78|/var/cache|/tmp/nginx' "$d/nginx.conf"; then
-        bad "$conf: a container path or port was left in the test copy"
+    if grep -qE '0\.0\.0\.0|listen 78| /var/cache/|pid /tmp/nginx|collisiond-[0-9a-z-]*:' "$d/nginx.conf"; then
+        bad "$conf: a container path, port or name was left in the test copy"
     fi
     nginx -t -q -e stderr -p "$d" -c "$d/nginx.conf" || bad "nginx -t $conf"
+    # The read-only root filesystem: everything but cache/ and run/ is
+    # read-only to the user nginx runs as (the container's /var/cache/nginx
+    # and /tmp volumes).
+    rm -rf "${d:?}/cache/"* "${d:?}/run/nginx.pid"
+    chmod 0755 "$d" "$tmp" && chmod 0644 "$d/nginx.conf" && chmod 0777 "$d/cache" "$d/run"
+    # Its access log is /dev/stdout, which nginx opens again: a log file the
+    # unprivileged user may write, as a container's stdout would be.
+    : > "$d/out.log" && chmod 0666 "$d/out.log"
+    # In the foreground, as in a container (daemonizing opens /dev/null,
+    # which some sandboxes do not let an unprivileged user open).
+    "${as_user[@]}" nginx -e stderr -p "$d" -c "$d/nginx.conf" -g 'daemon off;' > "$d/out.log" 2>&1 &
+    for _ in $(seq 50); do [ -s "$d/run/nginx.pid" ] && break; sleep 0.1; done
+    if [ ! -s "$d/run/nginx.pid" ]; then
+        cat "$d/out.log"
+        bad "nginx $conf did not start (or wrote no pid file in its pid path)"
+        continue
+    fi
+    # The router's own probe, then a 1 MiB body: nginx buffers it to
+    # client_body_temp_path before proxying, and the unreachable shard
+    # makes it the router's 503 problem.
+    python3 - "${ports[0]}" <<'EOF' || bad "nginx $conf: /readyz or the buffered PUT did not answer as expected"
+import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=10)
+c.request("GET", "/readyz")
+r = c.getresponse()
+assert r.status == 200 and r.read() == b'{"status":"ready"}', r.status
+c.request("PUT", "/v1/worlds/arena", body=b" " * (1 << 20), headers={"Content-Type": "application/json"})
+r = c.getresponse()
+body = r.read()
+assert r.status == 503 and b"urn:collisiond:problem:unavailable" in body, (r.status, body[:200])
+EOF
+    [ "$failed" -eq 0 ] || cat "$d/out.log"
+    [ -d "$d/cache/client_temp" ] || bad "nginx $conf: client_body_temp_path was not created"
+    kill -QUIT "$(cat "$d/run/nginx.pid")"
+    wait
 done
 
 step "4. check_manifests.py"
