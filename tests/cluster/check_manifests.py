@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Static checks of the deployment files in deploy/ (needs PyYAML: Debian's
-python3-yaml; `make cluster-test` does not run this):
+python3-yaml; `make deploy-check` runs it, `make cluster-test` does not):
 
     check_manifests.py path/to/collisiond
 
@@ -28,7 +28,6 @@ python3-yaml; `make cluster-test` does not run this):
 - Images: pinned by digest (tag kept) in the Dockerfile, compose and the
   router; the Dockerfile's OCI labels; compose health checks on /readyz
   and a router that waits for service_healthy.
-`make deploy-check` runs this after the schema validators.
 Exit status 0 when all hold, 1 otherwise.
 """
 import os
