@@ -3,9 +3,11 @@ connections), SIGPIPE survived, --help/--version/bad flags, JSON logs."""
 
 import http.client
 import json
+import os
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import unittest
 
@@ -137,7 +139,10 @@ class Lifecycle(unittest.TestCase):
         for argv in (["--no-such-flag"], ["--fsync", "sometimes"], ["--max-body", "-5"], ["--listen", "nowhere"],
                      ["--log-level", "loud"]):
             with self.subTest(argv=argv):
-                r = subprocess.run([harness.DAEMON] + argv + ["--data-dir", "", "--port-file", "/dev/null"],
+                # A port file of its own: the daemon renames its file into
+                # place, so a flag wrongly accepted must not replace a device.
+                ports = os.path.join(self.enterContext(tempfile.TemporaryDirectory()), "ports")
+                r = subprocess.run([harness.DAEMON] + argv + ["--data-dir", "", "--port-file", ports],
                                    capture_output=True, timeout=10)
                 self.assertEqual(r.returncode, 2, "%s: %s" % (argv, r.stderr.decode()[-500:]))
                 self.assertTrue(r.stderr.strip(), "%s: no message on stderr" % argv)
