@@ -254,7 +254,7 @@ class SampleAcrossThreads(unittest.TestCase):
     N = 7
 
     def test_count(self):
-        d = Daemon(("--access-log", "sample", "--access-log-sample", str(self.N), "--threads", "2") + NEVER_SLOW)
+        d = Daemon(("--access-log", "sample", "--access-log-sample", str(self.N)) + NEVER_SLOW)
         self.addCleanup(d.cleanup)
         d.start()
         per_client, errors = 40, []
