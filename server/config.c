@@ -44,6 +44,7 @@ static int parse_bytes_size(const cfg_row *r, const char *text, cqd_config *cfg,
 static int parse_fsync(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size);
 static int parse_level(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size);
 static int parse_switch(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size);
+static int parse_access(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size);
 
 #define OFF(field) offsetof(cqd_config, field)
 #define STR(field) OFF(field), 0, sizeof(((cqd_config *)0)->field), 0, 0
@@ -85,6 +86,13 @@ static const cfg_row rows[] = {
      "bearer token required by all but /healthz and /readyz (empty: none)"},
     {"log-level", "COLLISIOND_LOG_LEVEL", "info", parse_level, OFF(log_level), 0, 0, 0, 0,
      "error|warn|info|debug", "least severe level logged"},
+    {"access-log", "COLLISIOND_ACCESS_LOG", "sample", parse_access, OFF(access_log), 0, 0, 0, 0,
+     "off|errors|sample|all",
+     "requests logged: none; 401, 413, 422, 5xx and slow ones; those and 1 in N others; every one"},
+    {"access-log-sample", "COLLISIOND_ACCESS_LOG_SAMPLE", "1000", parse_int, NUM(access_log_sample, 1, 1000000000),
+     "N", "sample logs 1 in N of the requests it would not log otherwise (never a probe or a scrape)"},
+    {"slow-request", "COLLISIOND_SLOW_REQUEST", "16", parse_int, NUM(slow_request_ms, 0, 3600000), "MS",
+     "a request taking this many milliseconds or more is logged, in every --access-log mode but off"},
     {"max-pairs", "COLLISIOND_MAX_PAIRS", "100000", parse_int, NUM(limits.pairs, 1, INT_MAX), "N",
      "pairs in one POST /v1/pairs (422 beyond)"},
     {"max-rays", "COLLISIOND_MAX_RAYS", "100000", parse_int, NUM(limits.rays, 1, INT_MAX), "N",
@@ -257,6 +265,16 @@ static int parse_level(const cfg_row *r, const char *text, cqd_config *cfg, char
     if (i < 0)
         return -1;
     *(cqd_log_level *)field(cfg, r->off) = (cqd_log_level)i;
+    return 0;
+}
+
+static int parse_access(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size)
+{
+    static const char *const names[] = {"off", "errors", "sample", "all", NULL}; // cqd_access_mode order
+    int i = choose(text, names, r->arg, err, err_size);
+    if (i < 0)
+        return -1;
+    *(cqd_access_mode *)field(cfg, r->off) = (cqd_access_mode)i;
     return 0;
 }
 

@@ -16,6 +16,9 @@ typedef enum cqd_fsync { CQD_FSYNC_ALWAYS, CQD_FSYNC_EVERYSEC, CQD_FSYNC_NO } cq
 /// Log levels, least verbose first.
 typedef enum cqd_log_level { CQD_LOG_ERROR, CQD_LOG_WARN, CQD_LOG_INFO, CQD_LOG_DEBUG } cqd_log_level;
 
+/// Which finished requests get an access line (--access-log), fewest first.
+typedef enum cqd_access_mode { CQD_ACCESS_OFF, CQD_ACCESS_ERRORS, CQD_ACCESS_SAMPLE, CQD_ACCESS_ALL } cqd_access_mode;
+
 typedef struct cqd_config {
     char listen_host[64];     ///< --listen host part (default 127.0.0.1)
     int listen_port;          ///< --listen port (default 7878; 0 = ephemeral)
@@ -35,7 +38,10 @@ typedef struct cqd_config {
     size_t max_request_memory; ///< --max-request-memory: decoded JSON one request may hold; 413 beyond (default 256 MiB)
     int max_worlds;           ///< --max-worlds held at once; 422 beyond (default 10000)
     char token[256];          ///< --token: bearer token, "" = no auth
-    cqd_log_level log_level;  ///< --log-level error|warn|info|debug (default info)
+    cqd_log_level log_level;  ///< --log-level error|warn|info|debug (default info); not the access lines
+    cqd_access_mode access_log; ///< --access-log off|errors|sample|all (default sample)
+    int access_log_sample;    ///< --access-log-sample N: 1 in N ordinary requests logged by sample (default 1000)
+    int slow_request_ms;      ///< --slow-request MS: a request this long is logged in every mode but off (default 16)
     cqp_limits limits;        ///< --max-pairs, --max-rays, --max-hull-points, --max-mesh-triangles, --max-batch, --max-hits, --max-world-capacity
     char port_file[512];      ///< --port-file: after start-up write "http_port stream_port\n" (tests use ephemeral ports)
     char record[512];         ///< --record FILE: append every request and its response (record.h); "" = none

@@ -239,11 +239,38 @@ void cqd_log(const cqd_logger *lg, cqd_log_level level, const char *fmt, ...)
     finish(lg, &l);
 }
 
+void cqd_access_init(cqd_access *a, cqd_access_mode mode, int sample, int slow_ms)
+{
+    a->mode = mode;
+    a->slow_ns = (uint64_t)slow_ms * 1000000u;
+    a->sample = sample > 0 ? (unsigned long long)sample : 1;
+    atomic_init(&a->ordinary, 0);
+}
+
+/// The statuses an operator acts on: a refused token (a client or a
+/// deployment with the wrong one), a configured limit (--max-body,
+/// --max-request-memory, the --max-* counts), and the server's own
+/// failures and refusals (5xx). The other 4xx are the client's business.
+static bool operator_status(int status) { return status >= 500 || status == 401 || status == 413 || status == 422; }
+
+bool cqd_access_wanted(cqd_access *a, bool quiet, int status, uint64_t duration_ns)
+{
+    switch (a->mode) {
+    case CQD_ACCESS_OFF: return false;
+    case CQD_ACCESS_ALL: return true;
+    case CQD_ACCESS_ERRORS:
+    case CQD_ACCESS_SAMPLE: break;
+    }
+    if (duration_ns >= a->slow_ns || operator_status(status))
+        return true;
+    if (a->mode == CQD_ACCESS_ERRORS || quiet)
+        return false;
+    return atomic_fetch_add_explicit(&a->ordinary, 1, memory_order_relaxed) % a->sample == 0;
+}
+
 void cqd_log_request(const cqd_logger *lg, const char *request_id, const char *transport, const char *method,
                      const char *route, const char *path, int status, long long duration_us)
 {
-    if (!cqd_log_enabled(lg, CQD_LOG_INFO))
-        return;
     line l;
     begin(&l, CQD_LOG_INFO);
     PUT_LIT(&l, ",\"msg\":\"request\",\"request_id\":");

@@ -136,9 +136,10 @@ static void finish(const cqd_call *c, uint64_t t0)
     uint64_t ns = cqd_mono_ns() - t0;
     if (c->self)
         cqd_metrics_record(&c->self->requests, c->route, c->resp->status, ns);
-    if (cqd_log_enabled(&srv->log, CQD_LOG_INFO)) {
-        int count;
-        const cqd_route *routes = cqd_routes(&count);
+    int count;
+    const cqd_route *routes = cqd_routes(&count);
+    bool quiet = c->route >= 0 && (routes[c->route].flags & CQD_ROUTE_QUIET);
+    if (cqd_access_wanted(&srv->access, quiet, c->resp->status, ns)) {
         cqd_log_request(&srv->log, c->resp->request_id, c->req->transport, c->req->method,
                         c->route >= 0 ? routes[c->route].pattern : NULL, c->req->path, c->resp->status,
                         (long long)(ns / 1000));

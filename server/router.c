@@ -14,10 +14,10 @@
 #include "metrics.h"
 
 static const cqd_route routes[] = {
-    {"GET", "/healthz", cqd_h_healthz, CQD_ROUTE_OPEN},
-    {"GET", "/readyz", cqd_h_readyz, CQD_ROUTE_OPEN},
-    {"GET", "/metrics", cqd_h_metrics, 0},
-    {"GET", "/metrics/fallbacks", cqd_h_fallbacks, 0},
+    {"GET", "/healthz", cqd_h_healthz, CQD_ROUTE_OPEN | CQD_ROUTE_QUIET},
+    {"GET", "/readyz", cqd_h_readyz, CQD_ROUTE_OPEN | CQD_ROUTE_QUIET},
+    {"GET", "/metrics", cqd_h_metrics, CQD_ROUTE_QUIET},
+    {"GET", "/metrics/fallbacks", cqd_h_fallbacks, CQD_ROUTE_QUIET},
     {"GET", "/v1/openapi.json", cqd_h_openapi, 0},
     {"POST", "/v1/pair", cqd_h_pair, CQD_ROUTE_BODY},
     {"POST", "/v1/pairs", cqd_h_pairs, CQD_ROUTE_BODY},

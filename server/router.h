@@ -11,6 +11,7 @@
 enum {
     CQD_ROUTE_BODY = 1, ///< the handler takes a JSON body (parsed before the call)
     CQD_ROUTE_OPEN = 2, ///< no bearer token needed (health probes)
+    CQD_ROUTE_QUIET = 4, ///< polled by machines (probes, scrapes): never a sampled access line
 };
 
 typedef struct cqd_route {

@@ -37,6 +37,7 @@ int cqd_server_init(cqd_server *srv, const cqd_config *cfg)
     memset(srv, 0, sizeof *srv);
     srv->cfg = *cfg;
     srv->log = (cqd_logger){.level = cfg->log_level, .fd = 2};
+    cqd_access_init(&srv->access, cfg->access_log, cfg->access_log_sample, cfg->slow_request_ms);
     srv->worlds = cqd_registry_create();
     if (!srv->worlds)
         return -1;

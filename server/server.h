@@ -28,6 +28,7 @@ typedef enum cqd_state {
 typedef struct cqd_server {
     cqd_config cfg;
     cqd_logger log;
+    cqd_access access;              ///< which requests get an access line (log.h)
     struct cqd_registry *worlds;
     _Atomic int state;              ///< cqd_state
     _Atomic uint64_t fallback_clock; ///< the sequence shared by every thread's fallback ring

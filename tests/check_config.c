@@ -224,6 +224,63 @@ START_TEST(config_version)
 }
 END_TEST
 
+/* The access-log rows: defaults, each mode through flag and environment,
+ * the ranges, and their --help lines (API.md section 9). */
+START_TEST(config_access_log)
+{
+    cqd_config c = cu_default_config();
+    ck_assert_int_eq(c.access_log, CQD_ACCESS_SAMPLE);
+    ck_assert_int_eq(c.access_log_sample, 1000);
+    ck_assert_int_eq(c.slow_request_ms, 16);
+    static const struct {
+        const char *name;
+        cqd_access_mode mode;
+    } modes[] = {{"off", CQD_ACCESS_OFF}, {"errors", CQD_ACCESS_ERRORS}, {"sample", CQD_ACCESS_SAMPLE},
+                 {"all", CQD_ACCESS_ALL}};
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        char *argv[] = {"collisiond", "--access-log", (char *)modes[i].name, NULL};
+        ck_assert_int_eq(cu_load(argv, no_env, &c), CQD_CONFIG_RUN);
+        ck_assert_int_eq(c.access_log, modes[i].mode);
+        char var[64];
+        snprintf(var, sizeof var, "COLLISIOND_ACCESS_LOG=%s", modes[i].name);
+        char *env[] = {var, "COLLISIOND_ACCESS_LOG_SAMPLE=7", "COLLISIOND_SLOW_REQUEST=0", NULL};
+        char *plain[] = {"collisiond", NULL};
+        ck_assert_int_eq(cu_load(plain, env, &c), CQD_CONFIG_RUN);
+        ck_assert_int_eq(c.access_log, modes[i].mode);
+        ck_assert_int_eq(c.access_log_sample, 7);
+        ck_assert_int_eq(c.slow_request_ms, 0);
+    }
+    char *flags[] = {"collisiond", "--access-log-sample=1", "--slow-request", "3600000", NULL};
+    ck_assert_int_eq(cu_load(flags, no_env, &c), CQD_CONFIG_RUN);
+    ck_assert_int_eq(c.access_log_sample, 1);
+    ck_assert_int_eq(c.slow_request_ms, 3600000);
+
+    static const char *bad[][2] = {
+        {"--access-log", "some"},       {"--access-log", "ALL"},          {"--access-log", ""},
+        {"--access-log-sample", "0"},   {"--access-log-sample", "-3"},    {"--access-log-sample", "1000000001"},
+        {"--slow-request", "-1"},       {"--slow-request", "3600001"},    {"--slow-request", "1.5"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *argv[] = {"collisiond", (char *)bad[i][0], (char *)bad[i][1], NULL};
+        cu_captured err;
+        ck_assert_msg(cu_load_err(argv, no_env, &c, &err) == CQD_CONFIG_ERROR, "%s %s accepted", bad[i][0],
+                      bad[i][1]);
+        ck_assert_msg(strstr(err.text, bad[i][0]), "message '%s' does not name %s", err.text, bad[i][0]);
+    }
+
+    char *help[] = {"collisiond", "--help", NULL};
+    cu_load_args a = {help, no_env, &c};
+    cu_captured out;
+    cu_capture(1, cu_run_load, &a, &out);
+    ck_assert_ptr_nonnull(strstr(out.text, "  --access-log off|errors|sample|all "));
+    ck_assert_ptr_nonnull(strstr(out.text, "env COLLISIOND_ACCESS_LOG, default 'sample'"));
+    ck_assert_ptr_nonnull(strstr(out.text, "  --access-log-sample N "));
+    ck_assert_ptr_nonnull(strstr(out.text, "env COLLISIOND_ACCESS_LOG_SAMPLE, default '1000'"));
+    ck_assert_ptr_nonnull(strstr(out.text, "  --slow-request MS "));
+    ck_assert_ptr_nonnull(strstr(out.text, "env COLLISIOND_SLOW_REQUEST, default '16'"));
+}
+END_TEST
+
 Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -235,6 +292,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, config_rejects_env_and_syntax);
     tcase_add_test(tc, config_help_lists_every_row);
     tcase_add_test(tc, config_version);
+    tcase_add_test(tc, config_access_log);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -537,6 +537,7 @@ START_TEST(pipeline_metrics_and_log)
     cqd_server srv;
     FILE *log;
     server_up(&srv, "", &log);
+    srv.access.mode = CQD_ACCESS_ALL;
     cqd_response resp;
     for (int i = 0; i < 3; i++) {
         call(&srv, "GET", "/healthz", (req_opts){.request_id = "hz"}, &resp);
@@ -584,14 +585,21 @@ START_TEST(pipeline_metrics_and_log)
     ck_assert_int_eq(n, 5);
     fclose(log);
 
-    /* Below info, nothing is logged. */
+    /* The level does not silence access lines; --access-log off does. */
     log = tmpfile();
     srv.log.fd = fileno(log);
-    srv.log.level = CQD_LOG_WARN;
+    srv.log.level = CQD_LOG_ERROR;
     call(&srv, "GET", "/healthz", (req_opts){0}, &resp);
     cqd_response_free(&resp);
     fseek(log, 0, SEEK_END);
-    ck_assert_int_eq(ftell(log), 0);
+    ck_assert_int_gt(ftell(log), 0);
+    long written = ftell(log);
+    srv.access.mode = CQD_ACCESS_OFF;
+    srv.log.level = CQD_LOG_DEBUG;
+    call(&srv, "GET", "/nope", (req_opts){0}, &resp);
+    cqd_response_free(&resp);
+    fseek(log, 0, SEEK_END);
+    ck_assert_int_eq(ftell(log), written);
     fclose(log);
     cqd_server_destroy(&srv);
 }
@@ -680,6 +688,55 @@ START_TEST(log_lines_are_json)
 }
 END_TEST
 
+/* The access policy against a hand-written table of API.md section 14:
+ * per mode, which of (quiet?, status, slow?) get a line; in sample mode,
+ * 1 in 3 of the ordinary requests, the 1st of each three. */
+START_TEST(access_policy)
+{
+    static const struct {
+        bool quiet;
+        int status;
+        bool slow;
+        bool off, errors, sample_first, all; /* sample_first: sample mode, as the first ordinary request */
+    } rows[] = {
+        {false, 200, false, false, false, true, true},  {true, 200, false, false, false, false, true},
+        {false, 404, false, false, false, true, true},  {false, 400, false, false, false, true, true},
+        {false, 405, false, false, false, true, true},  {false, 409, false, false, false, true, true},
+        {false, 401, false, false, true, true, true},   {true, 401, false, false, true, true, true},
+        {false, 413, false, false, true, true, true},   {false, 422, false, false, true, true, true},
+        {false, 500, false, false, true, true, true},   {true, 503, false, false, true, true, true},
+        {false, 200, true, false, true, true, true},    {true, 200, true, false, true, true, true},
+    };
+    const uint64_t slow_ns = 16000000, fast_ns = slow_ns - 1;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const bool want[] = {rows[i].off, rows[i].errors, rows[i].sample_first, rows[i].all};
+        for (int mode = CQD_ACCESS_OFF; mode <= CQD_ACCESS_ALL; mode++) {
+            cqd_access a;
+            cqd_access_init(&a, (cqd_access_mode)mode, 3, 16);
+            bool got = cqd_access_wanted(&a, rows[i].quiet, rows[i].status, rows[i].slow ? slow_ns : fast_ns);
+            ck_assert_msg(got == want[mode], "row %zu, mode %d", i, mode);
+        }
+    }
+    /* Sampling: the 1st, 4th, 7th... ordinary request; errors, slow and
+     * quiet requests in between neither count nor break the rhythm. */
+    cqd_access a;
+    cqd_access_init(&a, CQD_ACCESS_SAMPLE, 3, 16);
+    int logged = 0;
+    for (int k = 0; k < 10; k++) {
+        ck_assert(cqd_access_wanted(&a, false, 503, fast_ns));
+        ck_assert(!cqd_access_wanted(&a, true, 200, fast_ns));
+        ck_assert(cqd_access_wanted(&a, false, 200, slow_ns));
+        bool got = cqd_access_wanted(&a, false, 200, fast_ns);
+        ck_assert_msg(got == (k % 3 == 0), "ordinary request %d", k);
+        logged += got;
+    }
+    ck_assert_int_eq(logged, 4);
+    /* --slow-request 0: every request is slow. */
+    cqd_access_init(&a, CQD_ACCESS_ERRORS, 1, 0);
+    ck_assert(cqd_access_wanted(&a, true, 200, 0));
+}
+END_TEST
+
 Suite *server_unit_suite(void)
 {
     Suite *s = suite_create("server_unit");
@@ -700,6 +757,7 @@ Suite *server_unit_suite(void)
     tc = tcase_create("threads_logs");
     tcase_add_test(tc, thread_state);
     tcase_add_test(tc, log_lines_are_json);
+    tcase_add_test(tc, access_policy);
     suite_add_tcase(s, tc);
     return s;
 }

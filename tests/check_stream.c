@@ -572,6 +572,7 @@ static void server_setup(void)
 {
     cqd_config cfg = cu_default_config();
     cfg.log_level = CQD_LOG_INFO;
+    cfg.access_log = CQD_ACCESS_ALL; /* the refusals' access lines are read back */
     ck_assert_int_eq(cqd_server_init(&srv, &cfg), 0);
     srv_log = tmpfile();
     ck_assert_ptr_nonnull(srv_log);

@@ -50,7 +50,7 @@ def start(daemon, tmp):
     ports = os.path.join(tmp, "ports")
     log = open(os.path.join(tmp, "daemon.log"), "w")
     proc = subprocess.Popen([daemon, "--listen", "127.0.0.1:0", "--port-file", ports, "--data-dir", "",
-                             "--log-level", "error"], stderr=log)
+                             "--log-level", "error", "--access-log", "off"], stderr=log)
     deadline = time.monotonic() + 10
     while not (os.path.exists(ports) and os.path.getsize(ports) > 0):
         if proc.poll() is not None or time.monotonic() > deadline:

@@ -20,7 +20,7 @@
 #   STREAM_REQUESTS=50000     pipelined stream pair requests
 #   CONTACTS_QUERIES=200      timed contacts requests
 # The servers listen on ephemeral loopback ports and log only errors (nginx
-# has access_log off; the daemon runs at --log-level error). Each wrk run is
+# has access_log off; the daemon runs at --log-level error --access-log off). Each wrk run is
 # preceded by a 2 s warm-up with the same settings. Everything runs on this
 # machine, so wrk competes with the server for the cores, and on a shared
 # machine the rates swing with the other tenants' load: cpu_ratio (nginx's
@@ -120,7 +120,7 @@ rate() {
 
 # The daemon, on ephemeral ports, keeping nothing on disk.
 "$daemon" --listen 127.0.0.1:0 --stream-listen 127.0.0.1:0 --port-file "$tmp/ports" --data-dir "" \
-    --threads "$workers" --log-level error 2>"$tmp/daemon.log" &
+    --threads "$workers" --log-level error --access-log off 2>"$tmp/daemon.log" &
 daemon_pid=$!
 wait_file "$tmp/ports" "$daemon_pid" "$tmp/daemon.log" "$daemon"
 port=$(cut -d' ' -f1 "$tmp/ports")

@@ -51,7 +51,7 @@ def served(port, timeout=2.0):
 
 class StreamProgressTimer(DaemonCase):
 
-    FLAGS = ("--timeout", "1", "--max-body", "4096")
+    FLAGS = ("--timeout", "1", "--max-body", "4096", "--access-log", "all")  # a refused 400's line is read
 
     def test_stalled_half_line_is_cut_off(self):
         s = self.daemon.stream(timeout=6)

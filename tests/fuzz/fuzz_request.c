@@ -109,6 +109,7 @@ static cqd_server *server(const cqp_buf **initial)
     if (cqd_config_load(1, argv, envp, &cfg) != CQD_CONFIG_RUN)
         abort();
     cfg.data_dir[0] = '\0';
+    cfg.access_log = CQD_ACCESS_ALL; // every hostile path and method goes through the access line
     if (cqd_server_init(&srv, &cfg) != 0)
         abort();
     int null_fd = open("/dev/null", O_WRONLY);
