@@ -21,7 +21,7 @@ typedef struct cqd_config {
     int listen_port;          ///< --listen port (default 7878; 0 = ephemeral)
     char stream_host[64];     ///< --stream-listen (default 127.0.0.1:7879)
     int stream_port;
-    char data_dir[512];       ///< --data-dir (default ./var/collisiond; "" = no durability)
+    char data_dir[512];       ///< --data-dir (default /var/lib/collisiond; "" = no durability)
     cqd_fsync fsync;          ///< --fsync always|everysec|no (default everysec)
     long long snapshot_every; ///< --snapshot-every BYTES of journal (default 64 MiB; 0 = never)
     bool repair;              ///< --repair: start despite corruption, keeping the valid prefix
@@ -34,7 +34,7 @@ typedef struct cqd_config {
     size_t max_buffered;      ///< --max-buffered HTTP body bytes held while they arrive; 503 beyond (default 512 MiB)
     size_t max_request_memory; ///< --max-request-memory: decoded JSON one request may hold; 413 beyond (default 256 MiB)
     int max_worlds;           ///< --max-worlds held at once; 422 beyond (default 10000)
-    char token[256];          ///< --token: bearer token, "" = no auth
+    char token[256];          ///< --token, or the first line of --token-file: bearer token, "" = no auth
     cqd_log_level log_level;  ///< --log-level error|warn|info|debug (default info)
     cqp_limits limits;        ///< --max-pairs, --max-rays, --max-hull-points, --max-mesh-triangles, --max-batch, --max-hits, --max-world-capacity
     char port_file[512];      ///< --port-file: after start-up write "http_port stream_port\n" (tests use ephemeral ports)
@@ -50,7 +50,8 @@ typedef enum cqd_config_result {
 } cqd_config_result;
 
 /// Fills cfg from the defaults, then the environment (envp, NULL-terminated
-/// "NAME=value" strings), then argv. --help and --version print to stdout.
+/// "NAME=value" strings), then argv; reads --token-file. --help (or -h)
+/// and --version print to stdout; an error's message goes to stderr.
 cqd_config_result cqd_config_load(int argc, char **argv, char **envp, cqd_config *cfg);
 
 /// The version string ("collisiond 0.1.0"); static.
