@@ -23,16 +23,16 @@ typedef struct cqd_config {
     int stream_port;
     char data_dir[512];       ///< --data-dir (default /var/lib/collisiond; "" = no durability)
     cqd_fsync fsync;          ///< --fsync always|everysec|no (default everysec)
-    long long snapshot_every; ///< --snapshot-every BYTES of journal (default 64 MiB; 0 = never)
+    long long snapshot_every; ///< --snapshot-every BYTES of journal (default 64M; 0 = never)
     bool repair;              ///< --repair: start despite corruption, keeping the valid prefix
     int threads;              ///< --threads (default: online cores)
-    size_t max_body;          ///< --max-body BYTES (default 16 MiB)
+    size_t max_body;          ///< --max-body BYTES (default 16M)
     int max_connections;      ///< --max-connections (default 1024)
     int max_connections_per_ip; ///< --max-connections-per-ip (default 0: no limit)
     int timeout_s;            ///< --timeout seconds an idle/slow HTTP client may take (default 30)
     int max_inflight;         ///< --max-inflight requests run or answered at once; 503 beyond (default 256)
-    size_t max_buffered;      ///< --max-buffered HTTP body bytes held while they arrive; 503 beyond (default 512 MiB)
-    size_t max_request_memory; ///< --max-request-memory: decoded JSON one request may hold; 413 beyond (default 256 MiB)
+    size_t max_buffered;      ///< --max-buffered HTTP body bytes held while they arrive; 503 beyond (default 512M)
+    size_t max_request_memory; ///< --max-request-memory: decoded JSON one request may hold; 413 beyond (default 256M)
     int max_worlds;           ///< --max-worlds held at once; 422 beyond (default 10000)
     char token[256];          ///< --token, or the first line of --token-file: bearer token, "" = no auth
     cqd_log_level log_level;  ///< --log-level error|warn|info|debug (default info)
