@@ -511,7 +511,7 @@ static int check_alternatives(const bool given[], bool by_env)
 {
     for (int i = 0; i < ROW_COUNT; i++)
         for (int j = i + 1; given[i] && j < ROW_COUNT; j++)
-            if (given[j] && rows[j].parse && rows[i].off == rows[j].off) {
+            if (given[j] && rows[i].parse && rows[j].parse && rows[i].off == rows[j].off) {
                 char a[64], b[64];
                 source_name(&rows[i], by_env, a, sizeof a);
                 source_name(&rows[j], by_env, b, sizeof b);
@@ -535,7 +535,7 @@ static int check_sources(int argc, char **argv, char **envp)
         bool has_eq;
         const cfg_row *r = next_option(argc, argv, &i, &v, &has_eq);
         if (r->arg)
-            by_flag[r - rows] = v[0] != '\0'; // the last of a repeated flag decides, as it wins
+            by_flag[r - rows] |= v[0] != '\0'; // any occurrence: a later empty one unsets nothing
     }
     return check_alternatives(by_env, true) < 0 || check_alternatives(by_flag, false) < 0 ? -1 : 0;
 }

@@ -441,6 +441,10 @@ START_TEST(config_token_sources)
     char *empty_token[] = {"collisiond", "--token=", "--token-file", path, NULL};
     ck_assert_int_eq(cu_load(empty_token, no_env, &c), CQD_CONFIG_RUN);
     ck_assert_str_eq(c.token, "from-file");
+    /* A later empty --token-file does not take back an earlier file. */
+    char *taken_back[] = {"collisiond", "--token", "t", "--token-file", path, "--token-file=", NULL};
+    ck_assert_int_eq(cu_load_err(taken_back, no_env, &c, &err), CQD_CONFIG_ERROR);
+    ck_assert_ptr_nonnull(strstr(err.text, "--token and --token-file"));
     char *env_empty[] = {"COLLISIOND_TOKEN_FILE=", "COLLISIOND_TOKEN=from-env", NULL};
     ck_assert_int_eq(cu_load(plain, env_empty, &c), CQD_CONFIG_RUN);
     ck_assert_str_eq(c.token, "from-env");
