@@ -78,7 +78,7 @@ help:
 	@echo "make bench      collisiond vs Bullet, libccd and FCL on the same inputs: one table (docs/PERFORMANCE.md)"
 	@echo "make bench-all  make bench plus the rows of make bench-http"
 	@echo "make bench-http POST /v1/pair under wrk: collisiond, libmicrohttpd+jansson alone, nginx; contacts latency"
-	@echo "make run        start the daemon on 127.0.0.1:7878 (data in ./var)"
+	@echo "make run        start the daemon on 127.0.0.1:7878 (data in ./var/collisiond)"
 	@echo "make cluster-test  three daemons behind the nginx router of deploy/: sharding, kill -9, rebalancing"
 	@echo "make deploy-check  deploy/ against real validators: Kubernetes and compose schemas, promtool, nginx -t"
 

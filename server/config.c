@@ -5,6 +5,7 @@
 /// Loading applies the defaults, then the environment, then argv.
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -45,6 +46,7 @@ static int parse_fsync(const cfg_row *r, const char *text, cqd_config *cfg, char
 static int parse_level(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size);
 static int parse_switch(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size);
 static int parse_access(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size);
+static int parse_token_file(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size);
 
 #define OFF(field) offsetof(cqd_config, field)
 #define STR(field) OFF(field), 0, sizeof(((cqd_config *)0)->field), 0, 0
@@ -56,18 +58,18 @@ static const cfg_row rows[] = {
     {"stream-listen", "COLLISIOND_STREAM_LISTEN", "127.0.0.1:7879", parse_addr, OFF(stream_host),
      OFF(stream_port), sizeof(((cqd_config *)0)->stream_host), 0, 0, "HOST:PORT",
      "JSON-lines stream listener (port 0: any free port)"},
-    {"data-dir", "COLLISIOND_DATA_DIR", "./var/collisiond", parse_str, STR(data_dir), "DIR",
+    {"data-dir", "COLLISIOND_DATA_DIR", "/var/lib/collisiond", parse_str, STR(data_dir), "DIR",
      "journal and snapshots (empty: keep nothing on disk)"},
     {"fsync", "COLLISIOND_FSYNC", "everysec", parse_fsync, OFF(fsync), 0, 0, 0, 0, "always|everysec|no",
      "when the journal is flushed to disk"},
-    {"snapshot-every", "COLLISIOND_SNAPSHOT_EVERY", "67108864", parse_bytes_ll,
-     NUM(snapshot_every, 0, 1LL << 50), "BYTES", "journal growth that triggers a snapshot (K/M/G suffixes; 0: never)"},
+    {"snapshot-every", "COLLISIOND_SNAPSHOT_EVERY", "64M", parse_bytes_ll,
+     NUM(snapshot_every, 0, 1LL << 50), "BYTES", "journal growth that triggers a snapshot (0: never)"},
     {"repair", "COLLISIOND_REPAIR", "false", parse_switch, OFF(repair), 0, 0, 0, 0, NULL,
      "start despite a corrupt journal or snapshot: keep the valid prefix, move the rest aside"},
     {"threads", "COLLISIOND_THREADS", "auto", parse_threads, NUM(threads, 1, 1024), "N|auto",
      "request threads (auto: one per online core)"},
-    {"max-body", "COLLISIOND_MAX_BODY", "16777216", parse_bytes_size, NUM(max_body, 1, 1LL << 40), "BYTES",
-     "largest request body or stream line (K/M/G suffixes)"},
+    {"max-body", "COLLISIOND_MAX_BODY", "16M", parse_bytes_size, NUM(max_body, 1, 1LL << 40), "BYTES",
+     "largest request body or stream line"},
     {"max-connections", "COLLISIOND_MAX_CONNECTIONS", "1024", parse_int, NUM(max_connections, 1, 1000000), "N",
      "concurrent HTTP connections"},
     {"max-connections-per-ip", "COLLISIOND_MAX_CONNECTIONS_PER_IP", "0", parse_int,
@@ -83,7 +85,10 @@ static const cfg_row rows[] = {
     {"timeout", "COLLISIOND_TIMEOUT", "30", parse_int, NUM(timeout_s, 1, 86400), "SECONDS",
      "idle or slow HTTP clients are cut off after this"},
     {"token", "COLLISIOND_TOKEN", "", parse_str, STR(token), "TOKEN",
-     "bearer token required by all but /healthz and /readyz (empty: none)"},
+     "bearer token required by all but /healthz and /readyz (empty: none); ps shows it: prefer --token-file"},
+    // Writes the same field as --token: the two are one setting (check_alternatives).
+    {"token-file", "COLLISIOND_TOKEN_FILE", "", parse_token_file, STR(token), "PATH",
+     "read the bearer token from the first line of PATH (empty: none; not shown by ps)"},
     {"log-level", "COLLISIOND_LOG_LEVEL", "info", parse_level, OFF(log_level), 0, 0, 0, 0,
      "error|warn|info|debug", "least severe level logged"},
     {"access-log", "COLLISIOND_ACCESS_LOG", "sample", parse_access, OFF(access_log), 0, 0, 0, 0,
@@ -191,6 +196,29 @@ static int parse_threads(const cfg_row *r, const char *text, cqd_config *cfg, ch
     return parse_int(r, text, cfg, err, err_size);
 }
 
+/// A byte count as --help shows the defaults and read_bytes reads it back:
+/// with the largest of G, M and K that divides it, else digits alone.
+static void format_bytes(long long v, char *out, size_t size)
+{
+    static const struct { int shift; char suffix; } units[] = {{30, 'G'}, {20, 'M'}, {10, 'K'}};
+    for (size_t i = 0; v > 0 && i < sizeof units / sizeof units[0]; i++)
+        if (v % (1LL << units[i].shift) == 0) {
+            snprintf(out, size, "%lld%c", v >> units[i].shift, units[i].suffix);
+            return;
+        }
+    snprintf(out, size, "%lld", v);
+}
+
+/// The range message of a byte count, its bounds in format_bytes's form.
+static int bytes_out_of_range(const cfg_row *r, const char *text, char *err, size_t err_size)
+{
+    char lo[32], hi[32];
+    format_bytes(r->min, lo, sizeof lo);
+    format_bytes(r->max, hi, sizeof hi);
+    snprintf(err, err_size, "'%s' is out of range [%s, %s]", text, lo, hi);
+    return -1;
+}
+
 /// A byte count: digits with an optional K, M or G (powers of 1024).
 static int read_bytes(const cfg_row *r, const char *text, long long *out, char *err, size_t err_size)
 {
@@ -212,12 +240,10 @@ static int read_bytes(const cfg_row *r, const char *text, long long *out, char *
         snprintf(err, err_size, "'%s' is not a byte size (a whole number, optionally with K, M or G)", text);
         return -1;
     }
-    if (v > (LLONG_MAX >> shift)) {
-        snprintf(err, err_size, "'%s' is out of range [%lld, %lld]", text, r->min, r->max);
-        return -1;
-    }
+    if (v > (LLONG_MAX >> shift) || (v << shift) < r->min || (v << shift) > r->max)
+        return bytes_out_of_range(r, text, err, err_size);
     *out = v << shift;
-    return in_range(r, *out, err, err_size);
+    return 0;
 }
 
 static int parse_bytes_ll(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size)
@@ -289,6 +315,54 @@ static int parse_switch(const cfg_row *r, const char *text, cqd_config *cfg, cha
     return 0;
 }
 
+/// Reads the first line of path into line (size bytes, NUL-terminated; ""
+/// for an empty file). Returns 0, 1 when the line is longer than the
+/// buffer, or -1 with errno.
+static int read_first_line(const char *path, char *line, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    errno = 0;
+    bool got = fgets(line, (int)size, f) != NULL;
+    int err = ferror(f) ? (errno ? errno : EIO) : 0;
+    int rc = err ? -1 : got && !strchr(line, '\n') && !feof(f) ? 1 : 0;
+    fclose(f);
+    if (!got)
+        line[0] = '\0';
+    errno = err;
+    return rc;
+}
+
+/// The first line of the file at text, trailing white space cut, as the
+/// token: a secret given this way shows neither in ps nor in the
+/// environment of the process. An empty path leaves the field alone.
+static int parse_token_file(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size)
+{
+    if (!text[0])
+        return 0;
+    char line[1024]; // longer than any token: a longer first line is refused, never cut
+    int rc = read_first_line(text, line, sizeof line);
+    if (rc < 0) {
+        snprintf(err, err_size, "cannot read '%s': %s", text, strerror(errno));
+        return -1;
+    }
+    size_t n = strlen(line);
+    while (n > 0 && isspace((unsigned char)line[n - 1]))
+        n--;
+    if (n == 0) {
+        snprintf(err, err_size, "'%s' is empty: its first line must hold the token", text);
+        return -1;
+    }
+    if (rc > 0 || n >= r->size) {
+        snprintf(err, err_size, "the first line of '%s' is longer than %zu characters", text, r->size - 1);
+        return -1;
+    }
+    memcpy(field(cfg, r->off), line, n);
+    ((char *)field(cfg, r->off))[n] = '\0';
+    return 0;
+}
+
 /// HOST:PORT, the port after the last colon; an IPv6 host in brackets.
 static int parse_addr(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size)
 {
@@ -324,10 +398,35 @@ static const cfg_row *find_flag(const char *name, size_t len)
     return NULL;
 }
 
+/// Short forms of flags without a value: -h, as every tool has it.
+static const struct {
+    const char *short_form, *flag;
+} aliases[] = {{"-h", "help"}};
+
+#define ALIAS_COUNT (sizeof aliases / sizeof aliases[0])
+
+/// The short form of r's flag, or NULL.
+static const char *alias_of(const cfg_row *r)
+{
+    for (size_t i = 0; i < ALIAS_COUNT; i++)
+        if (strcmp(aliases[i].flag, r->flag) == 0)
+            return aliases[i].short_form;
+    return NULL;
+}
+
+/// The row of a short form ("-h"), or NULL.
+static const cfg_row *find_alias(const char *arg)
+{
+    for (size_t i = 0; i < ALIAS_COUNT; i++)
+        if (strcmp(aliases[i].short_form, arg) == 0)
+            return find_flag(aliases[i].flag, strlen(aliases[i].flag));
+    return NULL;
+}
+
 /// Applies one value, printing "collisiond: <source>: <why>" on failure.
 static int apply(const cfg_row *r, const char *source, const char *text, cqd_config *cfg)
 {
-    char err[200];
+    char err[700];
     if (r->parse(r, text, cfg, err, sizeof err) == 0)
         return 0;
     fprintf(stderr, PROGRAM ": %s: %s\n", source, err);
@@ -336,19 +435,44 @@ static int apply(const cfg_row *r, const char *source, const char *text, cqd_con
 
 static void print_help(void)
 {
-    printf("Usage: " PROGRAM " [OPTIONS]\n"
-           "       " PROGRAM " inspect [--data-dir DIR]   print what start-up would recover, change nothing\n\n"
+    printf("Usage: " PROGRAM " [OPTIONS]                       run the daemon, as the options below say\n"
+           "       " PROGRAM " inspect [OPTIONS]               print what start-up would recover from --data-dir; change nothing\n"
+           "       " PROGRAM " replay FILE --against URL ...   re-send a --record FILE, report the responses that differ (replay -h)\n\n"
            "A collision-query daemon: HTTP/JSON on --listen, JSON lines on --stream-listen.\n"
            "Every option may be given as --name VALUE or --name=VALUE, or in its environment\n"
-           "variable; a flag wins over the environment, which wins over the default.\n\n");
+           "variable; a flag wins over the environment, which wins over the default.\n"
+           "BYTES take a K, M or G suffix (powers of 1024).\n\n");
     for (int i = 0; i < ROW_COUNT; i++) {
         const cfg_row *r = &rows[i];
+        const char *alias = alias_of(r);
         char left[64];
-        snprintf(left, sizeof left, "--%s%s%s", r->flag, r->arg ? " " : "", r->arg ? r->arg : "");
+        snprintf(left, sizeof left, "%s%s--%s%s%s", alias ? alias : "", alias ? ", " : "", r->flag,
+                 r->arg ? " " : "", r->arg ? r->arg : "");
         printf("  %-36s %s\n", left, r->help);
         if (r->env)
             printf("  %-36s env %s, default '%s'\n", "", r->env, r->def);
     }
+}
+
+/// One command-line option at argv[*i]: its row (NULL: unknown) and, for a
+/// row with a value, where the value is (--name=VALUE or the next
+/// argument, then *i moves past it; NULL when missing). *has_eq tells
+/// whether the option had "=".
+static const cfg_row *next_option(int argc, char **argv, int *i, const char **value, bool *has_eq)
+{
+    const char *a = argv[*i];
+    *value = NULL;
+    *has_eq = false;
+    const cfg_row *r = find_alias(a);
+    if (!r && strncmp(a, "--", 2) == 0) {
+        const char *eq = strchr(a + 2, '=');
+        r = find_flag(a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2));
+        *has_eq = eq != NULL;
+        *value = eq ? eq + 1 : NULL;
+    }
+    if (r && r->arg && !*has_eq && *i + 1 < argc)
+        *value = argv[++*i];
+    return r;
 }
 
 /// Finds --help or --version in argv (skipping the values of other flags)
@@ -357,29 +481,27 @@ static cqd_config_result scan_argv(int argc, char **argv)
 {
     bool help = false, version = false;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strncmp(a, "--", 2) != 0) {
+        const char *a = argv[i], *v;
+        bool has_eq;
+        const cfg_row *r = next_option(argc, argv, &i, &v, &has_eq);
+        if (!r && strncmp(a, "-", 1) != 0) {
             fprintf(stderr, PROGRAM ": unexpected argument '%s' (see --help)\n", a);
             return CQD_CONFIG_ERROR;
         }
-        const char *eq = strchr(a + 2, '=');
-        size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-        const cfg_row *r = find_flag(a + 2, len);
         if (!r) {
-            fprintf(stderr, PROGRAM ": unknown option '%.*s' (see --help)\n", (int)(len + 2), a);
+            fprintf(stderr, PROGRAM ": unknown option '%.*s' (see --help)\n", (int)strcspn(a, "="), a);
             return CQD_CONFIG_ERROR;
         }
-        if (!r->arg) {
-            if (eq) {
-                fprintf(stderr, PROGRAM ": --%s takes no value\n", r->flag);
-                return CQD_CONFIG_ERROR;
-            }
-            help |= strcmp(r->flag, "help") == 0;
-            version |= strcmp(r->flag, "version") == 0;
-        } else if (!eq && ++i >= argc) {
+        if (!r->arg && has_eq) {
+            fprintf(stderr, PROGRAM ": --%s takes no value\n", r->flag);
+            return CQD_CONFIG_ERROR;
+        }
+        if (r->arg && !v) {
             fprintf(stderr, PROGRAM ": --%s needs a value (%s)\n", r->flag, r->arg);
             return CQD_CONFIG_ERROR;
         }
+        help |= strcmp(r->flag, "help") == 0;
+        version |= strcmp(r->flag, "version") == 0;
     }
     if (help)
         print_help();
@@ -397,12 +519,57 @@ static const char *env_lookup(char **envp, const char *name)
     return NULL;
 }
 
+/// How row r is named at one level: its variable or its flag.
+static void source_name(const cfg_row *r, bool by_env, char *out, size_t size)
+{
+    snprintf(out, size, by_env ? "%s" : "--%s", by_env ? r->env : r->flag);
+}
+
+/// Rows that write the same field are two forms of one setting (--token
+/// and --token-file): two flags, or two variables, giving it non-empty
+/// values at once is an error; across levels the flag wins as usual.
+/// given[i]: row i has a non-empty value at this level.
+static int check_alternatives(const bool given[], bool by_env)
+{
+    for (int i = 0; i < ROW_COUNT; i++)
+        for (int j = i + 1; given[i] && j < ROW_COUNT; j++)
+            if (given[j] && rows[i].parse && rows[j].parse && rows[i].off == rows[j].off) {
+                char a[64], b[64];
+                source_name(&rows[i], by_env, a, sizeof a);
+                source_name(&rows[j], by_env, b, sizeof b);
+                fprintf(stderr, PROGRAM ": %s and %s both set the %s: give only one\n", a, b, rows[i].flag);
+                return -1;
+            }
+    return 0;
+}
+
+/// check_alternatives for the environment and for argv (whose shape
+/// scan_argv vouched for), before any value is applied.
+static int check_sources(int argc, char **argv, char **envp)
+{
+    bool by_env[ROW_COUNT] = {0}, by_flag[ROW_COUNT] = {0};
+    for (int i = 0; i < ROW_COUNT; i++) {
+        const char *v = rows[i].env ? env_lookup(envp, rows[i].env) : NULL;
+        by_env[i] = v && v[0];
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        bool has_eq;
+        const cfg_row *r = next_option(argc, argv, &i, &v, &has_eq);
+        if (r->arg)
+            by_flag[r - rows] |= v[0] != '\0'; // any occurrence: a later empty one unsets nothing
+    }
+    return check_alternatives(by_env, true) < 0 || check_alternatives(by_flag, false) < 0 ? -1 : 0;
+}
+
 cqd_config_result cqd_config_load(int argc, char **argv, char **envp, cqd_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cqd_config_result scanned = scan_argv(argc, argv);
     if (scanned != CQD_CONFIG_RUN)
         return scanned;
+    if (check_sources(argc, argv, envp) < 0)
+        return CQD_CONFIG_ERROR;
     for (int i = 0; i < ROW_COUNT; i++) {
         const cfg_row *r = &rows[i];
         if (!r->parse)
@@ -417,15 +584,14 @@ cqd_config_result cqd_config_load(int argc, char **argv, char **envp, cqd_config
     }
     // scan_argv vouched for the shape of argv: every flag is known and has its value.
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i] + 2;
-        const char *eq = strchr(a, '=');
-        const cfg_row *r = find_flag(a, eq ? (size_t)(eq - a) : strlen(a));
+        const char *v;
+        bool has_eq;
+        const cfg_row *r = next_option(argc, argv, &i, &v, &has_eq);
         if (!r->parse)
             continue;
-        const char *v = !r->arg ? "true" : eq ? eq + 1 : argv[++i];
         char source[80];
         snprintf(source, sizeof source, "--%s", r->flag);
-        if (apply(r, source, v, cfg) < 0)
+        if (apply(r, source, r->arg ? v : "true", cfg) < 0)
             return CQD_CONFIG_ERROR;
     }
     return CQD_CONFIG_RUN;

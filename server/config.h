@@ -24,20 +24,20 @@ typedef struct cqd_config {
     int listen_port;          ///< --listen port (default 7878; 0 = ephemeral)
     char stream_host[64];     ///< --stream-listen (default 127.0.0.1:7879)
     int stream_port;
-    char data_dir[512];       ///< --data-dir (default ./var/collisiond; "" = no durability)
+    char data_dir[512];       ///< --data-dir (default /var/lib/collisiond; "" = no durability)
     cqd_fsync fsync;          ///< --fsync always|everysec|no (default everysec)
-    long long snapshot_every; ///< --snapshot-every BYTES of journal (default 64 MiB; 0 = never)
+    long long snapshot_every; ///< --snapshot-every BYTES of journal (default 64M; 0 = never)
     bool repair;              ///< --repair: start despite corruption, keeping the valid prefix
     int threads;              ///< --threads (default: online cores)
-    size_t max_body;          ///< --max-body BYTES (default 16 MiB)
+    size_t max_body;          ///< --max-body BYTES (default 16M)
     int max_connections;      ///< --max-connections (default 1024)
     int max_connections_per_ip; ///< --max-connections-per-ip (default 0: no limit)
     int timeout_s;            ///< --timeout seconds an idle/slow HTTP client may take (default 30)
     int max_inflight;         ///< --max-inflight requests run or answered at once; 503 beyond (default 256)
-    size_t max_buffered;      ///< --max-buffered HTTP body bytes held while they arrive; 503 beyond (default 512 MiB)
-    size_t max_request_memory; ///< --max-request-memory: decoded JSON one request may hold; 413 beyond (default 256 MiB)
+    size_t max_buffered;      ///< --max-buffered HTTP body bytes held while they arrive; 503 beyond (default 512M)
+    size_t max_request_memory; ///< --max-request-memory: decoded JSON one request may hold; 413 beyond (default 256M)
     int max_worlds;           ///< --max-worlds held at once; 422 beyond (default 10000)
-    char token[256];          ///< --token: bearer token, "" = no auth
+    char token[256];          ///< --token, or the first line of --token-file: bearer token, "" = no auth
     cqd_log_level log_level;  ///< --log-level error|warn|info|debug (default info); not the access lines
     cqd_access_mode access_log; ///< --access-log off|errors|sample|all (default sample)
     int access_log_sample;    ///< --access-log-sample N: 1 in N ordinary requests logged by sample (default 1000)
@@ -56,7 +56,8 @@ typedef enum cqd_config_result {
 } cqd_config_result;
 
 /// Fills cfg from the defaults, then the environment (envp, NULL-terminated
-/// "NAME=value" strings), then argv. --help and --version print to stdout.
+/// "NAME=value" strings), then argv; reads --token-file. --help (or -h)
+/// and --version print to stdout; an error's message goes to stderr.
 cqd_config_result cqd_config_load(int argc, char **argv, char **envp, cqd_config *cfg);
 
 /// The version string, "collisiond " and the VERSION file's text; static.

@@ -4,6 +4,8 @@
 /// Body cap: a declared Content-Length over --max-body is refused before a
 /// byte of the body is read; a chunked body is buffered only up to the cap,
 /// the rest is discarded and the request answered 413.
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -14,7 +16,6 @@
 #include <sys/types.h>
 
 #include <microhttpd.h>
-#include <netdb.h>
 
 #include "refuse.h"
 #include "request.h"
@@ -25,7 +26,6 @@ struct cqd_http {
     cqd_server *srv;
     struct MHD_Daemon *daemon;
     atomic_bool closing; ///< draining: every new connection is closed at once
-    struct sockaddr_storage addr;
     char admitted; ///< its address marks a request without query or body that is in flight
 };
 
@@ -351,41 +351,22 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     return admit(h, conn, url, method, r, con_cls);
 }
 
-/// Resolves host:port into h->addr; the MHD flag for its family, or -1.
-static int resolve(cqd_http *h, const char *host, int port)
-{
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
-    struct addrinfo *res = NULL;
-    char service[8];
-    snprintf(service, sizeof service, "%d", port);
-    int rc = getaddrinfo(host, service, &hints, &res);
-    if (rc != 0 || !res) {
-        cqd_log(&h->srv->log, CQD_LOG_ERROR, "http: cannot resolve %s: %s", host, gai_strerror(rc));
-        return -1;
-    }
-    memcpy(&h->addr, res->ai_addr, res->ai_addrlen);
-    int flag = res->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0;
-    freeaddrinfo(res);
-    return flag;
-}
-
-cqd_http *cqd_http_start(cqd_server *srv, int *port)
+cqd_http *cqd_http_start(cqd_server *srv, const cqd_listen_sock *sock)
 {
     const cqd_config *cfg = &srv->cfg;
     cqd_http *h = calloc(1, sizeof *h);
-    if (!h) {
-        cqd_log(&srv->log, CQD_LOG_ERROR, "http: out of memory");
+    // libmicrohttpd 0.9.75 closes a given socket on some failures and not on
+    // others: it gets a copy, and the caller's socket is always the caller's.
+    int fd = h ? fcntl(sock->fd, F_DUPFD_CLOEXEC, 0) : -1;
+    if (fd < 0) {
+        cqd_log(&srv->log, CQD_LOG_ERROR, "http: %s", h ? strerror(errno) : "out of memory");
+        free(h);
         return NULL;
     }
     h->srv = srv;
     atomic_init(&h->closing, false);
-    int family = resolve(h, cfg->listen_host, cfg->listen_port);
-    if (family < 0) {
-        free(h);
-        return NULL;
-    }
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG |
-                     (unsigned)family;
+                     (sock->ipv6 ? MHD_USE_IPv6 : 0u);
     // A pool of one thread is no pool (MHD warns about one): then the option is left out.
     struct MHD_OptionItem numbers[] = {
         {MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, NULL},
@@ -401,18 +382,16 @@ cqd_http *cqd_http_start(cqd_server *srv, int *port)
     h->daemon = MHD_start_daemon(flags, 0, on_connect, h, on_access, h,
                                  MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h, // first, to catch every message
                                  MHD_OPTION_ARRAY, numbers,
-                                 MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&h->addr,
+                                 MHD_OPTION_LISTEN_SOCKET, fd,
                                  MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
                                  MHD_OPTION_UNESCAPE_CALLBACK, on_unescape, h,
                                  MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
                                  MHD_OPTION_END);
     if (!h->daemon) {
-        cqd_log(&srv->log, CQD_LOG_ERROR, "http: cannot listen on %s:%d", cfg->listen_host, cfg->listen_port);
+        cqd_log(&srv->log, CQD_LOG_ERROR, "http: cannot start on %s", sock->addr);
         free(h);
         return NULL;
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    *port = info && info->port ? info->port : cfg->listen_port;
     return h;
 }
 

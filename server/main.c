@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "json_arena.h"
+#include "listen.h"
 #include "registry.h"
 #include "replay.h"
 #include "server.h"
@@ -17,6 +18,11 @@
 #include "transport.h"
 
 extern char **environ;
+
+/// Exit statuses besides 0 and cqd_config_result's 2 (docs/API.md, "Exit
+/// status"). 3, like 2, is final for the systemd unit: restarting cannot
+/// free a port another process holds or give this host an address.
+enum { CQD_EXIT_FAILED = 1, CQD_EXIT_LISTEN = 3 };
 
 /// Everything main runs; lives on main's stack, reached through handle data.
 typedef struct daemon_ctx {
@@ -119,35 +125,90 @@ static void raise_fd_limit(cqd_server *srv)
         cqd_log(&srv->log, CQD_LOG_WARN, "cannot raise the file descriptor limit: %s", strerror(errno));
 }
 
-/// Start-up: signals, HTTP, stream, port file. Returns 0 or -1 (logged);
-/// on failure after the stream started, the drain is already under way.
-static int start(daemon_ctx *d)
+static int install_signals(daemon_ctx *d)
 {
-    const cqd_config *cfg = &d->srv.cfg;
     d->sigterm.data = d->sigint.data = d;
     if (uv_signal_init(d->loop, &d->sigterm) != 0 || uv_signal_init(d->loop, &d->sigint) != 0 ||
         uv_signal_start(&d->sigterm, on_signal, SIGTERM) != 0 || uv_signal_start(&d->sigint, on_signal, SIGINT) != 0) {
         cqd_log(&d->srv.log, CQD_LOG_ERROR, "cannot install the signal handlers");
         return -1;
     }
-    raise_fd_limit(&d->srv);
-    int http_port = 0, stream_port = 0;
-    d->http = cqd_http_start(&d->srv, &http_port);
-    if (!d->http)
+    return 0;
+}
+
+/// Both listening sockets, before either listener starts: a port in use
+/// stops start-up before any thread runs. Returns 0 or -1 (logged).
+static int open_sockets(daemon_ctx *d, cqd_listen_sock *http, cqd_listen_sock *stream)
+{
+    const cqd_config *cfg = &d->srv.cfg;
+    if (cqd_listen_open(&d->srv.log, "http", cfg->listen_host, cfg->listen_port, http) < 0)
         return -1;
-    d->stream = cqd_stream_start(&d->srv, d->loop, &stream_port);
+    if (cqd_listen_open(&d->srv.log, "stream", cfg->stream_host, cfg->stream_port, stream) == 0)
+        return 0;
+    close(http->fd);
+    return -1;
+}
+
+/// Start-up: signals, sockets, HTTP, stream, port file. Returns 0 or the
+/// exit status (logged); on failure after the stream started, the drain is
+/// already under way.
+static int start(daemon_ctx *d)
+{
+    if (install_signals(d) < 0)
+        return CQD_EXIT_FAILED;
+    raise_fd_limit(&d->srv);
+    cqd_listen_sock http, stream;
+    if (open_sockets(d, &http, &stream) < 0)
+        return CQD_EXIT_LISTEN;
+    d->http = cqd_http_start(&d->srv, &http);
+    close(http.fd); // the listener holds its own copy
+    if (!d->http) {
+        close(stream.fd);
+        return CQD_EXIT_FAILED;
+    }
+    d->stream = cqd_stream_start(&d->srv, d->loop, stream.fd);
     if (!d->stream) {
         cqd_http_stop(d->http);
         d->http = NULL;
-        return -1;
+        return CQD_EXIT_FAILED;
     }
-    if (cfg->port_file[0] && write_port_file(cfg->port_file, http_port, stream_port) < 0) {
-        cqd_log(&d->srv.log, CQD_LOG_ERROR, "cannot write the port file %s: %s", cfg->port_file, strerror(errno));
+    const char *port_file = d->srv.cfg.port_file;
+    if (port_file[0] && write_port_file(port_file, http.port, stream.port) < 0) {
+        cqd_log(&d->srv.log, CQD_LOG_ERROR, "cannot write the port file %s: %s", port_file, strerror(errno));
         begin_drain(d);
-        return -1;
+        return CQD_EXIT_FAILED;
     }
-    cqd_log(&d->srv.log, CQD_LOG_INFO, "listening: http %s:%d, stream %s:%d", cfg->listen_host, http_port,
-            cfg->stream_host, stream_port);
+    cqd_log(&d->srv.log, CQD_LOG_INFO, "listening: http %s, stream %s", http.addr, stream.addr);
+    return 0;
+}
+
+/// Shapes in all worlds; *worlds gets their number.
+static long long count_shapes(cqd_server *srv, int *worlds)
+{
+    cqd_world_info *info = cqd_registry_list(srv->worlds, worlds);
+    long long shapes = 0;
+    for (int i = 0; i < *worlds; i++)
+        shapes += info[i].shapes;
+    free(info);
+    return shapes;
+}
+
+/// Start-up's second half, while the probes answer: recovery, then ready
+/// (/readyz 200), logged with what was recovered, as the line to wait for.
+/// Returns 0 or -1 (logged).
+static int recover(daemon_ctx *d)
+{
+    cqd_server *srv = &d->srv;
+    uint64_t t0 = cqd_mono_ns();
+    if (cqd_store_recover(srv->store) < 0)
+        return -1;
+    cqd_registry_limit(srv->worlds, srv->cfg.max_worlds); // after recovery: never drops an acknowledged world
+    int worlds;
+    long long shapes = count_shapes(srv, &worlds); // before READY: no request has changed them yet
+    double ms = (double)(cqd_mono_ns() - t0) / 1e6;
+    atomic_store_explicit(&srv->state, CQD_READY, memory_order_release);
+    cqd_log(&srv->log, CQD_LOG_INFO, "ready: %d worlds and %lld shapes recovered in %.1f ms%s", worlds, shapes, ms,
+            srv->store ? "" : " (no data directory)");
     return 0;
 }
 
@@ -171,31 +232,26 @@ int main(int argc, char **argv)
     setenv("UV_THREADPOOL_SIZE", pool, 1);
     if (cqd_server_init(&d.srv, &cfg) < 0) {
         fprintf(stderr, "collisiond: out of memory\n");
-        return 1;
+        return CQD_EXIT_FAILED;
     }
     const char *failpoint = getenv("COLLISIOND_FAILPOINT");
     if (cqd_failpoint_init(&d.srv.fp, failpoint) < 0) {
         fprintf(stderr, "collisiond: COLLISIOND_FAILPOINT '%s' is not name[:n]\n", failpoint);
         cqd_server_destroy(&d.srv);
-        return 1;
+        return CQD_EXIT_FAILED;
     }
     // Corruption is found before listening; the long part of recovery runs
     // while the probes answer (/readyz 503 until it is done).
     if (cfg.data_dir[0] && !(d.srv.store = cqd_store_open(&d.srv))) {
         cqd_server_destroy(&d.srv);
-        return 1;
+        return CQD_EXIT_FAILED;
     }
     d.loop = uv_default_loop();
     bool recovered = false;
-    if (start(&d) < 0) {
-        d.exit_code = 1;
-    } else if (cqd_store_recover(d.srv.store) < 0) {
-        d.exit_code = 1;
+    d.exit_code = start(&d);
+    if (d.exit_code == 0 && !(recovered = recover(&d) == 0)) {
+        d.exit_code = CQD_EXIT_FAILED;
         begin_drain(&d);
-    } else {
-        recovered = true;
-        cqd_registry_limit(d.srv.worlds, cfg.max_worlds); // after recovery: never drops an acknowledged world
-        atomic_store_explicit(&d.srv.state, CQD_READY, memory_order_release);
     }
     // A failed start runs the loop only to finish the drain it began.
     if (d.exit_code == 0 || d.draining)

@@ -39,7 +39,8 @@ static void usage(FILE *to)
             "                    (default: $COLLISIOND_TOKEN)\n"
             "  --strict          compare everything; by default the bodies of GET /metrics and\n"
             "                    GET /metrics/fallbacks and every \"duration_us\" number are not compared\n"
-            "  --stop-on-first   stop at the first difference\n\n"
+            "  --stop-on-first   stop at the first difference\n"
+            "  -h, --help        print this help and exit\n\n"
             "Exit status: 0 no difference, 1 differences, 2 usage, file or connection error.\n");
 }
 
@@ -69,7 +70,7 @@ static int parse_args(int argc, char **argv, replay_opts *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         bool missing = false;
-        if (strcmp(a, "--help") == 0) {
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             return 1;
         } else if (strcmp(a, "--strict") == 0) {

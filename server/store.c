@@ -195,7 +195,9 @@ cqd_store *cqd_store_new(cqd_server *srv, bool read_only)
     st->rec.snapshot = -1;
     snprintf(st->dir, sizeof st->dir, "%s", dir);
     if (!read_only && make_dirs(dir) < 0) {
-        cqd_log(log, CQD_LOG_ERROR, "cannot create the data directory %s: %s", dir, strerror(errno));
+        cqd_log(log, CQD_LOG_ERROR,
+                "cannot create the data directory %s: %s; pass --data-dir DIR for one this user may create, "
+                "or --data-dir '' to keep nothing on disk", dir, strerror(errno));
         cqd_store_free(st);
         return NULL;
     }

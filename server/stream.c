@@ -1,10 +1,9 @@
 /// @file server/stream.c
-/// The JSON-lines stream listener (API.md section 4): binds, accepts
-/// (connections live in stream_conn.c) and drains.
-#include <netdb.h>
-#include <stdio.h>
+/// The JSON-lines stream listener (API.md section 4): listens on the socket
+/// main opened (listen.h), accepts (connections live in stream_conn.c) and
+/// drains.
 #include <stdlib.h>
-#include <string.h>
+#include <unistd.h>
 
 #include "stream_internal.h"
 
@@ -20,62 +19,27 @@ static void on_connection(uv_stream_t *listener, int status)
 
 static void free_on_close(uv_handle_t *h) { free(h->data); }
 
-// The port the listener is bound to.
-static int bound_port(uv_tcp_t *t, int *port)
+cqd_stream *cqd_stream_start(cqd_server *srv, uv_loop_t *loop, int fd)
 {
-    struct sockaddr_storage ss;
-    int len = sizeof ss;
-    int rc = uv_tcp_getsockname(t, (struct sockaddr *)&ss, &len);
-    if (rc != 0)
-        return rc;
-    if (ss.ss_family == AF_INET6)
-        *port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-    else
-        *port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-    return 0;
-}
-
-cqd_stream *cqd_stream_start(cqd_server *srv, uv_loop_t *loop, int *port)
-{
-    const cqd_config *cfg = &srv->cfg;
     cqd_stream *s = calloc(1, sizeof *s);
-    if (!s) {
-        cqd_log(&srv->log, CQD_LOG_ERROR, "stream: out of memory");
-        return NULL;
-    }
-    s->srv = srv;
-    s->loop = loop;
-
-    // Numeric hosts and names ("localhost") alike; synchronous at start-up.
-    char service[16];
-    snprintf(service, sizeof service, "%d", cfg->stream_port);
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
-    uv_getaddrinfo_t gai;
-    int rc = uv_getaddrinfo(loop, &gai, NULL, cfg->stream_host, service, &hints);
+    int rc = s ? uv_tcp_init(loop, &s->listener) : UV_ENOMEM;
     if (rc != 0) {
-        cqd_log(&srv->log, CQD_LOG_ERROR, "stream: cannot resolve %s: %s", cfg->stream_host, uv_strerror(rc));
-        free(s);
-        return NULL;
-    }
-    rc = uv_tcp_init(loop, &s->listener);
-    if (rc != 0) {
-        uv_freeaddrinfo(gai.addrinfo);
+        close(fd);
         cqd_log(&srv->log, CQD_LOG_ERROR, "stream: %s", uv_strerror(rc));
         free(s);
         return NULL;
     }
+    s->srv = srv;
+    s->loop = loop;
     s->listener.data = s;
     s->listener_open = true;
-    rc = uv_tcp_bind(&s->listener, gai.addrinfo->ai_addr, 0);
-    uv_freeaddrinfo(gai.addrinfo);
-    if (rc == 0)
+    rc = uv_tcp_open(&s->listener, fd);
+    if (rc != 0)
+        close(fd); // not the handle's yet
+    else
         rc = uv_listen((uv_stream_t *)&s->listener, 511, on_connection);
-    if (rc == 0)
-        rc = bound_port(&s->listener, port);
     if (rc != 0) {
-        cqd_log(&srv->log, CQD_LOG_ERROR, "stream: cannot listen on %s:%d: %s", cfg->stream_host, cfg->stream_port,
-                uv_strerror(rc));
+        cqd_log(&srv->log, CQD_LOG_ERROR, "stream: cannot listen: %s", uv_strerror(rc));
         // The handle is registered with the loop: s is freed by its close callback.
         uv_close((uv_handle_t *)&s->listener, free_on_close);
         return NULL;

@@ -20,11 +20,13 @@ START_TEST(config_defaults)
     ck_assert_int_eq(c.listen_port, 7878);
     ck_assert_str_eq(c.stream_host, "127.0.0.1");
     ck_assert_int_eq(c.stream_port, 7879);
-    ck_assert_str_eq(c.data_dir, "./var/collisiond");
+    ck_assert_str_eq(c.data_dir, "/var/lib/collisiond");
     ck_assert_int_eq(c.fsync, CQD_FSYNC_EVERYSEC);
     ck_assert_int_eq(c.snapshot_every, 64LL * 1024 * 1024);
     ck_assert_int_eq(c.threads, (int)sysconf(_SC_NPROCESSORS_ONLN));
     ck_assert_uint_eq(c.max_body, 16u * 1024 * 1024);
+    ck_assert_uint_eq(c.max_buffered, 512u * 1024 * 1024);
+    ck_assert_uint_eq(c.max_request_memory, 256u * 1024 * 1024);
     ck_assert_int_eq(c.max_connections, 1024);
     ck_assert_int_eq(c.timeout_s, 30);
     ck_assert_str_eq(c.token, "");
@@ -161,14 +163,17 @@ START_TEST(config_help_lists_every_row)
     static const char *rows[][3] = {
         {"--listen", "COLLISIOND_LISTEN", "127.0.0.1:7878"},
         {"--stream-listen", "COLLISIOND_STREAM_LISTEN", "127.0.0.1:7879"},
-        {"--data-dir", "COLLISIOND_DATA_DIR", "./var/collisiond"},
+        {"--data-dir", "COLLISIOND_DATA_DIR", "/var/lib/collisiond"},
         {"--fsync", "COLLISIOND_FSYNC", "everysec"},
-        {"--snapshot-every", "COLLISIOND_SNAPSHOT_EVERY", "67108864"},
+        {"--snapshot-every", "COLLISIOND_SNAPSHOT_EVERY", "64M"},
         {"--threads", "COLLISIOND_THREADS", "auto"},
-        {"--max-body", "COLLISIOND_MAX_BODY", "16777216"},
+        {"--max-body", "COLLISIOND_MAX_BODY", "16M"},
+        {"--max-buffered", "COLLISIOND_MAX_BUFFERED", "512M"},
+        {"--max-request-memory", "COLLISIOND_MAX_REQUEST_MEMORY", "256M"},
         {"--max-connections", "COLLISIOND_MAX_CONNECTIONS", "1024"},
         {"--timeout", "COLLISIOND_TIMEOUT", "30"},
         {"--token", "COLLISIOND_TOKEN", ""},
+        {"--token-file", "COLLISIOND_TOKEN_FILE", ""},
         {"--log-level", "COLLISIOND_LOG_LEVEL", "info"},
         {"--max-pairs", "COLLISIOND_MAX_PAIRS", "100000"},
         {"--max-rays", "COLLISIOND_MAX_RAYS", "100000"},
@@ -192,7 +197,7 @@ START_TEST(config_help_lists_every_row)
         snprintf(want, sizeof want, "env %s, default '%s'", rows[i][1], rows[i][2]);
         ck_assert_msg(strstr(out.text, want), "--help lacks \"%s\"", want);
     }
-    ck_assert_ptr_nonnull(strstr(out.text, "  --help "));
+    ck_assert_ptr_nonnull(strstr(out.text, "  -h, --help "));
     ck_assert_ptr_nonnull(strstr(out.text, "  --version "));
     /* Each default in the help text is accepted back through its variable. */
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -281,6 +286,236 @@ START_TEST(config_access_log)
 }
 END_TEST
 
+/* Help printed for argv, which must exit 0. */
+static void help_of(char **argv, cu_captured *out)
+{
+    cqd_config c;
+    cu_load_args a = {argv, no_env, &c};
+    cu_capture(1, cu_run_load, &a, out);
+    ck_assert_int_eq(out->result, CQD_CONFIG_EXIT);
+}
+
+START_TEST(config_help_short_form_and_usage)
+{
+    static cu_captured longer, shorter;
+    char *a1[] = {"collisiond", "--help", NULL};
+    char *a2[] = {"collisiond", "--threads", "0", "-h", NULL}; /* -h wins over a bad value, as --help does */
+    help_of(a1, &longer);
+    help_of(a2, &shorter);
+    ck_assert_str_eq(shorter.text, longer.text);
+    /* After a flag that takes a value, "-h" is that value. */
+    char *a3[] = {"collisiond", "--token", "-h", NULL};
+    cqd_config c;
+    cu_captured err;
+    ck_assert_int_eq(cu_load_err(a3, no_env, &c, &err), CQD_CONFIG_RUN);
+    ck_assert_str_eq(c.token, "-h");
+    /* The usage names the daemon and both subcommands, one line each. */
+    static const char *const usage[] = {"Usage: collisiond [OPTIONS] ", "\n       collisiond inspect [OPTIONS] ",
+                                        "\n       collisiond replay FILE --against URL "};
+    for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++)
+        ck_assert_msg(strstr(longer.text, usage[i]), "the usage lacks \"%s\"", usage[i]);
+    /* -h takes no value and is no prefix of anything. */
+    char *bad1[] = {"collisiond", "-h=1", NULL};
+    char *bad2[] = {"collisiond", "-hh", NULL};
+    ck_assert_int_eq(cu_load_err(bad1, no_env, &c, &err), CQD_CONFIG_ERROR);
+    ck_assert_int_eq(cu_load_err(bad2, no_env, &c, &err), CQD_CONFIG_ERROR);
+}
+END_TEST
+
+/* A default "NUMBER[KMG]" with a number of digits only and no leading zero. */
+static int is_suffix_form(const char *text, size_t n)
+{
+    if (n < 2 || text[0] < '1' || text[0] > '9' || !strchr("KMG", text[n - 1]))
+        return 0;
+    for (size_t i = 1; i + 1 < n; i++)
+        if (text[i] < '0' || text[i] > '9')
+            return 0;
+    return 1;
+}
+
+/* Every BYTES row of --help shows its default in the suffix form, and the
+ * byte counts read back are the documented ones (the hand-written oracle:
+ * K, M and G are powers of 1024). */
+START_TEST(config_byte_sizes_one_form)
+{
+    static cu_captured out;
+    char *argv[] = {"collisiond", "--help", NULL};
+    help_of(argv, &out);
+    int rows = 0;
+    for (const char *p = strstr(out.text, " BYTES "); p; p = strstr(p + 1, " BYTES ")) {
+        const char *def = strstr(p, "default '");
+        ck_assert_ptr_nonnull(def);
+        def += strlen("default '");
+        size_t n = strcspn(def, "'");
+        ck_assert_msg(is_suffix_form(def, n), "byte default '%.*s' is not in the K/M/G form", (int)n, def);
+        rows++;
+    }
+    ck_assert_int_eq(rows, 4); /* snapshot-every, max-body, max-buffered, max-request-memory */
+    static const struct {
+        const char *text;
+        long long bytes;
+    } sizes[] = {{"7", 7}, {"1k", 1024}, {"3K", 3072}, {"5m", 5LL << 20}, {"64M", 67108864LL}, {"2G", 2LL << 30},
+                 {"1024G", 1LL << 40}, {"0", 0}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        char *a[] = {"collisiond", "--snapshot-every", (char *)sizes[i].text, NULL};
+        cqd_config c;
+        ck_assert_int_eq(cu_load(a, no_env, &c), CQD_CONFIG_RUN);
+        ck_assert_int_eq(c.snapshot_every, sizes[i].bytes);
+    }
+}
+END_TEST
+
+/* A byte range error prints its bounds the way the defaults are shown. */
+START_TEST(config_byte_range_messages)
+{
+    static const struct {
+        const char *flag, *value, *bounds;
+    } bad[] = {
+        {"--max-request-memory", "512K", "[1M, 1024G]"},
+        {"--max-request-memory", "1048575", "[1M, 1024G]"},
+        {"--max-body", "2000G", "[1, 1024G]"},
+        {"--max-buffered", "0", "[1, 1024G]"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *argv[] = {"collisiond", (char *)bad[i].flag, (char *)bad[i].value, NULL};
+        cqd_config c;
+        cu_captured err;
+        ck_assert_int_eq(cu_load_err(argv, no_env, &c, &err), CQD_CONFIG_ERROR);
+        ck_assert_msg(strstr(err.text, bad[i].bounds) && strstr(err.text, bad[i].flag), "%s %s: '%s'",
+                      bad[i].flag, bad[i].value, err.text);
+    }
+    char *edge[] = {"collisiond", "--max-request-memory", "1M", "--max-body", "1024G", NULL};
+    cqd_config c;
+    ck_assert_int_eq(cu_load(edge, no_env, &c), CQD_CONFIG_RUN);
+    ck_assert_uint_eq(c.max_request_memory, 1u << 20);
+}
+END_TEST
+
+/* A temporary file holding text; its path in path (size 64). */
+static void temp_file(const char *text, size_t n, char *path)
+{
+    snprintf(path, 64, "/tmp/check-config-XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, text, n), (ssize_t)n);
+    close(fd);
+}
+
+START_TEST(config_token_file_reads_the_first_line)
+{
+    static const struct {
+        const char *content, *token;
+    } ok[] = {
+        {"s3cret\n", "s3cret"},
+        {"s3cret", "s3cret"},
+        {"s3cret \t\r\n", "s3cret"},
+        {"first line\nsecond\n", "first line"},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        char path[64];
+        temp_file(ok[i].content, strlen(ok[i].content), path);
+        char *argv[] = {"collisiond", "--token-file", path, NULL};
+        cqd_config c;
+        ck_assert_int_eq(cu_load(argv, no_env, &c), CQD_CONFIG_RUN);
+        ck_assert_str_eq(c.token, ok[i].token);
+        char var[96];
+        snprintf(var, sizeof var, "COLLISIOND_TOKEN_FILE=%s", path);
+        char *env[] = {var, NULL};
+        char *plain[] = {"collisiond", NULL};
+        ck_assert_int_eq(cu_load(plain, env, &c), CQD_CONFIG_RUN);
+        ck_assert_str_eq(c.token, ok[i].token);
+        unlink(path);
+    }
+    /* The longest token the field holds (255 characters) and one more. */
+    char line[258], path[64];
+    memset(line, 'x', 255);
+    line[255] = '\n';
+    temp_file(line, 256, path);
+    char *argv[] = {"collisiond", "--token-file", path, NULL};
+    cqd_config c;
+    ck_assert_int_eq(cu_load(argv, no_env, &c), CQD_CONFIG_RUN);
+    ck_assert_uint_eq(strlen(c.token), 255);
+    unlink(path);
+    line[255] = 'x';
+    line[256] = '\n';
+    temp_file(line, 257, path);
+    cu_captured err;
+    ck_assert_int_eq(cu_load_err(argv, no_env, &c, &err), CQD_CONFIG_ERROR);
+    ck_assert_ptr_nonnull(strstr(err.text, "longer than 255"));
+    unlink(path);
+}
+END_TEST
+
+START_TEST(config_token_file_errors)
+{
+    char empty[64], blank[64];
+    temp_file("", 0, empty);
+    temp_file(" \n\nsecond\n", 10, blank);
+    /* Each case: the file, and what the message must name besides it. */
+    static const char *const missing = "/nonexistent/token";
+    const struct {
+        const char *path, *named;
+    } bad[] = {
+        {empty, "empty"},
+        {blank, "empty"},
+        {missing, "No such file or directory"},
+        {"/tmp", "Is a directory"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *argv[] = {"collisiond", "--token-file", (char *)bad[i].path, NULL};
+        cqd_config c;
+        cu_captured err;
+        ck_assert_int_eq(cu_load_err(argv, no_env, &c, &err), CQD_CONFIG_ERROR);
+        ck_assert_msg(strstr(err.text, "--token-file") && strstr(err.text, bad[i].path) &&
+                          strstr(err.text, bad[i].named),
+                      "%s: '%s'", bad[i].path, err.text);
+    }
+    unlink(empty);
+    unlink(blank);
+}
+END_TEST
+
+/* --token and --token-file are one setting: both at one level is an error
+ * naming both; across levels the flag wins. */
+START_TEST(config_token_sources)
+{
+    char path[64], var[96];
+    temp_file("from-file\n", 10, path);
+    snprintf(var, sizeof var, "COLLISIOND_TOKEN_FILE=%s", path);
+    cqd_config c;
+    cu_captured err;
+    char *both_flags[] = {"collisiond", "--token=t", "--token-file", path, NULL};
+    ck_assert_int_eq(cu_load_err(both_flags, no_env, &c, &err), CQD_CONFIG_ERROR);
+    ck_assert_ptr_nonnull(strstr(err.text, "--token and --token-file"));
+    ck_assert_ptr_null(strstr(err.text, "--token=t")); /* the token itself is not repeated */
+    char *env_both[] = {"COLLISIOND_TOKEN=t", var, NULL};
+    char *plain[] = {"collisiond", NULL};
+    ck_assert_int_eq(cu_load_err(plain, env_both, &c, &err), CQD_CONFIG_ERROR);
+    ck_assert_ptr_nonnull(strstr(err.text, "COLLISIOND_TOKEN and COLLISIOND_TOKEN_FILE"));
+
+    char *env_token[] = {"COLLISIOND_TOKEN=from-env", NULL};
+    char *file_flag[] = {"collisiond", "--token-file", path, NULL};
+    ck_assert_int_eq(cu_load(file_flag, env_token, &c), CQD_CONFIG_RUN);
+    ck_assert_str_eq(c.token, "from-file");
+    char *env_file[] = {var, NULL};
+    char *token_flag[] = {"collisiond", "--token", "from-flag", NULL};
+    ck_assert_int_eq(cu_load(token_flag, env_file, &c), CQD_CONFIG_RUN);
+    ck_assert_str_eq(c.token, "from-flag");
+    /* An empty value is none: it conflicts with nothing. */
+    char *empty_token[] = {"collisiond", "--token=", "--token-file", path, NULL};
+    ck_assert_int_eq(cu_load(empty_token, no_env, &c), CQD_CONFIG_RUN);
+    ck_assert_str_eq(c.token, "from-file");
+    /* A later empty --token-file does not take back an earlier file. */
+    char *taken_back[] = {"collisiond", "--token", "t", "--token-file", path, "--token-file=", NULL};
+    ck_assert_int_eq(cu_load_err(taken_back, no_env, &c, &err), CQD_CONFIG_ERROR);
+    ck_assert_ptr_nonnull(strstr(err.text, "--token and --token-file"));
+    char *env_empty[] = {"COLLISIOND_TOKEN_FILE=", "COLLISIOND_TOKEN=from-env", NULL};
+    ck_assert_int_eq(cu_load(plain, env_empty, &c), CQD_CONFIG_RUN);
+    ck_assert_str_eq(c.token, "from-env");
+    unlink(path);
+}
+END_TEST
+
 Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -293,6 +528,12 @@ Suite *config_suite(void)
     tcase_add_test(tc, config_help_lists_every_row);
     tcase_add_test(tc, config_version);
     tcase_add_test(tc, config_access_log);
+    tcase_add_test(tc, config_help_short_form_and_usage);
+    tcase_add_test(tc, config_byte_sizes_one_form);
+    tcase_add_test(tc, config_byte_range_messages);
+    tcase_add_test(tc, config_token_file_reads_the_first_line);
+    tcase_add_test(tc, config_token_file_errors);
+    tcase_add_test(tc, config_token_sources);
     suite_add_tcase(s, tc);
     return s;
 }
