@@ -16,6 +16,7 @@
 #include "thread.h"
 
 static const int status_codes[CQD_STATUS_SLOTS - 1] = CQD_STATUS_CODES;
+static const char *const methods[CQD_METHOD_SLOTS - 1] = CQD_METHODS;
 static const double latency_bounds[CQD_LATENCY_BUCKETS - 1] = CQD_LATENCY_BOUNDS;
 
 /* The single writer may use load+store instead of a locked add. */
@@ -33,10 +34,19 @@ static int status_slot(int status)
     return CQD_STATUS_SLOTS - 1;
 }
 
-void cqd_metrics_record(cqd_req_metrics *m, int route, int status, uint64_t duration_ns)
+static int method_slot(const char *method)
 {
-    /* An index outside the table would write out of bounds: count it as unmatched. */
-    int row = route >= 0 && route < CQD_MAX_ROUTES ? route : CQD_MAX_ROUTES;
+    for (int i = 0; method && i < CQD_METHOD_SLOTS - 1; i++)
+        if (strcmp(methods[i], method) == 0)
+            return i;
+    return CQD_METHOD_SLOTS - 1;
+}
+
+void cqd_metrics_record(cqd_req_metrics *m, int route, const char *method, int status, uint64_t duration_ns)
+{
+    /* A route's row names its method; an index outside the table would
+     * write out of bounds: count it as unmatched. */
+    int row = route >= 0 && route < CQD_MAX_ROUTES ? route : CQD_MAX_ROUTES + method_slot(method);
     int s = status_slot(status);
     /* Compared in whole nanoseconds so a duration equal to a bound lands
      * in that bound's bucket (le is inclusive) whatever the rounding. */
@@ -121,9 +131,9 @@ static void scalar_uint(cqp_buf *out, const char *name, const char *type, const 
 }
 
 /* The buckets, _sum and _count of one histogram series. counts are per
- * bucket (not cumulative), the last one +Inf; up to two labels precede le. */
+ * bucket (not cumulative), the last one +Inf; up to three labels precede le. */
 typedef struct series_labels {
-    const char *key[2], *value[2];
+    const char *key[3], *value[3];
     int n;
 } series_labels;
 
@@ -159,13 +169,13 @@ static void histogram_series(cqp_buf *out, const char *name, const series_labels
 /* ---- the sums ---- */
 
 typedef struct req_sums {
-    uint64_t bucket[CQD_MAX_ROUTES + 1][CQD_STATUS_SLOTS][CQD_LATENCY_BUCKETS];
-    uint64_t sum_ns[CQD_MAX_ROUTES + 1][CQD_STATUS_SLOTS];
+    uint64_t bucket[CQD_METRIC_ROWS][CQD_STATUS_SLOTS][CQD_LATENCY_BUCKETS];
+    uint64_t sum_ns[CQD_METRIC_ROWS][CQD_STATUS_SLOTS];
 } req_sums;
 
 static void add_requests(req_sums *sum, const cqd_req_metrics *m)
 {
-    for (int r = 0; r <= CQD_MAX_ROUTES; r++)
+    for (int r = 0; r < CQD_METRIC_ROWS; r++)
         for (int s = 0; s < CQD_STATUS_SLOTS; s++) {
             for (int b = 0; b < CQD_LATENCY_BUCKETS; b++)
                 sum->bucket[r][s][b] += atomic_load_explicit(&m->bucket[r][s][b], memory_order_relaxed);
@@ -175,11 +185,26 @@ static void add_requests(req_sums *sum, const cqd_req_metrics *m)
 
 /* ---- the families ---- */
 
-/* The route label of row r (rows 0..count-1 are the table's routes, the
- * last row the unmatched requests), or NULL for an unused row. */
-static const char *route_label(const cqd_route *routes, int count, int r)
+/* The labels of a row's series: rows 0..count-1 are the table's routes,
+ * each with its one method; from CQD_MAX_ROUTES on, the requests that
+ * matched no route, by method. No two rows share method and route (the
+ * table has one row per method and pattern), so no two series collide. */
+typedef struct row_labels {
+    const char *method, *route;
+} row_labels;
+
+/* False for a row no route uses. */
+static bool labels_of(const cqd_route *routes, int count, int r, row_labels *out)
 {
-    return r < count ? routes[r].pattern : r == CQD_MAX_ROUTES ? "unmatched" : NULL;
+    if (r < count) {
+        *out = (row_labels){routes[r].method, routes[r].pattern};
+        return true;
+    }
+    if (r < CQD_MAX_ROUTES)
+        return false;
+    int m = r - CQD_MAX_ROUTES;
+    *out = (row_labels){m < CQD_METHOD_SLOTS - 1 ? methods[m] : "other", "unmatched"};
+    return true;
 }
 
 static uint64_t series_count(const req_sums *sum, int r, int s)
@@ -190,44 +215,60 @@ static uint64_t series_count(const req_sums *sum, int r, int s)
     return n;
 }
 
-static void render_requests(cqp_buf *out, const req_sums *sum)
+/* The text of each status slot's label. */
+typedef struct status_texts {
+    char s[CQD_STATUS_SLOTS][8];
+} status_texts;
+
+static status_texts status_labels(void)
+{
+    status_texts t;
+    for (int s = 0; s < CQD_STATUS_SLOTS - 1; s++)
+        snprintf(t.s[s], sizeof t.s[s], "%d", status_codes[s]);
+    strcpy(t.s[CQD_STATUS_SLOTS - 1], "other");
+    return t;
+}
+
+/* One counter sample or one histogram series per row and status that
+ * counted a request (the others would be zeros forever). */
+static void render_request_rows(cqp_buf *out, const req_sums *sum, bool histogram)
 {
     int count = 0;
     const cqd_route *routes = cqd_routes(&count);
     if (count > CQD_MAX_ROUTES)
         count = CQD_MAX_ROUTES;
-    char status_text[CQD_STATUS_SLOTS][8];
-    for (int s = 0; s < CQD_STATUS_SLOTS - 1; s++)
-        snprintf(status_text[s], sizeof status_text[s], "%d", status_codes[s]);
-    strcpy(status_text[CQD_STATUS_SLOTS - 1], "other");
-
-    static const char requests[] = "collisiond_requests_total";
-    family(out, requests, "counter", "Requests handled, by route pattern and status code.");
-    for (int r = 0; r <= CQD_MAX_ROUTES; r++) {
-        const char *route = route_label(routes, count, r);
-        for (int s = 0; route && s < CQD_STATUS_SLOTS; s++) {
+    status_texts status = status_labels();
+    static const char requests[] = "collisiond_requests_total", duration[] = "collisiond_request_duration_seconds";
+    for (int r = 0; r < CQD_METRIC_ROWS; r++) {
+        row_labels rl;
+        if (!labels_of(routes, count, r, &rl))
+            continue;
+        for (int s = 0; s < CQD_STATUS_SLOTS; s++) {
             uint64_t n = series_count(sum, r, s);
             if (n == 0)
                 continue;
+            series_labels lab = {{"method", "route", "status"}, {rl.method, rl.route, status.s[s]}, 3};
+            if (histogram) {
+                histogram_series(out, duration, &lab, latency_bounds, sum->bucket[r][s], CQD_LATENCY_BUCKETS,
+                                 (double)sum->sum_ns[r][s] * 1e-9);
+                continue;
+            }
             sample smp = begin(out, requests, "");
-            label(&smp, "route", route);
-            label(&smp, "status", status_text[s]);
+            for (int i = 0; i < lab.n; i++)
+                label(&smp, lab.key[i], lab.value[i]);
             end_uint(&smp, n);
         }
     }
+}
 
-    static const char duration[] = "collisiond_request_duration_seconds";
-    family(out, duration, "histogram", "Time spent handling a request, by route pattern and status code.");
-    for (int r = 0; r <= CQD_MAX_ROUTES; r++) {
-        const char *route = route_label(routes, count, r);
-        for (int s = 0; route && s < CQD_STATUS_SLOTS; s++) {
-            if (series_count(sum, r, s) == 0)
-                continue;
-            series_labels lab = {{"route", "status"}, {route, status_text[s]}, 2};
-            histogram_series(out, duration, &lab, latency_bounds, sum->bucket[r][s], CQD_LATENCY_BUCKETS,
-                             (double)sum->sum_ns[r][s] * 1e-9);
-        }
-    }
+static void render_requests(cqp_buf *out, const req_sums *sum)
+{
+    family(out, "collisiond_requests_total", "counter",
+           "Requests handled, by method, route pattern (\"unmatched\": none) and status code.");
+    render_request_rows(out, sum, false);
+    family(out, "collisiond_request_duration_seconds", "histogram",
+           "Time spent handling a request, by method, route pattern and status code.");
+    render_request_rows(out, sum, true);
 }
 
 static void render_core(cqp_buf *out, const uint64_t *ctr)

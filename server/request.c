@@ -135,7 +135,7 @@ static void finish(const cqd_call *c, uint64_t t0)
     cqd_server *srv = c->srv;
     uint64_t ns = cqd_mono_ns() - t0;
     if (c->self)
-        cqd_metrics_record(&c->self->requests, c->route, c->resp->status, ns);
+        cqd_metrics_record(&c->self->requests, c->route, c->req->method, c->resp->status, ns);
     if (cqd_log_enabled(&srv->log, CQD_LOG_INFO)) {
         int count;
         const cqd_route *routes = cqd_routes(&count);

@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,6 +85,12 @@ START_TEST(oracle_rejects_broken_expositions)
     /* a family split in two runs */
     ck_assert_int_eq(parse_and_check(&p, "# HELP a x\n# TYPE a gauge\n# HELP b x\n# TYPE b gauge\n"
                                          "a{k=\"1\"} 1\nb 1\na{k=\"2\"} 1\n"), -1);
+    /* the same name and labels twice, in any label order; a second le */
+    ck_assert_int_eq(parse_and_check(&p, "# HELP a x\n# TYPE a gauge\na{k=\"1\",j=\"2\"} 1\na{j=\"2\",k=\"1\"} 1\n"), -1);
+    snprintf(text, sizeof text, "%sh_bucket{le=\"1\"} 1\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\n"
+             "h_count 1\n", head);
+    ck_assert_int_eq(parse_and_check(&p, text), -1);
+    ck_assert_int_eq(parse_and_check(&p, "# HELP a x\n# TYPE a gauge\na{k=\"1\",j=\"2\"} 1\na{j=\"1\",k=\"2\"} 1\n"), 0);
     /* an unknown escape */
     ck_assert_int_eq(parse_and_check(&p, "# HELP a x\n# TYPE a gauge\na{k=\"\\t\"} 1\n"), -1);
 }
@@ -115,7 +122,7 @@ static void *second_thread(void *arg)
 {
     cqd_thread *t = cqd_thread_self(arg);
     ck_assert_ptr_nonnull(t);
-    cqd_metrics_record(&t->requests, 0, 200, 500000);
+    cqd_metrics_record(&t->requests, 0, "GET", 200, 500000);
     cq_count(&t->counters, CQ_CTR_TESTS + CQ_ALG_SAT_BOX_BOX, 2);
     cq_count_gjk(&t->counters, 100);
     cq_count(&t->counters, CQ_CTR_REASONS + CQ_FB_GJK_ITERATION_LIMIT, 1);
@@ -156,11 +163,11 @@ START_TEST(exposition_counts_what_was_recorded)
 
     cqd_thread *t = cqd_thread_self(&srv);
     ck_assert_ptr_nonnull(t);
-    cqd_metrics_record(&t->requests, 0, 200, 30000);
-    cqd_metrics_record(&t->requests, 0, 200, 200000);
-    cqd_metrics_record(&t->requests, 0, 200, 2000000000);
-    cqd_metrics_record(&t->requests, 0, 418, 1000000); /* exactly on the 1 ms bound */
-    cqd_metrics_record(&t->requests, -1, 404, 10000);
+    cqd_metrics_record(&t->requests, 0, "GET", 200, 30000);
+    cqd_metrics_record(&t->requests, 0, "GET", 200, 200000);
+    cqd_metrics_record(&t->requests, 0, "GET", 200, 2000000000);
+    cqd_metrics_record(&t->requests, 0, "GET", 418, 1000000); /* exactly on the 1 ms bound */
+    cqd_metrics_record(&t->requests, -1, "GET", 404, 10000);
     cq_count(&t->counters, CQ_CTR_TESTS + CQ_ALG_SAT_BOX_BOX, 3);
     cq_count(&t->counters, CQ_CTR_SAT_AXES_SKIPPED, 7);
     cq_count(&t->counters, CQ_CTR_ZERO_NORMALS, 1);
@@ -185,11 +192,12 @@ START_TEST(exposition_counts_what_was_recorded)
 
     /* requests: only the series that were recorded */
     char ok[256], other_status[256];
-    snprintf(ok, sizeof ok, "route=%s,status=200", routes[0].pattern);
-    snprintf(other_status, sizeof other_status, "route=%s,status=other", routes[0].pattern);
+    snprintf(ok, sizeof ok, "method=%s,route=%s,status=200", routes[0].method, routes[0].pattern);
+    snprintf(other_status, sizeof other_status, "method=%s,route=%s,status=other", routes[0].method,
+             routes[0].pattern);
     ck_assert_double_eq(prom_value(&p, "collisiond_requests_total", ok), 4);
     ck_assert_double_eq(prom_value(&p, "collisiond_requests_total", other_status), 1);
-    ck_assert_double_eq(prom_value(&p, "collisiond_requests_total", "route=unmatched,status=404"), 1);
+    ck_assert_double_eq(prom_value(&p, "collisiond_requests_total", "method=GET,route=unmatched,status=404"), 1);
     ck_assert_int_eq(prom_count(&p, "collisiond_requests_total"), 3);
     ck_assert_str_eq(prom_family_of(&p, "collisiond_requests_total")->type, "counter");
 
@@ -211,7 +219,7 @@ START_TEST(exposition_counts_what_was_recorded)
     ck_assert_double_eq_tol(prom_value(&p, name, ok), 30e-6 + 200e-6 + 2.0 + 500e-6, 1e-12);
     snprintf(name, sizeof name, "%s_count", dur);
     ck_assert_double_eq(prom_value(&p, name, ok), 4);
-    ck_assert_double_eq(prom_value(&p, name, "route=unmatched,status=404"), 1);
+    ck_assert_double_eq(prom_value(&p, name, "method=GET,route=unmatched,status=404"), 1);
 
     /* the core's counters, summed over both threads; every label present */
     ck_assert_int_eq(prom_count(&p, "collisiond_narrowphase_tests_total"), CQ_ALG_COUNT);
@@ -285,6 +293,85 @@ START_TEST(exposition_of_an_idle_server)
     ck_assert_double_eq(prom_value(&p, "collisiond_gjk_iterations_count", ""), 0);
     ck_assert_double_eq(prom_bucket(&p, "collisiond_gjk_iterations", "", INFINITY), 0);
     ck_assert_int_eq(prom_count(&p, "collisiond_narrowphase_tests_total"), CQ_ALG_COUNT);
+    prom_free(&p);
+}
+END_TEST
+
+/* The value of name{labels} where labels is formatted; 0 when absent. */
+static double value_of(const prom *p, const char *name, const char *fmt, ...)
+{
+    char labels[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(labels, sizeof labels, fmt, ap);
+    va_end(ap);
+    double v = prom_value(p, name, labels);
+    return isnan(v) ? 0 : v;
+}
+
+START_TEST(route_table_has_one_row_per_method_and_pattern)
+{
+    int n = 0;
+    const cqd_route *routes = cqd_routes(&n);
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(routes[i].pattern[0] == '/', "%s: the label \"unmatched\" must stay apart", routes[i].pattern);
+        for (int j = 0; j < i; j++)
+            ck_assert_msg(strcmp(routes[i].method, routes[j].method) != 0 ||
+                              strcmp(routes[i].pattern, routes[j].pattern) != 0,
+                          "%s %s twice", routes[i].method, routes[i].pattern);
+    }
+}
+END_TEST
+
+/* Every route with every tracked status and one beyond, and the requests
+ * that matched none with each known method, nonstandard ones and none:
+ * no two series share their labels (prom_check), and each carries the
+ * method its route fixes, or the one it came with ("other" past the list). */
+START_TEST(request_series_never_collide)
+{
+    int n = 0;
+    const cqd_route *routes = cqd_routes(&n);
+    static const int codes[] = {200, 201, 204, 400, 401, 404, 405, 409, 413, 422, 429, 500, 503, 418};
+    const int ncodes = (int)(sizeof codes / sizeof codes[0]);
+    cqd_thread *t = cqd_thread_self(&srv);
+    ck_assert_ptr_nonnull(t);
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < ncodes; c++)
+            cqd_metrics_record(&t->requests, r, routes[r].method, codes[c], 1000);
+    static const char *known[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"};
+    static const char *odd[] = {"BREW", "get", "", "GET ", "PROPFIND"};
+    for (int c = 0; c < ncodes; c++) {
+        for (size_t m = 0; m < sizeof known / sizeof known[0]; m++)
+            cqd_metrics_record(&t->requests, -1, known[m], codes[c], 1000);
+        for (size_t m = 0; m < sizeof odd / sizeof odd[0]; m++)
+            cqd_metrics_record(&t->requests, -1, odd[m], codes[c], 1000);
+        cqd_metrics_record(&t->requests, -1, NULL, codes[c], 1000);
+        /* an index past the table is unmatched too, never out of bounds */
+        cqd_metrics_record(&t->requests, CQD_MAX_ROUTES + 5, "PUT", codes[c], 1000);
+    }
+
+    prom p;
+    scrape(&p);
+    const char *total = "collisiond_requests_total", *count = "collisiond_request_duration_seconds_count";
+    for (int c = 0; c < ncodes; c++) {
+        char st[8];
+        snprintf(st, sizeof st, c == ncodes - 1 ? "other" : "%d", codes[c]);
+        for (int r = 0; r < n; r++) {
+            /* two routes that share a pattern (PUT, GET, DELETE /v1/worlds/{world}) are two series */
+            ck_assert_double_eq(value_of(&p, total, "method=%s,route=%s,status=%s", routes[r].method,
+                                         routes[r].pattern, st), 1);
+            ck_assert_double_eq(value_of(&p, count, "method=%s,route=%s,status=%s", routes[r].method,
+                                         routes[r].pattern, st), 1);
+        }
+        for (size_t m = 0; m < sizeof known / sizeof known[0]; m++)
+            ck_assert_double_eq(value_of(&p, total, "method=%s,route=unmatched,status=%s", known[m], st),
+                                strcmp(known[m], "PUT") == 0 ? 2 : 1);
+        ck_assert_double_eq(value_of(&p, total, "method=other,route=unmatched,status=%s", st), 6);
+    }
+    /* nothing else: every route's row, and one per known method and "other" */
+    int want = ncodes * (n + (int)(sizeof known / sizeof known[0]) + 1);
+    ck_assert_int_eq(prom_count(&p, total), want);
+    ck_assert_int_eq(prom_count(&p, count), want);
     prom_free(&p);
 }
 END_TEST
@@ -610,6 +697,8 @@ Suite *metrics_suite(void)
     tcase_add_test(tc, escape_label_values);
     tcase_add_test(tc, exposition_counts_what_was_recorded);
     tcase_add_test(tc, exposition_of_an_idle_server);
+    tcase_add_test(tc, route_table_has_one_row_per_method_and_pattern);
+    tcase_add_test(tc, request_series_never_collide);
     suite_add_tcase(s, tc);
     tc = tcase_create("fallbacks");
     tcase_add_checked_fixture(tc, setup, teardown);
