@@ -9,6 +9,7 @@
 
 #include "cq/algorithm.h"
 #include "cq/counters.h"
+#include "metrics_process.h"
 #include "registry.h"
 #include "router.h"
 #include "server.h"
@@ -342,6 +343,31 @@ static void render_worlds(cqp_buf *out, cqd_registry *registry)
     free(info);
 }
 
+/* The families every exporter has, as the client libraries name them. */
+static void render_os_process(cqp_buf *out)
+{
+    cqd_process p;
+    cqd_process_read(&p);
+    sample s;
+    if (p.has_stat) {
+        family(out, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
+        s = begin(out, "process_cpu_seconds_total", "");
+        end_double(&s, p.cpu_seconds);
+        scalar_uint(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", p.virtual_bytes);
+        scalar_uint(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+                    p.resident_bytes);
+    }
+    if (p.has_start) {
+        family(out, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.");
+        s = begin(out, "process_start_time_seconds", "");
+        end_double(&s, p.start_time);
+    }
+    if (p.has_fds)
+        scalar_uint(out, "process_open_fds", "gauge", "Number of open file descriptors.", p.open_fds);
+    if (p.has_max_fds)
+        scalar_uint(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.", p.max_fds);
+}
+
 static void render_process(cqp_buf *out, cqd_server *srv, int threads)
 {
     /* cqd_version() reads "collisiond 0.1.0": the label holds the number. */
@@ -398,6 +424,7 @@ void cqd_metrics_render(cqd_server *srv, cqp_buf *out)
     pthread_mutex_unlock(&srv->threads_lock);
 
     render_process(out, srv, threads);
+    render_os_process(out);
     render_requests(out, sum);
     render_core(out, ctr);
     render_worlds(out, srv->worlds);

@@ -1,7 +1,8 @@
 /// @file server/metrics.h
 /// Request metrics per thread (counts and latency histograms by method,
 /// route and status) and the Prometheus text exposition of everything:
-/// requests, the core's counters summed over threads, world gauges, build info.
+/// requests, the core's counters summed over threads, world gauges, the
+/// process, build info.
 #ifndef CQD_METRICS_H
 #define CQD_METRICS_H
 
@@ -43,8 +44,9 @@ void cqd_metrics_record(cqd_req_metrics *m, int route, const char *method, int s
 
 /// Appends the whole exposition (text/plain; version=0.0.4) to out: the
 /// threads' counters are summed under srv->threads_lock, the world gauges
-/// read through the registry. One allocation per call besides out's growth;
-/// out->oom is set when memory ran out (then nothing may be sent).
+/// read through the registry, the process_* families from /proc. A few
+/// allocations per call besides out's growth; out->oom is set when memory
+/// ran out (then nothing may be sent).
 void cqd_metrics_render(struct cqd_server *srv, cqp_buf *out);
 
 /// Appends s as the text of a label value (without the quotes): backslash,

@@ -2,16 +2,21 @@
  * (prom_oracle.c) and compared with what was recorded by hand; the label
  * escaper; the fallback rings' merge; the operations handlers. */
 #include <check.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "fallbacks.h"
 #include "handlers.h"
 #include "metrics.h"
+#include "metrics_process.h"
 #include "openapi.h"
 #include "prom_oracle.h"
 #include "registry.h"
@@ -188,7 +193,9 @@ START_TEST(exposition_counts_what_was_recorded)
     prom p;
     scrape(&p);
     for (int f = 0; f < p.nfamilies; f++)
-        ck_assert_msg(strncmp(p.families[f].name, "collisiond_", 11) == 0, "%s", p.families[f].name);
+        ck_assert_msg(strncmp(p.families[f].name, "collisiond_", 11) == 0 ||
+                          strncmp(p.families[f].name, "process_", 8) == 0,
+                      "%s", p.families[f].name);
 
     /* requests: only the series that were recorded */
     char ok[256], other_status[256];
@@ -373,6 +380,97 @@ START_TEST(request_series_never_collide)
     ck_assert_int_eq(prom_count(&p, total), want);
     ck_assert_int_eq(prom_count(&p, count), want);
     prom_free(&p);
+}
+END_TEST
+
+/* ---- the process ---- */
+
+START_TEST(proc_stat_lines)
+{
+    /* fields 14, 15, 22, 23, 24: utime, stime, starttime, vsize, rss; the
+     * name holds ") (" and spaces, nice (19) is negative */
+    const char *line = "4242 (we ird) (x) S 1 4242 4242 0 -1 4194560 180 0 0 0 "
+                       "37 12 0 0 20 -5 3 0 98765 123456789 4321 18446744073709551615 1 1 0 0 0 0 0 4096\n";
+    cqd_proc_stat st;
+    ck_assert_int_eq(cqd_proc_parse_stat(line, &st), 0);
+    ck_assert_uint_eq(st.utime, 37);
+    ck_assert_uint_eq(st.stime, 12);
+    ck_assert_uint_eq(st.starttime, 98765);
+    ck_assert_uint_eq(st.vsize, 123456789);
+    ck_assert_uint_eq(st.rss, 4321);
+    /* cut short, no name, garbage in a field */
+    ck_assert_int_eq(cqd_proc_parse_stat("4242 (x) S 1 2 3\n", &st), -1);
+    ck_assert_int_eq(cqd_proc_parse_stat("4242 x S 1 2 3\n", &st), -1);
+    ck_assert_int_eq(cqd_proc_parse_stat("4242 (x) S 1 4242 4242 0 -1 4194560 180 0 0 0 "
+                                         "3x 12 0 0 20 0 3 0 98765 123456789 4321\n", &st), -1);
+    ck_assert_int_eq(cqd_proc_parse_stat("", &st), -1);
+}
+END_TEST
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Descriptors open in this process, found one by one. */
+static int fds_open(void)
+{
+    int n = 0;
+    for (int fd = 0; fd < 4096; fd++)
+        n += fcntl(fd, F_GETFD) != -1;
+    return n;
+}
+
+/* The process_* families against what the test measures itself: a
+ * descriptor limit it sets, descriptors it opens, memory it touches, CPU
+ * time from the clock of the process. */
+START_TEST(process_families)
+{
+    struct rlimit old;
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+    struct rlimit lim = {1000, old.rlim_max};
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &lim), 0);
+    int extra[3];
+    for (int i = 0; i < 3; i++)
+        extra[i] = open("/dev/null", O_RDONLY);
+    volatile double x = 0;
+    for (double start = cpu_now(); cpu_now() - start < 0.1;)
+        x += 1;
+
+    prom p;
+    scrape(&p);
+    double cpu = cpu_now();
+    ck_assert_str_eq(prom_family_of(&p, "process_cpu_seconds_total")->type, "counter");
+    ck_assert_double_eq_tol(prom_value(&p, "process_cpu_seconds_total", ""), cpu, 0.05);
+    ck_assert_double_eq(prom_value(&p, "process_max_fds", ""), 1000);
+    ck_assert_double_eq(prom_value(&p, "process_open_fds", ""), fds_open());
+    double rss = prom_value(&p, "process_resident_memory_bytes", ""),
+           vm = prom_value(&p, "process_virtual_memory_bytes", "");
+    ck_assert_double_gt(rss, 0);
+    ck_assert_double_ge(vm, rss);
+    double start = prom_value(&p, "process_start_time_seconds", "");
+    ck_assert_double_le(start, (double)time(NULL) + 1);
+    ck_assert_double_gt(start, 1e9);
+    prom_free(&p);
+
+    /* 64 MiB touched: resident and virtual memory grow by about that much */
+    enum { BIG = 64 << 20 };
+    char *mem = malloc(BIG);
+    ck_assert_ptr_nonnull(mem);
+    volatile char *big = mem;
+    for (size_t i = 0; i < BIG; i += 1024) /* volatile: the stores stay */
+        big[i] = 1;
+    for (int i = 0; i < 3; i++)
+        close(extra[i]);
+    scrape(&p);
+    ck_assert_double_ge(prom_value(&p, "process_resident_memory_bytes", "") - rss, BIG * 0.9);
+    ck_assert_double_ge(prom_value(&p, "process_virtual_memory_bytes", "") - vm, BIG * 0.9);
+    ck_assert_double_eq(prom_value(&p, "process_open_fds", ""), fds_open());
+    free(mem);
+    prom_free(&p);
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
 }
 END_TEST
 
@@ -699,6 +797,8 @@ Suite *metrics_suite(void)
     tcase_add_test(tc, exposition_of_an_idle_server);
     tcase_add_test(tc, route_table_has_one_row_per_method_and_pattern);
     tcase_add_test(tc, request_series_never_collide);
+    tcase_add_test(tc, proc_stat_lines);
+    tcase_add_test(tc, process_families);
     suite_add_tcase(s, tc);
     tc = tcase_create("fallbacks");
     tcase_add_checked_fixture(tc, setup, teardown);
