@@ -321,25 +321,63 @@ static void render_core(cqp_buf *out, const uint64_t *ctr)
     }
 }
 
-static void render_worlds(cqp_buf *out, cqd_registry *registry)
+/* Most shapes first, then by name: the worlds that cost the most keep
+ * series of their own. */
+static int by_size(const void *a, const void *b)
+{
+    const cqd_world_info *x = a, *y = b;
+    return x->shapes != y->shapes ? (x->shapes < y->shapes) - (x->shapes > y->shapes) : strcmp(x->name, y->name);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const cqd_world_info *)a)->name, ((const cqd_world_info *)b)->name);
+}
+
+static uint64_t shapes_of(const cqd_world_info *w) { return (uint64_t)w->shapes; }
+static uint64_t pairs_of(const cqd_world_info *w) { return (uint64_t)w->broadphase_pairs; }
+
+/* A per-world gauge: one series for each of the first kept worlds, the
+ * rest summed into one (so sum() over the family stays the total). */
+static void world_family(cqp_buf *out, const char *name, const char *help, const cqd_world_info *info, int count,
+                         int kept, uint64_t (*value)(const cqd_world_info *))
+{
+    family(out, name, "gauge", help);
+    uint64_t rest = 0;
+    for (int i = 0; i < count; i++) {
+        if (i >= kept) {
+            rest += value(&info[i]);
+            continue;
+        }
+        sample s = begin(out, name, "");
+        label(&s, "world", info[i].name);
+        end_uint(&s, value(&info[i]));
+    }
+    if (count > kept) {
+        sample s = begin(out, name, "");
+        label(&s, "world", CQD_OTHER_WORLDS);
+        end_uint(&s, rest);
+    }
+}
+
+/* The world label is bounded: at most cap worlds (the largest) have series
+ * of their own, whatever clients create. */
+static void render_worlds(cqp_buf *out, cqd_registry *registry, int cap)
 {
     int count = 0;
     cqd_world_info *info = registry ? cqd_registry_list(registry, &count) : NULL;
+    int kept = count < cap ? count : cap;
+    if (count > kept) {
+        qsort(info, (size_t)count, sizeof *info, by_size);
+        qsort(info, (size_t)kept, sizeof *info, by_name);
+    }
     scalar_uint(out, "collisiond_worlds", "gauge", "Worlds held.", (uint64_t)count);
-    static const char shapes[] = "collisiond_world_shapes";
-    family(out, shapes, "gauge", "Shapes in a world.");
-    for (int i = 0; i < count; i++) {
-        sample s = begin(out, shapes, "");
-        label(&s, "world", info[i].name);
-        end_uint(&s, (uint64_t)info[i].shapes);
-    }
-    static const char pairs[] = "collisiond_world_broadphase_pairs";
-    family(out, pairs, "gauge", "Broadphase pairs of a world's last update.");
-    for (int i = 0; i < count; i++) {
-        sample s = begin(out, pairs, "");
-        label(&s, "world", info[i].name);
-        end_uint(&s, (uint64_t)info[i].broadphase_pairs);
-    }
+    scalar_uint(out, "collisiond_worlds_folded", "gauge",
+                "Worlds past --metrics-worlds, summed into the per-world gauges' world=\"" CQD_OTHER_WORLDS "\".",
+                (uint64_t)(count - kept));
+    world_family(out, "collisiond_world_shapes", "Shapes in a world.", info, count, kept, shapes_of);
+    world_family(out, "collisiond_world_broadphase_pairs", "Broadphase pairs of a world's last update.", info, count,
+                 kept, pairs_of);
     free(info);
 }
 
@@ -427,6 +465,6 @@ void cqd_metrics_render(cqd_server *srv, cqp_buf *out)
     render_os_process(out);
     render_requests(out, sum);
     render_core(out, ctr);
-    render_worlds(out, srv->worlds);
+    render_worlds(out, srv->worlds, srv->cfg.metrics_worlds);
     free(sum);
 }

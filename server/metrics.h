@@ -1,8 +1,8 @@
 /// @file server/metrics.h
 /// Request metrics per thread (counts and latency histograms by method,
 /// route and status) and the Prometheus text exposition of everything:
-/// requests, the core's counters summed over threads, world gauges, the
-/// process, build info.
+/// requests, the core's counters summed over threads, world gauges (for at
+/// most --metrics-worlds worlds), the process, build info.
 #ifndef CQD_METRICS_H
 #define CQD_METRICS_H
 
@@ -31,6 +31,10 @@ struct cqd_server;
 /// Upper bounds of the latency buckets in seconds (the last bucket is +Inf).
 #define CQD_LATENCY_BOUNDS {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0}
 #define CQD_LATENCY_BUCKETS 14
+
+/// The world label of the series that sums the worlds past --metrics-worlds
+/// in each per-world gauge: not a valid world name, so no world can own it.
+#define CQD_OTHER_WORLDS "(other)"
 
 /// One thread's request metrics (zero-initialise; one writer).
 typedef struct cqd_req_metrics {

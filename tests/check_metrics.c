@@ -32,6 +32,7 @@ static void setup(void)
 {
     cqd_config cfg;
     memset(&cfg, 0, sizeof cfg);
+    cfg.metrics_worlds = 100;
     ck_assert_int_eq(cqd_server_init(&srv, &cfg), 0);
 }
 
@@ -379,6 +380,57 @@ START_TEST(request_series_never_collide)
     int want = ncodes * (n + (int)(sizeof known / sizeof known[0]) + 1);
     ck_assert_int_eq(prom_count(&p, total), want);
     ck_assert_int_eq(prom_count(&p, count), want);
+    prom_free(&p);
+}
+END_TEST
+
+/* Four worlds against a cap of two: the two with the most shapes (a tie
+ * broken by name) keep their series, the others are summed into
+ * world="(other)", and the sums over each family are still the totals. */
+START_TEST(world_series_are_capped)
+{
+    add_world("a", 0);
+    add_world("b", 3); /* spheres at the origin: 3 pairs */
+    add_world("c", 2); /* 1 pair */
+    add_world("d", 3);
+    srv.cfg.metrics_worlds = 2;
+    prom p;
+    scrape(&p);
+    ck_assert_double_eq(prom_value(&p, "collisiond_worlds", ""), 4);
+    ck_assert_double_eq(prom_value(&p, "collisiond_worlds_folded", ""), 2);
+    ck_assert_int_eq(prom_count(&p, "collisiond_world_shapes"), 3);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_shapes", "world=b"), 3);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_shapes", "world=d"), 3);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_shapes", "world=(other)"), 2);
+    ck_assert_int_eq(prom_count(&p, "collisiond_world_broadphase_pairs"), 3);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_broadphase_pairs", "world=b"), 3);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_broadphase_pairs", "world=d"), 3);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_broadphase_pairs", "world=(other)"), 1);
+    prom_free(&p);
+
+    /* a cap of 0: only the sum; a cap that holds them all: no sum */
+    srv.cfg.metrics_worlds = 0;
+    scrape(&p);
+    ck_assert_int_eq(prom_count(&p, "collisiond_world_shapes"), 1);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_shapes", "world=(other)"), 8);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_broadphase_pairs", "world=(other)"), 7);
+    ck_assert_double_eq(prom_value(&p, "collisiond_worlds_folded", ""), 4);
+    prom_free(&p);
+    srv.cfg.metrics_worlds = 4;
+    scrape(&p);
+    ck_assert_int_eq(prom_count(&p, "collisiond_world_shapes"), 4);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_shapes", "world=a"), 0);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_shapes", "world=c"), 2);
+    ck_assert(isnan(prom_value(&p, "collisiond_world_shapes", "world=(other)")));
+    ck_assert_double_eq(prom_value(&p, "collisiond_worlds_folded", ""), 0);
+    prom_free(&p);
+
+    /* a world deleted and created again is one series */
+    ck_assert_int_eq(cqd_registry_delete(srv.worlds, "a"), CQ_OK);
+    add_world("a", 1);
+    scrape(&p);
+    ck_assert_int_eq(prom_count(&p, "collisiond_world_shapes"), 4);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_shapes", "world=a"), 1);
     prom_free(&p);
 }
 END_TEST
@@ -797,6 +849,7 @@ Suite *metrics_suite(void)
     tcase_add_test(tc, exposition_of_an_idle_server);
     tcase_add_test(tc, route_table_has_one_row_per_method_and_pattern);
     tcase_add_test(tc, request_series_never_collide);
+    tcase_add_test(tc, world_series_are_capped);
     tcase_add_test(tc, proc_stat_lines);
     tcase_add_test(tc, process_families);
     suite_add_tcase(s, tc);
