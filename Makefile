@@ -19,7 +19,7 @@ PKG_CFLAGS = $(shell pkg-config --cflags jansson libmicrohttpd libuv 2>/dev/null
 PKG_LIBS   = $(shell pkg-config --libs jansson libmicrohttpd libuv 2>/dev/null)
 
 # Debian packages the build, the tests and the benchmarks need.
-DEB_PKGS := gcc libc6-dev make pkg-config python3 check \
+DEB_PKGS := gcc libc6-dev make pkg-config python3 python3-prometheus-client check \
             libmicrohttpd-dev libjansson-dev libuv1-dev \
             nginx libnginx-mod-stream
 
