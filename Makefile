@@ -24,8 +24,9 @@ PKG_LIBS   = $(shell pkg-config --libs jansson libmicrohttpd libuv 2>/dev/null)
 # the tests (below), the cluster test, fuzzing and the benchmarks.
 DEB_PKGS := gcc libc6-dev make pkg-config python3 \
             libmicrohttpd-dev libjansson-dev libuv1-dev
-# Check for the unit suites; git for newcomer-check's clone.
-TEST_DEB_PKGS := check git
+# Check for the unit suites, prometheus_client as the e2e tests' exposition
+# parser, git for newcomer-check's clone.
+TEST_DEB_PKGS := check python3-prometheus-client git
 
 CORE_SRC  := $(sort $(wildcard core/src/*.c))
 CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)

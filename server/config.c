@@ -82,6 +82,8 @@ static const cfg_row rows[] = {
      NUM(max_request_memory, 1 << 20, 1LL << 40), "BYTES", "memory one request's decoded JSON may take (413 beyond)"},
     {"max-worlds", "COLLISIOND_MAX_WORLDS", "10000", parse_int, NUM(max_worlds, 1, 1000000), "N",
      "worlds held at once (422 for a new one beyond)"},
+    {"metrics-worlds", "COLLISIOND_METRICS_WORLDS", "100", parse_int, NUM(metrics_worlds, 0, 1000000), "N",
+     "worlds with per-world series in /metrics, those with the most shapes; the rest are summed into world=\"(other)\""},
     {"timeout", "COLLISIOND_TIMEOUT", "30", parse_int, NUM(timeout_s, 1, 86400), "SECONDS",
      "idle or slow HTTP clients are cut off after this"},
     {"token", "COLLISIOND_TOKEN", "", parse_str, STR(token), "TOKEN",

@@ -37,6 +37,7 @@ typedef struct cqd_config {
     size_t max_buffered;      ///< --max-buffered HTTP body bytes held while they arrive; 503 beyond (default 512M)
     size_t max_request_memory; ///< --max-request-memory: decoded JSON one request may hold; 413 beyond (default 256M)
     int max_worlds;           ///< --max-worlds held at once; 422 beyond (default 10000)
+    int metrics_worlds;       ///< --metrics-worlds with per-world series in /metrics, the largest; the rest summed (default 100)
     char token[256];          ///< --token, or the first line of --token-file: bearer token, "" = no auth
     cqd_log_level log_level;  ///< --log-level error|warn|info|debug (default info); not the access lines
     cqd_access_mode access_log; ///< --access-log off|errors|sample|all (default sample)

@@ -9,6 +9,7 @@
 
 #include "cq/algorithm.h"
 #include "cq/counters.h"
+#include "metrics_process.h"
 #include "registry.h"
 #include "router.h"
 #include "server.h"
@@ -16,6 +17,7 @@
 #include "thread.h"
 
 static const int status_codes[CQD_STATUS_SLOTS - 1] = CQD_STATUS_CODES;
+static const char *const methods[CQD_METHOD_SLOTS - 1] = CQD_METHODS;
 static const double latency_bounds[CQD_LATENCY_BUCKETS - 1] = CQD_LATENCY_BOUNDS;
 
 /* The single writer may use load+store instead of a locked add. */
@@ -33,10 +35,19 @@ static int status_slot(int status)
     return CQD_STATUS_SLOTS - 1;
 }
 
-void cqd_metrics_record(cqd_req_metrics *m, int route, int status, uint64_t duration_ns)
+static int method_slot(const char *method)
 {
-    /* An index outside the table would write out of bounds: count it as unmatched. */
-    int row = route >= 0 && route < CQD_MAX_ROUTES ? route : CQD_MAX_ROUTES;
+    for (int i = 0; method && i < CQD_METHOD_SLOTS - 1; i++)
+        if (strcmp(methods[i], method) == 0)
+            return i;
+    return CQD_METHOD_SLOTS - 1;
+}
+
+void cqd_metrics_record(cqd_req_metrics *m, int route, const char *method, int status, uint64_t duration_ns)
+{
+    /* A route's row names its method; an index outside the table would
+     * write out of bounds: count it as unmatched. */
+    int row = route >= 0 && route < CQD_MAX_ROUTES ? route : CQD_MAX_ROUTES + method_slot(method);
     int s = status_slot(status);
     /* Compared in whole nanoseconds so a duration equal to a bound lands
      * in that bound's bucket (le is inclusive) whatever the rounding. */
@@ -121,9 +132,9 @@ static void scalar_uint(cqp_buf *out, const char *name, const char *type, const 
 }
 
 /* The buckets, _sum and _count of one histogram series. counts are per
- * bucket (not cumulative), the last one +Inf; up to two labels precede le. */
+ * bucket (not cumulative), the last one +Inf; up to three labels precede le. */
 typedef struct series_labels {
-    const char *key[2], *value[2];
+    const char *key[3], *value[3];
     int n;
 } series_labels;
 
@@ -159,13 +170,13 @@ static void histogram_series(cqp_buf *out, const char *name, const series_labels
 /* ---- the sums ---- */
 
 typedef struct req_sums {
-    uint64_t bucket[CQD_MAX_ROUTES + 1][CQD_STATUS_SLOTS][CQD_LATENCY_BUCKETS];
-    uint64_t sum_ns[CQD_MAX_ROUTES + 1][CQD_STATUS_SLOTS];
+    uint64_t bucket[CQD_METRIC_ROWS][CQD_STATUS_SLOTS][CQD_LATENCY_BUCKETS];
+    uint64_t sum_ns[CQD_METRIC_ROWS][CQD_STATUS_SLOTS];
 } req_sums;
 
 static void add_requests(req_sums *sum, const cqd_req_metrics *m)
 {
-    for (int r = 0; r <= CQD_MAX_ROUTES; r++)
+    for (int r = 0; r < CQD_METRIC_ROWS; r++)
         for (int s = 0; s < CQD_STATUS_SLOTS; s++) {
             for (int b = 0; b < CQD_LATENCY_BUCKETS; b++)
                 sum->bucket[r][s][b] += atomic_load_explicit(&m->bucket[r][s][b], memory_order_relaxed);
@@ -175,11 +186,26 @@ static void add_requests(req_sums *sum, const cqd_req_metrics *m)
 
 /* ---- the families ---- */
 
-/* The route label of row r (rows 0..count-1 are the table's routes, the
- * last row the unmatched requests), or NULL for an unused row. */
-static const char *route_label(const cqd_route *routes, int count, int r)
+/* The labels of a row's series: rows 0..count-1 are the table's routes,
+ * each with its one method; from CQD_MAX_ROUTES on, the requests that
+ * matched no route, by method. No two rows share method and route (the
+ * table has one row per method and pattern), so no two series collide. */
+typedef struct row_labels {
+    const char *method, *route;
+} row_labels;
+
+/* False for a row no route uses. */
+static bool labels_of(const cqd_route *routes, int count, int r, row_labels *out)
 {
-    return r < count ? routes[r].pattern : r == CQD_MAX_ROUTES ? "unmatched" : NULL;
+    if (r < count) {
+        *out = (row_labels){routes[r].method, routes[r].pattern};
+        return true;
+    }
+    if (r < CQD_MAX_ROUTES)
+        return false;
+    int m = r - CQD_MAX_ROUTES;
+    *out = (row_labels){m < CQD_METHOD_SLOTS - 1 ? methods[m] : "other", "unmatched"};
+    return true;
 }
 
 static uint64_t series_count(const req_sums *sum, int r, int s)
@@ -190,44 +216,60 @@ static uint64_t series_count(const req_sums *sum, int r, int s)
     return n;
 }
 
-static void render_requests(cqp_buf *out, const req_sums *sum)
+/* The text of each status slot's label. */
+typedef struct status_texts {
+    char s[CQD_STATUS_SLOTS][8];
+} status_texts;
+
+static status_texts status_labels(void)
+{
+    status_texts t;
+    for (int s = 0; s < CQD_STATUS_SLOTS - 1; s++)
+        snprintf(t.s[s], sizeof t.s[s], "%d", status_codes[s]);
+    strcpy(t.s[CQD_STATUS_SLOTS - 1], "other");
+    return t;
+}
+
+/* One counter sample or one histogram series per row and status that
+ * counted a request (the others would be zeros forever). */
+static void render_request_rows(cqp_buf *out, const req_sums *sum, bool histogram)
 {
     int count = 0;
     const cqd_route *routes = cqd_routes(&count);
     if (count > CQD_MAX_ROUTES)
         count = CQD_MAX_ROUTES;
-    char status_text[CQD_STATUS_SLOTS][8];
-    for (int s = 0; s < CQD_STATUS_SLOTS - 1; s++)
-        snprintf(status_text[s], sizeof status_text[s], "%d", status_codes[s]);
-    strcpy(status_text[CQD_STATUS_SLOTS - 1], "other");
-
-    static const char requests[] = "collisiond_requests_total";
-    family(out, requests, "counter", "Requests handled, by route pattern and status code.");
-    for (int r = 0; r <= CQD_MAX_ROUTES; r++) {
-        const char *route = route_label(routes, count, r);
-        for (int s = 0; route && s < CQD_STATUS_SLOTS; s++) {
+    status_texts status = status_labels();
+    static const char requests[] = "collisiond_requests_total", duration[] = "collisiond_request_duration_seconds";
+    for (int r = 0; r < CQD_METRIC_ROWS; r++) {
+        row_labels rl;
+        if (!labels_of(routes, count, r, &rl))
+            continue;
+        for (int s = 0; s < CQD_STATUS_SLOTS; s++) {
             uint64_t n = series_count(sum, r, s);
             if (n == 0)
                 continue;
+            series_labels lab = {{"method", "route", "status"}, {rl.method, rl.route, status.s[s]}, 3};
+            if (histogram) {
+                histogram_series(out, duration, &lab, latency_bounds, sum->bucket[r][s], CQD_LATENCY_BUCKETS,
+                                 (double)sum->sum_ns[r][s] * 1e-9);
+                continue;
+            }
             sample smp = begin(out, requests, "");
-            label(&smp, "route", route);
-            label(&smp, "status", status_text[s]);
+            for (int i = 0; i < lab.n; i++)
+                label(&smp, lab.key[i], lab.value[i]);
             end_uint(&smp, n);
         }
     }
+}
 
-    static const char duration[] = "collisiond_request_duration_seconds";
-    family(out, duration, "histogram", "Time spent handling a request, by route pattern and status code.");
-    for (int r = 0; r <= CQD_MAX_ROUTES; r++) {
-        const char *route = route_label(routes, count, r);
-        for (int s = 0; route && s < CQD_STATUS_SLOTS; s++) {
-            if (series_count(sum, r, s) == 0)
-                continue;
-            series_labels lab = {{"route", "status"}, {route, status_text[s]}, 2};
-            histogram_series(out, duration, &lab, latency_bounds, sum->bucket[r][s], CQD_LATENCY_BUCKETS,
-                             (double)sum->sum_ns[r][s] * 1e-9);
-        }
-    }
+static void render_requests(cqp_buf *out, const req_sums *sum)
+{
+    family(out, "collisiond_requests_total", "counter",
+           "Requests handled, by method, route pattern (\"unmatched\": none) and status code.");
+    render_request_rows(out, sum, false);
+    family(out, "collisiond_request_duration_seconds", "histogram",
+           "Time spent handling a request, by method, route pattern and status code.");
+    render_request_rows(out, sum, true);
 }
 
 static void render_core(cqp_buf *out, const uint64_t *ctr)
@@ -279,26 +321,89 @@ static void render_core(cqp_buf *out, const uint64_t *ctr)
     }
 }
 
-static void render_worlds(cqp_buf *out, cqd_registry *registry)
+/* Most shapes first, then by name: the worlds that cost the most keep
+ * series of their own. */
+static int by_size(const void *a, const void *b)
+{
+    const cqd_world_info *x = a, *y = b;
+    return x->shapes != y->shapes ? (x->shapes < y->shapes) - (x->shapes > y->shapes) : strcmp(x->name, y->name);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const cqd_world_info *)a)->name, ((const cqd_world_info *)b)->name);
+}
+
+static uint64_t shapes_of(const cqd_world_info *w) { return (uint64_t)w->shapes; }
+static uint64_t pairs_of(const cqd_world_info *w) { return (uint64_t)w->broadphase_pairs; }
+
+/* A per-world gauge: one series for each of the first kept worlds, the
+ * rest summed into one (so sum() over the family stays the total). */
+static void world_family(cqp_buf *out, const char *name, const char *help, const cqd_world_info *info, int count,
+                         int kept, uint64_t (*value)(const cqd_world_info *))
+{
+    family(out, name, "gauge", help);
+    uint64_t rest = 0;
+    for (int i = 0; i < count; i++) {
+        if (i >= kept) {
+            rest += value(&info[i]);
+            continue;
+        }
+        sample s = begin(out, name, "");
+        label(&s, "world", info[i].name);
+        end_uint(&s, value(&info[i]));
+    }
+    if (count > kept) {
+        sample s = begin(out, name, "");
+        label(&s, "world", CQD_OTHER_WORLDS);
+        end_uint(&s, rest);
+    }
+}
+
+/* The world label is bounded: at most cap worlds (the largest) have series
+ * of their own, whatever clients create. */
+static void render_worlds(cqp_buf *out, cqd_registry *registry, int cap)
 {
     int count = 0;
     cqd_world_info *info = registry ? cqd_registry_list(registry, &count) : NULL;
+    int kept = count < cap ? count : cap;
+    if (count > kept) {
+        qsort(info, (size_t)count, sizeof *info, by_size);
+        qsort(info, (size_t)kept, sizeof *info, by_name);
+    }
     scalar_uint(out, "collisiond_worlds", "gauge", "Worlds held.", (uint64_t)count);
-    static const char shapes[] = "collisiond_world_shapes";
-    family(out, shapes, "gauge", "Shapes in a world.");
-    for (int i = 0; i < count; i++) {
-        sample s = begin(out, shapes, "");
-        label(&s, "world", info[i].name);
-        end_uint(&s, (uint64_t)info[i].shapes);
-    }
-    static const char pairs[] = "collisiond_world_broadphase_pairs";
-    family(out, pairs, "gauge", "Broadphase pairs of a world's last update.");
-    for (int i = 0; i < count; i++) {
-        sample s = begin(out, pairs, "");
-        label(&s, "world", info[i].name);
-        end_uint(&s, (uint64_t)info[i].broadphase_pairs);
-    }
+    scalar_uint(out, "collisiond_worlds_folded", "gauge",
+                "Worlds past --metrics-worlds, summed into the per-world gauges' world=\"" CQD_OTHER_WORLDS "\".",
+                (uint64_t)(count - kept));
+    world_family(out, "collisiond_world_shapes", "Shapes in a world.", info, count, kept, shapes_of);
+    world_family(out, "collisiond_world_broadphase_pairs", "Broadphase pairs of a world's last update.", info, count,
+                 kept, pairs_of);
     free(info);
+}
+
+/* The families every exporter has, as the client libraries name them. */
+static void render_os_process(cqp_buf *out)
+{
+    cqd_process p;
+    cqd_process_read(&p);
+    sample s;
+    if (p.has_stat) {
+        family(out, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
+        s = begin(out, "process_cpu_seconds_total", "");
+        end_double(&s, p.cpu_seconds);
+        scalar_uint(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", p.virtual_bytes);
+        scalar_uint(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+                    p.resident_bytes);
+    }
+    if (p.has_start) {
+        family(out, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.");
+        s = begin(out, "process_start_time_seconds", "");
+        end_double(&s, p.start_time);
+    }
+    if (p.has_fds)
+        scalar_uint(out, "process_open_fds", "gauge", "Number of open file descriptors.", p.open_fds);
+    if (p.has_max_fds)
+        scalar_uint(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.", p.max_fds);
 }
 
 static void render_process(cqp_buf *out, cqd_server *srv, int threads)
@@ -357,8 +462,9 @@ void cqd_metrics_render(cqd_server *srv, cqp_buf *out)
     pthread_mutex_unlock(&srv->threads_lock);
 
     render_process(out, srv, threads);
+    render_os_process(out);
     render_requests(out, sum);
     render_core(out, ctr);
-    render_worlds(out, srv->worlds);
+    render_worlds(out, srv->worlds, srv->cfg.metrics_worlds);
     free(sum);
 }

@@ -1,7 +1,8 @@
 /// @file server/metrics.h
-/// Request metrics per thread (counts and latency histograms by route and
-/// status) and the Prometheus text exposition of everything: requests, the
-/// core's counters summed over threads, world gauges, build info.
+/// Request metrics per thread (counts and latency histograms by method,
+/// route and status) and the Prometheus text exposition of everything:
+/// requests, the core's counters summed over threads, world gauges (for at
+/// most --metrics-worlds worlds), the process, build info.
 #ifndef CQD_METRICS_H
 #define CQD_METRICS_H
 
@@ -12,9 +13,18 @@
 
 struct cqd_server;
 
-/// Routes the metrics can hold (the route table's length must fit); the
-/// extra last row counts requests that matched no route.
+/// Routes the metrics can hold (the route table's length must fit). A
+/// route fixes its method; the requests that matched no route get one row
+/// per method of CQD_METHODS after these.
 #define CQD_MAX_ROUTES 32
+/// The methods an unmatched request is counted under (RFC 9110 and PATCH,
+/// case-sensitive as HTTP's are); any other, or none (a stream line refused
+/// before its method was read), lands in the last slot ("other"), so a
+/// client cannot grow the label's values.
+#define CQD_METHODS {"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"}
+#define CQD_METHOD_SLOTS 10
+/// Rows of the request metrics: the routes, then the unmatched methods.
+#define CQD_METRIC_ROWS (CQD_MAX_ROUTES + CQD_METHOD_SLOTS)
 /// Status codes tracked one by one; any other lands in the last slot ("other").
 #define CQD_STATUS_CODES {200, 201, 204, 400, 401, 404, 405, 409, 413, 422, 429, 500, 503}
 #define CQD_STATUS_SLOTS 14
@@ -22,19 +32,25 @@ struct cqd_server;
 #define CQD_LATENCY_BOUNDS {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0}
 #define CQD_LATENCY_BUCKETS 14
 
+/// The world label of the series that sums the worlds past --metrics-worlds
+/// in each per-world gauge: not a valid world name, so no world can own it.
+#define CQD_OTHER_WORLDS "(other)"
+
 /// One thread's request metrics (zero-initialise; one writer).
 typedef struct cqd_req_metrics {
-    _Atomic uint64_t bucket[CQD_MAX_ROUTES + 1][CQD_STATUS_SLOTS][CQD_LATENCY_BUCKETS]; ///< not cumulative
-    _Atomic uint64_t sum_ns[CQD_MAX_ROUTES + 1][CQD_STATUS_SLOTS];
+    _Atomic uint64_t bucket[CQD_METRIC_ROWS][CQD_STATUS_SLOTS][CQD_LATENCY_BUCKETS]; ///< not cumulative
+    _Atomic uint64_t sum_ns[CQD_METRIC_ROWS][CQD_STATUS_SLOTS];
 } cqd_req_metrics;
 
-/// Counts one request on route (-1 when none matched) with its status and duration.
-void cqd_metrics_record(cqd_req_metrics *m, int route, int status, uint64_t duration_ns);
+/// Counts one request on route with its status and duration; method (NULL
+/// or any text) is read only when route is -1 (none matched).
+void cqd_metrics_record(cqd_req_metrics *m, int route, const char *method, int status, uint64_t duration_ns);
 
 /// Appends the whole exposition (text/plain; version=0.0.4) to out: the
 /// threads' counters are summed under srv->threads_lock, the world gauges
-/// read through the registry. One allocation per call besides out's growth;
-/// out->oom is set when memory ran out (then nothing may be sent).
+/// read through the registry, the process_* families from /proc. A few
+/// allocations per call besides out's growth; out->oom is set when memory
+/// ran out (then nothing may be sent).
 void cqd_metrics_render(struct cqd_server *srv, cqp_buf *out);
 
 /// Appends s as the text of a label value (without the quotes): backslash,

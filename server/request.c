@@ -135,7 +135,7 @@ static void finish(const cqd_call *c, uint64_t t0)
     cqd_server *srv = c->srv;
     uint64_t ns = cqd_mono_ns() - t0;
     if (c->self)
-        cqd_metrics_record(&c->self->requests, c->route, c->resp->status, ns);
+        cqd_metrics_record(&c->self->requests, c->route, c->req->method, c->resp->status, ns);
     int count;
     const cqd_route *routes = cqd_routes(&count);
     bool quiet = c->route >= 0 && (routes[c->route].flags & CQD_ROUTE_QUIET);

@@ -2,15 +2,21 @@
  * (prom_oracle.c) and compared with what was recorded by hand; the label
  * escaper; the fallback rings' merge; the operations handlers. */
 #include <check.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "fallbacks.h"
 #include "handlers.h"
 #include "metrics.h"
+#include "metrics_process.h"
 #include "openapi.h"
 #include "prom_oracle.h"
 #include "registry.h"
@@ -26,6 +32,7 @@ static void setup(void)
 {
     cqd_config cfg;
     memset(&cfg, 0, sizeof cfg);
+    cfg.metrics_worlds = 100;
     ck_assert_int_eq(cqd_server_init(&srv, &cfg), 0);
 }
 
@@ -84,6 +91,12 @@ START_TEST(oracle_rejects_broken_expositions)
     /* a family split in two runs */
     ck_assert_int_eq(parse_and_check(&p, "# HELP a x\n# TYPE a gauge\n# HELP b x\n# TYPE b gauge\n"
                                          "a{k=\"1\"} 1\nb 1\na{k=\"2\"} 1\n"), -1);
+    /* the same name and labels twice, in any label order; a second le */
+    ck_assert_int_eq(parse_and_check(&p, "# HELP a x\n# TYPE a gauge\na{k=\"1\",j=\"2\"} 1\na{j=\"2\",k=\"1\"} 1\n"), -1);
+    snprintf(text, sizeof text, "%sh_bucket{le=\"1\"} 1\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\n"
+             "h_count 1\n", head);
+    ck_assert_int_eq(parse_and_check(&p, text), -1);
+    ck_assert_int_eq(parse_and_check(&p, "# HELP a x\n# TYPE a gauge\na{k=\"1\",j=\"2\"} 1\na{j=\"1\",k=\"2\"} 1\n"), 0);
     /* an unknown escape */
     ck_assert_int_eq(parse_and_check(&p, "# HELP a x\n# TYPE a gauge\na{k=\"\\t\"} 1\n"), -1);
 }
@@ -115,7 +128,7 @@ static void *second_thread(void *arg)
 {
     cqd_thread *t = cqd_thread_self(arg);
     ck_assert_ptr_nonnull(t);
-    cqd_metrics_record(&t->requests, 0, 200, 500000);
+    cqd_metrics_record(&t->requests, 0, "GET", 200, 500000);
     cq_count(&t->counters, CQ_CTR_TESTS + CQ_ALG_SAT_BOX_BOX, 2);
     cq_count_gjk(&t->counters, 100);
     cq_count(&t->counters, CQ_CTR_REASONS + CQ_FB_GJK_ITERATION_LIMIT, 1);
@@ -156,11 +169,11 @@ START_TEST(exposition_counts_what_was_recorded)
 
     cqd_thread *t = cqd_thread_self(&srv);
     ck_assert_ptr_nonnull(t);
-    cqd_metrics_record(&t->requests, 0, 200, 30000);
-    cqd_metrics_record(&t->requests, 0, 200, 200000);
-    cqd_metrics_record(&t->requests, 0, 200, 2000000000);
-    cqd_metrics_record(&t->requests, 0, 418, 1000000); /* exactly on the 1 ms bound */
-    cqd_metrics_record(&t->requests, -1, 404, 10000);
+    cqd_metrics_record(&t->requests, 0, "GET", 200, 30000);
+    cqd_metrics_record(&t->requests, 0, "GET", 200, 200000);
+    cqd_metrics_record(&t->requests, 0, "GET", 200, 2000000000);
+    cqd_metrics_record(&t->requests, 0, "GET", 418, 1000000); /* exactly on the 1 ms bound */
+    cqd_metrics_record(&t->requests, -1, "GET", 404, 10000);
     cq_count(&t->counters, CQ_CTR_TESTS + CQ_ALG_SAT_BOX_BOX, 3);
     cq_count(&t->counters, CQ_CTR_SAT_AXES_SKIPPED, 7);
     cq_count(&t->counters, CQ_CTR_ZERO_NORMALS, 1);
@@ -181,15 +194,18 @@ START_TEST(exposition_counts_what_was_recorded)
     prom p;
     scrape(&p);
     for (int f = 0; f < p.nfamilies; f++)
-        ck_assert_msg(strncmp(p.families[f].name, "collisiond_", 11) == 0, "%s", p.families[f].name);
+        ck_assert_msg(strncmp(p.families[f].name, "collisiond_", 11) == 0 ||
+                          strncmp(p.families[f].name, "process_", 8) == 0,
+                      "%s", p.families[f].name);
 
     /* requests: only the series that were recorded */
     char ok[256], other_status[256];
-    snprintf(ok, sizeof ok, "route=%s,status=200", routes[0].pattern);
-    snprintf(other_status, sizeof other_status, "route=%s,status=other", routes[0].pattern);
+    snprintf(ok, sizeof ok, "method=%s,route=%s,status=200", routes[0].method, routes[0].pattern);
+    snprintf(other_status, sizeof other_status, "method=%s,route=%s,status=other", routes[0].method,
+             routes[0].pattern);
     ck_assert_double_eq(prom_value(&p, "collisiond_requests_total", ok), 4);
     ck_assert_double_eq(prom_value(&p, "collisiond_requests_total", other_status), 1);
-    ck_assert_double_eq(prom_value(&p, "collisiond_requests_total", "route=unmatched,status=404"), 1);
+    ck_assert_double_eq(prom_value(&p, "collisiond_requests_total", "method=GET,route=unmatched,status=404"), 1);
     ck_assert_int_eq(prom_count(&p, "collisiond_requests_total"), 3);
     ck_assert_str_eq(prom_family_of(&p, "collisiond_requests_total")->type, "counter");
 
@@ -211,7 +227,7 @@ START_TEST(exposition_counts_what_was_recorded)
     ck_assert_double_eq_tol(prom_value(&p, name, ok), 30e-6 + 200e-6 + 2.0 + 500e-6, 1e-12);
     snprintf(name, sizeof name, "%s_count", dur);
     ck_assert_double_eq(prom_value(&p, name, ok), 4);
-    ck_assert_double_eq(prom_value(&p, name, "route=unmatched,status=404"), 1);
+    ck_assert_double_eq(prom_value(&p, name, "method=GET,route=unmatched,status=404"), 1);
 
     /* the core's counters, summed over both threads; every label present */
     ck_assert_int_eq(prom_count(&p, "collisiond_narrowphase_tests_total"), CQ_ALG_COUNT);
@@ -286,6 +302,227 @@ START_TEST(exposition_of_an_idle_server)
     ck_assert_double_eq(prom_bucket(&p, "collisiond_gjk_iterations", "", INFINITY), 0);
     ck_assert_int_eq(prom_count(&p, "collisiond_narrowphase_tests_total"), CQ_ALG_COUNT);
     prom_free(&p);
+}
+END_TEST
+
+/* The value of name{labels} where labels is formatted; 0 when absent. */
+static double value_of(const prom *p, const char *name, const char *fmt, ...)
+{
+    char labels[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(labels, sizeof labels, fmt, ap);
+    va_end(ap);
+    double v = prom_value(p, name, labels);
+    return isnan(v) ? 0 : v;
+}
+
+START_TEST(route_table_has_one_row_per_method_and_pattern)
+{
+    int n = 0;
+    const cqd_route *routes = cqd_routes(&n);
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(routes[i].pattern[0] == '/', "%s: the label \"unmatched\" must stay apart", routes[i].pattern);
+        for (int j = 0; j < i; j++)
+            ck_assert_msg(strcmp(routes[i].method, routes[j].method) != 0 ||
+                              strcmp(routes[i].pattern, routes[j].pattern) != 0,
+                          "%s %s twice", routes[i].method, routes[i].pattern);
+    }
+}
+END_TEST
+
+/* Every route with every tracked status and one beyond, and the requests
+ * that matched none with each known method, nonstandard ones and none:
+ * no two series share their labels (prom_check), and each carries the
+ * method its route fixes, or the one it came with ("other" past the list). */
+START_TEST(request_series_never_collide)
+{
+    int n = 0;
+    const cqd_route *routes = cqd_routes(&n);
+    static const int codes[] = {200, 201, 204, 400, 401, 404, 405, 409, 413, 422, 429, 500, 503, 418};
+    const int ncodes = (int)(sizeof codes / sizeof codes[0]);
+    cqd_thread *t = cqd_thread_self(&srv);
+    ck_assert_ptr_nonnull(t);
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < ncodes; c++)
+            cqd_metrics_record(&t->requests, r, routes[r].method, codes[c], 1000);
+    static const char *known[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"};
+    static const char *odd[] = {"BREW", "get", "", "GET ", "PROPFIND"};
+    for (int c = 0; c < ncodes; c++) {
+        for (size_t m = 0; m < sizeof known / sizeof known[0]; m++)
+            cqd_metrics_record(&t->requests, -1, known[m], codes[c], 1000);
+        for (size_t m = 0; m < sizeof odd / sizeof odd[0]; m++)
+            cqd_metrics_record(&t->requests, -1, odd[m], codes[c], 1000);
+        cqd_metrics_record(&t->requests, -1, NULL, codes[c], 1000);
+        /* an index past the table is unmatched too, never out of bounds */
+        cqd_metrics_record(&t->requests, CQD_MAX_ROUTES + 5, "PUT", codes[c], 1000);
+    }
+
+    prom p;
+    scrape(&p);
+    const char *total = "collisiond_requests_total", *count = "collisiond_request_duration_seconds_count";
+    for (int c = 0; c < ncodes; c++) {
+        char st[8];
+        snprintf(st, sizeof st, c == ncodes - 1 ? "other" : "%d", codes[c]);
+        for (int r = 0; r < n; r++) {
+            /* two routes that share a pattern (PUT, GET, DELETE /v1/worlds/{world}) are two series */
+            ck_assert_double_eq(value_of(&p, total, "method=%s,route=%s,status=%s", routes[r].method,
+                                         routes[r].pattern, st), 1);
+            ck_assert_double_eq(value_of(&p, count, "method=%s,route=%s,status=%s", routes[r].method,
+                                         routes[r].pattern, st), 1);
+        }
+        for (size_t m = 0; m < sizeof known / sizeof known[0]; m++)
+            ck_assert_double_eq(value_of(&p, total, "method=%s,route=unmatched,status=%s", known[m], st),
+                                strcmp(known[m], "PUT") == 0 ? 2 : 1);
+        ck_assert_double_eq(value_of(&p, total, "method=other,route=unmatched,status=%s", st), 6);
+    }
+    /* nothing else: every route's row, and one per known method and "other" */
+    int want = ncodes * (n + (int)(sizeof known / sizeof known[0]) + 1);
+    ck_assert_int_eq(prom_count(&p, total), want);
+    ck_assert_int_eq(prom_count(&p, count), want);
+    prom_free(&p);
+}
+END_TEST
+
+/* Four worlds against a cap of two: the two with the most shapes (a tie
+ * broken by name) keep their series, the others are summed into
+ * world="(other)", and the sums over each family are still the totals. */
+START_TEST(world_series_are_capped)
+{
+    add_world("a", 0);
+    add_world("b", 3); /* spheres at the origin: 3 pairs */
+    add_world("c", 2); /* 1 pair */
+    add_world("d", 3);
+    srv.cfg.metrics_worlds = 2;
+    prom p;
+    scrape(&p);
+    ck_assert_double_eq(prom_value(&p, "collisiond_worlds", ""), 4);
+    ck_assert_double_eq(prom_value(&p, "collisiond_worlds_folded", ""), 2);
+    ck_assert_int_eq(prom_count(&p, "collisiond_world_shapes"), 3);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_shapes", "world=b"), 3);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_shapes", "world=d"), 3);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_shapes", "world=(other)"), 2);
+    ck_assert_int_eq(prom_count(&p, "collisiond_world_broadphase_pairs"), 3);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_broadphase_pairs", "world=b"), 3);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_broadphase_pairs", "world=d"), 3);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_broadphase_pairs", "world=(other)"), 1);
+    prom_free(&p);
+
+    /* a cap of 0: only the sum; a cap that holds them all: no sum */
+    srv.cfg.metrics_worlds = 0;
+    scrape(&p);
+    ck_assert_int_eq(prom_count(&p, "collisiond_world_shapes"), 1);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_shapes", "world=(other)"), 8);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_broadphase_pairs", "world=(other)"), 7);
+    ck_assert_double_eq(prom_value(&p, "collisiond_worlds_folded", ""), 4);
+    prom_free(&p);
+    srv.cfg.metrics_worlds = 4;
+    scrape(&p);
+    ck_assert_int_eq(prom_count(&p, "collisiond_world_shapes"), 4);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_shapes", "world=a"), 0);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_shapes", "world=c"), 2);
+    ck_assert(isnan(prom_value(&p, "collisiond_world_shapes", "world=(other)")));
+    ck_assert_double_eq(prom_value(&p, "collisiond_worlds_folded", ""), 0);
+    prom_free(&p);
+
+    /* a world deleted and created again is one series */
+    ck_assert_int_eq(cqd_registry_delete(srv.worlds, "a"), CQ_OK);
+    add_world("a", 1);
+    scrape(&p);
+    ck_assert_int_eq(prom_count(&p, "collisiond_world_shapes"), 4);
+    ck_assert_double_eq(prom_value(&p, "collisiond_world_shapes", "world=a"), 1);
+    prom_free(&p);
+}
+END_TEST
+
+/* ---- the process ---- */
+
+START_TEST(proc_stat_lines)
+{
+    /* fields 14, 15, 22, 23, 24: utime, stime, starttime, vsize, rss; the
+     * name holds ") (" and spaces, nice (19) is negative */
+    const char *line = "4242 (we ird) (x) S 1 4242 4242 0 -1 4194560 180 0 0 0 "
+                       "37 12 0 0 20 -5 3 0 98765 123456789 4321 18446744073709551615 1 1 0 0 0 0 0 4096\n";
+    cqd_proc_stat st;
+    ck_assert_int_eq(cqd_proc_parse_stat(line, &st), 0);
+    ck_assert_uint_eq(st.utime, 37);
+    ck_assert_uint_eq(st.stime, 12);
+    ck_assert_uint_eq(st.starttime, 98765);
+    ck_assert_uint_eq(st.vsize, 123456789);
+    ck_assert_uint_eq(st.rss, 4321);
+    /* cut short, no name, garbage in a field */
+    ck_assert_int_eq(cqd_proc_parse_stat("4242 (x) S 1 2 3\n", &st), -1);
+    ck_assert_int_eq(cqd_proc_parse_stat("4242 x S 1 2 3\n", &st), -1);
+    ck_assert_int_eq(cqd_proc_parse_stat("4242 (x) S 1 4242 4242 0 -1 4194560 180 0 0 0 "
+                                         "3x 12 0 0 20 0 3 0 98765 123456789 4321\n", &st), -1);
+    ck_assert_int_eq(cqd_proc_parse_stat("", &st), -1);
+}
+END_TEST
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Descriptors open in this process, found one by one. */
+static int fds_open(void)
+{
+    int n = 0;
+    for (int fd = 0; fd < 4096; fd++)
+        n += fcntl(fd, F_GETFD) != -1;
+    return n;
+}
+
+/* The process_* families against what the test measures itself: a
+ * descriptor limit it sets, descriptors it opens, memory it touches, CPU
+ * time from the clock of the process. */
+START_TEST(process_families)
+{
+    struct rlimit old;
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+    struct rlimit lim = {1000, old.rlim_max};
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &lim), 0);
+    int extra[3];
+    for (int i = 0; i < 3; i++)
+        extra[i] = open("/dev/null", O_RDONLY);
+    volatile double x = 0;
+    for (double start = cpu_now(); cpu_now() - start < 0.1;)
+        x += 1;
+
+    prom p;
+    scrape(&p);
+    double cpu = cpu_now();
+    ck_assert_str_eq(prom_family_of(&p, "process_cpu_seconds_total")->type, "counter");
+    ck_assert_double_eq_tol(prom_value(&p, "process_cpu_seconds_total", ""), cpu, 0.05);
+    ck_assert_double_eq(prom_value(&p, "process_max_fds", ""), 1000);
+    ck_assert_double_eq(prom_value(&p, "process_open_fds", ""), fds_open());
+    double rss = prom_value(&p, "process_resident_memory_bytes", ""),
+           vm = prom_value(&p, "process_virtual_memory_bytes", "");
+    ck_assert_double_gt(rss, 0);
+    ck_assert_double_ge(vm, rss);
+    double start = prom_value(&p, "process_start_time_seconds", "");
+    ck_assert_double_le(start, (double)time(NULL) + 1);
+    ck_assert_double_gt(start, 1e9);
+    prom_free(&p);
+
+    /* 64 MiB touched: resident and virtual memory grow by about that much */
+    enum { BIG = 64 << 20 };
+    char *mem = malloc(BIG);
+    ck_assert_ptr_nonnull(mem);
+    volatile char *big = mem;
+    for (size_t i = 0; i < BIG; i += 1024) /* volatile: the stores stay */
+        big[i] = 1;
+    for (int i = 0; i < 3; i++)
+        close(extra[i]);
+    scrape(&p);
+    ck_assert_double_ge(prom_value(&p, "process_resident_memory_bytes", "") - rss, BIG * 0.9);
+    ck_assert_double_ge(prom_value(&p, "process_virtual_memory_bytes", "") - vm, BIG * 0.9);
+    ck_assert_double_eq(prom_value(&p, "process_open_fds", ""), fds_open());
+    free(mem);
+    prom_free(&p);
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
 }
 END_TEST
 
@@ -610,6 +847,11 @@ Suite *metrics_suite(void)
     tcase_add_test(tc, escape_label_values);
     tcase_add_test(tc, exposition_counts_what_was_recorded);
     tcase_add_test(tc, exposition_of_an_idle_server);
+    tcase_add_test(tc, route_table_has_one_row_per_method_and_pattern);
+    tcase_add_test(tc, request_series_never_collide);
+    tcase_add_test(tc, world_series_are_capped);
+    tcase_add_test(tc, proc_stat_lines);
+    tcase_add_test(tc, process_families);
     suite_add_tcase(s, tc);
     tc = tcase_create("fallbacks");
     tcase_add_checked_fixture(tc, setup, teardown);

@@ -612,8 +612,8 @@ static void expect_problem(json_t *reply, int status, const char *slug, const ch
         ck_assert_ptr_null(json_object_get(body, "pointer"));
 }
 
-/* collisiond_requests_total{route, status} as /metrics shows it (0 when absent). */
-static double requests_total(const char *route, const char *status)
+/* collisiond_requests_total{method, route, status} as /metrics shows it (0 when absent). */
+static double requests_total(const char *method, const char *route, const char *status)
 {
     cqp_buf text = {0};
     cqd_metrics_render(&srv, &text);
@@ -621,7 +621,7 @@ static double requests_total(const char *route, const char *status)
     prom pr;
     ck_assert_int_eq(prom_parse(&pr, text.data), 0);
     char labels[128];
-    snprintf(labels, sizeof labels, "route=%s,status=%s", route, status);
+    snprintf(labels, sizeof labels, "method=%s,route=%s,status=%s", method, route, status);
     double v = prom_value(&pr, "collisiond_requests_total", labels);
     prom_free(&pr);
     cqp_buf_free(&text);
@@ -655,8 +655,8 @@ START_TEST(refusals_counted_and_answered)
     ck_assert_str_eq(json_string_value(json_object_get(r, "request_id")), "tick-1");
     expect_problem(r, 400, "wrong-type", "/headers/Accept");
     json_decref(r);
-    ck_assert(requests_total("unmatched", "400") == 1);
-    ck_assert(requests_total("/healthz", "200") == 0);
+    ck_assert(requests_total("other", "unmatched", "400") == 1);
+    ck_assert(requests_total("GET", "/healthz", "200") == 0);
 
     /* Not JSON: a null id and a generated request id. */
     cqp_buf_reset(&out);
@@ -666,7 +666,7 @@ START_TEST(refusals_counted_and_answered)
     ck_assert_uint_gt(strlen(json_string_value(json_object_get(r, "request_id"))), 0);
     expect_problem(r, 400, "malformed-json", NULL);
     json_decref(r);
-    ck_assert(requests_total("unmatched", "400") == 2);
+    ck_assert(requests_total("other", "unmatched", "400") == 2);
 
     /* The overlong line's 413, made without a line. */
     cqp_buf_reset(&out);
@@ -678,7 +678,7 @@ START_TEST(refusals_counted_and_answered)
     expect_problem(r, 413, "body-too-large", NULL);
     ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "body"), "detail")), "too long");
     json_decref(r);
-    ck_assert(requests_total("unmatched", "413") == 1);
+    ck_assert(requests_total("other", "unmatched", "413") == 1);
 
     /* A good line is counted on its route, not as a refusal. */
     cqp_buf_reset(&out);
@@ -687,8 +687,8 @@ START_TEST(refusals_counted_and_answered)
     r = reply_of(&out);
     ck_assert_int_eq(json_integer_value(json_object_get(r, "status")), 200);
     json_decref(r);
-    ck_assert(requests_total("/healthz", "200") == 1);
-    ck_assert(requests_total("unmatched", "400") == 2);
+    ck_assert(requests_total("GET", "/healthz", "200") == 1);
+    ck_assert(requests_total("other", "unmatched", "400") == 2);
 
     /* Every refusal has its access-log line. */
     char text[8192];

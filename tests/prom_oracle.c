@@ -263,8 +263,43 @@ static int check_series(prom *p, int f, const char *labels)
     return 0;
 }
 
+/* Orders samples by name, labels and le (a missing le first). */
+static int sample_order(const void *x, const void *y)
+{
+    const prom_sample *a = *(const prom_sample *const *)x, *b = *(const prom_sample *const *)y;
+    int c = strcmp(a->name, b->name);
+    if (c == 0)
+        c = strcmp(a->labels, b->labels);
+    if (c == 0)
+        c = a->has_le != b->has_le ? a->has_le - b->has_le : (a->le > b->le) - (a->le < b->le);
+    return c;
+}
+
+/* No two samples may share name and labels, le included: a scraper
+ * keeps one of them and drops the rest. Sorted, so equal ones are
+ * neighbours (thousands of samples stay quick under the sanitizers). */
+static int check_unique(prom *p)
+{
+    if (p->nsamples < 2)
+        return 0;
+    const prom_sample **order = malloc((size_t)p->nsamples * sizeof *order);
+    if (!order)
+        return fail(p, 0, "out of memory");
+    for (int i = 0; i < p->nsamples; i++)
+        order[i] = &p->samples[i];
+    qsort(order, (size_t)p->nsamples, sizeof *order, sample_order);
+    int rc = 0;
+    for (int i = 1; i < p->nsamples && rc == 0; i++)
+        if (sample_order(&order[i - 1], &order[i]) == 0)
+            rc = fail(p, 0, "%s{%s} appears twice", order[i]->name, order[i]->labels);
+    free(order);
+    return rc;
+}
+
 int prom_check(prom *p)
 {
+    if (check_unique(p) < 0)
+        return -1;
     for (int f = 0; f < p->nfamilies; f++) {
         const prom_family *fam = &p->families[f];
         if (fam->help_lines != 1 || fam->type_lines != 1)

@@ -36,8 +36,8 @@ typedef struct prom {
  * parse. Returns 0, or -1 with p->error set. Free p with prom_free. */
 int prom_parse(prom *p, const char *text);
 
-/* Checks the families after a successful parse: exactly one HELP and TYPE
- * each; histogram series with ascending le ending at +Inf, cumulative
+/* Checks the families after a successful parse: no two samples with the
+ * same name and labels; exactly one HELP and TYPE each; histogram series with ascending le ending at +Inf, cumulative
  * (non-decreasing) counts, +Inf equal to _count, and a _sum; counter names
  * ending in _total. Returns 0, or -1 with p->error set. */
 int prom_check(prom *p);

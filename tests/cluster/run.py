@@ -34,7 +34,7 @@ sys.dont_write_bytecode = True  # leave no __pycache__ in the source tree
 from cluster import REPO, Cluster, Ring, free_ports, render, request, stream_request
 
 WORLDS = ["w%02d-%s" % (i, kind) for i, kind in zip(range(30), ["arena", "lobby", "match", "level", "zone"] * 6)]
-RAYCASTS = 'collisiond_requests_total{route="/v1/worlds/{world}/raycast",status="200"}'
+RAYCASTS = 'collisiond_requests_total{method="POST",route="/v1/worlds/{world}/raycast",status="200"}'
 
 
 class Failed(Exception):

@@ -147,8 +147,8 @@ def check_histograms(families):
 
 def check_conventions(families):
     for fname, fam in families.items():
-        if not fname.startswith("collisiond_"):
-            raise ExpositionError("%s: every name must start with collisiond_" % fname)
+        if not fname.startswith(("collisiond_", "process_")):
+            raise ExpositionError("%s: every name must start with collisiond_ (or be a standard process_ one)" % fname)
         if fam["type"] is None:
             raise ExpositionError("%s: HELP without TYPE" % fname)
         if fam["type"] == "counter":
