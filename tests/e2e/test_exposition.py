@@ -121,7 +121,7 @@ class Exposition(DaemonCase):
         self.http("GET", "/readyz", auth=None, expect=200)
         self.http("PUT", "/v1/worlds/arena", world, expect=201)
         self.http("PUT", "/v1/worlds/arena", {}, expect=200)
-        self.http("PUT", "/v1/worlds/bad!name", {}, expect=404)   # invalid name: 404 on the PUT route
+        self.http("PUT", "/v1/worlds/bad!name", {}, expect=400)   # a name that breaks the id rule: 400 on the PUT route
         self.http("GET", "/v1/worlds/nope", expect=404)
         self.http("DELETE", "/v1/worlds/nope", expect=404)
         self.http("PUT", "/v1/worlds/arena/shapes/s3", {"shape": sphere(1), "pose": {"position": [5, 0, 0]}},
