@@ -82,6 +82,7 @@ static void cq_contact_swap(cq_contact *c)
     c->witness_a = c->witness_b;
     c->witness_b = w;
     c->sat_axis = cq_sat_axis_swap(c->sat_axis);
+    c->normal_axis = cq_sat_axis_swap(c->normal_axis);
 }
 
 /* The last guard of the contract: a normal that is not unit (zero, NaN) is
@@ -95,6 +96,7 @@ static void cq_guard_normal(cq_contact *c, cq_counters *counters)
         return;
     c->has_normal = false;
     c->normal = cq_v3(0, 0, 0);
+    c->normal_axis = -1;
     c->point_count = 0;
     c->fallback_reason = CQ_FB_COINCIDENT;
     c->fallback_action = CQ_FBA_DROPPED;
@@ -115,6 +117,7 @@ static void cq_contact_reset(cq_contact *c, cq_algorithm alg)
     c->fallback_action = CQ_FBA_NONE;
     c->sat_axis = -1;
     c->sat_gap = 0;
+    c->normal_axis = -1;
 }
 
 /* Numeric order of two numbers, then of vectors component by component
@@ -202,6 +205,7 @@ int cq_collide(const cq_pair_query *q, cq_contact *out)
         if (q->cache) {
             cache = *q->cache;
             cache.normal = cq_neg(cache.normal);
+            cache.axis = cq_sat_axis_swap(cache.axis); /* the same axis, named from the other box */
             canon.cache = &cache;
         }
         e->fn(&canon, out);
