@@ -146,6 +146,17 @@ static int cq_edge_manifold(const cq_obb *a, const cq_obb *b, int axis, cq_vec3 
     return 1;
 }
 
+/* GJK's distance is exact to its touching band; a SAT gap that close to it
+ * is the same distance (the closest points lie along that axis: face-vertex,
+ * face-face or edge-edge closest features) measured in closed form, so the
+ * one double is reported as both. Otherwise (a corner or an edge's end
+ * closest) the distance is larger than every gap: two quantities. */
+static void cq_same_distance(double gap, cq_contact *out)
+{
+    if (out->has_distance && fabs(out->distance - gap) <= CQ_GJK_DEFAULT_TOLERANCE * fmax(1, out->distance))
+        out->distance = gap;
+}
+
 void cq_box_box(const cq_pair_query *q, cq_contact *out)
 {
     cq_obb a = cq_obb_from_box(q->a, &q->xa), b = cq_obb_from_box(q->b, &q->xb);
@@ -172,6 +183,7 @@ void cq_box_box(const cq_pair_query *q, cq_contact *out)
         if (largest.gap > q->skin && q->skip_distance)
             return;
         cq_gjk_status st = cq_pair_distance(q, out);
+        cq_same_distance(largest.gap, out);
         if (st == CQ_GJK_ITERATION_LIMIT) {
             /* GJK gave up on a pair the SAT could not settle: the general
              * convex path answers it with its counted, logged fallback

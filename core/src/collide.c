@@ -56,7 +56,7 @@ bool cq_collide_supported(cq_shape_type a, cq_shape_type b) { return cq_lookup(a
 
 /* A_i <-> B_i and AixBj -> AjxBi: the same axis seen with A and B swapped
  * (the cross product changes sign, which a gap does not see). */
-static int cq_sat_axis_swap(int axis)
+int cq_sat_axis_swap(int axis)
 {
     if (axis < 0)
         return axis;
@@ -175,7 +175,7 @@ static int cq_cmp_sizes(const cq_shape *a, const cq_shape *b)
  * distance equal to the skin, a GJK cap, an orientation test at extreme
  * scales) cannot depend on which shape the caller named first. Positions
  * almost always differ in x, which decides at the first comparison. */
-static bool cq_b_first(const cq_pair_query *q)
+bool cq_b_first(const cq_pair_query *q)
 {
     if (q->a->type != q->b->type)
         return q->a->type > q->b->type;

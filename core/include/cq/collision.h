@@ -175,7 +175,10 @@ typedef struct cq_sat_axis {
     bool skipped; ///< degenerate cross axis
 } cq_sat_axis;
 
-/// Every one of the 15 axes with its gap, in axis order.
+/// Every one of the 15 axes with its gap, in axis order. Computed in
+/// cq_collide's order of the two boxes, so each gap is bit for bit the
+/// sat_gap (and a separated pair's distance, when they are one) that
+/// cq_collide reports on that axis; cq_obb_sat does the same.
 void cq_obb_sat_explain(const cq_obb *a, const cq_obb *b, cq_sat_axis out[CQ_SAT_AXIS_COUNT]);
 
 /// Triangle-box overlap by Akenine-Moller's 13 separating axes (box faces,
