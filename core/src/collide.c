@@ -58,12 +58,8 @@ bool cq_collide_supported(cq_shape_type a, cq_shape_type b) { return cq_lookup(a
  * (the cross product changes sign, which a gap does not see). */
 int cq_sat_axis_swap(int axis)
 {
-    if (axis < 0)
-        return axis;
-    if (axis < 6)
-        return (axis + 3) % 6;
-    int i = (axis - 6) / 3, j = (axis - 6) % 3;
-    return 6 + 3 * j + i;
+    static const int8_t swapped[CQ_SAT_AXIS_COUNT] = {3, 4, 5, 0, 1, 2, 6, 9, 12, 7, 10, 13, 8, 11, 14};
+    return axis < 0 ? axis : swapped[axis];
 }
 
 /* Mirrors a canonical result back into the caller's order. Points move
