@@ -18,6 +18,10 @@ int cqd_write_export(cqp_writer *out, const cq_world *world)
         return rc;
     }
     cq_world_settings settings = cq_world_get_settings(world);
+    /* Stored values, read back bit for bit by an import or a recovery: a
+     * client's -0 stays -0 here, unlike in answers. */
+    bool keep = out->keep_negative_zero;
+    out->keep_negative_zero = true;
     cqp_obj_begin(out);
     cqp_key(out, "settings");
     cqp_write_settings(out, &settings);
@@ -30,6 +34,7 @@ int cqd_write_export(cqp_writer *out, const cq_world *world)
     }
     cqp_arr_end(out);
     cqp_obj_end(out);
+    out->keep_negative_zero = keep;
     free(h);
     return CQ_OK;
 }

@@ -375,7 +375,7 @@ START_TEST(apart_within_skin_point_has_minus_the_distance)
         /* GJK capped at one iteration, answered along the previous normal:
          * the point is B's support point there (once B's centre), at the
          * same depth. */
-        cq_pair_cache cache = {true, cq_v3(0, 0, order ? -1 : 1)};
+        cq_pair_cache cache = {.has_normal = true, .normal = cq_v3(0, 0, order ? -1 : 1)};
         q.gjk_max_iterations = 1;
         q.cache = &cache;
         c = run(&q);
@@ -608,7 +608,7 @@ START_TEST(caps_and_fallbacks)
     ck_assert(c.overlap && !c.has_normal && c.point_count == 0);
     ck_assert_int_eq(c.fallback_reason, CQ_FB_EPA_ITERATION_LIMIT);
     ck_assert_int_eq(c.fallback_action, CQ_FBA_DROPPED);
-    cq_pair_cache cache = {true, cq_v3(0, 1, 0)};
+    cq_pair_cache cache = {.has_normal = true, .normal = cq_v3(0, 1, 0)};
     q.cache = &cache;
     c = run(&q);
     ck_assert(c.overlap && c.has_normal);

@@ -186,7 +186,7 @@ START_TEST(skip_manifold_changes_only_the_points)
                 memset(&ca, 0, sizeof ca);
                 memset(&cb, 0, sizeof cb);
                 /* A previous normal in some runs: hysteresis and the previous-normal fallbacks. */
-                cq_pair_cache prev = {true, cq_v3(0, 1, 0)};
+                cq_pair_cache prev = {.has_normal = true, .normal = cq_v3(0, 1, 0)};
                 cq_pair_query q = {.a = &a, .xa = tu_pose(&rng, 0.6), .b = &b, .xb = tu_pose(&rng, 0.6),
                                    .skin = i % 3 ? 0 : 0.05, .skip_distance = i % 4 == 1, .counters = &ca,
                                    .cache = i % 5 < 2 ? &prev : NULL, .gjk_max_iterations = i % 7 == 3 ? 2 : 0};

@@ -2,6 +2,7 @@
  * eight-corner projection oracle, swap symmetry, degenerate axes. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sat_box.h"
 #include "testutil.h"
@@ -79,6 +80,38 @@ START_TEST(fixed_case_full_sat_separates_on_a1xb2)
     ck_assert(!cq_obb_overlap(&a, &b));
     bool deg;
     ck_assert_double_eq_tol(oracle_gap(&a, &b, r.axis, &deg), r.gap, 1e-9);
+}
+END_TEST
+
+/* One quantity, one value: the contact's sat gap, the explanation's row
+ * for that axis, cq_obb_sat's gap and the Euclidean distance (the closest
+ * points lie on two edges, along A1xB2) are one double, whichever box the
+ * caller names first; the value is the seed's (0.14671521, corners
+ * 0.1467154 in single precision) and the corner oracle's. */
+START_TEST(fixed_case_reports_one_gap)
+{
+    cq_obb o[2] = {fixed_a(), fixed_b()};
+    double seen = NAN;
+    for (int first = 0; first < 2; first++) {
+        const cq_obb *a = &o[first], *b = &o[1 - first];
+        cq_shape sa = {.type = CQ_BOX, .box = {a->half}}, sb = {.type = CQ_BOX, .box = {b->half}};
+        cq_pair_query q = {.a = &sa, .xa = {a->center, a->axes}, .b = &sb, .xb = {b->center, b->axes}};
+        cq_contact c;
+        ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
+        ck_assert_str_eq(cq_sat_axis_name(c.sat_axis), first ? "A2xB1" : "A1xB2");
+        cq_sat_axis rows[CQ_SAT_AXIS_COUNT];
+        cq_obb_sat_explain(a, b, rows);
+        cq_sat_result r = cq_obb_sat(a, b, false);
+        ck_assert(!c.overlap && c.has_distance && r.axis == c.sat_axis);
+        ck_assert(memcmp(&rows[c.sat_axis].gap, &c.sat_gap, sizeof(double)) == 0);
+        ck_assert(memcmp(&r.gap, &c.sat_gap, sizeof(double)) == 0);
+        ck_assert(memcmp(&c.distance, &c.sat_gap, sizeof(double)) == 0);
+        ck_assert(first == 0 || memcmp(&seen, &c.sat_gap, sizeof(double)) == 0);
+        seen = c.sat_gap;
+        bool deg;
+        ck_assert_double_eq_tol(c.sat_gap, oracle_gap(a, b, c.sat_axis, &deg), 1e-12);
+        ck_assert_double_eq_tol(c.sat_gap, 0.14671521, 1e-6);
+    }
 }
 END_TEST
 
@@ -266,6 +299,7 @@ Suite *sat_suite(void)
     tcase_add_test(tc, fixed_case_full_sat_separates_on_a1xb2);
     tcase_add_test(tc, fixed_case_face_axes_alone_report_overlap);
     tcase_add_test(tc, explain_lists_every_axis);
+    tcase_add_test(tc, fixed_case_reports_one_gap);
     tcase_add_test(tc, random_pairs_agree_with_corner_oracle);
     tcase_add_test(tc, parallel_boxes_skip_degenerate_cross_axes);
     tcase_add_test(tc, touching_within_tolerance_is_overlap);

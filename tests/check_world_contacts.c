@@ -85,7 +85,7 @@ static int expect_frame(const wo_item *items, int n, double skin, oracle_cache *
         memset(&c, 0, sizeof c);
         ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
         if (c.has_normal)
-            *prev = (cq_pair_cache){true, c.normal};
+            *prev = cq_pair_cache_of(&c);
         now[ia][ib] = true;
         if (c.overlap) {
             want[found] = c;
@@ -314,6 +314,149 @@ START_TEST(test_sliding_box)
 }
 END_TEST
 
+/* ---- repeated queries and face-axis hysteresis over 2,000 boxes ---- */
+
+#define CROWD 2000
+#define CROWD_PAIRS 16384
+
+typedef struct crowd_answer {
+    cq_world_contact *pairs;
+    int n;
+} crowd_answer;
+
+static crowd_answer crowd_contacts(cq_world *w)
+{
+    crowd_answer r = {calloc(CROWD_PAIRS, sizeof(cq_world_contact)), 0};
+    ck_assert(r.pairs != NULL);
+    cq_world_contacts_out out = {.pairs = r.pairs, .pair_capacity = CROWD_PAIRS};
+    ck_assert_int_eq(cq_world_contacts(w, NULL, &out), CQ_OK);
+    r.n = out.pair_count;
+    return r;
+}
+
+/* Two answers are the same bytes (put_contact zeroes every record first). */
+static void assert_same_answer(const crowd_answer *x, const crowd_answer *y)
+{
+    ck_assert_int_eq(x->n, y->n);
+    int differ = 0;
+    for (int k = 0; k < x->n; k++)
+        differ += memcmp(&x->pairs[k], &y->pairs[k], sizeof x->pairs[k]) != 0;
+    ck_assert_msg(differ == 0, "%d of %d pairs changed between identical queries", differ, x->n);
+}
+
+static cq_obb crowd_obb(const cq_world *w, cq_world_handle h)
+{
+    cq_world_body b;
+    ck_assert_int_eq(cq_world_get(w, h, &b), CQ_OK);
+    return cq_obb_from_box(&b.shape, &b.pose);
+}
+
+/* The previous answer's axis of pair (a, b) (answers are sorted by ids,
+ * and handles are slot numbers in id order here), or -1. */
+static int crowd_prev_axis(const crowd_answer *prev, cq_world_handle a, cq_world_handle b)
+{
+    int lo = 0, hi = prev->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        const cq_world_contact *p = &prev->pairs[mid];
+        bool less = p->a.index < a.index || (p->a.index == a.index && p->b.index < b.index);
+        if (less)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const cq_world_contact *p = &prev->pairs[lo];
+    return lo < prev->n && p->a.index == a.index && p->b.index == b.index ? p->contact.normal_axis : -1;
+}
+
+/* A small move: every box shifts by up to 0.01 and turns by up to 0.01 rad. */
+static void crowd_nudge(cq_world *w, tu_rng *rng, const char (*ids)[8])
+{
+    static cq_world_op ops[CROWD];
+    for (int i = 0; i < CROWD; i++) {
+        cq_world_handle h;
+        ck_assert_int_eq(cq_world_find(w, ids[i], &h), CQ_OK);
+        cq_world_body b;
+        ck_assert_int_eq(cq_world_get(w, h, &b), CQ_OK);
+        cq_vec3 axis = cq_v3(tu_uniform(rng, -1, 1), tu_uniform(rng, -1, 1), tu_uniform(rng, -1, 1));
+        cq_mat3 turn = tu_axis_angle(cq_scale(axis, 1 / cq_len(axis)), tu_uniform(rng, -0.01, 0.01));
+        cq_xform x = {cq_add(b.pose.p, cq_v3(tu_uniform(rng, -0.01, 0.01), tu_uniform(rng, -0.01, 0.01),
+                                             tu_uniform(rng, -0.01, 0.01))),
+                      cq_mul_mm(&turn, &b.pose.r)};
+        ops[i] = wo_move(ids[i], x, cq_v3(0, 0, 0));
+    }
+    wo_apply(w, ops, CROWD);
+}
+
+/* After the move, oracle from the corners: a pair whose previous axis is a
+ * face axis at most 1.5 x as deep as the least penetration of any axis is
+ * within the band of whichever axis is best, so the answer keeps it; any
+ * other answer is the cache-free one (no other face displaces the best). */
+static int crowd_check_hysteresis(const cq_world *w, const crowd_answer *prev, const crowd_answer *now, int *kept)
+{
+    int checked = 0;
+    for (int k = 0; k < now->n; k++) {
+        const cq_world_contact *p = &now->pairs[k];
+        cq_obb a = crowd_obb(w, p->a), b = crowd_obb(w, p->b);
+        cq_shape sa = {.type = CQ_BOX, .box = {a.half}}, sb = {.type = CQ_BOX, .box = {b.half}};
+        cq_pair_query q = {.a = &sa, .xa = {a.center, a.axes}, .b = &sb, .xb = {b.center, b.axes}, .skip_distance = true};
+        cq_contact bare;
+        ck_assert_int_eq(cq_collide(&q, &bare), CQ_OK);
+        int was = crowd_prev_axis(prev, p->a, p->b), got = p->contact.normal_axis;
+        ck_assert_msg(got == bare.normal_axis || got == was, "pair %d: axis %d, previous %d, best %d", k, got, was,
+                      bare.normal_axis);
+        if (was < 0 || was >= 6)
+            continue;
+        double depth = tu_obb_axis_penetration(&a, &b, was);
+        if (!(depth <= 1.5 * tu_obb_min_penetration(&a, &b) - 1e-9))
+            continue;
+        checked++;
+        *kept += bare.normal_axis != was;
+        ck_assert_msg(got == was, "pair %d: previous axis %d within the band, answered %d", k, was, got);
+        ck_assert_double_eq_tol(fabs(cq_dot(p->contact.normal, tu_obb_axis(&a, &b, was))), 1, 1e-12);
+        ck_assert_double_eq_tol(p->contact.depth, depth, 1e-9);
+    }
+    return checked;
+}
+
+START_TEST(test_repeat_and_hysteresis)
+{
+    static char ids[CROWD][8];
+    cq_world *w = make_world(0, CROWD);
+    static cq_world_op ops[CROWD];
+    tu_rng rng = {2040};
+    for (int i = 0; i < CROWD; i++) {
+        snprintf(ids[i], sizeof ids[i], "b%04d", i);
+        cq_shape s = wo_box(tu_uniform(&rng, 0.2, 1), tu_uniform(&rng, 0.2, 1), tu_uniform(&rng, 0.2, 1));
+        cq_xform x = {cq_v3(tu_uniform(&rng, -12, 12), tu_uniform(&rng, -12, 12), tu_uniform(&rng, -12, 12)),
+                      tu_rotation(&rng)};
+        ops[i] = wo_upsert(ids[i], s, x, cq_v3(0, 0, 0), 1, 1);
+    }
+    wo_apply(w, ops, CROWD);
+    crowd_answer first = crowd_contacts(w), second = crowd_contacts(w);
+    ck_assert_int_gt(first.n, 1000);
+    assert_same_answer(&first, &second);
+    int checked = 0, kept = 0;
+    crowd_answer prev = second;
+    for (int round = 0; round < 3; round++) {
+        crowd_nudge(w, &rng, (const char (*)[8])ids);
+        crowd_answer now = crowd_contacts(w), again = crowd_contacts(w);
+        assert_same_answer(&now, &again); /* whatever the cache held before */
+        checked += crowd_check_hysteresis(w, &prev, &now, &kept);
+        free(prev.pairs);
+        free(again.pairs);
+        prev = now;
+    }
+    printf("crowd: %d touching pairs, %d previous face axes within the band, %d kept over a better axis\n",
+           first.n, checked, kept);
+    ck_assert_int_gt(checked, 1000);
+    ck_assert_int_gt(kept, 0); /* the band did decide some pairs */
+    free(first.pairs);
+    free(prev.pairs);
+    cq_world_destroy(w);
+}
+END_TEST
+
 /* ---- filter, small arrays, counters ---- */
 
 START_TEST(test_ids_filter)
@@ -505,6 +648,7 @@ Suite *world_contacts_suite(void)
     tcase_add_test(t, test_contacts_vs_brute);
     tcase_add_test(t, test_determinism);
     tcase_add_test(t, test_sliding_box);
+    tcase_add_test(t, test_repeat_and_hysteresis);
     tcase_add_test(t, test_ids_filter);
     tcase_add_test(t, test_buckets_and_counters);
     tcase_add_test(t, test_fallback_log);

@@ -75,18 +75,30 @@ void tu_obb_interval(const cq_obb *o, cq_vec3 l, double *lo, double *hi)
         *lo = fmin(*lo, cq_dot(c[k], l)), *hi = fmax(*hi, cq_dot(c[k], l));
 }
 
+cq_vec3 tu_obb_axis(const cq_obb *a, const cq_obb *b, int k)
+{
+    cq_vec3 l = k < 3 ? a->axes.c[k] : k < 6 ? b->axes.c[k - 3] : cq_cross(a->axes.c[(k - 6) / 3], b->axes.c[(k - 6) % 3]);
+    return cq_len2(l) < 1e-12 ? cq_v3(NAN, NAN, NAN) : cq_scale(l, 1 / cq_len(l));
+}
+
+double tu_obb_axis_penetration(const cq_obb *a, const cq_obb *b, int k)
+{
+    cq_vec3 l = tu_obb_axis(a, b, k);
+    if (isnan(l.x))
+        return NAN;
+    double alo, ahi, blo, bhi;
+    tu_obb_interval(a, l, &alo, &ahi);
+    tu_obb_interval(b, l, &blo, &bhi);
+    return fmin(ahi - blo, bhi - alo);
+}
+
 double tu_obb_min_penetration(const cq_obb *a, const cq_obb *b)
 {
     double best = INFINITY;
     for (int k = 0; k < 15; k++) {
-        cq_vec3 l = k < 3 ? a->axes.c[k] : k < 6 ? b->axes.c[k - 3] : cq_cross(a->axes.c[(k - 6) / 3], b->axes.c[(k - 6) % 3]);
-        if (cq_len2(l) < 1e-12)
-            continue;
-        l = cq_scale(l, 1 / cq_len(l));
-        double alo, ahi, blo, bhi;
-        tu_obb_interval(a, l, &alo, &ahi);
-        tu_obb_interval(b, l, &blo, &bhi);
-        best = fmin(best, fmin(ahi - blo, bhi - alo));
+        double p = tu_obb_axis_penetration(a, b, k);
+        if (!isnan(p))
+            best = fmin(best, p);
     }
     return best;
 }

@@ -40,6 +40,11 @@ void tu_obb_interval(const cq_obb *o, cq_vec3 l, double *lo, double *hi);
 /* Oracle: the least overlap of two boxes over the 15 SAT axes, from corner
  * projections (the minimum translation when they overlap). */
 double tu_obb_min_penetration(const cq_obb *a, const cq_obb *b);
+/* Oracle: SAT axis k (0..14, cq_sat_axis_name's numbering) of boxes a and b
+ * as a unit vector, and the pair's penetration along it from the corners'
+ * intervals (negative: apart). NAN for a degenerate cross axis. */
+cq_vec3 tu_obb_axis(const cq_obb *a, const cq_obb *b, int k);
+double tu_obb_axis_penetration(const cq_obb *a, const cq_obb *b, int k);
 
 /* Oracle distances: point to segment, and point to triangle (the
  * projection's barycentric coordinates from the 2x2 Gram system, else the

@@ -11,23 +11,17 @@
 #define CQ_EDGE_PREFERENCE 0.05
 /* The previous frame's face axis is kept while its penetration stays within
  * this factor of the best axis (seed 002: hysteresis), so a box sliding on a
- * box does not flip its normal to an edge axis or a neighbouring face. */
+ * box does not flip its normal to an edge axis or a neighbouring face
+ * (check_box_box's jittering slide measures the band: 1.25 flips, 1.5 holds). */
 #define CQ_FACE_HYSTERESIS 1.5
 
-/* A previous normal within about 8 degrees of a face axis came from it. */
-#define CQ_SAME_AXIS_COS 0.99
-
-/* The face axis (0..5) the previous frame's normal came from, or -1. */
-static int cq_previous_face(const cq_obb *a, const cq_obb *b, const cq_pair_cache *cache)
+/* The face axis (0..5) the previous answer used, or -1: its identity from
+ * the cache, never a face found near the previous normal, which could be a
+ * neighbour of the one used (a 5-degree turn puts A0 and B0 within 8 degrees
+ * of each other) and would then displace the best axis for no reason. */
+static int cq_previous_face(const cq_pair_cache *cache)
 {
-    if (!cache || !cache->has_normal)
-        return -1;
-    for (int k = 0; k < 6; k++) {
-        cq_vec3 axis = k < 3 ? a->axes.c[k] : b->axes.c[k - 3];
-        if (fabs(cq_dot(axis, cache->normal)) >= CQ_SAME_AXIS_COS)
-            return k;
-    }
-    return -1;
+    return cache && cache->has_axis && cache->axis >= 0 && cache->axis < 6 ? cache->axis : -1;
 }
 
 /* A candidate axis and its gap. */
@@ -152,6 +146,17 @@ static int cq_edge_manifold(const cq_obb *a, const cq_obb *b, int axis, cq_vec3 
     return 1;
 }
 
+/* GJK's distance is exact to its touching band; a SAT gap that close to it
+ * is the same distance (the closest points lie along that axis: face-vertex,
+ * face-face or edge-edge closest features) measured in closed form, so the
+ * one double is reported as both. Otherwise (a corner or an edge's end
+ * closest) the distance is larger than every gap: two quantities. */
+static void cq_same_distance(double gap, cq_contact *out)
+{
+    if (out->has_distance && fabs(out->distance - gap) <= CQ_GJK_DEFAULT_TOLERANCE * fmax(1, out->distance))
+        out->distance = gap;
+}
+
 void cq_box_box(const cq_pair_query *q, cq_contact *out)
 {
     cq_obb a = cq_obb_from_box(q->a, &q->xa), b = cq_obb_from_box(q->b, &q->xb);
@@ -178,6 +183,7 @@ void cq_box_box(const cq_pair_query *q, cq_contact *out)
         if (largest.gap > q->skin && q->skip_distance)
             return;
         cq_gjk_status st = cq_pair_distance(q, out);
+        cq_same_distance(largest.gap, out);
         if (st == CQ_GJK_ITERATION_LIMIT) {
             /* GJK gave up on a pair the SAT could not settle: the general
              * convex path answers it with its counted, logged fallback
@@ -189,9 +195,10 @@ void cq_box_box(const cq_pair_query *q, cq_contact *out)
             return;
     }
     out->overlap = true;
-    int axis = cq_choose_axis(&g, face, edge, cq_previous_face(&a, &b, q->cache));
+    int axis = cq_choose_axis(&g, face, edge, cq_previous_face(q->cache));
     out->normal = cq_axis_normal(&a, &b, axis, q->cache);
     out->has_normal = true;
+    out->normal_axis = axis;
     out->depth = fmax(-g.gap[axis], 0);
     if (q->skip_manifold)
         return;

@@ -56,14 +56,10 @@ bool cq_collide_supported(cq_shape_type a, cq_shape_type b) { return cq_lookup(a
 
 /* A_i <-> B_i and AixBj -> AjxBi: the same axis seen with A and B swapped
  * (the cross product changes sign, which a gap does not see). */
-static int cq_sat_axis_swap(int axis)
+int cq_sat_axis_swap(int axis)
 {
-    if (axis < 0)
-        return axis;
-    if (axis < 6)
-        return (axis + 3) % 6;
-    int i = (axis - 6) / 3, j = (axis - 6) % 3;
-    return 6 + 3 * j + i;
+    static const int8_t swapped[CQ_SAT_AXIS_COUNT] = {3, 4, 5, 0, 1, 2, 6, 9, 12, 7, 10, 13, 8, 11, 14};
+    return axis < 0 ? axis : swapped[axis];
 }
 
 /* Mirrors a canonical result back into the caller's order. Points move
@@ -82,6 +78,7 @@ static void cq_contact_swap(cq_contact *c)
     c->witness_a = c->witness_b;
     c->witness_b = w;
     c->sat_axis = cq_sat_axis_swap(c->sat_axis);
+    c->normal_axis = cq_sat_axis_swap(c->normal_axis);
 }
 
 /* The last guard of the contract: a normal that is not unit (zero, NaN) is
@@ -95,6 +92,7 @@ static void cq_guard_normal(cq_contact *c, cq_counters *counters)
         return;
     c->has_normal = false;
     c->normal = cq_v3(0, 0, 0);
+    c->normal_axis = -1;
     c->point_count = 0;
     c->fallback_reason = CQ_FB_COINCIDENT;
     c->fallback_action = CQ_FBA_DROPPED;
@@ -115,6 +113,7 @@ static void cq_contact_reset(cq_contact *c, cq_algorithm alg)
     c->fallback_action = CQ_FBA_NONE;
     c->sat_axis = -1;
     c->sat_gap = 0;
+    c->normal_axis = -1;
 }
 
 /* Numeric order of two numbers, then of vectors component by component
@@ -172,7 +171,7 @@ static int cq_cmp_sizes(const cq_shape *a, const cq_shape *b)
  * distance equal to the skin, a GJK cap, an orientation test at extreme
  * scales) cannot depend on which shape the caller named first. Positions
  * almost always differ in x, which decides at the first comparison. */
-static bool cq_b_first(const cq_pair_query *q)
+bool cq_b_first(const cq_pair_query *q)
 {
     if (q->a->type != q->b->type)
         return q->a->type > q->b->type;
@@ -202,6 +201,7 @@ int cq_collide(const cq_pair_query *q, cq_contact *out)
         if (q->cache) {
             cache = *q->cache;
             cache.normal = cq_neg(cache.normal);
+            cache.axis = cq_sat_axis_swap(cache.axis); /* the same axis, named from the other box */
             canon.cache = &cache;
         }
         e->fn(&canon, out);

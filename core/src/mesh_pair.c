@@ -112,6 +112,7 @@ static void mesh_to_face(const mesh_pair_ctx *c, int k, cq_vec3 nf, cq_contact *
     t->witness_a = depth < 0 ? deep : cq_v3(0, 0, 0);
     t->witness_b = depth < 0 ? cq_mad(deep, nf, -depth) : cq_v3(0, 0, 0);
     t->sat_axis = -1;
+    t->normal_axis = -1;
 }
 
 static mesh_edge_outcome mesh_internal_edges(const mesh_pair_ctx *c, int k, cq_contact *t)
@@ -212,7 +213,7 @@ int cq_mesh_collide(const cq_pair_query *q, const cq_mesh *mesh, cq_contact *out
     mesh_pair_ctx c = {.q = q, .m = mesh, .out = out, .best = -1, .dropped = -1};
     if (cq_shape_proxy(q->a, store, &c.pa) != CQ_OK)
         return CQ_EUNSUPPORTED; /* planes and meshes: not convex */
-    *out = (cq_contact){.sat_axis = -1};
+    *out = (cq_contact){.sat_axis = -1, .normal_axis = -1};
     cq_xform rel = cq_xform_relative(&q->xb, &q->xa);
     cq_aabb box = cq_aabb_fatten(cq_shape_aabb(q->a, &rel), q->skin);
     cq_bvh_query_aabb(mesh->bvh, &box, mesh_visit, &c);

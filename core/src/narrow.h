@@ -12,6 +12,14 @@
  * algorithm and counts the test). */
 typedef void (*cq_pair_fn)(const cq_pair_query *q, cq_contact *out);
 
+/* Whether cq_collide runs the pair B first (collide.c): the canonical order,
+ * which anything reporting the same numbers as a contact must share. */
+bool cq_b_first(const cq_pair_query *q);
+
+/* A box-box SAT axis named from the other box: A_i <-> B_i, AixBj -> AjxBi
+ * (collide.c). -1 stays -1. */
+int cq_sat_axis_swap(int axis);
+
 /* Closed forms (closed.c, plane.c). */
 void cq_sphere_sphere(const cq_pair_query *q, cq_contact *out);
 void cq_sphere_capsule(const cq_pair_query *q, cq_contact *out);

@@ -3,6 +3,7 @@
  * few multiply-adds. Gaps are in world units; a cross axis whose squared
  * length is below CQ_SAT_DEGENERATE (nearly parallel edges) is skipped,
  * because normalising it would amplify rounding into a meaningless gap. */
+#include "narrow.h"
 #include "sat_box.h"
 
 /* The frame shared by every axis of one pair. */
@@ -80,12 +81,38 @@ void cq_obb_gaps_scalar(const cq_obb *a, const cq_obb *b, int count, double gap[
     gap[14] = cq_sat_cross_gap(&f, 2, 2, &skipped[14]);
 }
 
+/* Whether cq_collide runs boxes a and b B first: the SAT entry points then
+ * run in that order too and name the axes back, so a pair's table, verdict
+ * and contact carry the very same doubles (rounding differs by order). */
+static bool cq_obb_b_first(const cq_obb *a, const cq_obb *b)
+{
+    cq_shape sa = {.type = CQ_BOX, .box = {a->half}}, sb = {.type = CQ_BOX, .box = {b->half}};
+    cq_pair_query q = {.a = &sa, .xa = {a->center, a->axes}, .b = &sb, .xb = {b->center, b->axes}};
+    return cq_b_first(&q);
+}
+
+/* The gaps of the first count axes in cq_collide's order, named as the
+ * caller named the boxes. */
+static void cq_obb_gaps_canonical(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
+                                  bool skipped[CQ_SAT_AXIS_COUNT])
+{
+    if (!cq_obb_b_first(a, b)) {
+        cq_obb_gaps(a, b, count, gap, skipped);
+        return;
+    }
+    double g[CQ_SAT_AXIS_COUNT];
+    bool s[CQ_SAT_AXIS_COUNT];
+    cq_obb_gaps(b, a, count, g, s);
+    for (int k = 0; k < count; k++) /* the face axes swap among themselves, as do the cross axes */
+        gap[k] = g[cq_sat_axis_swap(k)], skipped[k] = s[cq_sat_axis_swap(k)];
+}
+
 cq_sat_result cq_obb_sat(const cq_obb *a, const cq_obb *b, bool face_only)
 {
     double gap[CQ_SAT_AXIS_COUNT];
     bool skipped[CQ_SAT_AXIS_COUNT];
     int count = face_only ? 6 : CQ_SAT_AXIS_COUNT;
-    cq_obb_gaps(a, b, count, gap, skipped);
+    cq_obb_gaps_canonical(a, b, count, gap, skipped);
     cq_sat_result res = {false, -1, -INFINITY, 0};
     for (int k = 0; k < count; k++) {
         if (skipped[k]) {
@@ -103,7 +130,7 @@ void cq_obb_sat_explain(const cq_obb *a, const cq_obb *b, cq_sat_axis out[CQ_SAT
 {
     double gap[CQ_SAT_AXIS_COUNT];
     bool skipped[CQ_SAT_AXIS_COUNT];
-    cq_obb_gaps(a, b, CQ_SAT_AXIS_COUNT, gap, skipped);
+    cq_obb_gaps_canonical(a, b, CQ_SAT_AXIS_COUNT, gap, skipped);
     for (int k = 0; k < CQ_SAT_AXIS_COUNT; k++)
         out[k] = (cq_sat_axis){skipped[k] ? 0.0 : gap[k], skipped[k]};
 }

@@ -139,6 +139,7 @@ static void put_contact(cq_world_contact *dst, cq_world_handle a, cq_world_handl
     d->fallback_action = c->fallback_action;
     d->sat_axis = c->sat_axis;
     d->sat_gap = c->sat_gap;
+    d->normal_axis = c->normal_axis;
 }
 
 /* Runs one pair: 1 touching, 0 not, -1 when cq_collide has no algorithm for it. The pair's cache entry for the
@@ -165,7 +166,7 @@ static int run_pair(const cq_world *w, world_work *wk, const cq_world_contacts_q
     if (cq_collide(&pq, c) != CQ_OK)
         return -1;
     if (c->has_normal)
-        wk->next.prev = (cq_pair_cache){true, c->normal};
+        wk->next.prev = cq_pair_cache_of(c);
     wk->next.fell_back = c->fallback_reason != CQ_FB_NONE;
     return c->overlap;
 }

@@ -49,7 +49,7 @@ typedef struct world_ccd_memory {
 
 /* A pair cache entry, indexed by the broadphase's pair slot. */
 typedef struct world_pair_cache {
-    cq_pair_cache prev; /* previous normal, from the lower id to the higher */
+    cq_pair_cache prev; /* previous normal (lower id to higher) and box-box axis */
     bool fell_back;     /* the last query of the pair needed a fallback */
 } world_pair_cache;
 

@@ -158,6 +158,8 @@ void cqp_num(cqp_writer *w, double v)
         cqpb_put(w->buf, "null", 4);
         return;
     }
+    if (v == 0 && !w->keep_negative_zero)
+        v = 0.0; /* -0 == 0: the positive zero */
     /* Formatted in place (with its NUL) rather than copied. */
     if (!cqpb_room(w->buf, CQP_DOUBLE_CHARS))
         return;

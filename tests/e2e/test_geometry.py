@@ -4,6 +4,7 @@ its 15 axes re-derived from box corners, quaternion poses."""
 
 import math
 import random
+import re
 
 import oracle as o
 from harness import DaemonCase
@@ -128,6 +129,26 @@ class BoxPairs(DaemonCase):
         self.assertAlmostEqual(face_gap, SEED_FACE_GAP, delta=SEED_TOL)
         self.assertEqual(max(axes, key=lambda a: a["gap"])["name"], SEED_AXIS)
 
+    def test_seed_obb_case_reports_one_gap(self):
+        """sat.gap, the explain row of A1xB2 and the distance (the closest
+        points lie on two edges, along A1xB2) are one quantity: the same
+        digits in the bytes, whichever box is named first."""
+        texts = []
+        for req in (seed_request(explain=True), seed_request(explain=True)):
+            if texts:
+                req = pair(req["b"], req["a"], explain=True)
+            raw = self.req("POST", "/v1/pair", req).raw.decode()
+            name = "A1xB2" if not texts else "A2xB1"
+            sat = re.search(r'"sat":\{"axis":"%s","gap":([^}]+)\}' % name, raw)
+            row = re.search(r'\{"name":"%s","gap":([^}]+)\}' % name, raw)
+            dist = re.search(r'"distance":([^,]+),', raw)
+            self.assertTrue(sat and row and dist, raw)
+            self.assertEqual(sat.group(1), row.group(1), raw)
+            self.assertEqual(sat.group(1), dist.group(1), raw)
+            texts.append(sat.group(1))
+        self.assertEqual(texts[0], texts[1], "swapping the boxes changed the gap")
+        self.assertAlmostEqual(float(texts[0]), SEED_GAP, delta=SEED_TOL)
+
     def test_seed_obb_case_without_explain(self):
         r = self.ok("POST", "/v1/pair", seed_request(explain=False))
         self.assertNotIn("axes", r)
@@ -202,3 +223,38 @@ class BoxPairs(DaemonCase):
             else:
                 self.assertIsNotNone(r["fallback"], what)
             self.assertLessEqual(len(r["points"]), 4, what)
+
+
+# A "-0" in the bytes: a minus sign, a zero, and no digit or point after it
+# (so -0.5 and 1e-07 are not matches).
+NEGATIVE_ZERO = re.compile(rb"-0(?![0-9.])")
+
+
+class NegativeZeros(DaemonCase):
+    """Answers spell zero one way: mirrored pairs (B run first, the normal
+    negated) and exact touching (depth -(0)) used to write -0."""
+
+    def test_answers_have_no_negative_zero(self):
+        above = lambda shape, y: posed(shape, (0, y, 0))
+        cases = [pair(above(box(1, 1, 1), 1.5), posed(box(1, 1, 1))),      # normal [-0,-1,-0]
+                 pair(above(box(1, 1, 1), 2), posed(box(1, 1, 1))),        # touching: depth -0 too
+                 pair(above(sphere(1), 2), posed(sphere(1))),
+                 pair(above(box(1, 1, 1), 3), posed(box(1, 1, 1)), explain=True)]
+        for body in cases:
+            r = self.req("POST", "/v1/pair", body)
+            self.assertEqual(r.status, 200, r.describe())
+            self.assertIsNone(NEGATIVE_ZERO.search(r.raw), r.raw)
+        # the oracle's own check: the same pattern does find the old spelling
+        self.assertIsNotNone(NEGATIVE_ZERO.search(b'"normal":[-0,-1,-0]'))
+        self.assertEqual(self.ok("POST", "/v1/pair", cases[0])["normal"], [0, -1, 0])
+        self.assertEqual(self.ok("POST", "/v1/pair", cases[1])["points"][0]["depth"], 0)
+
+    def test_negative_zero_in_a_request_is_accepted(self):
+        self.ok("PUT", "/v1/worlds/nz", {}, status=201)
+        r = self.req("PUT", "/v1/worlds/nz/shapes/s", {"shape": sphere(1), "pose": {"position": [-0.0, 1, -0.0]}})
+        self.assertEqual(r.status, 201, r.describe())
+        self.assertIn(b'"position":[0,1,0]', r.raw)
+        self.assertIsNone(NEGATIVE_ZERO.search(self.req("GET", "/v1/worlds/nz/shapes/s").raw))
+        # the export is the stored world, bit for bit: the client's -0 stays
+        self.assertIn(b'"position":[-0,1,-0]', self.req("GET", "/v1/worlds/nz/export").raw)
+        self.ok("DELETE", "/v1/worlds/nz", status=204)

@@ -122,6 +122,51 @@ def _numbers(value):
     return [value] if isinstance(value, (int, float)) and not isinstance(value, bool) else []
 
 
+class BoxHysteresis(DaemonCase):
+    """Box-box face-axis hysteresis keeps the axis the previous answer used
+    (the pair cache holds its identity): a contacts query repeated on a
+    world that did not change answers the same bytes."""
+
+    C, S = math.cos(math.radians(5)), math.sin(math.radians(5))
+
+    def test_issue_pair_answers_the_same_bytes(self):
+        c, s = self.C, self.S
+        self.ok("PUT", "/v1/worlds/h", {}, status=201)
+        self.ok("PUT", "/v1/worlds/h/shapes/a", {"shape": box(1, 1, 1)}, status=201)
+        self.ok("PUT", "/v1/worlds/h/shapes/b", {"shape": box(0.25, 1, 1),
+                                                 "pose": pose((1.1, 0.9, 0), axes=[[c, s, 0], [-s, c, 0], [0, 0, 1]])},
+                status=201)
+        answers = [self.req("POST", "/v1/worlds/h/contacts", {}) for _ in range(4)]
+        for r in answers[1:]:
+            self.assertEqual(r.raw, answers[0].raw, "an unchanged world changed its answer")
+        p = answers[0].json["pairs"][0]
+        # along B's x axis, B's near face against A's corner (1, 1):
+        # c + s - (1.1 c + 0.9 s - 0.25); A0 would be 1 - (1.1 - 0.25 c - s), 48 % deeper
+        self.assertAlmostEqual(p["depth"], c + s - (1.1 * c + 0.9 * s - 0.25), delta=TOL)
+        self.assertClose(p["normal"], [c, s, 0], TOL)
+        self.ok("DELETE", "/v1/worlds/h", status=204)
+
+    def test_random_box_world_repeats_its_answer(self):
+        rng = random.Random(2040)
+        self.ok("PUT", "/v1/worlds/crowd", {}, status=201)
+
+        def item(i):
+            axes = o.quat_axes(o.unit([rng.gauss(0, 1) for _ in range(4)]))
+            return {"id": "b%03d" % i, "shape": box(*[rng.uniform(0.2, 1) for _ in range(3)]),
+                    "pose": pose([rng.uniform(-6, 6) for _ in range(3)], axes=axes)}
+        items = [item(i) for i in range(300)]
+        self.ok("POST", "/v1/worlds/crowd/batch", {"upsert": items})
+        for step in range(3):
+            first = self.req("POST", "/v1/worlds/crowd/contacts", {})
+            again = self.req("POST", "/v1/worlds/crowd/contacts", {})
+            self.assertGreater(len(first.json["pairs"]), 100)
+            self.assertEqual(first.raw, again.raw, "step %d: an unchanged world changed its answer" % step)
+            moves = [{"id": it["id"], "pose": pose([x + rng.uniform(-0.01, 0.01) for x in it["pose"]["position"]],
+                                                   axes=it["pose"]["axes"])} for it in items]
+            self.ok("POST", "/v1/worlds/crowd/batch", {"move": moves})
+        self.ok("DELETE", "/v1/worlds/crowd", status=204)
+
+
 class Queries(DaemonCase):
 
     @classmethod

@@ -70,14 +70,30 @@ typedef struct cq_contact {
     cq_fallback_action fallback_action;
     int sat_axis;   ///< box-box: winning axis (0..14) or -1
     double sat_gap; ///< box-box: largest projected gap over the axes, world units (see skip_distance)
+    /// box-box: the SAT axis (0..14) the normal lies along when the normal
+    /// came from the SAT (not from GJK's closest points), else -1. Not always
+    /// sat_axis: faces are preferred, and hysteresis keeps the previous axis.
+    int normal_axis;
 } cq_contact;
 
 /// What a world remembers about a pair from the previous frame. Zero-init
 /// (or NULL) means nothing is known.
 typedef struct cq_pair_cache {
     bool has_normal;
-    cq_vec3 normal; ///< previous normal, A to B; also tells box-box which face axis it used
+    cq_vec3 normal; ///< previous normal, A to B
+    /// box-box: the previous answer's normal_axis (axis valid only when set),
+    /// the axis its face-axis hysteresis keeps. Identity, not direction: a
+    /// face that merely lies near the previous normal is not that axis.
+    bool has_axis;
+    int axis;
 } cq_pair_cache;
+
+/// The cache entry a contact leaves for the pair's next query (a contact
+/// without a normal leaves nothing: keep the previous entry then).
+static inline cq_pair_cache cq_pair_cache_of(const cq_contact *c)
+{
+    return (cq_pair_cache){c->has_normal, c->normal, c->normal_axis >= 0, c->normal_axis};
+}
 
 struct cq_fallback_log;
 
@@ -159,7 +175,10 @@ typedef struct cq_sat_axis {
     bool skipped; ///< degenerate cross axis
 } cq_sat_axis;
 
-/// Every one of the 15 axes with its gap, in axis order.
+/// Every one of the 15 axes with its gap, in axis order. Computed in
+/// cq_collide's order of the two boxes, so each gap is bit for bit the
+/// sat_gap (and a separated pair's distance, when they are one) that
+/// cq_collide reports on that axis; cq_obb_sat does the same.
 void cq_obb_sat_explain(const cq_obb *a, const cq_obb *b, cq_sat_axis out[CQ_SAT_AXIS_COUNT]);
 
 /// Triangle-box overlap by Akenine-Moller's 13 separating axes (box faces,

@@ -42,6 +42,9 @@ void cqp_buf_printf(cqp_buf *buf, const char *fmt, ...) __attribute__((format(pr
 typedef struct cqp_writer {
     cqp_buf *buf;  ///< borrowed
     bool pretty;
+    /// Write -0 as "-0" (exports and snapshots: stored values read back
+    /// bit for bit). Off by default: an answer has one zero, written "0".
+    bool keep_negative_zero;
     int depth;
     bool after_key;
     uint8_t count[CQP_WRITER_MAX_DEPTH]; ///< elements written at each level (saturating)
@@ -58,9 +61,10 @@ void cqp_arr_end(cqp_writer *w);
 void cqp_key(cqp_writer *w, const char *key);
 /// A string value, escaped (control characters, quote, backslash; UTF-8 passes through).
 void cqp_str(cqp_writer *w, const char *s);
-/// A double in its shortest round-trip form (cqp_format_double), -0
-/// included: exports and snapshots must read back bit for bit. A
-/// non-finite value is written as null; the core
+/// A double in its shortest round-trip form (cqp_format_double). -0 is
+/// written "0" unless keep_negative_zero is set: a negated or mirrored
+/// zero (a normal's 0 components, a zero depth) is the same number, and one
+/// value has one spelling. A non-finite value is written as null; the core
 /// never produces one.
 void cqp_num(cqp_writer *w, double v);
 void cqp_int(cqp_writer *w, int64_t v);
