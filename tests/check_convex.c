@@ -352,6 +352,37 @@ START_TEST(line_contact_takes_the_edge_under_the_segment)
 }
 END_TEST
 
+/* The audit's two crossing roofs: A's ridge runs along x at y = 0, B's
+ * valley along z at y = -0.1, their slopes within 25 degrees of the
+ * normal, so a face clips. The exact answer is depth 0.1 along y with one
+ * point where ridge and valley cross, on B at [0, -0.1, 0] (in the other
+ * order on A's ridge at the origin). Clipped square to the sloped face,
+ * the point was [0, -0.1, -0.025] at depth 0.103, 0.009 outside A once
+ * moved by it (0.009 off B in the other order). */
+START_TEST(crossing_roofs_meet_at_one_point)
+{
+    const cq_vec3 ra[10] = {{-1, 0, 0}, {1, 0, 0}, {-1, -0.25, -1}, {1, -0.25, -1}, {-1, -0.25, 1},
+                            {1, -0.25, 1}, {-1, -1, -1}, {1, -1, -1}, {-1, -1, 1}, {1, -1, 1}};
+    const cq_vec3 rb[10] = {{0, -0.1, -1}, {0, -0.1, 1}, {-1, 0.15, -1}, {-1, 0.15, 1}, {1, 0.15, -1},
+                            {1, 0.15, 1}, {-1, 1, -1}, {-1, 1, 1}, {1, 1, -1}, {1, 1, 1}};
+    cq_hull *ha = hull_of(ra, 10, 0), *hb = hull_of(rb, 10, 0);
+    cq_shape a = convex(ha), b = convex(hb);
+    for (int order = 0; order < 2; order++) {
+        cq_contact c = order ? pair(&b, cq_xform_identity(), &a, cq_xform_identity())
+                             : pair(&a, cq_xform_identity(), &b, cq_xform_identity());
+        ck_assert(c.overlap && c.has_normal);
+        ck_assert_double_eq_tol(c.depth, 0.1, 1e-12);
+        tu_assert_vec_eq_tol(c.normal, cq_v3(0, order ? -1 : 1, 0), 1e-12);
+        ck_assert_int_ge(c.point_count, 1);
+        for (int k = 0; k < c.point_count; k++) {
+            tu_assert_vec_eq_tol(c.points[k].position, cq_v3(0, order ? 0 : -0.1, 0), 1e-12);
+            ck_assert_double_eq_tol(c.points[k].depth, 0.1, 1e-12);
+        }
+    }
+    cq_hull_free(ha), cq_hull_free(hb);
+}
+END_TEST
+
 /* Two cubes with crossed edges, 0.005 apart within a skin of 0.01: no face
  * clips, so the manifold is the one witness point, on B's surface (its
  * lowest edge, or in the other order A's highest), at depth -0.005 (it
@@ -661,6 +692,7 @@ Suite *convex_suite(void)
     tcase_add_test(tc, degenerate_hulls_give_finite_answers);
     tcase_add_test(tc, hull_of_256_points);
     tcase_add_test(tc, caps_and_fallbacks);
+    tcase_add_test(tc, crossing_roofs_meet_at_one_point);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -64,13 +64,31 @@ typedef struct cq_pair_shapes {
     cq_proxy a, b;
 } cq_pair_shapes;
 
-/* Manifold points for normal n (A to B) and depth of the rounded shapes:
- * the feature of A facing B clipped against B's or the other way round
- * (the better aligned face is the reference), moved onto B's rounded
- * surface. Where no clip keeps anything and one feature is a segment lying
- * along an edge of the other (a capsule on a box's edge), the two ends of
- * that line contact. Falls back to the single witness point on B, at
- * witness_depth (minus the distance when apart within the skin). */
+/* The two features facing each other clipped, the better aligned face
+ * the reference, seen along n: each point and its partner on the other
+ * core lie on one line along n. Positions on B's core, depths of the
+ * cores along n. */
+static int cq_convex_clip(const cq_face *fa, const cq_face *fb, cq_vec3 n, double skin,
+                          cq_contact_point pts[CQ_CLIP_MAX])
+{
+    double ka = fa->count >= 3 ? cq_dot(fa->normal, n) : -1, kb = fb->count >= 3 ? -cq_dot(fb->normal, n) : -1;
+    int m = 0;
+    if (ka >= CQ_FACE_ALIGN && ka >= kb) {
+        m = cq_clip_face_along(fa, fb, n, skin, false, pts);
+    } else if (kb >= CQ_FACE_ALIGN) {
+        m = cq_clip_face_along(fb, fa, cq_neg(n), skin, true, pts);
+        for (int k = 0; k < m; k++)
+            pts[k].feature = cq_feature_swap(pts[k].feature);
+    }
+    return m;
+}
+
+/* Manifold points for normal n (A to B): the clip of the features facing
+ * each other (cq_convex_clip); where it keeps nothing and one feature is a
+ * segment lying along an edge of the other (a capsule on a box's edge), the
+ * two ends of that line contact; else the single witness point on B, at
+ * witness_depth (minus the distance when apart within the skin). At most
+ * CQ_MAX_POINTS are kept. */
 static void cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, cq_vec3 witness_b,
                                double witness_depth, cq_contact *out)
 {
@@ -82,15 +100,7 @@ static void cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, 
     cq_contact_point pts[CQ_CLIP_MAX];
     int m = 0;
     if (cq_shape_face(q->a, &q->xa, n, &fa) && cq_shape_face(q->b, &q->xb, cq_neg(n), &fb)) {
-        double ka = fa.count >= 3 ? cq_dot(fa.normal, n) : -1, kb = fb.count >= 3 ? -cq_dot(fb.normal, n) : -1;
-        double skin = q->skin + ra + rb; /* the clip measures the cores */
-        if (ka >= CQ_FACE_ALIGN && ka >= kb) {
-            m = cq_clip_face(&fa, &fb, skin, false, pts);
-        } else if (kb >= CQ_FACE_ALIGN) {
-            m = cq_clip_face(&fb, &fa, skin, true, pts);
-            for (int k = 0; k < m; k++)
-                pts[k].feature = cq_feature_swap(pts[k].feature);
-        }
+        m = cq_convex_clip(&fa, &fb, n, q->skin + ra + rb, pts); /* the clip measures the cores */
         for (int k = 0; k < m; k++) {
             pts[k].position = cq_mad(pts[k].position, n, -rb);
             pts[k].depth += ra + rb;
