@@ -383,6 +383,39 @@ START_TEST(crossing_roofs_meet_at_one_point)
 }
 END_TEST
 
+/* A flat-bottomed A under a round B: a box floor (top y = 0.5) and the
+ * capsule of closed's capsule_plane case (r 0.5, half height 1, turned 80
+ * degrees about z, centre 0.3 above the top), through the general path.
+ * The lower end's point is its ball's lowest point; on the vertical
+ * through the upper end the capsule's surface lies r / sin 80 below the
+ * axis (its ball's lowest point is 0.0076 inside the capsule). Analytic,
+ * both orders, every point on the capsule and, moved by its depth, on the
+ * floor's top. */
+START_TEST(floor_under_a_tilted_capsule_points_on_the_capsule)
+{
+    double r = 0.5, tilt = 80 * CQ_PI / 180, s = sin(tilt), c = cos(tilt);
+    cq_shape floor = {.type = CQ_BOX, .box = {{5, 0.5, 5}}}, cap = {.type = CQ_CAPSULE, .capsule = {r, 1}};
+    cq_xform xc = {cq_v3(0, 0.8, 0), tu_axis_angle(cq_v3(0, 0, 1), tilt)};
+    cq_vec3 lower = cq_v3(s, 0.8 - c - r, 0), upper = cq_v3(-s, 0.8 + c - r / s, 0);
+    for (int order = 0; order < 2; order++) {
+        cq_contact ct = order ? pair(&cap, xc, &floor, cq_xform_identity()) : pair(&floor, cq_xform_identity(), &cap, xc);
+        ck_assert_int_eq(ct.point_count, 2);
+        tu_assert_vec_eq_tol(ct.normal, cq_v3(0, order ? -1 : 1, 0), 1e-9);
+        ck_assert_double_eq_tol(ct.depth, 0.5 - lower.y, 1e-9);
+        for (int k = 0; k < 2; k++) {
+            cq_contact_point p = ct.points[k];
+            cq_vec3 on_cap = order ? cq_mad(p.position, ct.normal, p.depth) : p.position;
+            cq_vec3 on_floor = order ? p.position : cq_mad(p.position, ct.normal, p.depth);
+            cq_vec3 want = p.position.x > 0 ? lower : upper;
+            tu_assert_vec_eq_tol(on_cap, want, 1e-9);
+            ck_assert_double_eq_tol(p.depth, 0.5 - want.y, 1e-9);
+            ck_assert_double_eq_tol(on_floor.y, 0.5, 1e-9);
+            ck_assert_double_eq_tol(capsule_sdf(on_cap, &xc, r, 1), 0, 1e-9);
+        }
+    }
+}
+END_TEST
+
 /* Two cubes with crossed edges, 0.005 apart within a skin of 0.01: no face
  * clips, so the manifold is the one witness point, on B's surface (its
  * lowest edge, or in the other order A's highest), at depth -0.005 (it
@@ -693,6 +726,7 @@ Suite *convex_suite(void)
     tcase_add_test(tc, hull_of_256_points);
     tcase_add_test(tc, caps_and_fallbacks);
     tcase_add_test(tc, crossing_roofs_meet_at_one_point);
+    tcase_add_test(tc, floor_under_a_tilted_capsule_points_on_the_capsule);
     suite_add_tcase(s, tc);
     return s;
 }

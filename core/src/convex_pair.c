@@ -64,6 +64,29 @@ typedef struct cq_pair_shapes {
     cq_proxy a, b;
 } cq_pair_shapes;
 
+/* Each point measured again on its line along n (through its position):
+ * the position becomes the line's crossing of B's surface and the depth
+ * the distance along n from there to A's. A sharp shape's core is its
+ * surface, where the points already lie; a rounded one's crossing is its
+ * core point moved by the radius only where n is one of the core's
+ * normals there (a tilted capsule's upper end lies farther in), so it is
+ * found by a ray cast. */
+static void cq_points_on_lines(const cq_pair_query *q, const cq_pair_shapes *p, cq_vec3 n, cq_contact_point *pts,
+                               int m)
+{
+    if (p->a.radius == 0 && p->b.radius == 0)
+        return;
+    for (int k = 0; k < m; k++) {
+        cq_vec3 b = pts[k].position, a = cq_mad(b, n, pts[k].depth);
+        if (p->b.radius > 0)
+            cq_surface_on_line(q->b, &q->xb, b, n, &b);
+        if (p->a.radius > 0)
+            cq_surface_on_line(q->a, &q->xa, a, cq_neg(n), &a);
+        pts[k].position = b;
+        pts[k].depth = cq_dot(cq_sub(a, b), n);
+    }
+}
+
 /* The two features facing each other clipped, the better aligned face
  * the reference, seen along n: each point and its partner on the other
  * core lie on one line along n. Positions on B's core, depths of the
@@ -88,7 +111,7 @@ static int cq_convex_clip(const cq_face *fa, const cq_face *fb, cq_vec3 n, doubl
  * segment lying along an edge of the other (a capsule on a box's edge), the
  * two ends of that line contact; else the single witness point on B, at
  * witness_depth (minus the distance when apart within the skin). At most
- * CQ_MAX_POINTS are kept. */
+ * CQ_MAX_POINTS are kept, then measured on their lines along n. */
 static void cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, cq_vec3 witness_b,
                                double witness_depth, cq_contact *out)
 {
@@ -111,6 +134,7 @@ static void cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, 
     if (m == 0)
         pts[m++] = (cq_contact_point){witness_b, witness_depth, {CQ_FEAT_FACE, CQ_FEAT_FACE, 0, 0}};
     m = cq_reduce_manifold(pts, m, n);
+    cq_points_on_lines(q, p, n, pts, m);
     for (int k = 0; k < m; k++)
         out->points[k] = pts[k];
     out->point_count = m;
