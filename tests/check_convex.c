@@ -416,6 +416,39 @@ START_TEST(floor_under_a_tilted_capsule_points_on_the_capsule)
 }
 END_TEST
 
+/* A zero-size box is the segment it collapses to: half extents [0, 0.2,
+ * 0] beside a parallel capsule (r 0.3, its axis 0.25 away along x and
+ * from y = -0.7 to 0.9) touch along the line y in [-0.2, 0.2]: two
+ * points at its ends, depth 0.05, on the segment or 0.05 short of it on
+ * the capsule. The box's face was a polygon with coincident corners, and
+ * the line ran along the capsule's axis, past the box's ends (0.67 off
+ * it). Both orders, aligned and turned together. */
+START_TEST(segment_box_along_a_capsule_gives_its_ends)
+{
+    cq_shape seg = {.type = CQ_BOX, .box = {{0, 0.2, 0}}}, cap = {.type = CQ_CAPSULE, .capsule = {0.3, 0.8}};
+    tu_rng rng = {5};
+    for (int pose = 0; pose < 4; pose++) {
+        cq_xform world = pose ? tu_pose(&rng, 10) : cq_xform_identity();
+        cq_xform xc = moved(&world, cq_v3(0.25, 0.1, 0), cq_mat3_identity());
+        for (int order = 0; order < 2; order++) {
+            cq_contact c = order ? pair(&cap, xc, &seg, world) : pair(&seg, world, &cap, xc);
+            ck_assert(c.overlap && c.has_normal);
+            ck_assert_double_eq_tol(c.depth, 0.05, 1e-9);
+            tu_assert_vec_eq_tol(c.normal, cq_mul_mv(&world.r, cq_v3(order ? -1 : 1, 0, 0)), 1e-9);
+            ck_assert_int_eq(c.point_count, 2);
+            for (int k = 0; k < 2; k++) {
+                cq_vec3 l = cq_xform_inv_point(&world, c.points[k].position);
+                ck_assert_double_eq_tol(l.x, order ? 0 : -0.05, 1e-9);
+                ck_assert_double_eq_tol(fabs(l.y), 0.2, 1e-9);
+                ck_assert_double_eq_tol(l.z, 0, 1e-9);
+                ck_assert_double_eq_tol(c.points[k].depth, 0.05, 1e-9);
+            }
+            ck_assert_double_eq_tol(cq_len(cq_sub(c.points[0].position, c.points[1].position)), 0.4, 1e-9);
+        }
+    }
+}
+END_TEST
+
 /* Two cubes with crossed edges, 0.005 apart within a skin of 0.01: no face
  * clips, so the manifold is the one witness point, on B's surface (its
  * lowest edge, or in the other order A's highest), at depth -0.005 (it
@@ -727,6 +760,7 @@ Suite *convex_suite(void)
     tcase_add_test(tc, caps_and_fallbacks);
     tcase_add_test(tc, crossing_roofs_meet_at_one_point);
     tcase_add_test(tc, floor_under_a_tilted_capsule_points_on_the_capsule);
+    tcase_add_test(tc, segment_box_along_a_capsule_gives_its_ends);
     suite_add_tcase(s, tc);
     return s;
 }
