@@ -449,6 +449,38 @@ START_TEST(segment_box_along_a_capsule_gives_its_ends)
 }
 END_TEST
 
+/* The audit's zero-size box (half extents [0, 1, 0]: a segment along y)
+ * crossing a capsule (r 0.3) turned onto z, both through the origin. The
+ * cores cross, so their Minkowski difference is flat and EPA can orient
+ * nothing (either side along x is as good); the depth is still known:
+ * both radii, 0.3, which the capsule-capsule closed form on the same
+ * geometry (a radius-0 capsule for the box) reports. It once said overlap
+ * at depth 0. With a previous normal along x the answer is that normal's
+ * overlap, 0.3 too. Both orders. */
+START_TEST(segment_box_crossing_a_capsule_keeps_its_depth)
+{
+    cq_shape seg = {.type = CQ_BOX, .box = {{0, 1, 0}}}, cap = {.type = CQ_CAPSULE, .capsule = {0.3, 0.5}};
+    cq_shape seg_cap = {.type = CQ_CAPSULE, .capsule = {0, 1}};
+    cq_xform xc = {cq_v3(0, 0, 0), tu_axis_angle(cq_v3(1, 0, 0), CQ_PI / 2)};
+    cq_contact oracle = pair(&seg_cap, cq_xform_identity(), &cap, xc);
+    ck_assert_str_eq(cq_algorithm_name(oracle.algorithm), "capsule_capsule");
+    ck_assert_double_eq_tol(oracle.depth, 0.3, 1e-12);
+    for (int order = 0; order < 2; order++) {
+        cq_contact c = order ? pair(&cap, xc, &seg, cq_xform_identity()) : pair(&seg, cq_xform_identity(), &cap, xc);
+        ck_assert(c.overlap);
+        ck_assert_double_eq_tol(c.depth, oracle.depth, 1e-12);
+        if (!c.has_normal)
+            ck_assert_int_eq(c.fallback_action, CQ_FBA_DROPPED);
+        cq_pair_cache cache = {true, cq_v3(order ? -1 : 1, 0, 0)};
+        cq_pair_query q = {.a = order ? &cap : &seg, .xa = order ? xc : cq_xform_identity(), .b = order ? &seg : &cap,
+                           .xb = order ? cq_xform_identity() : xc, .cache = &cache};
+        c = run(&q);
+        ck_assert(c.overlap && c.has_normal);
+        ck_assert_double_eq_tol(c.depth, 0.3, 1e-12);
+    }
+}
+END_TEST
+
 /* Two cubes with crossed edges, 0.005 apart within a skin of 0.01: no face
  * clips, so the manifold is the one witness point, on B's surface (its
  * lowest edge, or in the other order A's highest), at depth -0.005 (it
@@ -761,6 +793,7 @@ Suite *convex_suite(void)
     tcase_add_test(tc, crossing_roofs_meet_at_one_point);
     tcase_add_test(tc, floor_under_a_tilted_capsule_points_on_the_capsule);
     tcase_add_test(tc, segment_box_along_a_capsule_gives_its_ends);
+    tcase_add_test(tc, segment_box_crossing_a_capsule_keeps_its_depth);
     suite_add_tcase(s, tc);
     return s;
 }

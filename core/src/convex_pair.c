@@ -154,9 +154,12 @@ static double cq_separation_along(const cq_pair_query *q, const cq_pair_shapes *
 
 /* GJK or EPA gave up: count and log it, then answer along the previous
  * normal if the caller has one, else drop the contact. overlap_known tells
- * whether the verdict is certain without a normal (cores overlap). */
+ * whether the verdict is certain without a normal; cores_overlap that the
+ * cores meet (EPA ran), so the shapes overlap by at least both radii:
+ * that depth is known even where no normal is (segments crossing, whose
+ * Minkowski difference is flat, have it exactly). */
 static void cq_convex_fallback(const cq_pair_query *q, const cq_pair_shapes *p, cq_fallback_reason reason,
-                               int iterations, bool overlap_known, cq_contact *out)
+                               int iterations, bool overlap_known, bool cores_overlap, cq_contact *out)
 {
     out->fallback_reason = reason;
     bool prev = q->cache && q->cache->has_normal && cq_normalize(q->cache->normal, 1e-24, &out->normal);
@@ -167,6 +170,7 @@ static void cq_convex_fallback(const cq_pair_query *q, const cq_pair_shapes *p, 
     cq_fallback_report(q->counters, q->log, &rec);
     if (!prev) {
         out->overlap = overlap_known;
+        out->depth = cores_overlap ? p->a.radius + p->b.radius : 0;
         return;
     }
     cq_vec3 b_at;
@@ -188,7 +192,7 @@ static void cq_convex_penetrating(const cq_pair_query *q, const cq_pair_shapes *
     cq_count(q->counters, CQ_CTR_EPA_CALLS, 1);
     cq_count(q->counters, CQ_CTR_EPA_ITERATIONS, (uint64_t)e.iterations);
     if (e.status != CQ_EPA_OK) {
-        cq_convex_fallback(q, p, cq_fallback_from_epa(e.status), e.iterations, true, out);
+        cq_convex_fallback(q, p, cq_fallback_from_epa(e.status), e.iterations, true, true, out);
         return;
     }
     cq_epa_apply_radii(&e, &p->a, &p->b);
@@ -220,7 +224,7 @@ void cq_convex_pair(const cq_pair_query *q, cq_contact *out)
     if (g.status == CQ_GJK_ITERATION_LIMIT) {
         /* The best distance so far bounds the true one from above. */
         bool certain = g.distance - p.a.radius - p.b.radius <= q->skin;
-        cq_convex_fallback(q, &p, CQ_FB_GJK_ITERATION_LIMIT, g.iterations, certain, out);
+        cq_convex_fallback(q, &p, CQ_FB_GJK_ITERATION_LIMIT, g.iterations, certain, false, out);
         return;
     }
     if (g.status != CQ_GJK_SEPARATED) {
