@@ -481,6 +481,57 @@ START_TEST(segment_box_crossing_a_capsule_keeps_its_depth)
 }
 END_TEST
 
+/* Where the exact normal is an axis the general path says so: a capsule
+ * against the face of an axis-aligned box, apart or sunk, at the origin
+ * and 1000 or 1e5 away, gives a normal with exact zeros (GJK left noise
+ * up to 1e-15 near the origin and 1e-11 far away) and length 1. A normal
+ * genuinely off an axis by 1e-9 (a capsule end just past a box edge) keeps
+ * its component: snapping moves only what lies below the stated
+ * precision. Both orders, so the mirror is exact too. */
+START_TEST(axis_normals_are_exact)
+{
+    cq_shape box = {.type = CQ_BOX, .box = {{1, 0.5, 0.7}}};
+    static const double away[] = {0, 1000, 1e5};
+    int runs = 0;
+    for (int w = 0; w < 3; w++)
+        for (int i = 0; i < 300; i++) {
+            double u = fmod(i * 0.6180339887, 1), v = fmod(i * 0.4142135, 1), t = fmod(i * 0.7320508, 1);
+            cq_shape cap = {.type = CQ_CAPSULE, .capsule = {0.3 + 0.2 * u, 0.5 * v}};
+            int axis = i % 3;
+            double sign = (i / 3) % 2 ? 1 : -1, half[3] = {1, 0.5, 0.7};
+            double c[3] = {(u - 0.5) * 0.8, (v - 0.5) * 0.4, (t - 0.5) * 0.6};
+            c[axis] = sign * (half[axis] + cap.capsule.radius + (axis == 1) * cap.capsule.half_height - 0.05 + 0.1 * t);
+            cq_vec3 o = cq_v3(away[w], -0.3 * away[w], 0.7 * away[w]);
+            cq_xform xb = {o, cq_mat3_identity()}, xc = {cq_add(o, cq_v3(c[0], c[1], c[2])), cq_mat3_identity()};
+            for (int order = 0; order < 2; order++) {
+                cq_pair_query q = {.a = order ? &box : &cap, .xa = order ? xb : xc, .b = order ? &cap : &box,
+                                   .xb = order ? xc : xb, .skin = 0.2};
+                cq_contact ct = run(&q);
+                ck_assert(ct.has_normal);
+                double n[3] = {ct.normal.x, ct.normal.y, ct.normal.z};
+                for (int k = 0; k < 3; k++)
+                    if (k != axis)
+                        ck_assert_msg(n[k] == 0, "%g away, case %d: normal [%g %g %g]", away[w], i, n[0], n[1], n[2]);
+                ck_assert_msg(fabs(n[axis]) == 1, "%g away, case %d order %d: normal [%.17g %.17g %.17g] depth %g dist %g", away[w], i, order, n[0], n[1], n[2], ct.depth, ct.distance);
+                runs++;
+            }
+        }
+    ck_assert_int_eq(runs, 3 * 300 * 2);
+    /* A capsule end 0.2 beyond a box's top edge (x = 1, y = 0.5) in the
+     * direction 1e-9 rad off the vertical. */
+    cq_shape ball = {.type = CQ_CAPSULE, .capsule = {0.3, 0}};
+    double phi = 1e-9;
+    cq_xform xs = {cq_v3(1 + 0.2 * sin(phi), 0.5 + 0.2 * cos(phi), 0), cq_mat3_identity()};
+    for (int order = 0; order < 2; order++) {
+        cq_contact ct = order ? pair(&box, cq_xform_identity(), &ball, xs) : pair(&ball, xs, &box, cq_xform_identity());
+        double sign = order ? 1 : -1;
+        ck_assert_double_eq_tol(ct.normal.x, sign * sin(phi), 1e-15);
+        ck_assert(ct.normal.x != 0);
+        ck_assert_double_eq_tol(ct.normal.y, sign * cos(phi), 1e-15);
+    }
+}
+END_TEST
+
 /* Two cubes with crossed edges, 0.005 apart within a skin of 0.01: no face
  * clips, so the manifold is the one witness point, on B's surface (its
  * lowest edge, or in the other order A's highest), at depth -0.005 (it
@@ -794,6 +845,7 @@ Suite *convex_suite(void)
     tcase_add_test(tc, floor_under_a_tilted_capsule_points_on_the_capsule);
     tcase_add_test(tc, segment_box_along_a_capsule_gives_its_ends);
     tcase_add_test(tc, segment_box_crossing_a_capsule_keeps_its_depth);
+    tcase_add_test(tc, axis_normals_are_exact);
     suite_add_tcase(s, tc);
     return s;
 }
