@@ -93,6 +93,22 @@ typedef struct cq_pair_shapes {
     cq_proxy a, b;
 } cq_pair_shapes;
 
+/* Whether a, a capsule's core point moved by its radius along unit n,
+ * lies on the capsule: where n is one of the core's normals there (square
+ * to the axis, or out of the end the point sits on). A level capsule on a
+ * face, or an upright one's lower end, then needs no cast. */
+static bool cq_capsule_move_exact(const cq_shape *s, const cq_xform *x, cq_vec3 a, cq_vec3 n)
+{
+    double r = s->capsule.radius, h = s->capsule.half_height;
+    cq_vec3 u = x->r.c[1], d = cq_sub(cq_mad(a, n, -r), x->p);
+    double t = cq_dot(d, u), c = cq_dot(n, u), tol = 1e-12 * (h + r + cq_max_abs(x->p));
+    if (cq_len2(cq_mad(d, u, -t)) > tol * tol) /* not on the axis: a line contact's ball point */
+        return false;
+    if (fabs(c) <= 1e-12)
+        return true;
+    return c > 0 ? t >= h - tol : t <= -h + tol;
+}
+
 /* Each point measured again on its line along n (through its position):
  * the position becomes the line's crossing of B's surface and the depth
  * the distance along n from there to A's. A sharp shape's core is its
@@ -103,13 +119,16 @@ typedef struct cq_pair_shapes {
 static void cq_points_on_lines(const cq_pair_query *q, const cq_pair_shapes *p, cq_vec3 n, cq_contact_point *pts,
                                int m)
 {
-    if (p->a.radius == 0 && p->b.radius == 0)
+    /* A sphere (always A) is met on its centre's line, where every point
+     * of its lies: its move by the radius is exact. */
+    bool cast_a = p->a.radius > 0 && q->a->type != CQ_SPHERE, cast_b = p->b.radius > 0;
+    if (!cast_a && !cast_b)
         return;
     for (int k = 0; k < m; k++) {
         cq_vec3 b = pts[k].position, a = cq_mad(b, n, pts[k].depth);
-        if (p->b.radius > 0)
+        if (cast_b)
             cq_surface_on_line(q->b, &q->xb, b, n, &b);
-        if (p->a.radius > 0)
+        if (cast_a && !(q->a->type == CQ_CAPSULE && cq_capsule_move_exact(q->a, &q->xa, a, n)))
             cq_surface_on_line(q->a, &q->xa, a, cq_neg(n), &a);
         pts[k].position = b;
         pts[k].depth = cq_dot(cq_sub(a, b), n);

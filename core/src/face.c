@@ -51,6 +51,8 @@ static void cq_box_feature(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq
 {
     cq_obb o = cq_obb_from_box(s, x);
     cq_box_face(&o, cq_box_face_toward(&o, dir), out);
+    if (s->box.half.x != 0 && s->box.half.y != 0 && s->box.half.z != 0)
+        return;
     int m = 0; /* compacted in place: m <= k */
     for (int k = 0; k < 4; k++) {
         if (m > 0 && cq_len2(cq_sub(out->v[k], out->v[m - 1])) == 0) {

@@ -5,8 +5,8 @@
  * surface only where the normal is one of the core's normals there (a
  * capsule's lower end, not its upper one); the line's own crossing always
  * does. */
-#include "cq/raycast.h"
 #include "narrow.h"
+#include "raycast_local.h"
 
 double cq_shape_extent(const cq_shape *s)
 {
@@ -31,12 +31,14 @@ double cq_shape_extent(const cq_shape *s)
 
 bool cq_surface_on_line(const cq_shape *s, const cq_xform *x, cq_vec3 p, cq_vec3 dir, cq_vec3 *out)
 {
-    /* From beyond the whole shape, so the first crossing is the surface. */
+    /* From beyond the whole shape, so the first crossing is the surface;
+     * the shape's own cast, without cq_raycast's checks of a caller's ray. */
     double reach = 2 * (cq_len(cq_sub(p, x->p)) + cq_shape_extent(s)) + 1e-300;
-    cq_ray ray = {cq_mad(p, dir, -reach), dir, 2 * reach};
-    cq_ray_hit hit;
-    if (cq_raycast(s, x, &ray, &hit) != CQ_OK || !hit.hit || !(hit.distance > 0))
+    cq_vec3 from = cq_mad(p, dir, -reach);
+    cq_local_ray ray = {cq_xform_inv_point(x, from), cq_mul_mtv(&x->r, dir), 2 * reach};
+    cq_local_hit hit = s->type == CQ_MESH || s->type == CQ_PLANE ? cq_ray_miss() : cq_ray_local(s, &ray);
+    if (hit.outcome != CQ_RAY_ENTRY || !(hit.t > 0))
         return false;
-    *out = hit.point;
+    *out = cq_mad(from, dir, hit.t);
     return true;
 }
