@@ -217,6 +217,35 @@ START_TEST(capsules_nearly_parallel_two_points)
 }
 END_TEST
 
+/* A capsule (r 0.3, half height 0.5) 0.5 above a longer one (half height
+ * 1, along x), its axis turned 4.75 degrees within the plane square to
+ * the normal, the two overlapping over A's end. The balls about the
+ * nearest axis points meet on each end's line, but B's ball point there
+ * lay 2.5e-5 inside B (its direction leans along B's axis): each point
+ * must be on B's surface, moved by its depth on A's (distance from each
+ * axis, the oracle), and no deeper than the contact. Both orders. */
+START_TEST(capsules_skewed_line_ends_on_both_surfaces)
+{
+    cq_shape a = capsule(0.3, 1), b = capsule(0.3, 0.5);
+    double ang = 4.75 * CQ_PI / 180;
+    cq_xform xa = {cq_v3(0, 0, 0), tu_axis_angle(cq_v3(0, 0, 1), -CQ_PI / 2)}; /* local y onto x */
+    cq_mat3 turn = tu_axis_angle(cq_v3(0, 1, 0), -ang);
+    cq_xform xb = {cq_v3(0.4, 0.5, 0.05), cq_mul_mm(&turn, &xa.r)};
+    for (int order = 0; order < 2; order++) {
+        cq_contact c = order ? pair(&b, xb, &a, xa) : pair(&a, xa, &b, xb);
+        ck_assert_int_eq(c.point_count, 2);
+        const cq_xform *on_b = order ? &xa : &xb, *on_a = order ? &xb : &xa;
+        double hb = order ? 1 : 0.5, ha = order ? 0.5 : 1;
+        for (int k = 0; k < 2; k++) {
+            cq_contact_point p = c.points[k];
+            ck_assert_double_eq_tol(axis_distance(p.position, *on_b, hb), 0.3, 1e-12);
+            ck_assert_double_eq_tol(axis_distance(cq_mad(p.position, c.normal, p.depth), *on_a, ha), 0.3, 1e-12);
+            ck_assert(p.depth <= c.depth + 1e-12);
+        }
+    }
+}
+END_TEST
+
 START_TEST(capsules_crossing_one_point)
 {
     /* A along Y, B along Z at x = 0.9: the axes cross at distance 0.9. */
@@ -485,6 +514,42 @@ START_TEST(capsule_plane_analytic)
     c = pair(&cap, x, &g, at(0, 0, 0));
     ck_assert_double_eq_tol(c.distance, 0.7, TOL);
     tu_assert_vec_eq_tol(c.witness_b, cq_v3(0, 0, 0), TOL);
+}
+END_TEST
+
+/* The audit's case: a capsule (r 0.5, half height 1) turned 80 degrees
+ * about z, its centre 0.3 above the ground y <= 0, the ground named first.
+ * Both ends are within reach of the ground. The lower end's point is its
+ * ball's lowest point; the upper end's ball reaches lower than the
+ * capsule does there (that point lay 0.0076 inside it): on the vertical
+ * through the upper end the capsule's surface is the cylinder's, r / sin
+ * 80 below the axis. Analytic positions and depths, both orders; every
+ * point on the capsule (distance from its axis) and, moved by its depth
+ * along the normal, on the ground. */
+START_TEST(capsule_plane_tilted_points_on_the_capsule)
+{
+    double r = 0.5, tilt = 80 * CQ_PI / 180, s = sin(tilt), c = cos(tilt);
+    cq_shape g = plane(cq_v3(0, 1, 0), 0), cap = capsule(r, 1);
+    cq_xform xc;
+    ck_assert_int_eq(cq_pose_from_quat(cq_v3(0, 0.3, 0), (cq_quat){0, 0, 0.6427876096865393, 0.766044443118978}, &xc).status,
+                     CQ_OK);
+    cq_vec3 lower = cq_v3(s, 0.3 - c - r, 0), upper = cq_v3(-s, 0.3 + c - r / s, 0);
+    for (int order = 0; order < 2; order++) {
+        cq_contact ct = order ? pair(&cap, xc, &g, at(0, 0, 0)) : pair(&g, at(0, 0, 0), &cap, xc);
+        ck_assert_int_eq(ct.point_count, 2);
+        tu_assert_vec_eq_tol(ct.normal, cq_v3(0, order ? -1 : 1, 0), TOL);
+        ck_assert_double_eq_tol(ct.depth, -lower.y, TOL);
+        for (int k = 0; k < 2; k++) {
+            cq_contact_point p = ct.points[k];
+            cq_vec3 on_cap = order ? cq_mad(p.position, ct.normal, p.depth) : p.position;
+            cq_vec3 on_ground = order ? p.position : cq_mad(p.position, ct.normal, p.depth);
+            cq_vec3 want = p.position.x > 0 ? lower : upper;
+            tu_assert_vec_eq_tol(on_cap, want, TOL);
+            ck_assert_double_eq_tol(p.depth, -want.y, TOL);
+            ck_assert_double_eq_tol(on_ground.y, 0, TOL);
+            ck_assert_double_eq_tol(axis_distance(on_cap, xc, 1), r, TOL);
+        }
+    }
 }
 END_TEST
 
@@ -757,6 +822,7 @@ Suite *closed_suite(void)
     tcase_add_test(round, sphere_capsule_analytic);
     tcase_add_test(round, capsules_parallel_two_points);
     tcase_add_test(round, capsules_nearly_parallel_two_points);
+    tcase_add_test(round, capsules_skewed_line_ends_on_both_surfaces);
     tcase_add_test(round, capsules_crossing_one_point);
     tcase_add_test(round, sphere_box_against_distance_oracle);
     tcase_add_test(round, sphere_box_inside_and_features);
@@ -767,6 +833,7 @@ Suite *closed_suite(void)
     TCase *pl = tcase_create("plane");
     tcase_add_test(pl, sphere_plane_analytic);
     tcase_add_test(pl, capsule_plane_analytic);
+    tcase_add_test(pl, capsule_plane_tilted_points_on_the_capsule);
     tcase_add_test(pl, box_plane_resting_and_tilted);
     tcase_add_test(pl, triangle_plane_analytic);
     suite_add_tcase(s, pl);

@@ -92,8 +92,15 @@ static void cq_capsule_line_contact(const cq_vec3 sa[2], const cq_vec3 sb[2], co
                       q->skin, at, depth, t))
         return;
     out->point_count = 2;
-    for (int k = 0; k < 2; k++)
-        out->points[k] = (cq_contact_point){at[k], depth[k], cq_round_feature};
+    for (int k = 0; k < 2; k++) {
+        /* The balls about the nearest axis points meet on this line, but
+         * where the axes are not parallel a ball's point need not be its
+         * capsule's: the line's crossings of the two capsules are. */
+        cq_vec3 b = at[k], a = cq_mad(b, out->normal, depth[k]);
+        cq_surface_on_line(q->b, &q->xb, b, out->normal, &b);
+        cq_surface_on_line(q->a, &q->xa, a, cq_neg(out->normal), &a);
+        out->points[k] = (cq_contact_point){b, cq_dot(cq_sub(a, b), out->normal), cq_round_feature};
+    }
 }
 
 void cq_capsule_capsule(const cq_pair_query *q, cq_contact *out)

@@ -58,19 +58,108 @@ static void cq_prefetch_hull(const cq_shape *s)
         cq_prefetch(s->convex.hull, sizeof(cq_hull) + 8 * sizeof(cq_vec3));
 }
 
+/* GJK and EPA give a normal whose components are exact to about 1e-15 of
+ * the pair's size near the origin (rounding in the support points'
+ * differences), and to the rounding of the coordinates, relative to that
+ * size, far from it: an axis-aligned box and capsule get [-2.2e-16, 1,
+ * -1.1e-16]. Components below CQ_NORMAL_SNAP (1 + far / size), and never
+ * above CQ_NORMAL_SNAP_MAX, are that noise, and the exact answer there is
+ * zero: they are set to zero and the normal made unit again. Nothing
+ * larger moves, so a normal slightly off an axis stays as it is, and one
+ * computation gives one answer. */
+#define CQ_NORMAL_SNAP 1e-12
+#define CQ_NORMAL_SNAP_MAX 1e-9
+
+static cq_vec3 cq_snap_normal(const cq_pair_query *q, cq_vec3 n)
+{
+    double least = fmin(fabs(n.x), fmin(fabs(n.y), fabs(n.z)));
+    if (least > CQ_NORMAL_SNAP_MAX) /* most normals: no component is near zero */
+        return n;
+    double size = cq_larger(cq_shape_extent(q->a), cq_shape_extent(q->b));
+    double far = cq_larger(cq_max_abs(q->xa.p), cq_max_abs(q->xb.p));
+    double tiny = fmin(CQ_NORMAL_SNAP * (1 + (size > 0 ? far / size : 0)), CQ_NORMAL_SNAP_MAX);
+    cq_vec3 s = cq_v3(fabs(n.x) <= tiny ? 0 : n.x, fabs(n.y) <= tiny ? 0 : n.y, fabs(n.z) <= tiny ? 0 : n.z);
+    int zeros = (s.x == 0) + (s.y == 0) + (s.z == 0);
+    if (zeros == 2) /* an axis: its component is exactly +-1 */
+        return cq_v3(s.x == 0 ? 0 : copysign(1, s.x), s.y == 0 ? 0 : copysign(1, s.y), s.z == 0 ? 0 : copysign(1, s.z));
+    if (s.x == n.x && s.y == n.y && s.z == n.z)
+        return n;
+    return cq_scale(s, 1 / cq_len(s)); /* a unit n keeps a component near 1 */
+}
+
 /* The two shapes as GJK proxies with their storage. */
 typedef struct cq_pair_shapes {
     cq_vec3 sa[CQ_PROXY_STORAGE], sb[CQ_PROXY_STORAGE];
     cq_proxy a, b;
 } cq_pair_shapes;
 
-/* Manifold points for normal n (A to B) and depth of the rounded shapes:
- * the feature of A facing B clipped against B's or the other way round
- * (the better aligned face is the reference), moved onto B's rounded
- * surface. Where no clip keeps anything and one feature is a segment lying
- * along an edge of the other (a capsule on a box's edge), the two ends of
- * that line contact. Falls back to the single witness point on B, at
- * witness_depth (minus the distance when apart within the skin). */
+/* Whether a, a capsule's core point moved by its radius along unit n,
+ * lies on the capsule: where n is one of the core's normals there (square
+ * to the axis, or out of the end the point sits on). A level capsule on a
+ * face, or an upright one's lower end, then needs no cast. */
+static bool cq_capsule_move_exact(const cq_shape *s, const cq_xform *x, cq_vec3 a, cq_vec3 n)
+{
+    double r = s->capsule.radius, h = s->capsule.half_height;
+    cq_vec3 u = x->r.c[1], d = cq_sub(cq_mad(a, n, -r), x->p);
+    double t = cq_dot(d, u), c = cq_dot(n, u), tol = 1e-12 * (h + r + cq_max_abs(x->p));
+    if (cq_len2(cq_mad(d, u, -t)) > tol * tol) /* not on the axis: a line contact's ball point */
+        return false;
+    if (fabs(c) <= 1e-12)
+        return true;
+    return c > 0 ? t >= h - tol : t <= -h + tol;
+}
+
+/* Each point measured again on its line along n (through its position):
+ * the position becomes the line's crossing of B's surface and the depth
+ * the distance along n from there to A's. A sharp shape's core is its
+ * surface, where the points already lie; a rounded one's crossing is its
+ * core point moved by the radius only where n is one of the core's
+ * normals there (a tilted capsule's upper end lies farther in), so it is
+ * found by a ray cast. */
+static void cq_points_on_lines(const cq_pair_query *q, const cq_pair_shapes *p, cq_vec3 n, cq_contact_point *pts,
+                               int m)
+{
+    /* A sphere (always A) is met on its centre's line, where every point
+     * of its lies: its move by the radius is exact. */
+    bool cast_a = p->a.radius > 0 && q->a->type != CQ_SPHERE, cast_b = p->b.radius > 0;
+    if (!cast_a && !cast_b)
+        return;
+    for (int k = 0; k < m; k++) {
+        cq_vec3 b = pts[k].position, a = cq_mad(b, n, pts[k].depth);
+        if (cast_b)
+            cq_surface_on_line(q->b, &q->xb, b, n, &b);
+        if (cast_a && !(q->a->type == CQ_CAPSULE && cq_capsule_move_exact(q->a, &q->xa, a, n)))
+            cq_surface_on_line(q->a, &q->xa, a, cq_neg(n), &a);
+        pts[k].position = b;
+        pts[k].depth = cq_dot(cq_sub(a, b), n);
+    }
+}
+
+/* The two features facing each other clipped, the better aligned face
+ * the reference, seen along n: each point and its partner on the other
+ * core lie on one line along n. Positions on B's core, depths of the
+ * cores along n. */
+static int cq_convex_clip(const cq_face *fa, const cq_face *fb, cq_vec3 n, double skin,
+                          cq_contact_point pts[CQ_CLIP_MAX])
+{
+    double ka = fa->count >= 3 ? cq_dot(fa->normal, n) : -1, kb = fb->count >= 3 ? -cq_dot(fb->normal, n) : -1;
+    int m = 0;
+    if (ka >= CQ_FACE_ALIGN && ka >= kb) {
+        m = cq_clip_face_along(fa, fb, n, skin, false, pts);
+    } else if (kb >= CQ_FACE_ALIGN) {
+        m = cq_clip_face_along(fb, fa, cq_neg(n), skin, true, pts);
+        for (int k = 0; k < m; k++)
+            pts[k].feature = cq_feature_swap(pts[k].feature);
+    }
+    return m;
+}
+
+/* Manifold points for normal n (A to B): the clip of the features facing
+ * each other (cq_convex_clip); where it keeps nothing and one feature is a
+ * segment lying along an edge of the other (a capsule on a box's edge), the
+ * two ends of that line contact; else the single witness point on B, at
+ * witness_depth (minus the distance when apart within the skin). At most
+ * CQ_MAX_POINTS are kept, then measured on their lines along n. */
 static void cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, cq_vec3 witness_b,
                                double witness_depth, cq_contact *out)
 {
@@ -82,15 +171,7 @@ static void cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, 
     cq_contact_point pts[CQ_CLIP_MAX];
     int m = 0;
     if (cq_shape_face(q->a, &q->xa, n, &fa) && cq_shape_face(q->b, &q->xb, cq_neg(n), &fb)) {
-        double ka = fa.count >= 3 ? cq_dot(fa.normal, n) : -1, kb = fb.count >= 3 ? -cq_dot(fb.normal, n) : -1;
-        double skin = q->skin + ra + rb; /* the clip measures the cores */
-        if (ka >= CQ_FACE_ALIGN && ka >= kb) {
-            m = cq_clip_face(&fa, &fb, skin, false, pts);
-        } else if (kb >= CQ_FACE_ALIGN) {
-            m = cq_clip_face(&fb, &fa, skin, true, pts);
-            for (int k = 0; k < m; k++)
-                pts[k].feature = cq_feature_swap(pts[k].feature);
-        }
+        m = cq_convex_clip(&fa, &fb, n, q->skin + ra + rb, pts); /* the clip measures the cores */
         for (int k = 0; k < m; k++) {
             pts[k].position = cq_mad(pts[k].position, n, -rb);
             pts[k].depth += ra + rb;
@@ -101,6 +182,7 @@ static void cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, 
     if (m == 0)
         pts[m++] = (cq_contact_point){witness_b, witness_depth, {CQ_FEAT_FACE, CQ_FEAT_FACE, 0, 0}};
     m = cq_reduce_manifold(pts, m, n);
+    cq_points_on_lines(q, p, n, pts, m);
     for (int k = 0; k < m; k++)
         out->points[k] = pts[k];
     out->point_count = m;
@@ -120,9 +202,12 @@ static double cq_separation_along(const cq_pair_query *q, const cq_pair_shapes *
 
 /* GJK or EPA gave up: count and log it, then answer along the previous
  * normal if the caller has one, else drop the contact. overlap_known tells
- * whether the verdict is certain without a normal (cores overlap). */
+ * whether the verdict is certain without a normal; cores_overlap that the
+ * cores meet (EPA ran), so the shapes overlap by at least both radii:
+ * that depth is known even where no normal is (segments crossing, whose
+ * Minkowski difference is flat, have it exactly). */
 static void cq_convex_fallback(const cq_pair_query *q, const cq_pair_shapes *p, cq_fallback_reason reason,
-                               int iterations, bool overlap_known, cq_contact *out)
+                               int iterations, bool overlap_known, bool cores_overlap, cq_contact *out)
 {
     out->fallback_reason = reason;
     bool prev = q->cache && q->cache->has_normal && cq_normalize(q->cache->normal, 1e-24, &out->normal);
@@ -133,6 +218,7 @@ static void cq_convex_fallback(const cq_pair_query *q, const cq_pair_shapes *p, 
     cq_fallback_report(q->counters, q->log, &rec);
     if (!prev) {
         out->overlap = overlap_known;
+        out->depth = cores_overlap ? p->a.radius + p->b.radius : 0;
         return;
     }
     cq_vec3 b_at;
@@ -154,13 +240,13 @@ static void cq_convex_penetrating(const cq_pair_query *q, const cq_pair_shapes *
     cq_count(q->counters, CQ_CTR_EPA_CALLS, 1);
     cq_count(q->counters, CQ_CTR_EPA_ITERATIONS, (uint64_t)e.iterations);
     if (e.status != CQ_EPA_OK) {
-        cq_convex_fallback(q, p, cq_fallback_from_epa(e.status), e.iterations, true, out);
+        cq_convex_fallback(q, p, cq_fallback_from_epa(e.status), e.iterations, true, true, out);
         return;
     }
     cq_epa_apply_radii(&e, &p->a, &p->b);
     out->overlap = true;
     out->has_normal = true;
-    out->normal = e.normal;
+    out->normal = cq_snap_normal(q, e.normal);
     out->depth = e.depth > 0 ? e.depth : 0;
     cq_convex_manifold(q, p, e.point_b, out->depth, out);
 }
@@ -186,7 +272,7 @@ void cq_convex_pair(const cq_pair_query *q, cq_contact *out)
     if (g.status == CQ_GJK_ITERATION_LIMIT) {
         /* The best distance so far bounds the true one from above. */
         bool certain = g.distance - p.a.radius - p.b.radius <= q->skin;
-        cq_convex_fallback(q, &p, CQ_FB_GJK_ITERATION_LIMIT, g.iterations, certain, out);
+        cq_convex_fallback(q, &p, CQ_FB_GJK_ITERATION_LIMIT, g.iterations, certain, false, out);
         return;
     }
     if (g.status != CQ_GJK_SEPARATED) {
@@ -195,7 +281,7 @@ void cq_convex_pair(const cq_pair_query *q, cq_contact *out)
     }
     cq_gjk_apply_radii(&g, &p.a, &p.b);
     out->has_normal = true;
-    out->normal = g.normal;
+    out->normal = cq_snap_normal(q, g.normal);
     out->overlap = g.distance <= q->skin;
     if (g.distance > 0) {
         out->has_distance = true;

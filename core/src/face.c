@@ -44,6 +44,31 @@ static bool cq_hull_feature(const cq_hull *h, const cq_xform *x, cq_vec3 dir, cq
     return true;
 }
 
+/* A box face with zero extents keeps its distinct vertices only: a zero
+ * width makes it the segment (or point) it is, and a segment's rules
+ * apply to it (a polygon with coincident corners has no sides). */
+static void cq_box_feature(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *out)
+{
+    cq_obb o = cq_obb_from_box(s, x);
+    cq_box_face(&o, cq_box_face_toward(&o, dir), out);
+    if (s->box.half.x != 0 && s->box.half.y != 0 && s->box.half.z != 0)
+        return;
+    int m = 0; /* compacted in place: m <= k */
+    for (int k = 0; k < 4; k++) {
+        if (m > 0 && cq_len2(cq_sub(out->v[k], out->v[m - 1])) == 0) {
+            out->eid[m - 1] = out->eid[k]; /* the edge that leaves this corner */
+            continue;
+        }
+        out->v[m] = out->v[k], out->vid[m] = out->vid[k], out->eid[m] = out->eid[k];
+        m++;
+    }
+    if (m > 1 && cq_len2(cq_sub(out->v[m - 1], out->v[0])) == 0)
+        m--;
+    out->count = m;
+    if (m < 3)
+        out->normal = dir;
+}
+
 bool cq_shape_face(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *out)
 {
     switch (s->type) {
@@ -55,11 +80,9 @@ bool cq_shape_face(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *o
         *out = (cq_face){.count = 2, .v = {cq_add(x->p, h), cq_sub(x->p, h)}, .vid = {0, 1}, .normal = dir};
         return true;
     }
-    case CQ_BOX: {
-        cq_obb o = cq_obb_from_box(s, x);
-        cq_box_face(&o, cq_box_face_toward(&o, dir), out);
+    case CQ_BOX:
+        cq_box_feature(s, x, dir, out);
         return true;
-    }
     case CQ_TRIANGLE: {
         cq_vec3 t[3], n;
         for (int i = 0; i < 3; i++)

@@ -77,47 +77,92 @@ int cq_clip_emit(const cq_clip_frame *fr, const cq_clip_vertex *v, int n, double
     return m;
 }
 
+/* The rounding an incident segment's frame coordinates carry: that of its
+ * world ones (0 for a polygon, which the side rule leaves alone). */
+static double cq_segment_noise(const cq_clip_frame *fr, const cq_face *inc)
+{
+    if (inc->count != 2)
+        return 0;
+    double mag = cq_larger(cq_max_abs(fr->origin), cq_larger(cq_max_abs(inc->v[0]), cq_max_abs(inc->v[1])));
+    return 64 * DBL_EPSILON * mag;
+}
+
+static cq_clip_vertex cq_incident_vertex(double x, double y, double z, uint16_t ref_face, const cq_face *inc, int k)
+{
+    return (cq_clip_vertex){x, y, z, {CQ_FEAT_FACE, CQ_FEAT_VERTEX, ref_face, inc->vid[k]}, (int16_t)inc->eid[k]};
+}
+
 int cq_clip_lines(const cq_clip_frame *fr, const cq_clip_line *lines, int nlines, uint16_t ref_face,
                   const cq_face *inc, double skin, bool onto_ref, cq_contact_point out[CQ_CLIP_MAX])
 {
     cq_clip_vertex poly[2][CQ_CLIP_MAX];
     for (int k = 0; k < inc->count; k++) {
         cq_vec3 d = cq_sub(inc->v[k], fr->origin);
-        poly[0][k] = (cq_clip_vertex){cq_dot(d, fr->u), cq_dot(d, fr->v), cq_dot(d, fr->n),
-                                      {CQ_FEAT_FACE, CQ_FEAT_VERTEX, ref_face, inc->vid[k]}, (int16_t)inc->eid[k]};
+        poly[0][k] = cq_incident_vertex(cq_dot(d, fr->u), cq_dot(d, fr->v), cq_dot(d, fr->n), ref_face, inc, k);
     }
-    /* A segment's frame coordinates carry the rounding of its world ones. */
-    double mag = cq_max_abs(fr->origin);
-    if (inc->count == 2)
-        mag = cq_larger(mag, cq_larger(cq_max_abs(inc->v[0]), cq_max_abs(inc->v[1])));
-    return cq_clip_polygon(fr, lines, nlines, poly, inc->count, inc->fid, 64 * DBL_EPSILON * mag, skin, onto_ref,
+    return cq_clip_polygon(fr, lines, nlines, poly, inc->count, inc->fid, cq_segment_noise(fr, inc), skin, onto_ref,
                            out);
 }
 
-int cq_clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto_ref,
-                 cq_contact_point out[CQ_CLIP_MAX])
+/* Whether an incident segment (poly[0..1]) lies along one of the sides
+ * within rounding (noise: its world coordinates'). */
+static bool cq_segment_on_side(const cq_clip_vertex *poly, const cq_clip_line *lines, int nlines, double noise)
 {
-    if (ref->count < 3)
+    for (int s = 0; s < nlines; s++) {
+        const cq_clip_line *l = &lines[s];
+        if (cq_on_line(&poly[0], l, l->a * poly[0].x + l->b * poly[0].y - l->d, noise) &&
+            cq_on_line(&poly[1], l, l->a * poly[1].x + l->b * poly[1].y - l->d, noise))
+            return true;
+    }
+    return false;
+}
+
+/* cq_clip_lines seen along fr->n, which need not be the reference plane's
+ * normal pn (dot(fr->n, pn) = k > 0): each incident vertex goes in as the
+ * point where the line through it along fr->n meets the plane, and its
+ * height is the distance along that line. The projection is affine, so a
+ * cut interpolates it exactly as the orthogonal one. Seen along a contact
+ * normal, a segment touching the reference's edge (a capsule lying on a
+ * box's edge) always lies along that side, where rounding alone would keep
+ * it, cut it or drop it: it is left to the line contact (no point). */
+static int cq_clip_lines_along(const cq_clip_frame *fr, cq_vec3 pn, double k, const cq_clip_line *lines,
+                               int nlines, uint16_t ref_face, const cq_face *inc, double skin, bool onto_ref,
+                               cq_contact_point out[CQ_CLIP_MAX])
+{
+    cq_clip_vertex poly[2][CQ_CLIP_MAX];
+    for (int i = 0; i < inc->count; i++) {
+        cq_vec3 d = cq_sub(inc->v[i], fr->origin);
+        double z = cq_dot(d, pn) / k;
+        d = cq_mad(d, fr->n, -z);
+        poly[0][i] = cq_incident_vertex(cq_dot(d, fr->u), cq_dot(d, fr->v), z, ref_face, inc, i);
+    }
+    if (inc->count == 2 && cq_segment_on_side(poly[0], lines, nlines, cq_segment_noise(fr, inc)))
         return 0;
-    cq_clip_frame fr = {ref->v[0], cq_v3(0, 0, 0), cq_v3(0, 0, 0), ref->normal};
+    return cq_clip_polygon(fr, lines, nlines, poly, inc->count, inc->fid, 0, skin, onto_ref, out);
+}
+
+/* The frame of a reference polygon (count >= 3) and its side lines;
+ * false when it has no frame (all its vertices on one point). */
+static bool cq_ref_frame(const cq_face *ref, cq_clip_frame *fr, cq_clip_line lines[CQ_FACE_MAX], int *nlines)
+{
+    *fr = (cq_clip_frame){ref->v[0], cq_v3(0, 0, 0), cq_v3(0, 0, 0), ref->normal};
     /* u along the longest edge from v[0], so a sliver face still has a frame. */
     for (int k = 1; k < ref->count; k++)
-        if (cq_len2(cq_sub(ref->v[k], fr.origin)) > cq_len2(fr.u))
-            fr.u = cq_sub(ref->v[k], fr.origin);
-    if (!cq_normalize(fr.u, 0, &fr.u))
-        return 0;
-    fr.u = cq_sub(fr.u, cq_scale(fr.n, cq_dot(fr.u, fr.n)));
-    if (!cq_normalize(fr.u, 0, &fr.u))
-        return 0;
-    fr.v = cq_cross(fr.n, fr.u);
+        if (cq_len2(cq_sub(ref->v[k], fr->origin)) > cq_len2(fr->u))
+            fr->u = cq_sub(ref->v[k], fr->origin);
+    if (!cq_normalize(fr->u, 0, &fr->u))
+        return false;
+    fr->u = cq_sub(fr->u, cq_scale(fr->n, cq_dot(fr->u, fr->n)));
+    if (!cq_normalize(fr->u, 0, &fr->u))
+        return false;
+    fr->v = cq_cross(fr->n, fr->u);
     double px[CQ_FACE_MAX], py[CQ_FACE_MAX], cx = 0, cy = 0;
     for (int k = 0; k < ref->count; k++) {
-        cq_vec3 d = cq_sub(ref->v[k], fr.origin);
-        px[k] = cq_dot(d, fr.u), py[k] = cq_dot(d, fr.v);
+        cq_vec3 d = cq_sub(ref->v[k], fr->origin);
+        px[k] = cq_dot(d, fr->u), py[k] = cq_dot(d, fr->v);
         cx += px[k] / ref->count, cy += py[k] / ref->count;
     }
-    cq_clip_line lines[CQ_FACE_MAX];
-    int nlines = 0;
+    *nlines = 0;
     for (int k = 0; k < ref->count; k++) {
         int next = k + 1 == ref->count ? 0 : k + 1;
         double a = py[next] - py[k], b = px[k] - px[next]; /* edge normal; its length does not matter */
@@ -126,9 +171,33 @@ int cq_clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto_
         double d = a * px[k] + b * py[k];
         if (a * cx + b * cy > d) /* face outward whatever the winding */
             a = -a, b = -b, d = -d;
-        lines[nlines++] = (cq_clip_line){a, b, d, ref->eid[k]};
+        lines[(*nlines)++] = (cq_clip_line){a, b, d, ref->eid[k]};
     }
+    return true;
+}
+
+int cq_clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto_ref,
+                 cq_contact_point out[CQ_CLIP_MAX])
+{
+    cq_clip_frame fr;
+    cq_clip_line lines[CQ_FACE_MAX];
+    int nlines;
+    if (ref->count < 3 || !cq_ref_frame(ref, &fr, lines, &nlines))
+        return 0;
     return cq_clip_lines(&fr, lines, nlines, ref->fid, inc, skin, onto_ref, out);
+}
+
+int cq_clip_face_along(const cq_face *ref, const cq_face *inc, cq_vec3 dir, double skin, bool onto_ref,
+                       cq_contact_point out[CQ_CLIP_MAX])
+{
+    cq_clip_frame fr;
+    cq_clip_line lines[CQ_FACE_MAX];
+    int nlines;
+    double k = cq_dot(dir, ref->normal);
+    if (ref->count < 3 || !(k > 0) || !cq_ref_frame(ref, &fr, lines, &nlines))
+        return 0;
+    fr.n = dir; /* heights, and the move off the plane, along dir */
+    return cq_clip_lines_along(&fr, ref->normal, k, lines, nlines, ref->fid, inc, skin, onto_ref, out);
 }
 
 /* The edge of face f (count >= 2) lying farthest along dir, and of those

@@ -71,6 +71,14 @@ int cq_clip_lines(const cq_clip_frame *frame, const cq_clip_line *lines, int nli
 int cq_clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto_ref,
                  cq_contact_point out[CQ_CLIP_MAX]);
 
+/* cq_clip_face seen along unit dir instead of the reference's normal (dir
+ * facing out of the reference, within 90 degrees of its normal): each
+ * incident point is projected onto the reference plane along dir, not
+ * square to it, and its depth is measured along dir, so a point and its
+ * partner on the reference lie on one line along the contact normal. */
+int cq_clip_face_along(const cq_face *ref, const cq_face *inc, cq_vec3 dir, double skin, bool onto_ref,
+                       cq_contact_point out[CQ_CLIP_MAX]);
+
 /* A triangle as a clipping polygon with outward normal n (features: vertex
  * i, edge i from t[i], face 0). A flat one goes in as the segment or point
  * it collapses to, its longest edge, so the clip does not run back and

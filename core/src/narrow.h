@@ -64,4 +64,14 @@ bool cq_previous_normal(const cq_pair_query *q, cq_contact *out);
  * pair. */
 void cq_round_contact(cq_vec3 pa, cq_vec3 pb, double ra, double rb, const cq_pair_query *q, cq_contact *out);
 
+/* A bound on |x - pose origin| over the points of shape s (0 for a plane
+ * or a mesh), from its sizes alone (surface.c). */
+double cq_shape_extent(const cq_shape *s);
+
+/* The first point of posed shape s (not a plane or a mesh) on the line
+ * through p along unit dir, coming from -dir (surface.c): where a shape
+ * whose core p lies in is met by a contact's line. False when the line
+ * misses it (rounding at a grazing line); *out is then unset. */
+bool cq_surface_on_line(const cq_shape *s, const cq_xform *x, cq_vec3 p, cq_vec3 dir, cq_vec3 *out);
+
 #endif

@@ -40,6 +40,27 @@ static void cq_plane_verdict(cq_world_plane pl, cq_vec3 low, double r, const cq_
     }
 }
 
+/* A rounded A's core point moved by its radius toward the plane lies on
+ * its surface only where that direction is one of the core's normals (a
+ * tilted capsule's lower end, not its upper one, which that move leaves
+ * inside the capsule). Each point's line square to the plane is measured
+ * again where it meets A's surface: the point is that crossing's
+ * projection onto the plane, its depth the crossing's depth below it. */
+static void cq_plane_points_on_lines(cq_world_plane pl, const cq_pair_query *q, double depth, cq_contact_point *pts,
+                                     int m)
+{
+    for (int k = 0; k < m; k++) {
+        if (pts[k].depth == depth) /* the lowest point: there the move is exact */
+            continue;
+        cq_vec3 a = cq_mad(pts[k].position, pl.n, -pts[k].depth);
+        if (!cq_surface_on_line(q->a, &q->xa, a, pl.n, &a))
+            continue;
+        double gap = cq_plane_gap(pl, a, 0);
+        pts[k].position = cq_mad(a, pl.n, -gap);
+        pts[k].depth = -gap;
+    }
+}
+
 /* The manifold: every core point (inflated by r) within skin of the plane,
  * projected onto it, reduced to CQ_MAX_POINTS. Vertices are numbered by
  * their place in pts; round shapes use face 0. */
@@ -57,6 +78,8 @@ static void cq_plane_points(cq_world_plane pl, const cq_vec3 *pts, int count, do
     }
     if (m > CQ_MAX_POINTS)
         m = cq_reduce_manifold(buf, m, out->normal);
+    if (r > 0 && q->a->type != CQ_SPHERE)
+        cq_plane_points_on_lines(pl, q, out->depth, buf, m);
     for (int k = 0; k < m; k++)
         out->points[k] = buf[k];
     out->point_count = m;

@@ -15,6 +15,13 @@
 
 /// At most this many manifold points per pair.
 #define CQ_MAX_POINTS 4
+/// How exactly manifold points lie, in world units: on B's surface, moved
+/// by their depth along the normal on A's, and no deeper than the contact,
+/// each within this. size: the larger of the two shapes' extents (the
+/// farthest any point of a shape lies from its pose's origin); far: the
+/// larger distance of the two poses from the world origin (docs/CORE.md,
+/// "The contact").
+#define CQ_POINT_TOL(size, far) (1e-8 * (size) + 1e-12 * (far))
 /// Box-box SAT: a positive gap up to this many world units still counts as touching.
 #define CQ_SAT_TOLERANCE 1e-6
 /// Box-box SAT: cross axes whose squared length is below this are skipped.

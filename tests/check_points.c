@@ -1,0 +1,392 @@
+/* Where the manifold points lie, over every pair type in both orders:
+ * random sizes and poses, degenerate shapes included (zero-size boxes,
+ * segment and collinear hulls, flat hulls, level capsules, planes). Each
+ * shape's signed distance is computed from its own definition (centre and
+ * radius, axis, half extents, triangle, a hull's face polygons, the plane),
+ * never by the narrow phase, and every contact must satisfy docs/CORE.md's
+ * rule: each point lies on B's surface, moved by its depth along the normal
+ * it lies on A's, no point is deeper than the contact, and a pair that
+ * sampled points prove penetrating by s has depth >= s. All within the
+ * stated tolerance CQ_POINT_TOL of the pair's size and position. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cq/hull.h"
+#include "testutil.h"
+
+/* A failed rule names the pair's shapes and poses before it stops. */
+#define PT_ASSERT(ok, ...)                                                     \
+    do {                                                                       \
+        if (!(ok)) {                                                           \
+            pt_describe(sa), pt_describe(sb), fflush(stdout);                  \
+            ck_abort_msg(__VA_ARGS__);                                         \
+        }                                                                      \
+    } while (0)
+
+/* One shape of the suite, posed, with what its oracle needs. */
+typedef struct pt_shape {
+    cq_shape s;
+    cq_xform x;
+    cq_hull *hull; /* owned, for convex shapes */
+    double size;   /* the largest half-size (radius included) */
+} pt_shape;
+
+/* The signed distance of world point p from a posed hull's core (its face
+ * polygons; a flat or lower-dimensional hull is a sheet, a segment or a
+ * point), minus its rounding radius. */
+static double hull_sdf(const cq_hull *h, const cq_xform *x, cq_vec3 p)
+{
+    cq_vec3 l = cq_xform_inv_point(x, p);
+    if (h->dim == 0)
+        return cq_len(cq_sub(l, h->vertices[0])) - h->radius;
+    if (h->dim == 1)
+        return tu_dist_point_segment(l, h->vertices[0], h->vertices[1]) - h->radius;
+    double inside = -INFINITY, outside = INFINITY;
+    for (int f = 0; f < h->face_count; f++) {
+        const cq_hull_face *face = &h->faces[f];
+        inside = fmax(inside, cq_dot(face->normal, l) - face->offset);
+        const uint16_t *loop = h->face_vertices + face->first;
+        for (int k = 1; k + 1 < face->count; k++) {
+            cq_vec3 t[3] = {h->vertices[loop[0]], h->vertices[loop[k]], h->vertices[loop[k + 1]]};
+            outside = fmin(outside, tu_dist_point_triangle(l, t));
+        }
+    }
+    return (h->dim == 3 && inside <= 0 ? inside : outside) - h->radius;
+}
+
+static double box_sdf(cq_vec3 l, cq_vec3 half)
+{
+    cq_vec3 q = cq_v3(fabs(l.x) - half.x, fabs(l.y) - half.y, fabs(l.z) - half.z);
+    cq_vec3 o = cq_v3(fmax(q.x, 0), fmax(q.y, 0), fmax(q.z, 0));
+    return cq_len(o) + fmin(fmax(q.x, fmax(q.y, q.z)), 0);
+}
+
+/* Oracle: the signed distance of p from the posed shape (a triangle is a
+ * sheet: its distance, never negative). */
+static double sdf(const pt_shape *s, cq_vec3 p)
+{
+    const cq_xform *x = &s->x;
+    switch (s->s.type) {
+    case CQ_SPHERE:
+        return cq_len(cq_sub(p, x->p)) - s->s.sphere.radius;
+    case CQ_CAPSULE: {
+        cq_vec3 h = cq_scale(x->r.c[1], s->s.capsule.half_height);
+        return tu_dist_point_segment(p, cq_sub(x->p, h), cq_add(x->p, h)) - s->s.capsule.radius;
+    }
+    case CQ_BOX:
+        return box_sdf(cq_xform_inv_point(x, p), s->s.box.half);
+    case CQ_TRIANGLE: {
+        cq_vec3 t[3];
+        for (int i = 0; i < 3; i++)
+            t[i] = cq_xform_point(x, s->s.triangle.v[i]);
+        return tu_dist_point_triangle(p, t);
+    }
+    case CQ_CONVEX:
+        return hull_sdf(s->hull, x, p);
+    case CQ_PLANE: {
+        cq_vec3 n = cq_mul_mv(&x->r, s->s.plane.normal);
+        return cq_dot(n, p) - s->s.plane.offset - cq_dot(n, x->p);
+    }
+    default:
+        ck_abort_msg("no oracle for shape type %d", s->s.type);
+    }
+    return 0;
+}
+
+/* Points of the shape's core (world space) and the radius about them: a
+ * sample is a ball inside the shape. A plane has none. */
+static int core_samples(const pt_shape *s, cq_vec3 out[64], double *radius)
+{
+    const cq_xform *x = &s->x;
+    cq_vec3 local[64];
+    int n = 0;
+    *radius = 0;
+    switch (s->s.type) {
+    case CQ_SPHERE:
+        *radius = s->s.sphere.radius;
+        local[n++] = cq_v3(0, 0, 0);
+        break;
+    case CQ_CAPSULE:
+        *radius = s->s.capsule.radius;
+        for (int k = 0; k <= 8; k++)
+            local[n++] = cq_v3(0, s->s.capsule.half_height * (k / 4.0 - 1), 0);
+        break;
+    case CQ_BOX: /* a 3x3x3 lattice: corners, edge and face middles, centre */
+        for (int i = 0; i < 27; i++)
+            local[n++] = cq_v3(s->s.box.half.x * (i % 3 - 1), s->s.box.half.y * (i / 3 % 3 - 1),
+                               s->s.box.half.z * (i / 9 - 1));
+        break;
+    case CQ_TRIANGLE:
+        for (int i = 0; i < 3; i++)
+            for (int k = 0; k < 4; k++)
+                local[n++] = cq_lerp(s->s.triangle.v[i], s->s.triangle.v[(i + 1) % 3], k / 4.0);
+        local[n++] = cq_scale(cq_add(s->s.triangle.v[0], cq_add(s->s.triangle.v[1], s->s.triangle.v[2])), 1 / 3.0);
+        break;
+    case CQ_CONVEX: {
+        const cq_hull *h = s->hull;
+        *radius = h->radius;
+        for (int k = 0; k < h->vertex_count && n < 40; k++)
+            local[n++] = h->vertices[k];
+        for (int k = 0; k < h->vertex_count && n < 64; k++)
+            local[n++] = cq_lerp(h->vertices[k], h->centroid, 0.5);
+        break;
+    }
+    default:
+        break;
+    }
+    for (int k = 0; k < n; k++)
+        out[k] = cq_xform_point(x, local[k]);
+    return n;
+}
+
+/* Oracle: a lower bound on the pair's penetration depth. A ball of radius
+ * r about a point of one core lying d inside the other shape's surface
+ * (d = r - sdf) survives every translation shorter than d. */
+static double penetration_bound(const pt_shape *a, const pt_shape *b)
+{
+    double best = -INFINITY;
+    for (int side = 0; side < 2; side++) {
+        const pt_shape *from = side ? b : a, *into = side ? a : b;
+        cq_vec3 pts[64];
+        double r;
+        int n = core_samples(from, pts, &r);
+        for (int k = 0; k < n; k++)
+            best = fmax(best, r - sdf(into, pts[k]));
+    }
+    return best;
+}
+
+static cq_vec3 rand_vec(tu_rng *rng, double lo, double hi)
+{
+    return cq_v3(tu_uniform(rng, lo, hi), tu_uniform(rng, lo, hi), tu_uniform(rng, lo, hi));
+}
+
+/* The hull families: a box (its eight corners), a random cloud, a roof
+ * (two sloped faces meeting at a ridge, as in the audit's case), a flat
+ * polygon, a segment, three collinear points. */
+static cq_hull *random_hull(tu_rng *rng, int family, double scale)
+{
+    cq_vec3 p[24];
+    int n = 0;
+    cq_vec3 h = cq_scale(rand_vec(rng, 0.1, 1), scale);
+    switch (family) {
+    case 0:
+        for (int i = 0; i < 8; i++)
+            p[n++] = cq_v3(i & 1 ? h.x : -h.x, i & 2 ? h.y : -h.y, i & 4 ? h.z : -h.z);
+        break;
+    case 1:
+        for (n = 0; n < 6 + (int)tu_uniform(rng, 0, 18); n++)
+            p[n] = cq_v3(tu_uniform(rng, -h.x, h.x), tu_uniform(rng, -h.y, h.y), tu_uniform(rng, -h.z, h.z));
+        break;
+    case 2: {
+        double eave = tu_uniform(rng, 0.05, 0.5) * h.y;
+        p[n++] = cq_v3(-h.x, h.y, 0), p[n++] = cq_v3(h.x, h.y, 0);
+        for (int i = 0; i < 8; i++)
+            p[n++] = cq_v3(i & 1 ? h.x : -h.x, i & 4 ? -h.y : h.y - eave, i & 2 ? h.z : -h.z);
+        break;
+    }
+    case 3:
+        for (int i = 0; i < 5; i++) {
+            double t = 2 * CQ_PI * i / 5;
+            p[n++] = cq_v3(h.x * cos(t), 0, h.z * sin(t));
+        }
+        break;
+    case 4:
+        p[n++] = cq_scale(h, -1), p[n++] = h;
+        break;
+    default:
+        p[n++] = cq_scale(h, -1), p[n++] = cq_scale(h, 0.25), p[n++] = h;
+        break;
+    }
+    cq_hull *out = NULL;
+    double radius = tu_uniform(rng, 0, 1) < 0.3 ? scale * tu_uniform(rng, 0.02, 0.3) : 0;
+    ck_assert_int_eq(cq_hull_build(p, n, radius, &out), CQ_OK);
+    return out;
+}
+
+/* A half-size in [0.1, 1], zero a quarter of the time (a flat box, a
+ * segment box, a point box). */
+static double box_half(tu_rng *rng, double scale)
+{
+    return tu_uniform(rng, 0, 1) < 0.25 ? 0 : scale * tu_uniform(rng, 0.1, 1);
+}
+
+static pt_shape random_shape(tu_rng *rng, cq_shape_type type, cq_xform x, double scale)
+{
+    pt_shape s = {.s = {.type = type}, .x = x};
+    switch (type) {
+    case CQ_SPHERE:
+        s.s.sphere.radius = scale * tu_uniform(rng, 0.1, 1);
+        s.size = s.s.sphere.radius;
+        break;
+    case CQ_CAPSULE:
+        s.s.capsule.radius = scale * tu_uniform(rng, 0.05, 0.6);
+        s.s.capsule.half_height = tu_uniform(rng, 0, 1) < 0.1 ? 0 : scale * tu_uniform(rng, 0.1, 1);
+        s.size = s.s.capsule.radius + s.s.capsule.half_height;
+        break;
+    case CQ_BOX:
+        s.s.box.half = cq_v3(box_half(rng, scale), box_half(rng, scale), box_half(rng, scale));
+        s.size = cq_len(s.s.box.half);
+        break;
+    case CQ_TRIANGLE:
+        for (int i = 0; i < 3; i++) {
+            s.s.triangle.v[i] = cq_scale(rand_vec(rng, -1, 1), scale);
+            s.size = fmax(s.size, cq_len(s.s.triangle.v[i]));
+        }
+        break;
+    case CQ_CONVEX:
+        s.hull = random_hull(rng, (int)tu_uniform(rng, 0, 6), scale);
+        s.s.convex.hull = s.hull;
+        s.size = s.hull->radius;
+        for (int k = 0; k < s.hull->vertex_count; k++)
+            s.size = fmax(s.size, cq_len(s.hull->vertices[k]) + s.hull->radius);
+        break;
+    case CQ_PLANE: {
+        cq_vec3 n;
+        ck_assert(cq_normalize(rand_vec(rng, -1, 1), 1e-6, &n));
+        s.s.plane.normal = n;
+        s.s.plane.offset = scale * tu_uniform(rng, -0.3, 0.3);
+        break;
+    }
+    default:
+        break;
+    }
+    return s;
+}
+
+/* Poses: near each other about a centre, with random rotations; a quarter
+ * of them axis-aligned (where rounding ties are exact), some far away. */
+static cq_xform random_pose(tu_rng *rng, cq_vec3 centre, double scale, bool aligned)
+{
+    cq_xform x = tu_pose(rng, 0.9);
+    if (aligned)
+        x.r = cq_mat3_identity();
+    x.p = cq_add(cq_scale(x.p, scale), centre);
+    return x;
+}
+
+typedef struct pt_stats {
+    int runs, overlaps, points, penetrating;
+    double worst_b, worst_a, worst_deeper, worst_missed; /* in units of the tolerance */
+} pt_stats;
+
+static void pt_worst(double *worst, double v) { *worst = fmax(*worst, v); }
+
+static void pt_describe(const pt_shape *s)
+{
+    printf("  type %d pos [%.17g %.17g %.17g] rot [%.17g %.17g %.17g | %.17g %.17g %.17g | %.17g %.17g %.17g]", s->s.type,
+           s->x.p.x, s->x.p.y, s->x.p.z, s->x.r.c[0].x, s->x.r.c[0].y, s->x.r.c[0].z, s->x.r.c[1].x, s->x.r.c[1].y,
+           s->x.r.c[1].z, s->x.r.c[2].x, s->x.r.c[2].y, s->x.r.c[2].z);
+    if (s->s.type == CQ_CAPSULE)
+        printf(" capsule r %.17g h %.17g", s->s.capsule.radius, s->s.capsule.half_height);
+    if (s->s.type == CQ_BOX)
+        printf(" box [%.17g %.17g %.17g]", s->s.box.half.x, s->s.box.half.y, s->s.box.half.z);
+    if (s->s.type == CQ_CONVEX) {
+        printf(" hull dim %d r %g:", s->hull->dim, s->hull->radius);
+        for (int k = 0; k < s->hull->vertex_count; k++)
+            printf(" [%.17g %.17g %.17g]", s->hull->vertices[k].x, s->hull->vertices[k].y, s->hull->vertices[k].z);
+    }
+    printf("\n");
+}
+
+/* One pair, both orders: the contract's point rules with tolerance tol. */
+static void check_pair(const pt_shape *a, const pt_shape *b, double skin, pt_stats *st, int run)
+{
+    double size = fmax(a->size, b->size), far = fmax(cq_max_abs(a->x.p), cq_max_abs(b->x.p));
+    if (a->s.type == CQ_PLANE || b->s.type == CQ_PLANE)
+        size = fmax(size, a->s.type == CQ_PLANE ? b->size : a->size);
+    double tol = CQ_POINT_TOL(size, far);
+    double pen = penetration_bound(a, b);
+    for (int order = 0; order < 2; order++) {
+        const pt_shape *sa = order ? b : a, *sb = order ? a : b;
+        cq_pair_query q = {.a = &sa->s, .xa = sa->x, .b = &sb->s, .xb = sb->x, .skin = skin};
+        cq_contact c;
+        ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
+        tu_assert_contact_sane(c);
+        st->runs++;
+        if (pen > tol) {
+            st->penetrating++;
+            double missed = (pen - c.depth) / tol;
+            pt_worst(&st->worst_missed, missed);
+            PT_ASSERT(c.overlap && c.depth > 0 && missed <= 1,
+                          "run %d order %d (%d-%d): penetrating by >= %g, overlap %d depth %g (fallback %d/%d)", run,
+                          order, sa->s.type, sb->s.type, pen, c.overlap, c.depth, c.fallback_reason,
+                          c.fallback_action);
+        }
+        if (!c.overlap || !c.has_normal)
+            continue;
+        st->overlaps++;
+        for (int k = 0; k < c.point_count; k++) {
+            cq_contact_point p = c.points[k];
+            double on_b = fabs(sdf(sb, p.position)) / tol;
+            double on_a = fabs(sdf(sa, cq_mad(p.position, c.normal, p.depth))) / tol;
+            double deeper = (p.depth - c.depth) / tol;
+            st->points++;
+            pt_worst(&st->worst_b, on_b), pt_worst(&st->worst_a, on_a), pt_worst(&st->worst_deeper, deeper);
+            PT_ASSERT(on_b <= 1 && on_a <= 1 && deeper <= 1 && p.depth >= -skin - tol,
+                          "run %d order %d (%d-%d): point %d [%.17g %.17g %.17g] depth %.17g (contact %.17g, "
+                          "normal [%.17g %.17g %.17g]): %g tol off B, %g tol off A, %g tol deeper", run, order,
+                          sa->s.type, sb->s.type, k, p.position.x, p.position.y, p.position.z, p.depth, c.depth,
+                          c.normal.x, c.normal.y, c.normal.z, on_b, on_a, deeper);
+        }
+    }
+}
+
+static const cq_shape_type pt_types[] = {CQ_SPHERE, CQ_CAPSULE, CQ_BOX, CQ_TRIANGLE, CQ_CONVEX, CQ_PLANE};
+#define PT_TYPES (int)(sizeof pt_types / sizeof pt_types[0])
+
+static void sweep(uint64_t seed, int per_pair, cq_vec3 centre, double scale, pt_stats *st)
+{
+    tu_rng rng = {seed};
+    for (int i = 0; i < PT_TYPES; i++)
+        for (int j = i; j < PT_TYPES; j++) {
+            if (pt_types[i] == CQ_PLANE && pt_types[j] == CQ_PLANE)
+                continue;
+            for (int k = 0; k < per_pair; k++) {
+                bool aligned = k % 4 == 0;
+                pt_shape a = random_shape(&rng, pt_types[i], random_pose(&rng, centre, scale, aligned), scale);
+                pt_shape b = random_shape(&rng, pt_types[j], random_pose(&rng, centre, scale, aligned), scale);
+                check_pair(&a, &b, k % 3 ? 0.02 * scale : 0, st, k);
+                cq_hull_free(a.hull), cq_hull_free(b.hull);
+            }
+        }
+    if (getenv("CQ_POINTS_STATS"))
+        printf("points: %d runs, %d overlapping, %d points, %d penetrating; worst off B %.3g, off A %.3g, "
+               "deeper %.3g, depth missed %.3g (tolerances)\n", st->runs, st->overlaps, st->points, st->penetrating,
+               st->worst_b, st->worst_a, st->worst_deeper, st->worst_missed);
+}
+
+START_TEST(points_lie_on_both_surfaces)
+{
+    pt_stats st = {0};
+    sweep(20261201, 800, cq_v3(0, 0, 0), 1, &st);
+    ck_assert_int_gt(st.points, 20000);
+}
+END_TEST
+
+/* The tolerance is relative: the same rules for shapes 1000 times smaller
+ * and larger, and for a scene 1000 from the origin. */
+START_TEST(points_lie_on_both_surfaces_at_any_scale)
+{
+    static const struct {
+        double scale;
+        cq_vec3 centre;
+    } scenes[] = {{1e-3, {0, 0, 0}}, {1e3, {0, 0, 0}}, {1, {1000, -700, 300}}};
+    for (int i = 0; i < 3; i++) {
+        pt_stats st = {0};
+        sweep(20261202 + (uint64_t)i, 200, scenes[i].centre, scenes[i].scale, &st);
+        ck_assert_int_gt(st.points, 5000);
+    }
+}
+END_TEST
+
+Suite *points_suite(void)
+{
+    Suite *s = suite_create("points");
+    TCase *tc = tcase_create("contact_points");
+    tcase_set_timeout(tc, 60); /* seconds under the sanitizers */
+    tcase_add_test(tc, points_lie_on_both_surfaces);
+    tcase_add_test(tc, points_lie_on_both_surfaces_at_any_scale);
+    suite_add_tcase(s, tc);
+    return s;
+}
