@@ -471,7 +471,7 @@ START_TEST(segment_box_crossing_a_capsule_keeps_its_depth)
         ck_assert_double_eq_tol(c.depth, oracle.depth, 1e-12);
         if (!c.has_normal)
             ck_assert_int_eq(c.fallback_action, CQ_FBA_DROPPED);
-        cq_pair_cache cache = {true, cq_v3(order ? -1 : 1, 0, 0)};
+        cq_pair_cache cache = {.has_normal = true, .normal = cq_v3(order ? -1 : 1, 0, 0)};
         cq_pair_query q = {.a = order ? &cap : &seg, .xa = order ? xc : cq_xform_identity(), .b = order ? &seg : &cap,
                            .xb = order ? cq_xform_identity() : xc, .cache = &cache};
         c = run(&q);
