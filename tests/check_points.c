@@ -380,6 +380,39 @@ START_TEST(points_lie_on_both_surfaces_at_any_scale)
 }
 END_TEST
 
+/* A flat box (zero thickness) whose face along the normal is a segment:
+ * it has no sides to clip a triangle by, so the triangle kept its whole
+ * width (0.07 off the box); or, the triangle steep, the clip found nothing
+ * and the triangle's vertex deepest along the normal stood for the
+ * contact, far off the box. The cases the mesh sweep found: a closed box's
+ * side, a ridge's four triangles. */
+START_TEST(flat_box_face_on_a_triangle)
+{
+    pt_shape box = {.s = {.type = CQ_BOX, .box = {{0.88740014277205947, 0.62547771942413022, 0}}},
+                    .x = {{-0.48435918559966989, -0.18226522148956514, -0.66360082806260379}, cq_mat3_identity()}};
+    box.size = cq_len(box.s.box.half);
+    cq_vec3 h = {0.91850804116830687, 0.89115160566988239, 0.52035232138332499};
+    pt_shape side = {.s = {.type = CQ_TRIANGLE, .triangle = {{{-h.x, -h.y, -h.z}, {-h.x, h.y, h.z}, {-h.x, h.y, -h.z}}}},
+                     .x = {{-0.19489222234037007, -0.37869116208392639, -0.41632833510974482}, cq_mat3_identity()},
+                     .size = cq_len(h)};
+    pt_stats st = {0};
+    check_pair(&box, &side, 0.02, &st, 0);
+    pt_shape flat = {.s = {.type = CQ_BOX, .box = {{0.70678061703792372, 0.69511217795134816, 0}}},
+                     .x = {{999.93833682075217, -700.20097216864963, 299.37465510353286}, cq_mat3_identity()}};
+    flat.size = cq_len(flat.s.box.half);
+    const cq_vec3 v[6] = {{-1, -1.2320986738447692, -1}, {-1, -1.2320986738447692, 1}, {0, 0, -1},
+                          {0, 0, 1}, {1, -0.66220086861257221, -1}, {1, -0.66220086861257221, 1}};
+    const int t[4][3] = {{0, 1, 3}, {0, 3, 2}, {2, 3, 5}, {2, 5, 4}};
+    for (int k = 0; k < 4; k++) {
+        pt_shape ridge = {.s = {.type = CQ_TRIANGLE, .triangle = {{v[t[k][0]], v[t[k][1]], v[t[k][2]]}}},
+                          .x = {{999.96246756693256, -700.76858559851132, 299.25383836344184}, cq_mat3_identity()},
+                          .size = cq_len(v[0])};
+        check_pair(&flat, &ridge, k % 2 ? 0.02 : 0, &st, 1 + k);
+    }
+    ck_assert_int_ge(st.points, 6);
+}
+END_TEST
+
 Suite *points_suite(void)
 {
     Suite *s = suite_create("points");
@@ -387,6 +420,7 @@ Suite *points_suite(void)
     tcase_set_timeout(tc, 60); /* seconds under the sanitizers */
     tcase_add_test(tc, points_lie_on_both_surfaces);
     tcase_add_test(tc, points_lie_on_both_surfaces_at_any_scale);
+    tcase_add_test(tc, flat_box_face_on_a_triangle);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -19,6 +19,10 @@ static inline int cq_box_face_id(int k, double s) { return 2 * k + (s < 0); }
 /* Builds face `id` (2k + negative side) as a world-space polygon. */
 void cq_box_face(const cq_obb *box, int id, cq_face *out);
 
+/* Drops a box face's coincident corners (a zero-size box's): the segment
+ * or point it collapses to, whose normal is then dir. */
+void cq_box_face_compact(cq_face *f, cq_vec3 dir);
+
 /* The face whose outward normal is most aligned with dir. */
 int cq_box_face_toward(const cq_obb *box, cq_vec3 dir);
 

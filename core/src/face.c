@@ -44,6 +44,24 @@ static bool cq_hull_feature(const cq_hull *h, const cq_xform *x, cq_vec3 dir, cq
     return true;
 }
 
+void cq_box_face_compact(cq_face *f, cq_vec3 dir)
+{
+    int m = 0; /* compacted in place: m <= k */
+    for (int k = 0; k < f->count; k++) {
+        if (m > 0 && cq_len2(cq_sub(f->v[k], f->v[m - 1])) == 0) {
+            f->eid[m - 1] = f->eid[k]; /* the edge that leaves this corner */
+            continue;
+        }
+        f->v[m] = f->v[k], f->vid[m] = f->vid[k], f->eid[m] = f->eid[k];
+        m++;
+    }
+    if (m > 1 && cq_len2(cq_sub(f->v[m - 1], f->v[0])) == 0)
+        m--;
+    f->count = m;
+    if (m < 3)
+        f->normal = dir;
+}
+
 /* A box face with zero extents keeps its distinct vertices only: a zero
  * width makes it the segment (or point) it is, and a segment's rules
  * apply to it (a polygon with coincident corners has no sides). */
@@ -53,20 +71,7 @@ static void cq_box_feature(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq
     cq_box_face(&o, cq_box_face_toward(&o, dir), out);
     if (s->box.half.x != 0 && s->box.half.y != 0 && s->box.half.z != 0)
         return;
-    int m = 0; /* compacted in place: m <= k */
-    for (int k = 0; k < 4; k++) {
-        if (m > 0 && cq_len2(cq_sub(out->v[k], out->v[m - 1])) == 0) {
-            out->eid[m - 1] = out->eid[k]; /* the edge that leaves this corner */
-            continue;
-        }
-        out->v[m] = out->v[k], out->vid[m] = out->vid[k], out->eid[m] = out->eid[k];
-        m++;
-    }
-    if (m > 1 && cq_len2(cq_sub(out->v[m - 1], out->v[0])) == 0)
-        m--;
-    out->count = m;
-    if (m < 3)
-        out->normal = dir;
+    cq_box_face_compact(out, dir);
 }
 
 bool cq_shape_face(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *out)

@@ -193,12 +193,38 @@ static cq_tb_axis cq_tb_choose(const cq_tb_best *b, double tol)
     return edge ? *e : *f;
 }
 
+/* A box face that is a segment or a point (the box is zero across it)
+ * has no sides to clip by: the triangle is the reference instead, facing
+ * A, the face seen along n (the normal is the box's axis, not the
+ * triangle's, so the points must lie on lines along it), where the
+ * triangle is not within about 6 degrees of parallel to n. */
+static int cq_tb_collapsed_ref(const cq_vec3 t[3], bool flat, cq_face *box_face, cq_vec3 n, double skin,
+                               cq_contact_point out[CQ_CLIP_MAX])
+{
+    cq_vec3 tn;
+    if (flat || !cq_normalize(cq_cross(cq_sub(t[1], t[0]), cq_sub(t[2], t[0])), 0, &tn))
+        return 0;
+    if (cq_dot(tn, n) > 0)
+        tn = cq_neg(tn);
+    if (-cq_dot(tn, n) < 0.1)
+        return 0;
+    cq_face ref = cq_triangle_face(t, tn, false);
+    cq_box_face_compact(box_face, n);
+    int m = cq_clip_face_along(&ref, box_face, cq_neg(n), skin, true, out);
+    for (int i = 0; i < m; i++)
+        out[i].feature = cq_feature_swap(out[i].feature);
+    return m;
+}
+
 /* Box face reference, triangle incident: the points stay on the triangle. */
 static int cq_tb_box_ref(const cq_obb *box, const cq_vec3 t[3], bool flat, int k, cq_vec3 n, double skin,
                          cq_contact_point out[CQ_CLIP_MAX])
 {
     cq_face ref, inc = cq_triangle_face(t, cq_neg(n), flat);
     cq_box_face(box, cq_box_face_id(k, cq_dot(box->axes.c[k], n)), &ref);
+    double h1 = cq_comp(box->half, (k + 1) % 3), h2 = cq_comp(box->half, (k + 2) % 3);
+    if (h1 == 0 || h2 == 0)
+        return cq_tb_collapsed_ref(t, flat, &ref, n, skin, out);
     return cq_clip_face(&ref, &inc, skin, false, out);
 }
 
