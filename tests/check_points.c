@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "cq/hull.h"
+#include "mesh_gen.h"
 #include "testutil.h"
 
 /* A failed rule names the pair's shapes and poses before it stops. */
@@ -28,6 +29,7 @@ typedef struct pt_shape {
     cq_shape s;
     cq_xform x;
     cq_hull *hull; /* owned, for convex shapes */
+    cq_mesh *mesh; /* owned, for meshes */
     double size;   /* the largest half-size (radius included) */
 } pt_shape;
 
@@ -87,6 +89,8 @@ static double sdf(const pt_shape *s, cq_vec3 p)
         cq_vec3 n = cq_mul_mv(&x->r, s->s.plane.normal);
         return cq_dot(n, p) - s->s.plane.offset - cq_dot(n, x->p);
     }
+    case CQ_MESH:
+        return tm_distance(s->mesh, x, p);
     default:
         ck_abort_msg("no oracle for shape type %d", s->s.type);
     }
@@ -131,6 +135,8 @@ static int core_samples(const pt_shape *s, cq_vec3 out[64], double *radius)
             local[n++] = cq_lerp(h->vertices[k], h->centroid, 0.5);
         break;
     }
+    case CQ_MESH:
+        return tm_samples(s->mesh, x, out, 64);
     default:
         break;
     }
@@ -248,6 +254,11 @@ static pt_shape random_shape(tu_rng *rng, cq_shape_type type, cq_xform x, double
         s.s.plane.offset = scale * tu_uniform(rng, -0.3, 0.3);
         break;
     }
+    case CQ_MESH:
+        s.mesh = tm_random(rng, (tm_family)tu_uniform(rng, 0, TM_FAMILIES), scale);
+        s.s.mesh.mesh = s.mesh;
+        s.size = tm_extent(s.mesh);
+        break;
     default:
         break;
     }
@@ -266,7 +277,7 @@ static cq_xform random_pose(tu_rng *rng, cq_vec3 centre, double scale, bool alig
 }
 
 typedef struct pt_stats {
-    int runs, overlaps, points, penetrating;
+    int runs, overlaps, points, penetrating, mesh_points;
     double worst_b, worst_a, worst_deeper, worst_missed; /* in units of the tolerance */
 } pt_stats;
 
@@ -285,6 +296,14 @@ static void pt_describe(const pt_shape *s)
         printf(" hull dim %d r %g:", s->hull->dim, s->hull->radius);
         for (int k = 0; k < s->hull->vertex_count; k++)
             printf(" [%.17g %.17g %.17g]", s->hull->vertices[k].x, s->hull->vertices[k].y, s->hull->vertices[k].z);
+    }
+    if (s->s.type == CQ_MESH) {
+        const cq_mesh *m = s->mesh;
+        printf(" mesh:");
+        for (int k = 0; k < m->vertex_count; k++)
+            printf(" [%.17g %.17g %.17g]", m->vertices[k].x, m->vertices[k].y, m->vertices[k].z);
+        for (int k = 0; k < m->triangle_count; k++)
+            printf(" (%d %d %d)", m->triangles[k][0], m->triangles[k][1], m->triangles[k][2]);
     }
     printf("\n");
 }
@@ -322,6 +341,7 @@ static void check_pair(const pt_shape *a, const pt_shape *b, double skin, pt_sta
             double on_a = fabs(sdf(sa, cq_mad(p.position, c.normal, p.depth))) / tol;
             double deeper = (p.depth - c.depth) / tol;
             st->points++;
+            st->mesh_points += sa->s.type == CQ_MESH || sb->s.type == CQ_MESH;
             pt_worst(&st->worst_b, on_b), pt_worst(&st->worst_a, on_a), pt_worst(&st->worst_deeper, deeper);
             PT_ASSERT(on_b <= 1 && on_a <= 1 && deeper <= 1 && p.depth >= -skin - tol,
                           "run %d order %d (%d-%d): point %d [%.17g %.17g %.17g] depth %.17g (contact %.17g, "
@@ -332,27 +352,34 @@ static void check_pair(const pt_shape *a, const pt_shape *b, double skin, pt_sta
     }
 }
 
-static const cq_shape_type pt_types[] = {CQ_SPHERE, CQ_CAPSULE, CQ_BOX, CQ_TRIANGLE, CQ_CONVEX, CQ_PLANE};
+static const cq_shape_type pt_types[] = {CQ_SPHERE, CQ_CAPSULE, CQ_BOX, CQ_TRIANGLE, CQ_CONVEX, CQ_PLANE, CQ_MESH};
 #define PT_TYPES (int)(sizeof pt_types / sizeof pt_types[0])
+
+static void pt_free(pt_shape *s)
+{
+    cq_hull_free(s->hull);
+    cq_mesh_free(s->mesh);
+}
 
 static void sweep(uint64_t seed, int per_pair, cq_vec3 centre, double scale, pt_stats *st)
 {
     tu_rng rng = {seed};
     for (int i = 0; i < PT_TYPES; i++)
         for (int j = i; j < PT_TYPES; j++) {
-            if (pt_types[i] == CQ_PLANE && pt_types[j] == CQ_PLANE)
-                continue;
+            if (!cq_collide_supported(pt_types[i], pt_types[j]))
+                continue; /* plane-plane, and a mesh with a mesh or a plane */
             for (int k = 0; k < per_pair; k++) {
                 bool aligned = k % 4 == 0;
                 pt_shape a = random_shape(&rng, pt_types[i], random_pose(&rng, centre, scale, aligned), scale);
                 pt_shape b = random_shape(&rng, pt_types[j], random_pose(&rng, centre, scale, aligned), scale);
                 check_pair(&a, &b, k % 3 ? 0.02 * scale : 0, st, k);
-                cq_hull_free(a.hull), cq_hull_free(b.hull);
+                pt_free(&a), pt_free(&b);
             }
         }
     if (getenv("CQ_POINTS_STATS"))
-        printf("points: %d runs, %d overlapping, %d points, %d penetrating; worst off B %.3g, off A %.3g, "
-               "deeper %.3g, depth missed %.3g (tolerances)\n", st->runs, st->overlaps, st->points, st->penetrating,
+        printf("points: %d runs, %d overlapping, %d points (%d of meshes), %d penetrating; worst off B %.3g, "
+               "off A %.3g, deeper %.3g, depth missed %.3g (tolerances)\n", st->runs, st->overlaps, st->points,
+               st->mesh_points, st->penetrating,
                st->worst_b, st->worst_a, st->worst_deeper, st->worst_missed);
 }
 
@@ -361,6 +388,7 @@ START_TEST(points_lie_on_both_surfaces)
     pt_stats st = {0};
     sweep(20261201, 800, cq_v3(0, 0, 0), 1, &st);
     ck_assert_int_gt(st.points, 20000);
+    ck_assert_int_gt(st.mesh_points, 5000);
 }
 END_TEST
 
@@ -376,6 +404,7 @@ START_TEST(points_lie_on_both_surfaces_at_any_scale)
         pt_stats st = {0};
         sweep(20261202 + (uint64_t)i, 200, scenes[i].centre, scenes[i].scale, &st);
         ck_assert_int_gt(st.points, 5000);
+        ck_assert_int_gt(st.mesh_points, 1200);
     }
 }
 END_TEST
@@ -413,6 +442,150 @@ START_TEST(flat_box_face_on_a_triangle)
 }
 END_TEST
 
+/* ---- meshes: scenes with analytic answers ------------------------------- */
+
+/* A mesh of triangles front side up, posed at x, as the suite's B shape. */
+static pt_shape pt_mesh(const cq_vec3 *v, int nv, const int (*t)[3], int nt, cq_xform x)
+{
+    pt_shape s = {.s = {.type = CQ_MESH}, .x = x};
+    ck_assert_int_eq(cq_mesh_build(v, nv, t, nt, &s.mesh), CQ_OK);
+    s.s.mesh.mesh = s.mesh;
+    s.size = tm_extent(s.mesh);
+    return s;
+}
+
+/* Whether the contact has a point at want (world) with that depth, both to
+ * 1e-9; each expected point matches a different one. */
+static void pt_expect_points(const cq_contact *c, const cq_vec3 *want, const double *depth, int n)
+{
+    ck_assert_int_eq(c->point_count, n);
+    bool used[CQ_MAX_POINTS] = {false};
+    for (int i = 0; i < n; i++) {
+        int hit = -1;
+        for (int k = 0; k < c->point_count && hit < 0; k++)
+            if (!used[k] && cq_len(cq_sub(c->points[k].position, want[i])) < 1e-9 &&
+                fabs(c->points[k].depth - depth[i]) < 1e-9)
+                hit = k;
+        if (hit < 0)
+            for (int k = 0; k < c->point_count; k++)
+                printf("  has [%.9g %.9g %.9g] depth %.9g\n", c->points[k].position.x, c->points[k].position.y,
+                       c->points[k].position.z, c->points[k].depth);
+        ck_assert_msg(hit >= 0, "no point at [%g %g %g] depth %g", want[i].x, want[i].y, want[i].z, depth[i]);
+        used[hit] = true;
+    }
+}
+
+/* The square [-2, 2]^2 at y = 0 as two triangles, split along x = z. */
+static const cq_vec3 pt_floor_v[4] = {{-2, 0, -2}, {-2, 0, 2}, {2, 0, 2}, {2, 0, -2}};
+static const int pt_floor_t[2][3] = {{0, 1, 2}, {0, 2, 3}};
+
+/* A box resting 0.01 deep on the two-triangle floor, straddling the
+ * diagonal with two corners on each triangle (square to the floor's
+ * sides, within 0.1 of the diagonal; a corner cut off alone would make
+ * five points on its triangle, which that triangle's own contact reduces
+ * to four), the scene under a random rigid motion: the floor's normal,
+ * depth 0.01, and the four bottom corners moved up onto the floor, each
+ * 0.01 deep: the cuts along the diagonal give way to them. */
+START_TEST(box_rests_on_two_triangles)
+{
+    tu_rng rng = {31};
+    for (int rep = 0; rep < 50; rep++) {
+        cq_xform world = tu_pose(&rng, 5);
+        pt_shape sb = pt_mesh(pt_floor_v, 4, pt_floor_t, 2, world);
+        double x = tu_uniform(&rng, -0.5, 0.5), z = x + tu_uniform(&rng, -0.099, 0.099);
+        cq_xform local = {cq_v3(x, 0.24, z), tu_axis_angle(cq_v3(0, 1, 0), rep % 2 ? CQ_PI : 0)};
+        pt_shape sa = {.s = {.type = CQ_BOX, .box = {{0.5, 0.25, 0.4}}}, .size = cq_len(cq_v3(0.5, 0.25, 0.4)),
+                       .x = {cq_xform_point(&world, local.p), cq_mul_mm(&world.r, &local.r)}};
+        cq_pair_query q = {.a = &sa.s, .xa = sa.x, .b = &sb.s, .xb = sb.x};
+        cq_contact c;
+        ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
+        ck_assert(c.overlap && c.has_normal);
+        ck_assert_double_eq_tol(c.depth, 0.01, 1e-9);
+        tu_assert_vec_eq_tol(c.normal, cq_mul_mv(&world.r, cq_v3(0, -1, 0)), 1e-9);
+        cq_vec3 want[4];
+        double depth[4] = {0.01, 0.01, 0.01, 0.01};
+        for (int i = 0; i < 4; i++) {
+            cq_vec3 corner = cq_xform_point(&local, cq_v3(i & 1 ? 0.5 : -0.5, -0.25, i & 2 ? 0.4 : -0.4));
+            want[i] = cq_xform_point(&world, cq_v3(corner.x, 0, corner.z));
+        }
+        pt_expect_points(&c, want, depth, 4);
+        pt_stats st = {0};
+        check_pair(&sa, &sb, 0, &st, rep);
+        pt_free(&sb);
+    }
+}
+END_TEST
+
+/* A level box over a shallow valley (faces y = -s x and y = t x meeting
+ * along z), its bottom corners in both faces, the left ones deeper: the
+ * left face's normal and depth; its corners moved onto it along that
+ * normal; the right ones' points where the right face's own contact put
+ * them (moved along the right face's normal), measured along the left
+ * normal down to the box's bottom. */
+START_TEST(box_straddles_a_valley)
+{
+    const double s = 0.5, t = 0.4, yb = 0.4;
+    const cq_vec3 v[6] = {{-2, 2 * s, -2}, {-2, 2 * s, 2}, {0, 0, -2}, {0, 0, 2}, {2, 2 * t, -2}, {2, 2 * t, 2}};
+    const int tri[4][3] = {{0, 1, 3}, {0, 3, 2}, {2, 3, 5}, {2, 5, 4}};
+    tu_rng rng = {32};
+    cq_vec3 nl = cq_scale(cq_v3(s, 1, 0), 1 / sqrt(1 + s * s)), nr = cq_scale(cq_v3(-t, 1, 0), 1 / sqrt(1 + t * t));
+    for (int rep = 0; rep < 20; rep++) {
+        cq_xform world = rep ? tu_pose(&rng, 5) : cq_xform_identity();
+        pt_shape sb = pt_mesh(v, 6, tri, 4, world);
+        cq_xform local = {cq_v3(0.1, yb + 0.25, 0), cq_mat3_identity()};
+        pt_shape sa = {.s = {.type = CQ_BOX, .box = {{1, 0.25, 0.5}}}, .size = cq_len(cq_v3(1, 0.25, 0.5)),
+                       .x = {cq_xform_point(&world, local.p), world.r}};
+        cq_pair_query q = {.a = &sa.s, .xa = sa.x, .b = &sb.s, .xb = sb.x};
+        cq_contact c;
+        ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
+        ck_assert(c.overlap && c.has_normal);
+        double d1 = (s * 0.9 - yb) / sqrt(1 + s * s), d2 = (t * 1.1 - yb) / sqrt(1 + t * t);
+        ck_assert_double_eq_tol(c.depth, d1, 1e-9);
+        tu_assert_vec_eq_tol(c.normal, cq_mul_mv(&world.r, cq_neg(nl)), 1e-9);
+        cq_vec3 want[4];
+        double depth[4];
+        for (int i = 0; i < 4; i++) {
+            bool right = i & 1;
+            cq_vec3 corner = cq_v3(right ? 1.1 : -0.9, yb, i & 2 ? 0.5 : -0.5);
+            cq_vec3 p = right ? cq_mad(corner, nr, d2) : cq_mad(corner, nl, d1);
+            want[i] = cq_xform_point(&world, p);
+            depth[i] = right ? (p.y - yb) / nl.y : d1;
+        }
+        pt_expect_points(&c, want, depth, 4);
+        pt_stats st = {0};
+        check_pair(&sa, &sb, 0, &st, rep);
+        pt_free(&sb);
+    }
+}
+END_TEST
+
+/* A ball over the floor's shared diagonal: both triangles find the same
+ * point below its centre; the contact has it once. */
+START_TEST(ball_over_a_shared_edge)
+{
+    tu_rng rng = {33};
+    for (int rep = 0; rep < 20; rep++) {
+        cq_xform world = rep ? tu_pose(&rng, 5) : cq_xform_identity();
+        pt_shape sb = pt_mesh(pt_floor_v, 4, pt_floor_t, 2, world);
+        double x = tu_uniform(&rng, -1, 1);
+        pt_shape sa = {.s = {.type = CQ_SPHERE, .sphere = {0.5}}, .size = 0.5,
+                       .x = {cq_xform_point(&world, cq_v3(x, 0.45, x)), cq_mat3_identity()}};
+        cq_pair_query q = {.a = &sa.s, .xa = sa.x, .b = &sb.s, .xb = sb.x};
+        cq_contact c;
+        ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
+        ck_assert(c.overlap && c.has_normal);
+        ck_assert_double_eq_tol(c.depth, 0.05, 1e-9);
+        tu_assert_vec_eq_tol(c.normal, cq_mul_mv(&world.r, cq_v3(0, -1, 0)), 1e-9);
+        cq_vec3 want = cq_xform_point(&world, cq_v3(x, 0, x));
+        double depth = 0.05;
+        pt_expect_points(&c, &want, &depth, 1);
+        pt_stats st = {0};
+        check_pair(&sa, &sb, 0, &st, rep);
+        pt_free(&sb);
+    }
+}
+END_TEST
+
 Suite *points_suite(void)
 {
     Suite *s = suite_create("points");
@@ -422,5 +595,11 @@ Suite *points_suite(void)
     tcase_add_test(tc, points_lie_on_both_surfaces_at_any_scale);
     tcase_add_test(tc, flat_box_face_on_a_triangle);
     suite_add_tcase(s, tc);
+    TCase *mesh = tcase_create("mesh_scenes");
+    tcase_set_timeout(mesh, 60);
+    tcase_add_test(mesh, box_rests_on_two_triangles);
+    tcase_add_test(mesh, box_straddles_a_valley);
+    tcase_add_test(mesh, ball_over_a_shared_edge);
+    suite_add_tcase(s, mesh);
     return s;
 }

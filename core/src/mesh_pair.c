@@ -1,7 +1,10 @@
 /* A convex shape against a static mesh: the triangles the BVH finds near A
  * are tested one by one with the ordinary pair query, contacts from
  * internal edges are given their face normal (ghost collisions), and the
- * triangle contacts are merged into one. */
+ * triangle contacts are merged into one: the deepest triangle's normal and
+ * depth, and every triangle's points measured again along that normal. */
+#include <string.h>
+
 #include "bvh.h"
 #include "cq/gjk.h"
 #include "cq/mesh.h"
@@ -12,8 +15,9 @@
 /* A normal within this of the face normal (1 - |cos|) is the face normal. */
 #define MESH_FACE_COS_TOL 1e-9
 
-/* Room for the kept points and one more triangle's. */
-#define MESH_POINT_BUF (2 * CQ_MAX_POINTS)
+/* Candidate points held for measuring along the merged normal: 16
+ * triangles' worth; past that they are measured and reduced early. */
+#define MESH_POINT_BUF (16 * CQ_MAX_POINTS)
 
 /* Snapped contacts held back until every face contact is known, and the
  * distinct face-contact normals kept to compare them with. */
@@ -21,6 +25,7 @@
 
 typedef struct mesh_deferred {
     int k;
+    cq_vec3 along; /* the normal its points were measured along */
     cq_contact c;
 } mesh_deferred;
 
@@ -40,10 +45,15 @@ typedef struct mesh_pair_ctx {
     double best_key;   /* its depth - distance */
     int dropped;       /* a triangle overlapping without a normal, -1 for none */
     cq_fallback_reason dropped_reason;
+    double dropped_depth; /* the most such a triangle knew A to reach in */
+    double tol;           /* rounding allowed a measured point over the depth */
     int np;
-    cq_contact_point pts[MESH_POINT_BUF];
+    cq_contact_point pts[MESH_POINT_BUF]; /* on the mesh: B's surface */
+    cq_vec3 along[MESH_POINT_BUF];        /* the normal each depth is measured along */
+    int tri[MESH_POINT_BUF];              /* the triangle each lies on */
     int nface, ndefer;
     cq_vec3 face_normals[MESH_DEFER_MAX];
+    cq_vec3 face_points[MESH_DEFER_MAX]; /* a corner of each one's triangle */
     mesh_deferred defer[MESH_DEFER_MAX];
 } mesh_pair_ctx;
 
@@ -89,19 +99,27 @@ static double mesh_reach(const mesh_pair_ctx *c, cq_vec3 dir, cq_vec3 p0)
     return cq_dot(dir, cq_sub(cq_xform_point(&c->q->xa, c->pa.points[s]), p0)) + c->pa.radius;
 }
 
+/* Whether point x of triangle k's plane lies in the triangle (within a
+ * 1e-9 part of each edge's length). */
+static bool mesh_in_triangle(const mesh_pair_ctx *c, int k, cq_vec3 face_n, cq_vec3 x)
+{
+    for (int e = 0; e < 3; e++) {
+        cq_vec3 a = mesh_corner(c->m, &c->q->xb, k, e), b = mesh_corner(c->m, &c->q->xb, k, (e + 1) % 3);
+        cq_vec3 ab = cq_sub(b, a);
+        if (cq_dot(cq_cross(ab, cq_sub(x, a)), face_n) < -1e-9 * cq_len2(ab))
+            return false;
+    }
+    return true;
+}
+
 /* Replaces a contact from an internal feature by the face contact: normal
- * -outward, each point's A end projected onto the face plane, the depth of
- * A's deepest point below the plane (or its distance above it). */
+ * -outward, the depth of A's deepest point below the plane (or its
+ * distance above it). Its points stay as measured along the old normal;
+ * the merge carries them along the new one. */
 static void mesh_to_face(const mesh_pair_ctx *c, int k, cq_vec3 nf, cq_contact *t)
 {
     const cq_pair_query *q = c->q;
     cq_vec3 p0 = mesh_corner(c->m, &q->xb, k, 0);
-    for (int i = 0; i < t->point_count; i++) {
-        cq_contact_point *p = &t->points[i];
-        cq_vec3 a = cq_mad(p->position, t->normal, p->depth);
-        p->depth = cq_dot(nf, cq_sub(a, p0));
-        p->position = cq_mad(a, nf, -p->depth);
-    }
     int s = cq_proxy_support(&c->pa, cq_mul_mtv(&q->xa.r, nf));
     cq_vec3 deep = cq_mad(cq_xform_point(&q->xa, c->pa.points[s]), nf, c->pa.radius);
     double depth = cq_dot(nf, cq_sub(deep, p0));
@@ -130,13 +148,149 @@ static mesh_edge_outcome mesh_internal_edges(const mesh_pair_ctx *c, int k, cq_c
     return MESH_SNAPPED;
 }
 
+static bool mesh_same(cq_vec3 a, cq_vec3 b) { return a.x == b.x && a.y == b.y && a.z == b.z; }
+
+/* Candidate i measured from its point: the point stays on the mesh and
+ * its depth becomes how far A reaches past it along n (A's own ray cast,
+ * from beyond A). A line along one of A's faces (a box's corner lies in
+ * two) grazes it, and rounding decides whether it hits: then the line a
+ * tenth of the tolerance nearer A's centre is cast, which moves the
+ * answer by no more. False where both miss A, or the depth is out of
+ * [-skin, most]. */
+static bool mesh_cast(mesh_pair_ctx *c, int i, cq_vec3 n, double most)
+{
+    cq_contact_point *p = &c->pts[i];
+    cq_vec3 a, in = cq_sub(c->q->xa.p, p->position);
+    in = cq_mad(in, n, -cq_dot(in, n));
+    double l = cq_len(in);
+    if (!cq_surface_on_line(c->q->a, &c->q->xa, p->position, cq_neg(n), &a) &&
+        !(l > 0 && cq_surface_on_line(c->q->a, &c->q->xa, cq_mad(p->position, in, 0.1 * c->tol / l), cq_neg(n), &a)))
+        return false;
+    double h = cq_dot(n, cq_sub(a, p->position));
+    if (h < -c->q->skin || h > most)
+        return false;
+    p->depth = h;
+    return true;
+}
+
+/* Candidate i measured from its A end (the point moved by its depth along
+ * the normal it was measured along), which stays where it is: the point
+ * moves along n to where that line meets its triangle. False where the
+ * line is within about 6 degrees of the triangle's plane, misses the
+ * triangle, or gives a depth out of [-skin, most]. A box's corner stays
+ * its corner, where a cast grazes it. */
+static bool mesh_carry(mesh_pair_ctx *c, int i, cq_vec3 n, double most)
+{
+    int k = c->tri[i];
+    cq_vec3 fn = cq_mul_mv(&c->q->xb.r, c->m->normals[k]), p0 = mesh_corner(c->m, &c->q->xb, k, 0);
+    double den = cq_dot(fn, n);
+    if (fabs(den) < 0.1)
+        return false;
+    cq_contact_point *p = &c->pts[i];
+    cq_vec3 a = cq_mad(p->position, c->along[i], p->depth);
+    double h = cq_dot(fn, cq_sub(a, p0)) / den;
+    cq_vec3 at = cq_mad(a, n, -h);
+    if (h < -c->q->skin || h > most || !mesh_in_triangle(c, k, fn, at))
+        return false;
+    p->position = at, p->depth = h;
+    return true;
+}
+
+/* Measures candidate i on a line along n (docs/CORE.md, the contact):
+ * from its point on the mesh, else from its end on A; false when neither
+ * line keeps it (it lies on no line along n within the skin and no deeper
+ * than most). A depth measured along n already stands: a triangle's own
+ * contact along the merged normal. */
+static bool mesh_measure(mesh_pair_ctx *c, int i, cq_vec3 n, double most)
+{
+    if (mesh_same(c->along[i], n))
+        return c->pts[i].depth <= most;
+    if (!mesh_cast(c, i, n, most) && !mesh_carry(c, i, n, most))
+        return false;
+    c->along[i] = n;
+    return true;
+}
+
+/* Whether candidate i is where a clip cut its triangle's edge to a
+ * coplanar neighbour: a corner of the triangulation, not of the contact
+ * (the neighbour's points go on past it). */
+static bool mesh_coplanar_cut(const mesh_pair_ctx *c, int i)
+{
+    cq_feature f = c->pts[i].feature;
+    return c->tri[i] >= 0 && f.kind_a == CQ_FEAT_EDGE && f.kind_b == CQ_FEAT_EDGE && f.index_b < 3 &&
+           c->m->edges[c->tri[i]][f.index_b] == CQ_EDGE_COPLANAR;
+}
+
+/* Puts the coplanar cuts last, in order otherwise: the reduction keeps
+ * the first of equally deep, far or wide points, so a box's corners win
+ * over the cuts between them, and a cut stands only for what is missing
+ * (a corner a triangle's own reduction left out). */
+static void mesh_cuts_last(mesh_pair_ctx *c, int n)
+{
+    cq_contact_point pts[MESH_POINT_BUF];
+    int tri[MESH_POINT_BUF], m = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++)
+            if (mesh_coplanar_cut(c, i) == (pass == 1))
+                pts[m] = c->pts[i], tri[m] = c->tri[i], m++;
+    memcpy(c->pts, pts, sizeof pts[0] * (size_t)n);
+    memcpy(c->tri, tri, sizeof tri[0] * (size_t)n);
+}
+
+static bool mesh_same_point(const cq_contact_point *a, const cq_contact_point *b)
+{
+    return mesh_same(a->position, b->position) && a->depth == b->depth && a->feature.kind_a == b->feature.kind_a &&
+           a->feature.kind_b == b->feature.kind_b && a->feature.index_a == b->feature.index_a &&
+           a->feature.index_b == b->feature.index_b;
+}
+
+/* cq_reduce_manifold on the first n candidates, their triangles kept with
+ * them (found again by value: the reduction copies the points it keeps). */
+static void mesh_reduce(mesh_pair_ctx *c, int n)
+{
+    cq_contact_point out[CQ_MAX_POINTS];
+    int tri[CQ_MAX_POINTS], m = cq_reduce_manifold_to(c->pts, n, c->out->normal, out);
+    for (int i = 0; i < m; i++) {
+        tri[i] = -1;
+        for (int j = 0; j < n && tri[i] < 0; j++)
+            if (mesh_same_point(&out[i], &c->pts[j]))
+                tri[i] = c->tri[j];
+    }
+    for (int i = 0; i < m; i++)
+        c->pts[i] = out[i], c->tri[i] = tri[i];
+    c->np = m;
+}
+
+/* Measures every candidate along the chosen contact's normal and keeps
+ * those that lie on A within the skin and no deeper than the contact: a
+ * point deeper along that normal than the deepest triangle's depth is one
+ * of another face, seen at a slant (a valley's other side, measured along
+ * this side's normal, runs across A). Then at most CQ_MAX_POINTS remain. */
+static void mesh_measure_all(mesh_pair_ctx *c)
+{
+    cq_vec3 n = c->out->normal;
+    double most = c->out->depth + c->tol;
+    int m = 0;
+    for (int i = 0; i < c->np; i++) {
+        if (!mesh_measure(c, i, n, most))
+            continue;
+        c->pts[m] = c->pts[i], c->along[m] = n, c->tri[m] = c->tri[i];
+        m++;
+    }
+    if (m > CQ_MAX_POINTS)
+        mesh_cuts_last(c, m);
+    mesh_reduce(c, m);
+}
+
 /* Adds triangle k's contact: the best one by depth - distance (lower index
- * on ties), and its points reduced about the best normal so far. */
-static void mesh_merge(mesh_pair_ctx *c, int k, const cq_contact *t)
+ * on ties), and its points as candidates, measured along `along` (the
+ * triangle's own normal, before any snap). */
+static void mesh_merge(mesh_pair_ctx *c, int k, const cq_contact *t, cq_vec3 along)
 {
     if (!t->has_normal) {
         if (c->dropped < 0 || k < c->dropped)
             c->dropped = k, c->dropped_reason = t->fallback_reason;
+        c->dropped_depth = cq_larger(c->dropped_depth, t->depth);
         return;
     }
     double key = t->depth - t->distance;
@@ -144,17 +298,41 @@ static void mesh_merge(mesh_pair_ctx *c, int k, const cq_contact *t)
         c->best = k, c->best_key = key;
         *c->out = *t; /* its points are copied from c->pts at the end */
     }
-    for (int i = 0; i < t->point_count; i++)
+    if (c->np + t->point_count > MESH_POINT_BUF)
+        mesh_measure_all(c); /* along the best normal so far */
+    for (int i = 0; i < t->point_count; i++) {
+        c->along[c->np] = along, c->tri[c->np] = k;
         c->pts[c->np++] = t->points[i];
-    if (c->np > CQ_MAX_POINTS)
-        c->np = cq_reduce_manifold(c->pts, c->np, c->out->normal);
+    }
 }
 
-static bool mesh_has_face(const mesh_pair_ctx *c, cq_vec3 n)
+/* Two triangles met at one point (a ball over their shared edge) give it
+ * twice: one is enough. */
+static void mesh_drop_twins(mesh_pair_ctx *c)
 {
-    for (int i = 0; i < c->nface; i++)
-        if (cq_dot(n, c->face_normals[i]) >= 1 - CQ_MESH_COPLANAR_TOL)
+    int m = 0;
+    for (int i = 0; i < c->np; i++) {
+        bool twin = false;
+        for (int j = 0; j < m && !twin; j++)
+            twin = cq_len2(cq_sub(c->pts[i].position, c->pts[j].position)) <= c->tol * c->tol;
+        if (!twin)
+            c->pts[m++] = c->pts[i];
+    }
+    c->np = m;
+}
+
+/* Whether a face contact on the plane of normal n through p is known:
+ * parallel within CQ_MESH_COPLANAR_TOL, and through p within the slope
+ * that angle allows over the distance between the two (2e-3: the opposite
+ * face of a closed box is parallel, not the same plane). */
+static bool mesh_has_face(const mesh_pair_ctx *c, cq_vec3 n, cq_vec3 p)
+{
+    for (int i = 0; i < c->nface; i++) {
+        cq_vec3 d = cq_sub(p, c->face_points[i]);
+        if (cq_dot(n, c->face_normals[i]) >= 1 - CQ_MESH_COPLANAR_TOL &&
+            fabs(cq_dot(n, d)) <= 2e-3 * cq_len(d) + 1e-12 * cq_max_abs(p))
             return true;
+    }
     return false;
 }
 
@@ -170,14 +348,18 @@ static bool mesh_visit(void *ctx, int k)
     cq_contact t;
     if (cq_collide(&tq, &t) != CQ_OK || !t.overlap)
         return true;
+    cq_vec3 along = t.normal;
     mesh_edge_outcome o = t.has_normal ? mesh_internal_edges(c, k, &t) : MESH_KEPT;
     if (o == MESH_SNAPPED && c->ndefer < MESH_DEFER_MAX) {
-        c->defer[c->ndefer++] = (mesh_deferred){k, t};
+        c->defer[c->ndefer++] = (mesh_deferred){k, along, t};
         return true;
     }
-    if (o == MESH_FACE && c->nface < MESH_DEFER_MAX && !mesh_has_face(c, t.normal))
+    cq_vec3 p0 = mesh_corner(c->m, &c->q->xb, k, 0);
+    if (o == MESH_FACE && c->nface < MESH_DEFER_MAX && !mesh_has_face(c, t.normal, p0)) {
+        c->face_points[c->nface] = p0;
         c->face_normals[c->nface++] = t.normal;
-    mesh_merge(c, k, &t);
+    }
+    mesh_merge(c, k, &t, along);
     return true;
 }
 
@@ -187,8 +369,8 @@ static bool mesh_visit(void *ctx, int k)
 static void mesh_merge_deferred(mesh_pair_ctx *c)
 {
     for (int i = 0; i < c->ndefer; i++)
-        if (!mesh_has_face(c, c->defer[i].c.normal))
-            mesh_merge(c, c->defer[i].k, &c->defer[i].c);
+        if (!mesh_has_face(c, c->defer[i].c.normal, mesh_corner(c->m, &c->q->xb, c->defer[i].k, 0)))
+            mesh_merge(c, c->defer[i].k, &c->defer[i].c, c->defer[i].along);
 }
 
 /* Nothing with a normal overlapped but some triangle did: the verdict
@@ -196,6 +378,7 @@ static void mesh_merge_deferred(mesh_pair_ctx *c)
 static void mesh_dropped(const mesh_pair_ctx *c, cq_contact *out)
 {
     out->overlap = true;
+    out->depth = c->dropped_depth;
     out->fallback_reason = c->dropped_reason;
     out->fallback_action = CQ_FBA_DROPPED;
 }
@@ -213,6 +396,9 @@ int cq_mesh_collide(const cq_pair_query *q, const cq_mesh *mesh, cq_contact *out
     mesh_pair_ctx c = {.q = q, .m = mesh, .out = out, .best = -1, .dropped = -1};
     if (cq_shape_proxy(q->a, store, &c.pa) != CQ_OK)
         return CQ_EUNSUPPORTED; /* planes and meshes: not convex */
+    /* Half the contract's tolerance (CQ_POINT_TOL) at A's size and place:
+     * the rounding of a depth measured twice, never a real step. */
+    c.tol = 0.5 * CQ_POINT_TOL(cq_shape_extent(q->a), cq_max_abs(q->xa.p));
     *out = (cq_contact){.sat_axis = -1, .normal_axis = -1};
     cq_xform rel = cq_xform_relative(&q->xb, &q->xa);
     cq_aabb box = cq_aabb_fatten(cq_shape_aabb(q->a, &rel), q->skin);
@@ -223,7 +409,8 @@ int cq_mesh_collide(const cq_pair_query *q, const cq_mesh *mesh, cq_contact *out
             mesh_dropped(&c, out);
         return CQ_OK;
     }
-    c.np = cq_reduce_manifold(c.pts, c.np, out->normal);
+    mesh_measure_all(&c);
+    mesh_drop_twins(&c);
     out->sat_axis = -1; /* a triangle's SAT axis says nothing about the mesh */
     out->sat_gap = 0;
     out->point_count = c.np;
