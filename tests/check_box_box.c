@@ -1,5 +1,6 @@
 /* Box-box contacts through cq_collide: depth, normal and manifold against
  * analytic answers and an eight-corner projection oracle. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -329,6 +330,39 @@ START_TEST(separated_boxes_report_euclidean_distance)
 }
 END_TEST
 
+/* Separated axis-aligned boxes whose faces overlap across the gap: the
+ * closest points lie on one axis, so the normal is that axis exactly (GJK's
+ * distance left noise such as [1, 0, -2.8e-16]) and the distance the gap,
+ * at the origin and 1000 or 1e5 away, in both orders. */
+START_TEST(separated_axis_normals_are_exact)
+{
+    static const double away[] = {0, 1000, 1e5};
+    const double ha[3] = {1, 0.5, 0.7};
+    cq_shape sa = box(ha[0], ha[1], ha[2]);
+    for (int w = 0; w < 3; w++)
+        for (int i = 0; i < 300; i++) {
+            double u = fmod(i * 0.6180339887, 1), v = fmod(i * 0.4142135, 1), t = fmod(i * 0.7320508, 1);
+            double hb[3] = {0.2 + u, 0.2 + v, 0.2 + t}, c[3] = {(u - 0.5) * 0.8, (v - 0.5) * 0.4, (t - 0.5) * 0.6};
+            int axis = i % 3;
+            double sign = (i / 3) % 2 ? 1 : -1, gap = 0.05 + 0.9 * t;
+            c[axis] = sign * (ha[axis] + hb[axis] + gap);
+            cq_shape sb = box(hb[0], hb[1], hb[2]);
+            cq_vec3 o = cq_v3(away[w], -0.3 * away[w], 0.7 * away[w]);
+            cq_xform xa = at(o, cq_mat3_identity()), xb = at(cq_add(o, cq_v3(c[0], c[1], c[2])), cq_mat3_identity());
+            for (int order = 0; order < 2; order++) {
+                cq_contact ct = order ? collide(&sb, xb, &sa, xa, NULL) : collide(&sa, xa, &sb, xb, NULL);
+                ck_assert(!ct.overlap && ct.has_normal);
+                double n[3] = {ct.normal.x, ct.normal.y, ct.normal.z};
+                for (int k = 0; k < 3; k++)
+                    ck_assert_msg(k == axis ? n[k] == (order ? -sign : sign) : n[k] == 0,
+                                  "%g away, case %d order %d: normal [%.17g %.17g %.17g]", away[w], i, order, n[0],
+                                  n[1], n[2]);
+                ck_assert_double_eq_tol(ct.distance, gap, 1e-12 * (1 + away[w]));
+            }
+        }
+}
+END_TEST
+
 /* One quantity, one value, over the seed's 10,000 pairs in both orders: the
  * explanation's row and cq_obb_sat's gap are the contact's sat_gap bit for
  * bit; a separated pair whose Euclidean distance (the brute-force oracle)
@@ -614,6 +648,7 @@ Suite *box_box_suite(void)
     tcase_add_test(tc, sliding_box_jitter_sizes_the_band);
     tcase_add_test(tc, face_features_follow_the_numbering);
     tcase_add_test(tc, separated_boxes_report_euclidean_distance);
+    tcase_add_test(tc, separated_axis_normals_are_exact);
     tcase_add_test(tc, one_quantity_one_value);
     tcase_add_test(tc, skin_is_measured_in_euclidean_distance);
     tcase_add_test(tc, skip_distance_stops_at_a_separating_axis);

@@ -1,8 +1,40 @@
 /* The Euclidean distance of a separated pair whose verdict came from a SAT
  * (box-box, triangle-box): the SAT gap only bounds the distance from below,
- * so GJK on the two shapes' proxies measures it. */
+ * so GJK on the two shapes' proxies measures it. And the one rule for the
+ * noise in a GJK or EPA normal, which every GJK path applies. */
+#include <math.h>
+
 #include "cq/proxy.h"
 #include "narrow.h"
+
+/* GJK and EPA give a normal whose components are exact to about 1e-15 of
+ * the pair's size near the origin (rounding in the support points'
+ * differences), and to the rounding of the coordinates, relative to that
+ * size, far from it: an axis-aligned box and capsule get [-2.2e-16, 1,
+ * -1.1e-16]. Components below CQ_NORMAL_SNAP (1 + far / size), and never
+ * above CQ_NORMAL_SNAP_MAX, are that noise, and the exact answer there is
+ * zero: they are set to zero and the normal made unit again. Nothing
+ * larger moves, so a normal slightly off an axis stays as it is, and one
+ * computation gives one answer. */
+#define CQ_NORMAL_SNAP 1e-12
+#define CQ_NORMAL_SNAP_MAX 1e-9
+
+cq_vec3 cq_gjk_snap_normal(const cq_pair_query *q, cq_vec3 n)
+{
+    double least = fmin(fabs(n.x), fmin(fabs(n.y), fabs(n.z)));
+    if (least > CQ_NORMAL_SNAP_MAX) /* most normals: no component is near zero */
+        return n;
+    double size = cq_larger(cq_shape_extent(q->a), cq_shape_extent(q->b));
+    double far = cq_larger(cq_max_abs(q->xa.p), cq_max_abs(q->xb.p));
+    double tiny = fmin(CQ_NORMAL_SNAP * (1 + (size > 0 ? far / size : 0)), CQ_NORMAL_SNAP_MAX);
+    cq_vec3 s = cq_v3(fabs(n.x) <= tiny ? 0 : n.x, fabs(n.y) <= tiny ? 0 : n.y, fabs(n.z) <= tiny ? 0 : n.z);
+    int zeros = (s.x == 0) + (s.y == 0) + (s.z == 0);
+    if (zeros == 2) /* an axis: its component is exactly +-1 */
+        return cq_v3(s.x == 0 ? 0 : copysign(1, s.x), s.y == 0 ? 0 : copysign(1, s.y), s.z == 0 ? 0 : copysign(1, s.z));
+    if (s.x == n.x && s.y == n.y && s.z == n.z)
+        return n;
+    return cq_scale(s, 1 / cq_len(s)); /* a unit n keeps a component near 1 */
+}
 
 cq_gjk_status cq_pair_distance(const cq_pair_query *q, cq_contact *out)
 {
@@ -21,6 +53,6 @@ cq_gjk_status cq_pair_distance(const cq_pair_query *q, cq_contact *out)
     out->witness_a = g.point_a;
     out->witness_b = g.point_b;
     out->has_normal = true;
-    out->normal = g.normal;
+    out->normal = cq_gjk_snap_normal(q, g.normal);
     return CQ_GJK_SEPARATED;
 }

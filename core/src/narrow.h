@@ -50,6 +50,11 @@ void cq_triangle_triangle(const cq_pair_query *q, cq_contact *out);
  * means (counting or answering it). */
 cq_gjk_status cq_pair_distance(const cq_pair_query *q, cq_contact *out);
 
+/* n, a GJK or EPA normal of the pair q, with the components that are below
+ * the path's precision (rounding noise where the exact answer is zero) set
+ * to zero and made unit again; every other normal unchanged (distance.c). */
+cq_vec3 cq_gjk_snap_normal(const cq_pair_query *q, cq_vec3 n);
+
 /* No direction is defined (closed.c): the pair's previous normal if it has
  * one (true, fallback "previous_normal"), else the contact is dropped and
  * counted (false, "dropped"). Never an invented normal. */
