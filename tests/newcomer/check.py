@@ -9,7 +9,7 @@ then run the two commands of the README's "Quick start" there.
 - the run command (`make run`) must serve: it is started with the listeners
   on ephemeral loopback ports (COLLISIOND_* variables, which the daemon
   reads beside its flags), must answer /readyz and a pair query, and must
-  stop on SIGTERM;
+  drain and exit 0 on SIGTERM;
 - afterwards the clone's `git status` is clean (every output is ignored) and
   the empty directory still holds the clone alone.
 
@@ -104,28 +104,55 @@ def serves(port):
     return status == 200 and body["overlap"] is False and abs(body["distance"] - 0.5) < 1e-12
 
 
+def daemon_in_session(sid):
+    """The pid of the collisiond process in session sid (make's child), or
+    None; read from /proc, as ps would."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        if comm == "collisiond" and int(fields[3]) == sid:  # fields[3]: the session id
+            return int(entry)
+    return None
+
+
+def stop(proc):
+    """SIGTERM to the daemon alone (make passes a signal it gets on to its
+    child, and a second SIGTERM ends the drain at once); True when make then
+    exits 0, as it does when the daemon drained and stopped cleanly."""
+    pid = daemon_in_session(proc.pid)
+    if pid is not None:
+        os.kill(pid, signal.SIGTERM)
+    try:
+        return pid is not None and proc.wait(STOP_TIMEOUT) == 0
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return False
+
+
 def run_daemon(clone, command, scratch):
-    """Starts command; True when it served and stopped on SIGTERM."""
+    """Starts command; True when it served and stopped cleanly on SIGTERM."""
     port_file = os.path.join(scratch, "ports")
     env = clean_env(COLLISIOND_LISTEN="127.0.0.1:0", COLLISIOND_STREAM_LISTEN="127.0.0.1:0",
                     COLLISIOND_PORT_FILE=port_file)
     print("newcomer-check: %s (in %s)" % (command, clone), flush=True)
     proc = subprocess.Popen(command, shell=True, cwd=clone, env=env, start_new_session=True)
-    try:
-        port = wait_for_ports(proc, port_file)
-        ok = port is not None and wait_ready(port) and serves(port)
-        if not ok:
-            print("newcomer-check: `%s` did not serve" % command, file=sys.stderr)
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            print("newcomer-check: `%s` did not stop on SIGTERM" % command, file=sys.stderr)
-            ok = False
-    return ok
+    port = wait_for_ports(proc, port_file)
+    served = port is not None and wait_ready(port) and serves(port)
+    if not served:
+        print("newcomer-check: `%s` did not serve" % command, file=sys.stderr)
+    stopped = stop(proc)
+    if not stopped:
+        print("newcomer-check: `%s` did not stop cleanly on SIGTERM (exit %s)" % (command, proc.returncode),
+              file=sys.stderr)
+    return served and stopped
 
 
 def tree_clean(clone):
