@@ -82,6 +82,7 @@ help:
 	@echo "make run        start the daemon on 127.0.0.1:7878 (data in ./var/collisiond)"
 	@echo "make cluster-test  three daemons behind the nginx router of deploy/: sharding, kill -9, rebalancing"
 	@echo "make deploy-check  deploy/ against real validators: Kubernetes and compose schemas, promtool, nginx -t"
+	@echo "make inspector-test  eslint, then the web inspector in headless Chromium against the daemon (screenshots in $(BUILD)/inspector)"
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -355,6 +356,17 @@ deploy-check: deps
 	@command -v npm >/dev/null || $(MAKE) --no-print-directory deps DEB_PKGS="nodejs npm"
 	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON)
 	tests/deploy/run.sh $(DAEMON)
+
+# The web inspector in headless Chromium (tests/inspector/run.sh; docs/INSPECTOR.md):
+# Debian's chromium (and its driver), playwright-core and eslint from npm,
+# pinned by tests/inspector/package-lock.json.
+INSPECTOR_DEB_PKGS := chromium chromium-driver
+.PHONY: inspector-test
+inspector-test: deps
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(INSPECTOR_DEB_PKGS)"
+	@command -v npm >/dev/null || $(MAKE) --no-print-directory deps DEB_PKGS="nodejs npm"
+	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON)
+	tests/inspector/run.sh $(DAEMON) $(BUILD)/inspector
 
 run: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON)
