@@ -175,6 +175,71 @@ check("the SAT table of two boxes highlights the separating axis", async ({page,
     throw new Error("rows " + rows.length + ", marked " + marked + ", the daemon's axis " + sat.sat.axis);
 });
 
+check("the pairs and CCD overlays draw what the world holds", async ({page, daemon}) => {
+  // A bullet at 600 units/s, 0.1 in radius, towards a wall whose face is at
+  // x = 9.5: over dt = 0.0166 it travels 9.96 and touches at 9.4 / 9.96.
+  await seed(daemon, "ccd", [
+    {id: "bullet", shape: {type: "sphere", radius: 0.1}, pose: pose([0, 0, 0]), velocity: [600, 0, 0]},
+    {id: "wall", shape: {type: "box", half_extents: [0.5, 5, 5]}, pose: pose([10, 0, 0])},
+    {id: "crate", shape: {type: "box", half_extents: [1, 1, 1]}, pose: pose([10, 8, 0])},
+    {id: "lid", shape: {type: "box", half_extents: [1, 1, 1]}, pose: pose([10, 9.5, 0])},
+  ]);
+  await open(page, daemon, "ccd");
+  await page.check("#ov-pairs");
+  // Only crate and lid overlap (their boxes); the bullet is far from both at rest.
+  await page.waitForFunction(() => window.__inspector.overlays.pairs.count === 1, null, {timeout: 10000});
+  await page.fill("#ccd-dt", "0.0166");
+  await page.check("#ov-ccd");
+  await page.waitForFunction(() => window.__inspector.overlays.ccd.count === 1, null, {timeout: 10000});
+  await settled(page);
+  const o = await state(page, () => window.__inspector.overlays);
+  if (o.ccd.arrows !== 1 || o.contacts.arrows !== 0)
+    throw new Error("CCD overlay: " + JSON.stringify(o.ccd) + ", contacts " + JSON.stringify(o.contacts));
+  await shot(page, "pairs-ccd");
+});
+
+check("overlap and sweep queries are drawn with what they hit", async ({page, daemon}) => {
+  await open(page, daemon, "scene");
+  await page.fill("#query-body", JSON.stringify({shape: {type: "sphere", radius: 0.5}, pose: {position: [4, 0, 0]}}));
+  await page.click("#query-overlap");
+  await page.waitForFunction(() => window.__inspector.queryHits.length > 0, null, {timeout: 10000});
+  const hits = await state(page, () => window.__inspector.queryHits);
+  if (JSON.stringify(hits) !== JSON.stringify(["ball"]))
+    throw new Error("overlap at the ball's centre found " + hits);
+  // From x = -10 along +x by 20: the pill's side is at x = -4.5, so a sphere
+  // of 0.5 stops at x = -5, a quarter of the way.
+  await page.fill("#query-body", JSON.stringify({shape: {type: "sphere", radius: 0.5}, pose: {position: [-10, 0, 0]},
+    translation: [20, 0, 0]}));
+  await page.click("#query-sweep");
+  await page.waitForFunction(() => window.__inspector.queryHits[0] === "pill", null, {timeout: 10000});
+  const text = await page.textContent("#query-result");
+  const time = Number(/at time ([0-9.e-]+)/.exec(text)[1]);
+  if (Math.abs(time - 0.25) > 1e-6)
+    throw new Error("the sweep says: " + text);
+  await settled(page);
+  await shot(page, "sweep");
+});
+
+check("the fallback log names its pairs and outlines them", async ({page, daemon}) => {
+  // GJK capped at one iteration cannot decide two overlapping hulls (as
+  // tests/e2e/test_metrics.py): one contacts call logs the pair.
+  const hull = {type: "convex", points: [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]]};
+  await http(daemon, "PUT", "/v1/worlds/fb", {settings: {skin: 0, gjk_max_iterations: 1}, shapes: [
+    {id: "h1", shape: hull, pose: pose([0, 0, 0])}, {id: "h2", shape: hull, pose: pose([0.5, 0.3, 0.2])}]});
+  await http(daemon, "POST", "/v1/worlds/fb/contacts", {});
+  const logged = (await http(daemon, "GET", "/metrics/fallbacks")).fallbacks.filter((f) => f.world === "fb");
+  if (!logged.length)
+    throw new Error("the setup logged no fallback");
+  await open(page, daemon, "fb");
+  await page.check("#ov-fallbacks");
+  await page.waitForFunction(() => window.__inspector.overlays.fallbacks.count === 2, null, {timeout: 10000});
+  const rows = await page.$$eval("#fallbacks tr.here", (trs) => trs.map((t) => [t.cells[2].textContent, t.cells[3].textContent]));
+  if (rows.length !== logged.length || rows.some(([a, b]) => a !== "h1" || b !== "h2"))
+    throw new Error("rows of this world: " + JSON.stringify(rows));
+  await settled(page);
+  await shot(page, "fallbacks");
+});
+
 async function tokenCheck(ctx) {
   const token = "inspector-secret";
   const daemon = await startDaemon(ctx.binary, ["--token", token]);
