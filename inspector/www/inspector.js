@@ -31,7 +31,7 @@
 
   const state = {
     world: null, doc: null, info: null, loadMs: null, refreshes: 0, lastRefreshMs: null,
-    done: [], frames: 0, picked: [], rays: [], busy: 0, scale: 1, reach: 10, live: 0, liveTimer: null,
+    done: [], frames: 0, picked: [], rays: [], busy: 0, scale: 1, reach: 10, live: 0, liveTimer: null, liveGeneration: 0,
     fallbackCount: 0, queryHits: [],
   };
 
@@ -225,24 +225,32 @@
     });
   }
 
-  /* Live refresh at the chosen rate: one refresh in flight at a time, the
-     next one scheduled after it, so a slow daemon is never piled on. */
+  /* Live refresh at the chosen rate: one refresh in flight at a time, each
+     due a period after the last was due (so a slow one is made up by the
+     next wait, and the rate holds on average); one that ran over a whole
+     period resets the schedule rather than firing a burst, so a slow
+     daemon is never piled on. */
   function startLive() {
     stopLive();
     state.live = Number($("rate").value);
     if (!state.live)
       return;
     const period = 1000 / state.live;
+    const generation = state.liveGeneration;
+    let due = window.performance.now() + period;
     const tick = async () => {
-      const t0 = window.performance.now();
       await guarded(refresh);
-      if (state.live)
-        state.liveTimer = window.setTimeout(tick, Math.max(0, period - (window.performance.now() - t0)));
+      if (generation !== state.liveGeneration)
+        return; // stopped or restarted while this refresh was in flight
+      const now = window.performance.now();
+      due = now > due + period ? now : due + period;
+      state.liveTimer = window.setTimeout(tick, Math.max(0, due - now));
     };
     state.liveTimer = window.setTimeout(tick, period);
   }
 
   function stopLive() {
+    state.liveGeneration++;
     window.clearTimeout(state.liveTimer);
     state.liveTimer = null;
   }

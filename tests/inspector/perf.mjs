@@ -1,14 +1,14 @@
 // The inspector with a 10,000-box world (docs/INSPECTOR.md, "Performance"):
-// loads it in headless Chromium, asks for live refresh at 20 Hz while a
+// loads it in headless Chromium, asks for live refresh (20 Hz unless told) while a
 // game loop here moves every box, and prints the page's own counters
 // (load time, refreshes per second, the last refresh's duration). It checks
 // behaviour only (every box drawn, refreshes moved them without a rebuild);
 // the figures are reported, not asserted, as they depend on the machine.
 //
-//   node tests/inspector/perf.mjs build/collisiond [SHAPES]
+//   node tests/inspector/perf.mjs build/collisiond [SHAPES [RATE_HZ]]
 import {browser, http, settled, startDaemon} from "./lib.mjs";
 
-const [binary, count = "10000"] = process.argv.slice(2);
+const [binary, count = "10000", rate = "20"] = process.argv.slice(2);
 const N = Number(count);
 const side = Math.ceil(Math.cbrt(N));
 const at = (i, t) => [(i % side) * 3 + Math.sin(t + i) * 0.5, Math.floor(i / side) % side * 3,
@@ -45,7 +45,7 @@ async function main() {
         await new Promise((ok) => setTimeout(ok, 50));
       }
     })();
-    await page.selectOption("#rate", "20");
+    await page.selectOption("#rate", rate);
     await page.waitForTimeout(5000);
     const live = await page.evaluate(() => ({hz: window.__inspector.refreshHz, last: window.__inspector.lastRefreshMs,
       refreshes: window.__inspector.refreshes, rebuilds: window.__inspector.rebuilds}));
@@ -56,7 +56,7 @@ async function main() {
     console.log("export of " + N + " boxes: " + bytes + " bytes in " + exportMs.toFixed(0) + " ms (from node)");
     console.log("load: " + load.ms.toFixed(0) + " ms to the first frame, " + load.drawn + " instances in " + load.calls +
       " draw calls");
-    console.log("live at 20 Hz asked: " + live.hz.toFixed(1) + " refreshes/s, last " + live.last.toFixed(0) + " ms, " +
+    console.log("live at " + rate + " Hz asked: " + live.hz.toFixed(1) + " refreshes/s, last " + live.last.toFixed(0) + " ms, " +
       live.refreshes + " refreshes, " + live.rebuilds + " scene build(s), " + moves + " game ticks meanwhile");
     if (load.drawn !== N || live.refreshes < 2 || live.rebuilds !== 1) {
       console.log("FAIL: expected " + N + " instances, refreshes, and one build only");
