@@ -28,7 +28,7 @@ FROM ${DEBIAN_IMAGE} AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
         gcc libc6-dev make pkg-config python3 \
-        libmicrohttpd-dev libjansson-dev libuv1-dev \
+        libmicrohttpd-dev libjansson-dev libuv1-dev libjs-three \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # VERSION: the Makefile compiles the version in from it.
@@ -38,6 +38,9 @@ COPY proto proto
 COPY server server
 # The OpenAPI document is compiled into the binary.
 COPY docs/openapi.json docs/openapi.json
+# So is the web inspector (with three.js from libjs-three, above).
+COPY inspector/embed.py inspector/embed.py
+COPY inspector/www inspector/www
 RUN make BUILD=build build/collisiond \
  && strip --strip-debug -o /collisiond build/collisiond
 

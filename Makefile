@@ -23,7 +23,7 @@ PKG_LIBS   = $(shell pkg-config --libs jansson libmicrohttpd libuv 2>/dev/null)
 # target that needs more installs it itself, through `make deps DEB_PKGS=...`:
 # the tests (below), the cluster test, fuzzing and the benchmarks.
 DEB_PKGS := gcc libc6-dev make pkg-config python3 \
-            libmicrohttpd-dev libjansson-dev libuv1-dev
+            libmicrohttpd-dev libjansson-dev libuv1-dev libjs-three
 # Check for the unit suites, prometheus_client as the e2e tests' exposition
 # parser, git for newcomer-check's clone.
 TEST_DEB_PKGS := check python3-prometheus-client git
@@ -38,7 +38,7 @@ LIBCQP    := $(BUILD)/libcqp.a
 
 # The server minus main() is a library too, so unit tests can link it.
 SERVER_SRC := $(filter-out server/main.c,$(sort $(wildcard server/*.c)))
-SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/openapi.o
+SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/openapi.o $(BUILD)/gen/inspector.o
 LIBCQD     := $(BUILD)/libcqd.a
 DAEMON     := $(BUILD)/collisiond
 
@@ -82,6 +82,7 @@ help:
 	@echo "make run        start the daemon on 127.0.0.1:7878 (data in ./var/collisiond)"
 	@echo "make cluster-test  three daemons behind the nginx router of deploy/: sharding, kill -9, rebalancing"
 	@echo "make deploy-check  deploy/ against real validators: Kubernetes and compose schemas, promtool, nginx -t"
+	@echo "make inspector-test  eslint, then the web inspector in headless Chromium against the daemon (screenshots in $(BUILD)/inspector)"
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -133,6 +134,21 @@ $(BUILD)/gen/openapi.c: docs/openapi.json VERSION
 
 $(BUILD)/gen/openapi.o: $(BUILD)/gen/openapi.c
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# The web inspector (docs/INSPECTOR.md) is compiled in the same way: its own
+# files and three.js r111 as Debian's libjs-three installs it (not vendored).
+THREE_DIR     := /usr/share/javascript/three
+INSPECTOR_SRC := $(foreach f,$(sort $(wildcard inspector/www/*)),$(notdir $(f))=$(f)) \
+                 three.min.js=$(THREE_DIR)/build/three.min.js \
+                 OrbitControls.js=$(THREE_DIR)/examples/js/controls/OrbitControls.js \
+                 ConvexHull.js=$(THREE_DIR)/examples/js/math/ConvexHull.js \
+                 ConvexGeometry.js=$(THREE_DIR)/examples/js/geometries/ConvexGeometry.js
+$(BUILD)/gen/inspector.c: inspector/embed.py $(foreach p,$(INSPECTOR_SRC),$(lastword $(subst =, ,$(p))))
+	@mkdir -p $(dir $@)
+	$(PYTHON) inspector/embed.py $@ $(INSPECTOR_SRC)
+
+$(BUILD)/gen/inspector.o: $(BUILD)/gen/inspector.c
+	$(CC) $(ALL_CFLAGS) -Iserver -c $< -o $@
 
 $(DAEMON): $(BUILD)/server/main.o $(LIBCQD) $(LIBCQP) $(LIBCQ)
 	$(CC) $(SANITIZE) -o $@ $(BUILD)/server/main.o $(LIBCQD) $(LIBCQP) $(LIBCQ) $(PKG_LIBS) $(LDLIBS)
@@ -190,7 +206,7 @@ FUZZ_SAN      := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS    = -std=c11 -D_POSIX_C_SOURCE=200809L -fvisibility=hidden $(filter-out -Werror,$(WARN)) \
                  -g -O1 $(FUZZ_SAN) -Icore/include -Icore/src -Iproto/include -Iserver $(PKG_CFLAGS)
 FUZZ_LIB_OBJ  := $(CORE_SRC:%.c=$(FUZZ_OBJDIR)/%.o) $(PROTO_SRC:%.c=$(FUZZ_OBJDIR)/%.o) \
-                 $(SERVER_SRC:%.c=$(FUZZ_OBJDIR)/%.o) $(FUZZ_OBJDIR)/gen/openapi.o
+                 $(SERVER_SRC:%.c=$(FUZZ_OBJDIR)/%.o) $(FUZZ_OBJDIR)/gen/openapi.o $(FUZZ_OBJDIR)/gen/inspector.o
 FUZZ_BIN      := $(FUZZ_TARGETS:%=$(BUILD)/%)
 FUZZ_REPLAY   := $(FUZZ_TARGETS:%=$(BUILD)/fuzz-replay/%)
 # One minute per target, the three at once (each log in $(BUILD)/fuzz-*.log).
@@ -216,6 +232,10 @@ $(FUZZ_OBJDIR)/%.o: %.c
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
 
 $(FUZZ_OBJDIR)/gen/openapi.o: $(BUILD)/gen/openapi.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FUZZ_OBJDIR)/gen/inspector.o: $(BUILD)/gen/inspector.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
 
@@ -336,6 +356,17 @@ deploy-check: deps
 	@command -v npm >/dev/null || $(MAKE) --no-print-directory deps DEB_PKGS="nodejs npm"
 	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON)
 	tests/deploy/run.sh $(DAEMON)
+
+# The web inspector in headless Chromium (tests/inspector/run.sh; docs/INSPECTOR.md):
+# Debian's chromium (and its driver), playwright-core and eslint from npm,
+# pinned by tests/inspector/package-lock.json.
+INSPECTOR_DEB_PKGS := chromium chromium-driver
+.PHONY: inspector-test
+inspector-test: deps
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(INSPECTOR_DEB_PKGS)"
+	@command -v npm >/dev/null || $(MAKE) --no-print-directory deps DEB_PKGS="nodejs npm"
+	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON)
+	tests/inspector/run.sh $(DAEMON) $(BUILD)/inspector
 
 run: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON)

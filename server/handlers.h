@@ -37,4 +37,9 @@ int cqd_h_healthz(cqd_call *c);       ///< GET /healthz
 int cqd_h_readyz(cqd_call *c);        ///< GET /readyz
 int cqd_h_openapi(cqd_call *c);       ///< GET /v1/openapi.json
 
+/* h_inspector.c: the web inspector's files (open routes) */
+int cqd_h_inspector_redirect(cqd_call *c); ///< GET /inspect (301 to /inspect/)
+int cqd_h_inspector_index(cqd_call *c);    ///< GET /inspect/
+int cqd_h_inspector_asset(cqd_call *c);    ///< GET /inspect/{id}: a file by name
+
 #endif

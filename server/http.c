@@ -146,6 +146,8 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, cqd_response *
     }
     if (resp->status == 401)
         ok &= MHD_add_response_header(m, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    for (const char *const *h = resp->headers; h && h[0]; h += 2)
+        ok &= MHD_add_response_header(m, h[0], h[1]);
     if (ok)
         ok = MHD_queue_response(conn, (unsigned)resp->status, m);
     MHD_destroy_response(m);

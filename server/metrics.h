@@ -26,8 +26,8 @@ struct cqd_server;
 /// Rows of the request metrics: the routes, then the unmatched methods.
 #define CQD_METRIC_ROWS (CQD_MAX_ROUTES + CQD_METHOD_SLOTS)
 /// Status codes tracked one by one; any other lands in the last slot ("other").
-#define CQD_STATUS_CODES {200, 201, 204, 400, 401, 404, 405, 409, 413, 422, 429, 500, 503}
-#define CQD_STATUS_SLOTS 14
+#define CQD_STATUS_CODES {200, 201, 204, 301, 400, 401, 404, 405, 409, 413, 422, 429, 500, 503}
+#define CQD_STATUS_SLOTS 15
 /// Upper bounds of the latency buckets in seconds (the last bucket is +Inf).
 #define CQD_LATENCY_BOUNDS {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0}
 #define CQD_LATENCY_BUCKETS 14

@@ -19,6 +19,13 @@ static const cqd_route routes[] = {
     {"GET", "/metrics", cqd_h_metrics, CQD_ROUTE_QUIET},
     {"GET", "/metrics/fallbacks", cqd_h_fallbacks, CQD_ROUTE_QUIET},
     {"GET", "/v1/openapi.json", cqd_h_openapi, 0},
+    // The page and its files are open: a browser cannot send the token
+    // when it navigates; the API calls the page makes carry it. The
+    // literal "/inspect/" goes before "/inspect/{id}", whose empty {id}
+    // would be a 400.
+    {"GET", "/inspect", cqd_h_inspector_redirect, CQD_ROUTE_OPEN},
+    {"GET", "/inspect/", cqd_h_inspector_index, CQD_ROUTE_OPEN},
+    {"GET", "/inspect/{id}", cqd_h_inspector_asset, CQD_ROUTE_OPEN},
     {"POST", "/v1/pair", cqd_h_pair, CQD_ROUTE_BODY},
     {"POST", "/v1/pairs", cqd_h_pairs, CQD_ROUTE_BODY},
     {"GET", "/v1/worlds", cqd_h_world_list, 0},

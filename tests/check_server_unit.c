@@ -54,6 +54,10 @@ static const struct {
     {"GET", "/healthz", "/healthz", cqd_h_healthz, false, true, "", ""},
     {"GET", "/readyz", "/readyz", cqd_h_readyz, false, true, "", ""},
     {"GET", "/v1/openapi.json", "/v1/openapi.json", cqd_h_openapi, false, false, "", ""},
+    {"GET", "/inspect", "/inspect", cqd_h_inspector_redirect, false, true, "", ""},
+    /* the literal page route wins over the file route's empty {id} */
+    {"GET", "/inspect/", "/inspect/", cqd_h_inspector_index, false, true, "", ""},
+    {"GET", "/inspect/three.min.js", "/inspect/{id}", cqd_h_inspector_asset, false, true, "", "three.min.js"},
 };
 #define ENDPOINTS ((int)(sizeof endpoints / sizeof endpoints[0]))
 

@@ -21,7 +21,8 @@ class TokenOn(DaemonCase):
                     headers = {"Authorization": auth} if auth is not None else {}
                     r = self.req(method, path, body, headers=headers)
                     if template in OPEN_PATHS:
-                        self.assertEqual(r.status, 200, "%s %s is open: %s" % (method, path, r.describe()))
+                        self.assertEqual(r.status, OPEN_PATHS[template],
+                                         "%s %s is open: %s" % (method, path, r.describe()))
                     else:
                         self.assertProblem(r, 401, "unauthorized", context="%s %s with %r" % (method, path, auth))
 
@@ -48,7 +49,7 @@ class TokenOff(DaemonCase):
                 continue
             with self.subTest(path=template):
                 r = self.req(method, template)
-                self.assertEqual(r.status, 200, r.describe())
+                self.assertEqual(r.status, OPEN_PATHS.get(template, 200), r.describe())
         self.assertEqual(self.req("PUT", "/v1/worlds/w", {}).status, 201)
         # a stray header is ignored when no token is configured
         self.assertEqual(self.req("GET", "/v1/worlds/w", headers={"Authorization": "Bearer x"}).status, 200)

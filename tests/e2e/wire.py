@@ -58,10 +58,14 @@ ENDPOINTS = [
     ("GET", "/healthz", False),
     ("GET", "/readyz", False),
     ("GET", "/v1/openapi.json", False),
+    ("GET", "/inspect", False),
+    ("GET", "/inspect/", False),
+    ("GET", "/inspect/{id}", False),
 ]
 
-# The endpoints that stay open when a token is configured.
-OPEN_PATHS = {"/healthz", "/readyz"}
+# The endpoints that stay open when a token is configured, and what each
+# answers to a GET of fill(template) (/inspect/s: no such file).
+OPEN_PATHS = {"/healthz": 200, "/readyz": 200, "/inspect": 301, "/inspect/": 200, "/inspect/{id}": 404}
 
 
 def fill(template, world="w", id_="s"):

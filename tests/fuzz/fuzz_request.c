@@ -125,7 +125,7 @@ static cqd_server *server(const cqp_buf **initial)
 
 static int allowed_status(int status)
 {
-    static const int ok[] = {200, 201, 204, 400, 401, 404, 405, 409, 413, 422, 429, 431, 503};
+    static const int ok[] = {200, 201, 204, 301, 400, 401, 404, 405, 409, 413, 422, 429, 431, 503};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
         if (status == ok[i])
             return 1;
