@@ -67,6 +67,7 @@ RUN apt-get update \
         --no-create-home --shell /usr/sbin/nologin collisiond \
  && install -d -o collisiond -g collisiond -m 0750 /var/lib/collisiond
 COPY --from=build /collisiond /usr/local/bin/collisiond
+COPY LICENSE /usr/share/doc/collisiond/LICENSE
 # Run through bash by the HEALTHCHECK: it works whatever mode the checkout gave it.
 COPY deploy/docker-healthcheck.sh /usr/local/bin/collisiond-healthcheck
 

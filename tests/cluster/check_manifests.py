@@ -273,8 +273,23 @@ def check_dockerfile():
     check('org.opencontainers.image.version="${VERSION}"' in text and "ARG VERSION" in text,
           "Dockerfile: the version label from the VERSION build arg")
     check(re.search(r"^COPY Makefile VERSION ", text, re.M), "Dockerfile: the build stage copies VERSION")
+    check_build_context(text)
+
+
+def check_build_context(dockerfile):
+    """Every file a COPY takes from the build context exists and is one
+    .dockerignore lets in. The file is a whitelist (`*`, then `!path` for
+    each path let in), the form this repository keeps it in."""
     with open(os.path.join(REPO, ".dockerignore")) as f:
-        check("!VERSION" in f.read().split(), ".dockerignore admits VERSION")
+        lines = [l.strip() for l in f if l.strip() and not l.startswith("#")]
+    check(lines[:1] == ["*"], ".dockerignore: a whitelist that starts with *")
+    admitted = [l[1:].rstrip("/") for l in lines if l.startswith("!")]
+    for line in re.findall(r"^COPY (?!--from)(.+)$", dockerfile, re.M):
+        for src in line.split()[:-1]:
+            src = src.rstrip("/")
+            check(os.path.exists(os.path.join(REPO, src)), "Dockerfile: COPY %s exists" % src)
+            check(any(src == a or src.startswith(a + "/") for a in admitted),
+                  "Dockerfile: COPY %s is in the build context (.dockerignore)" % src)
 
 
 def check_prometheus(families, shard_labels):
