@@ -319,7 +319,7 @@ static enum MHD_Result on_data(cqd_http *h, http_req *r, const char *data, size_
 static enum MHD_Result admit(cqd_http *h, struct MHD_Connection *conn, const char *url, const char *method,
                              http_req *r, void **con_cls)
 {
-    if (!cqd_route_is_open(method, url)) {
+    if (!cqd_route_always_admitted(method, url)) {
         if (!cqd_admit_enter(&h->srv->admit))
             return refuse_busy(h, conn, url, method);
         if (r)

@@ -14,8 +14,9 @@
 #include "metrics.h"
 
 static const cqd_route routes[] = {
-    {"GET", "/healthz", cqd_h_healthz, CQD_ROUTE_OPEN | CQD_ROUTE_QUIET},
-    {"GET", "/readyz", cqd_h_readyz, CQD_ROUTE_OPEN | CQD_ROUTE_QUIET},
+    // Open (probes carry no token) and never shed (a busy server is not dead).
+    {"GET", "/healthz", cqd_h_healthz, CQD_ROUTE_OPEN | CQD_ROUTE_QUIET | CQD_ROUTE_ALWAYS_ADMIT},
+    {"GET", "/readyz", cqd_h_readyz, CQD_ROUTE_OPEN | CQD_ROUTE_QUIET | CQD_ROUTE_ALWAYS_ADMIT},
     {"GET", "/metrics", cqd_h_metrics, CQD_ROUTE_QUIET},
     {"GET", "/metrics/fallbacks", cqd_h_fallbacks, CQD_ROUTE_QUIET},
     {"GET", "/v1/openapi.json", cqd_h_openapi, 0},
@@ -53,10 +54,11 @@ const cqd_route *cqd_routes(int *count)
     return routes;
 }
 
-bool cqd_route_is_open(const char *method, const char *path)
+bool cqd_route_always_admitted(const char *method, const char *path)
 {
+    // Patterns with parameters never match here: the flag is for literals.
     for (int i = 0; i < ROUTE_COUNT; i++)
-        if ((routes[i].flags & CQD_ROUTE_OPEN) && strcmp(routes[i].pattern, path) == 0 &&
+        if ((routes[i].flags & CQD_ROUTE_ALWAYS_ADMIT) && strcmp(routes[i].pattern, path) == 0 &&
             strcmp(routes[i].method, method) == 0)
             return true;
     return false;

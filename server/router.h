@@ -12,6 +12,7 @@ enum {
     CQD_ROUTE_BODY = 1, ///< the handler takes a JSON body (parsed before the call)
     CQD_ROUTE_OPEN = 2, ///< no bearer token needed (health probes)
     CQD_ROUTE_QUIET = 4, ///< polled by machines (probes, scrapes): never a sampled access line
+    CQD_ROUTE_ALWAYS_ADMIT = 8, ///< never shed by admission control (health probes): a busy server is not dead
 };
 
 typedef struct cqd_route {
@@ -24,10 +25,10 @@ typedef struct cqd_route {
 /// The table and its length (static storage).
 const cqd_route *cqd_routes(int *count);
 
-/// True when method and path name an open route (the health probes, which
-/// have no parameters): admission control lets them through, so a busy
-/// server is not mistaken for a dead one.
-bool cqd_route_is_open(const char *method, const char *path);
+/// True when method and path name a CQD_ROUTE_ALWAYS_ADMIT route (the
+/// health probes, which have no parameters): admission control lets them
+/// through, so a busy server is not mistaken for a dead one.
+bool cqd_route_always_admitted(const char *method, const char *path);
 
 /// Outcome of matching a request line.
 typedef enum cqd_match {

@@ -27,37 +27,37 @@
 static const struct {
     const char *method, *path, *pattern;
     cqd_handler handler;
-    bool body, open;
+    bool body, open, admit; /* admit: never shed (CQD_ROUTE_ALWAYS_ADMIT) */
     const char *world, *id;
 } endpoints[] = {
-    {"POST", "/v1/pair", "/v1/pair", cqd_h_pair, true, false, "", ""},
-    {"POST", "/v1/pairs", "/v1/pairs", cqd_h_pairs, true, false, "", ""},
-    {"PUT", "/v1/worlds/arena", "/v1/worlds/{world}", cqd_h_world_put, true, false, "arena", ""},
-    {"GET", "/v1/worlds", "/v1/worlds", cqd_h_world_list, false, false, "", ""},
-    {"GET", "/v1/worlds/a.b_c:d-e", "/v1/worlds/{world}", cqd_h_world_get, false, false, "a.b_c:d-e", ""},
-    {"DELETE", "/v1/worlds/arena", "/v1/worlds/{world}", cqd_h_world_delete, false, false, "arena", ""},
-    {"GET", "/v1/worlds/arena/export", "/v1/worlds/{world}/export", cqd_h_world_export, false, false, "arena", ""},
-    {"PUT", "/v1/worlds/arena/shapes/7", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_put, true, false, "arena",
+    {"POST", "/v1/pair", "/v1/pair", cqd_h_pair, true, false, false, "", ""},
+    {"POST", "/v1/pairs", "/v1/pairs", cqd_h_pairs, true, false, false, "", ""},
+    {"PUT", "/v1/worlds/arena", "/v1/worlds/{world}", cqd_h_world_put, true, false, false, "arena", ""},
+    {"GET", "/v1/worlds", "/v1/worlds", cqd_h_world_list, false, false, false, "", ""},
+    {"GET", "/v1/worlds/a.b_c:d-e", "/v1/worlds/{world}", cqd_h_world_get, false, false, false, "a.b_c:d-e", ""},
+    {"DELETE", "/v1/worlds/arena", "/v1/worlds/{world}", cqd_h_world_delete, false, false, false, "arena", ""},
+    {"GET", "/v1/worlds/arena/export", "/v1/worlds/{world}/export", cqd_h_world_export, false, false, false, "arena", ""},
+    {"PUT", "/v1/worlds/arena/shapes/7", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_put, true, false, false, "arena",
      "7"},
-    {"GET", "/v1/worlds/w/shapes/box-1", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_get, false, false, "w",
+    {"GET", "/v1/worlds/w/shapes/box-1", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_get, false, false, false, "w",
      "box-1"},
-    {"DELETE", "/v1/worlds/w/shapes/x", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_delete, false, false, "w",
+    {"DELETE", "/v1/worlds/w/shapes/x", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_delete, false, false, false, "w",
      "x"},
-    {"POST", "/v1/worlds/w/batch", "/v1/worlds/{world}/batch", cqd_h_batch, true, false, "w", ""},
-    {"GET", "/v1/worlds/w/pairs", "/v1/worlds/{world}/pairs", cqd_h_broadphase, false, false, "w", ""},
-    {"POST", "/v1/worlds/w/contacts", "/v1/worlds/{world}/contacts", cqd_h_contacts, true, false, "w", ""},
-    {"POST", "/v1/worlds/w/raycast", "/v1/worlds/{world}/raycast", cqd_h_raycast, true, false, "w", ""},
-    {"POST", "/v1/worlds/w/sweep", "/v1/worlds/{world}/sweep", cqd_h_sweep, true, false, "w", ""},
-    {"POST", "/v1/worlds/w/overlap", "/v1/worlds/{world}/overlap", cqd_h_overlap, true, false, "w", ""},
-    {"GET", "/metrics", "/metrics", cqd_h_metrics, false, false, "", ""},
-    {"GET", "/metrics/fallbacks", "/metrics/fallbacks", cqd_h_fallbacks, false, false, "", ""},
-    {"GET", "/healthz", "/healthz", cqd_h_healthz, false, true, "", ""},
-    {"GET", "/readyz", "/readyz", cqd_h_readyz, false, true, "", ""},
-    {"GET", "/v1/openapi.json", "/v1/openapi.json", cqd_h_openapi, false, false, "", ""},
-    {"GET", "/inspect", "/inspect", cqd_h_inspector_redirect, false, true, "", ""},
+    {"POST", "/v1/worlds/w/batch", "/v1/worlds/{world}/batch", cqd_h_batch, true, false, false, "w", ""},
+    {"GET", "/v1/worlds/w/pairs", "/v1/worlds/{world}/pairs", cqd_h_broadphase, false, false, false, "w", ""},
+    {"POST", "/v1/worlds/w/contacts", "/v1/worlds/{world}/contacts", cqd_h_contacts, true, false, false, "w", ""},
+    {"POST", "/v1/worlds/w/raycast", "/v1/worlds/{world}/raycast", cqd_h_raycast, true, false, false, "w", ""},
+    {"POST", "/v1/worlds/w/sweep", "/v1/worlds/{world}/sweep", cqd_h_sweep, true, false, false, "w", ""},
+    {"POST", "/v1/worlds/w/overlap", "/v1/worlds/{world}/overlap", cqd_h_overlap, true, false, false, "w", ""},
+    {"GET", "/metrics", "/metrics", cqd_h_metrics, false, false, false, "", ""},
+    {"GET", "/metrics/fallbacks", "/metrics/fallbacks", cqd_h_fallbacks, false, false, false, "", ""},
+    {"GET", "/healthz", "/healthz", cqd_h_healthz, false, true, true, "", ""},
+    {"GET", "/readyz", "/readyz", cqd_h_readyz, false, true, true, "", ""},
+    {"GET", "/v1/openapi.json", "/v1/openapi.json", cqd_h_openapi, false, false, false, "", ""},
+    {"GET", "/inspect", "/inspect", cqd_h_inspector_redirect, false, true, false, "", ""},
     /* the literal page route wins over the file route's empty {id} */
-    {"GET", "/inspect/", "/inspect/", cqd_h_inspector_index, false, true, "", ""},
-    {"GET", "/inspect/three.min.js", "/inspect/{id}", cqd_h_inspector_asset, false, true, "", "three.min.js"},
+    {"GET", "/inspect/", "/inspect/", cqd_h_inspector_index, false, true, false, "", ""},
+    {"GET", "/inspect/three.min.js", "/inspect/{id}", cqd_h_inspector_asset, false, true, false, "", "three.min.js"},
 };
 #define ENDPOINTS ((int)(sizeof endpoints / sizeof endpoints[0]))
 
@@ -85,6 +85,10 @@ START_TEST(route_every_endpoint)
                       endpoints[i].path);
         ck_assert_int_eq(!!(routes[r].flags & CQD_ROUTE_BODY), endpoints[i].body);
         ck_assert_int_eq(!!(routes[r].flags & CQD_ROUTE_OPEN), endpoints[i].open);
+        ck_assert_int_eq(!!(routes[r].flags & CQD_ROUTE_ALWAYS_ADMIT), endpoints[i].admit);
+        /* what the transports ask before admission control, by the request's own path */
+        ck_assert_msg(cqd_route_always_admitted(endpoints[i].method, endpoints[i].path) == endpoints[i].admit,
+                      "%s %s: admitted always?", endpoints[i].method, endpoints[i].path);
         ck_assert_str_eq(c.world, endpoints[i].world);
         ck_assert_str_eq(c.id, endpoints[i].id);
     }
