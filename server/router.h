@@ -1,7 +1,8 @@
 /// @file server/router.h
 /// The routing table: method + path pattern -> handler, shared by every
 /// transport. Patterns are literal segments and the parameters {world} and
-/// {id} (validated ids, after the transport decoded the path).
+/// {id} (validated ids, after the transport decoded the path) and {file}
+/// (any segment, unvalidated; only last in a pattern).
 #ifndef CQD_ROUTER_H
 #define CQD_ROUTER_H
 
@@ -46,7 +47,7 @@ typedef enum cqd_match {
 size_t cqd_path_unescape(char *path);
 
 /// Matches method and path against the table; copies {world} and {id}
-/// into c->world and c->id.
+/// into c->world and c->id, and points c->file at {file} in path.
 cqd_match cqd_route_match(const char *method, const char *path, cqd_call *c, int *route, char *allow,
                           int allow_size);
 

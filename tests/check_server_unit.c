@@ -55,9 +55,9 @@ static const struct {
     {"GET", "/readyz", "/readyz", cqd_h_readyz, false, true, true, "", ""},
     {"GET", "/v1/openapi.json", "/v1/openapi.json", cqd_h_openapi, false, false, false, "", ""},
     {"GET", "/inspect", "/inspect", cqd_h_inspector_redirect, false, true, false, "", ""},
-    /* the literal page route wins over the file route's empty {id} */
+    /* the literal page route wins over the file route's empty {file} */
     {"GET", "/inspect/", "/inspect/", cqd_h_inspector_index, false, true, false, "", ""},
-    {"GET", "/inspect/three.min.js", "/inspect/{id}", cqd_h_inspector_asset, false, true, false, "", "three.min.js"},
+    {"GET", "/inspect/three.min.js", "/inspect/{file}", cqd_h_inspector_asset, false, true, false, "", ""},
 };
 #define ENDPOINTS ((int)(sizeof endpoints / sizeof endpoints[0]))
 
@@ -92,6 +92,31 @@ START_TEST(route_every_endpoint)
         ck_assert_str_eq(c.world, endpoints[i].world);
         ck_assert_str_eq(c.id, endpoints[i].id);
     }
+}
+END_TEST
+
+/* {file} keeps no id rule: any segment matches and is handed over as it
+ * is, so the handler answers 404 for a name it does not hold. */
+START_TEST(route_file_keeps_no_rule)
+{
+    static const char *const names[] = {"three.min.js", "bad!name", "a%", "..%2Fv1", "a b",
+                                        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "/inspect/%s", names[i]);
+        cqd_call c;
+        int r;
+        char allow[64];
+        ck_assert_msg(match("GET", path, &c, &r, allow) == CQD_MATCH_OK, "%s", path);
+        ck_assert_msg(cqd_routes(&(int){0})[r].handler == cqd_h_inspector_asset, "%s: wrong handler", path);
+        ck_assert_str_eq(c.file, names[i]);
+        ck_assert_str_eq(c.id, "");
+    }
+    cqd_call c;
+    int r;
+    char allow[64];
+    ck_assert_int_eq(match("GET", "/v1/worlds/w/shapes/s", &c, &r, allow), CQD_MATCH_OK);
+    ck_assert_ptr_null(c.file);
 }
 END_TEST
 
@@ -750,6 +775,7 @@ Suite *server_unit_suite(void)
     Suite *s = suite_create("server_unit");
     TCase *tc = tcase_create("routes");
     tcase_add_test(tc, route_every_endpoint);
+    tcase_add_test(tc, route_file_keeps_no_rule);
     tcase_add_test(tc, route_misses);
     tcase_add_test(tc, route_bad_params);
     tcase_add_test(tc, path_unescape);
