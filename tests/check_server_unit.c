@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "config_util.h"
@@ -18,6 +19,9 @@
 #include "refuse.h"
 #include "request.h"
 #include "router.h"
+#include "listen.h"
+#include "server.h"
+#include "transport.h"
 #include "server.h"
 #include "thread.h"
 
@@ -300,6 +304,45 @@ static void assert_problem(const cqd_response *resp, int status, const char *slu
     ck_assert_int_eq(json_integer_value(json_object_get(v, "status")), status);
     json_decref(v);
 }
+
+/* How many of this process's descriptors name the file at path. */
+static int fds_naming(const char *path)
+{
+    int n = 0;
+    for (int fd = 0; fd < 1024; fd++) {
+        char link[64], target[256];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t len = readlink(link, target, sizeof target - 1);
+        if (len < 0)
+            continue;
+        target[len] = '\0';
+        n += strcmp(target, path) == 0;
+    }
+    return n;
+}
+
+/* When libmicrohttpd refuses to start (here: a regular file is no socket
+ * epoll can watch), the copy of the listen socket it was given is closed
+ * and the caller's is left open. */
+START_TEST(http_start_failure_closes_its_copy)
+{
+    cqd_server srv;
+    FILE *log;
+    server_up(&srv, "", &log);
+    srv.cfg.threads = 1; // no pool: the listen socket goes into the daemon's own epoll set
+    char path[] = "/tmp/check-http-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    cqd_listen_sock sock = {.fd = fd, .port = 1, .ipv6 = false, .addr = "test:1"};
+    ck_assert_int_eq(fds_naming(path), 1);
+    ck_assert_ptr_null(cqd_http_start(&srv, &sock));
+    ck_assert_int_eq(fds_naming(path), 1); /* the caller's alone */
+    close(fd);
+    unlink(path);
+    fclose(log);
+    cqd_server_destroy(&srv);
+}
+END_TEST
 
 START_TEST(pipeline_probes_and_misses)
 {
@@ -776,6 +819,7 @@ Suite *server_unit_suite(void)
     TCase *tc = tcase_create("routes");
     tcase_add_test(tc, route_every_endpoint);
     tcase_add_test(tc, route_file_keeps_no_rule);
+    tcase_add_test(tc, http_start_failure_closes_its_copy);
     tcase_add_test(tc, route_misses);
     tcase_add_test(tc, route_bad_params);
     tcase_add_test(tc, path_unescape);
