@@ -525,6 +525,27 @@ START_TEST(config_token_sources)
 }
 END_TEST
 
+/* A token value given, all of them empty: start-up says authentication is
+ * off; without any token value it says nothing. */
+START_TEST(config_token_empty_warns)
+{
+    cqd_config c;
+    cu_captured err;
+    char *empty_flag[] = {"collisiond", "--token=", NULL};
+    ck_assert_int_eq(cu_load_err(empty_flag, no_env, &c, &err), CQD_CONFIG_RUN);
+    ck_assert_ptr_nonnull(strstr(err.text, "authentication is off"));
+    char *empty_env[] = {"COLLISIOND_TOKEN_FILE=", NULL};
+    char *plain[] = {"collisiond", NULL};
+    ck_assert_int_eq(cu_load_err(plain, empty_env, &c, &err), CQD_CONFIG_RUN);
+    ck_assert_ptr_nonnull(strstr(err.text, "authentication is off"));
+    ck_assert_int_eq(cu_load_err(plain, no_env, &c, &err), CQD_CONFIG_RUN);
+    ck_assert_str_eq(err.text, "");
+    char *env_token[] = {"COLLISIOND_TOKEN=t", NULL};
+    ck_assert_int_eq(cu_load_err(empty_flag, env_token, &c, &err), CQD_CONFIG_RUN);
+    ck_assert_str_eq(err.text, "");
+}
+END_TEST
+
 /* A flag of either form wins over both variables: a variable it
  * overrides is not read (a missing file) nor judged (a conflict). */
 START_TEST(config_token_flag_hides_variables)
@@ -616,6 +637,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, config_token_file_errors);
     tcase_add_test(tc, config_token_sources);
     tcase_add_test(tc, config_token_flag_hides_variables);
+    tcase_add_test(tc, config_token_empty_warns);
     tcase_add_test(tc, config_token_file_bytes);
     suite_add_tcase(s, tc);
     return s;
