@@ -317,46 +317,72 @@ static int parse_switch(const cfg_row *r, const char *text, cqd_config *cfg, cha
     return 0;
 }
 
-/// Reads the first line of path into line (size bytes, NUL-terminated; ""
-/// for an empty file). Returns 0, 1 when the line is longer than the
-/// buffer, or -1 with errno.
-static int read_first_line(const char *path, char *line, size_t size)
+/// The longest first line a token file may have, trailing white space
+/// included: far past any token, yet a bound on what is read.
+enum { TOKEN_LINE_MAX = 4096 };
+
+/// Reads the first line of path, without its newline, into line (at
+/// least TOKEN_LINE_MAX + 1 bytes); *len is its length (NUL bytes count:
+/// line is not a C string). Returns 0, 1 when the line is longer than
+/// TOKEN_LINE_MAX, or -1 with errno.
+static int read_first_line(const char *path, char *line, size_t *len)
 {
     FILE *f = fopen(path, "r");
     if (!f)
         return -1;
     errno = 0;
-    bool got = fgets(line, (int)size, f) != NULL;
+    size_t n = fread(line, 1, TOKEN_LINE_MAX + 1, f);
     int err = ferror(f) ? (errno ? errno : EIO) : 0;
-    int rc = err ? -1 : got && !strchr(line, '\n') && !feof(f) ? 1 : 0;
     fclose(f);
-    if (!got)
-        line[0] = '\0';
+    const char *nl = memchr(line, '\n', n);
+    *len = nl ? (size_t)(nl - line) : n;
     errno = err;
-    return rc;
+    return err ? -1 : *len > TOKEN_LINE_MAX ? 1 : 0;
+}
+
+/// The first byte of text[0, n) that a header value cannot carry (a
+/// control character: NUL, tab, ESC, DEL, ...), or -1.
+static long first_control(const char *text, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+            return (long)i;
+    return -1;
 }
 
 /// The first line of the file at text, trailing white space cut, as the
 /// token: a secret given this way shows neither in ps nor in the
 /// environment of the process. An empty path leaves the field alone.
+/// Refused, never cut: a line too long, or with a byte no Authorization
+/// header can carry (a NUL would silently shorten the token).
 static int parse_token_file(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size)
 {
     if (!text[0])
         return 0;
-    char line[1024]; // longer than any token: a longer first line is refused, never cut
-    int rc = read_first_line(text, line, sizeof line);
+    char line[TOKEN_LINE_MAX + 1];
+    size_t n;
+    int rc = read_first_line(text, line, &n);
     if (rc < 0) {
         snprintf(err, err_size, "cannot read '%s': %s", text, strerror(errno));
         return -1;
     }
-    size_t n = strlen(line);
+    if (rc > 0) {
+        snprintf(err, err_size, "the first line of '%s' is longer than %d bytes", text, TOKEN_LINE_MAX);
+        return -1;
+    }
     while (n > 0 && isspace((unsigned char)line[n - 1]))
         n--;
+    long bad = first_control(line, n);
+    if (bad >= 0) {
+        snprintf(err, err_size, "the first line of '%s' has a control character (byte 0x%02x at %ld): a token cannot",
+                 text, (unsigned char)line[bad], bad);
+        return -1;
+    }
     if (n == 0) {
         snprintf(err, err_size, "'%s' is empty: its first line must hold the token", text);
         return -1;
     }
-    if (rc > 0 || n >= r->size) {
+    if (n >= r->size) {
         snprintf(err, err_size, "the first line of '%s' is longer than %zu characters", text, r->size - 1);
         return -1;
     }
@@ -545,23 +571,108 @@ static int check_alternatives(const bool given[], bool by_env)
     return 0;
 }
 
-/// check_alternatives for the environment and for argv (whose shape
-/// scan_argv vouched for), before any value is applied.
-static int check_sources(int argc, char **argv, char **envp)
+/// Whether another row writes r's field (r is one form of a setting with
+/// two: --token and --token-file).
+static bool has_alternative(const cfg_row *r)
 {
-    bool by_env[ROW_COUNT] = {0}, by_flag[ROW_COUNT] = {0};
+    for (int i = 0; i < ROW_COUNT; i++)
+        if (&rows[i] != r && rows[i].parse && r->parse && rows[i].off == r->off)
+            return true;
+    return false;
+}
+
+/// Whether a flag of r's setting (r's own or an alternative's) has a
+/// non-empty value: then r's variable is overridden, so never read.
+static bool flag_sets(const cfg_row *r, const bool by_flag[])
+{
+    for (int i = 0; i < ROW_COUNT; i++)
+        if (by_flag[i] && rows[i].parse && rows[i].off == r->off)
+            return true;
+    return false;
+}
+
+/// Where the settings of two forms look at a value: an empty one is none,
+/// whatever the level or the order. It conflicts with nothing and unsets
+/// nothing, so `--token-file F --token=` keeps the file's token.
+static bool skipped(const cfg_row *r, const char *v) { return has_alternative(r) && !v[0]; }
+
+/// check_alternatives for the environment and for argv (whose shape
+/// scan_argv vouched for), before any value is applied. by_flag[i]: row
+/// i has a non-empty flag; named[i]: row i is given at all, maybe empty.
+static int check_sources(int argc, char **argv, char **envp, bool by_flag[], bool named[])
+{
+    bool by_env[ROW_COUNT] = {0};
     for (int i = 0; i < ROW_COUNT; i++) {
         const char *v = rows[i].env ? env_lookup(envp, rows[i].env) : NULL;
         by_env[i] = v && v[0];
+        named[i] = v != NULL;
     }
     for (int i = 1; i < argc; i++) {
         const char *v;
         bool has_eq;
         const cfg_row *r = next_option(argc, argv, &i, &v, &has_eq);
-        if (r->arg)
+        if (r->arg) {
             by_flag[r - rows] |= v[0] != '\0'; // any occurrence: a later empty one unsets nothing
+            named[r - rows] = true;
+        }
     }
+    // A variable that a flag overrides is not judged: the flag wins.
+    for (int i = 0; i < ROW_COUNT; i++)
+        by_env[i] &= !flag_sets(&rows[i], by_flag);
     return check_alternatives(by_env, true) < 0 || check_alternatives(by_flag, false) < 0 ? -1 : 0;
+}
+
+/// A token source given, yet no token: say so, since every request is
+/// then served without one (say, a variable left empty by a template).
+static void warn_no_token(const bool named[], const cqd_config *cfg)
+{
+    if (cfg->token[0])
+        return;
+    for (int i = 0; i < ROW_COUNT; i++)
+        if (named[i] && rows[i].parse && rows[i].off == OFF(token)) {
+            fprintf(stderr, PROGRAM ": warning: --token and --token-file are empty: no token, so "
+                            "authentication is off\n");
+            return;
+        }
+}
+
+/// Defaults, then the variables, row by row; a variable that a flag of
+/// its setting overrides is neither read nor judged.
+static int apply_env(char **envp, const bool by_flag[], cqd_config *cfg)
+{
+    for (int i = 0; i < ROW_COUNT; i++) {
+        const cfg_row *r = &rows[i];
+        if (!r->parse)
+            continue;
+        char source[80];
+        snprintf(source, sizeof source, "default of --%s", r->flag);
+        if (apply(r, source, r->def, cfg) < 0)
+            return -1;
+        const char *v = env_lookup(envp, r->env);
+        if (!v || skipped(r, v) || (has_alternative(r) && flag_sets(r, by_flag)))
+            continue;
+        if (apply(r, r->env, v, cfg) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/// The flags in argv order (scan_argv vouched for the shape of argv:
+/// every flag is known and has its value).
+static int apply_argv(int argc, char **argv, cqd_config *cfg)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        bool has_eq;
+        const cfg_row *r = next_option(argc, argv, &i, &v, &has_eq);
+        if (!r->parse || (r->arg && skipped(r, v)))
+            continue;
+        char source[80];
+        snprintf(source, sizeof source, "--%s", r->flag);
+        if (apply(r, source, r->arg ? v : "true", cfg) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 cqd_config_result cqd_config_load(int argc, char **argv, char **envp, cqd_config *cfg)
@@ -570,31 +681,11 @@ cqd_config_result cqd_config_load(int argc, char **argv, char **envp, cqd_config
     cqd_config_result scanned = scan_argv(argc, argv);
     if (scanned != CQD_CONFIG_RUN)
         return scanned;
-    if (check_sources(argc, argv, envp) < 0)
+    bool by_flag[ROW_COUNT] = {0}, named[ROW_COUNT] = {0};
+    if (check_sources(argc, argv, envp, by_flag, named) < 0)
         return CQD_CONFIG_ERROR;
-    for (int i = 0; i < ROW_COUNT; i++) {
-        const cfg_row *r = &rows[i];
-        if (!r->parse)
-            continue;
-        char source[80];
-        snprintf(source, sizeof source, "default of --%s", r->flag);
-        if (apply(r, source, r->def, cfg) < 0)
-            return CQD_CONFIG_ERROR;
-        const char *v = env_lookup(envp, r->env);
-        if (v && apply(r, r->env, v, cfg) < 0)
-            return CQD_CONFIG_ERROR;
-    }
-    // scan_argv vouched for the shape of argv: every flag is known and has its value.
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        bool has_eq;
-        const cfg_row *r = next_option(argc, argv, &i, &v, &has_eq);
-        if (!r->parse)
-            continue;
-        char source[80];
-        snprintf(source, sizeof source, "--%s", r->flag);
-        if (apply(r, source, r->arg ? v : "true", cfg) < 0)
-            return CQD_CONFIG_ERROR;
-    }
+    if (apply_env(envp, by_flag, cfg) < 0 || apply_argv(argc, argv, cfg) < 0)
+        return CQD_CONFIG_ERROR;
+    warn_no_token(named, cfg);
     return CQD_CONFIG_RUN;
 }

@@ -63,7 +63,9 @@ static int send_asset(cqd_call *c, const char *name)
 {
     const cqd_asset *a = find_asset(name);
     if (!a)
-        return cqp_fail(&c->problem, CQP_P_NOT_FOUND, NULL, "the inspector has no file %s", name);
+        // The name is not echoed: {file} keeps no rule, so it may hold
+        // any byte, and no file name of ours needs quoting back.
+        return cqp_fail(&c->problem, CQP_P_NOT_FOUND, NULL, "the inspector has no file of that name");
     cqp_buf_append(c->out.buf, (const char *)a->data, a->len);
     c->resp->content_type = type_of(a->name);
     c->resp->headers = asset_headers;
@@ -81,4 +83,4 @@ int cqd_h_inspector_redirect(cqd_call *c)
 
 int cqd_h_inspector_index(cqd_call *c) { return send_asset(c, "index.html"); }
 
-int cqd_h_inspector_asset(cqd_call *c) { return send_asset(c, c->id); }
+int cqd_h_inspector_asset(cqd_call *c) { return send_asset(c, c->file); }

@@ -40,6 +40,6 @@ int cqd_h_openapi(cqd_call *c);       ///< GET /v1/openapi.json
 /* h_inspector.c: the web inspector's files (open routes) */
 int cqd_h_inspector_redirect(cqd_call *c); ///< GET /inspect (301 to /inspect/)
 int cqd_h_inspector_index(cqd_call *c);    ///< GET /inspect/
-int cqd_h_inspector_asset(cqd_call *c);    ///< GET /inspect/{id}: a file by name
+int cqd_h_inspector_asset(cqd_call *c);    ///< GET /inspect/{file}: a file by name (404 for any other)
 
 #endif

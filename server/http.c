@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 
@@ -319,7 +321,7 @@ static enum MHD_Result on_data(cqd_http *h, http_req *r, const char *data, size_
 static enum MHD_Result admit(cqd_http *h, struct MHD_Connection *conn, const char *url, const char *method,
                              http_req *r, void **con_cls)
 {
-    if (!cqd_route_is_open(method, url)) {
+    if (!cqd_route_always_admitted(method, url)) {
         if (!cqd_admit_enter(&h->srv->admit))
             return refuse_busy(h, conn, url, method);
         if (r)
@@ -353,12 +355,26 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     return admit(h, conn, url, method, r, con_cls);
 }
 
+/// After MHD_start_daemon failed: closes fd, our copy of the socket orig,
+/// unless MHD already did. libmicrohttpd 0.9.75 closes a given listen
+/// socket on some failures (mutex, thread start) and not on others
+/// (options, ITC, epoll set-up), and says nothing of which it was. fd
+/// still names orig's socket only if it is still ours: a number MHD
+/// closed and something else reopened names another file, left alone.
+static void close_copy(int fd, int orig)
+{
+    struct stat a, b;
+    if (fstat(fd, &a) == 0 && fstat(orig, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+        close(fd);
+}
+
 cqd_http *cqd_http_start(cqd_server *srv, const cqd_listen_sock *sock)
 {
     const cqd_config *cfg = &srv->cfg;
     cqd_http *h = calloc(1, sizeof *h);
     // libmicrohttpd 0.9.75 closes a given socket on some failures and not on
-    // others: it gets a copy, and the caller's socket is always the caller's.
+    // others: it gets a copy, which it owns once started and close_copy
+    // closes if it failed; the caller's socket is always the caller's.
     int fd = h ? fcntl(sock->fd, F_DUPFD_CLOEXEC, 0) : -1;
     if (fd < 0) {
         cqd_log(&srv->log, CQD_LOG_ERROR, "http: %s", h ? strerror(errno) : "out of memory");
@@ -390,6 +406,7 @@ cqd_http *cqd_http_start(cqd_server *srv, const cqd_listen_sock *sock)
                                  MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
                                  MHD_OPTION_END);
     if (!h->daemon) {
+        close_copy(fd, sock->fd);
         cqd_log(&srv->log, CQD_LOG_ERROR, "http: cannot start on %s", sock->addr);
         free(h);
         return NULL;

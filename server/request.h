@@ -60,6 +60,7 @@ typedef struct cqd_call {
     int route;                ///< index in the route table
     char world[CQ_WORLD_ID_MAX + 1]; ///< path parameter {world}, validated, or ""
     char id[CQ_WORLD_ID_MAX + 1];    ///< path parameter {id}, validated, or ""
+    const char *file;                ///< path parameter {file} (in req->path, unvalidated), or NULL
     json_t *body;             ///< the parsed body (borrowed; NULL when empty or the route takes none)
     cqp_decoder dec;          ///< ready at the body's root, with the configured limits
     cqp_problem problem;      ///< filled by a handler that fails

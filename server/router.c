@@ -4,7 +4,10 @@
 /// segment, even an empty one, and are validated only once the method
 /// matched, so a wrong method is a 405 whatever the ids, and a right one
 /// with an id that breaks the rule a 400 (invalid-value) before anything is
-/// looked up: no world or shape can ever exist under such a name.
+/// looked up: no world or shape can ever exist under such a name. {file}
+/// (last in its pattern) matches any segment too but keeps no rule: it
+/// names a compiled-in file, and a name the handler does not hold is a 404
+/// like any other.
 #include "router.h"
 
 #include <stdio.h>
@@ -14,18 +17,19 @@
 #include "metrics.h"
 
 static const cqd_route routes[] = {
-    {"GET", "/healthz", cqd_h_healthz, CQD_ROUTE_OPEN | CQD_ROUTE_QUIET},
-    {"GET", "/readyz", cqd_h_readyz, CQD_ROUTE_OPEN | CQD_ROUTE_QUIET},
+    // Open (probes carry no token) and never shed (a busy server is not dead).
+    {"GET", "/healthz", cqd_h_healthz, CQD_ROUTE_OPEN | CQD_ROUTE_QUIET | CQD_ROUTE_ALWAYS_ADMIT},
+    {"GET", "/readyz", cqd_h_readyz, CQD_ROUTE_OPEN | CQD_ROUTE_QUIET | CQD_ROUTE_ALWAYS_ADMIT},
     {"GET", "/metrics", cqd_h_metrics, CQD_ROUTE_QUIET},
     {"GET", "/metrics/fallbacks", cqd_h_fallbacks, CQD_ROUTE_QUIET},
     {"GET", "/v1/openapi.json", cqd_h_openapi, 0},
     // The page and its files are open: a browser cannot send the token
     // when it navigates; the API calls the page makes carry it. The
-    // literal "/inspect/" goes before "/inspect/{id}", whose empty {id}
-    // would be a 400.
+    // literal "/inspect/" goes before "/inspect/{file}", which would
+    // take its empty segment as a file name.
     {"GET", "/inspect", cqd_h_inspector_redirect, CQD_ROUTE_OPEN},
     {"GET", "/inspect/", cqd_h_inspector_index, CQD_ROUTE_OPEN},
-    {"GET", "/inspect/{id}", cqd_h_inspector_asset, CQD_ROUTE_OPEN},
+    {"GET", "/inspect/{file}", cqd_h_inspector_asset, CQD_ROUTE_OPEN},
     {"POST", "/v1/pair", cqd_h_pair, CQD_ROUTE_BODY},
     {"POST", "/v1/pairs", cqd_h_pairs, CQD_ROUTE_BODY},
     {"GET", "/v1/worlds", cqd_h_world_list, 0},
@@ -53,10 +57,11 @@ const cqd_route *cqd_routes(int *count)
     return routes;
 }
 
-bool cqd_route_is_open(const char *method, const char *path)
+bool cqd_route_always_admitted(const char *method, const char *path)
 {
+    // Patterns with parameters never match here: the flag is for literals.
     for (int i = 0; i < ROUTE_COUNT; i++)
-        if ((routes[i].flags & CQD_ROUTE_OPEN) && strcmp(routes[i].pattern, path) == 0 &&
+        if ((routes[i].flags & CQD_ROUTE_ALWAYS_ADMIT) && strcmp(routes[i].pattern, path) == 0 &&
             strcmp(routes[i].method, method) == 0)
             return true;
     return false;
@@ -68,11 +73,11 @@ typedef struct param {
     size_t len;
 } param;
 
-/// Compares path with pattern; on a match, the {world} and {id} segments
-/// go to world and id.
-static bool shape_matches(const char *pattern, const char *path, param *world, param *id)
+/// Compares path with pattern; on a match, the {world}, {id} and {file}
+/// segments go to world, id and file.
+static bool shape_matches(const char *pattern, const char *path, param *world, param *id, param *file)
 {
-    *world = *id = (param){NULL, 0};
+    *world = *id = *file = (param){NULL, 0};
     const char *p = pattern, *s = path;
     while (*p && *s) {
         if (*p != '/' || *s != '/')
@@ -83,7 +88,7 @@ static bool shape_matches(const char *pattern, const char *path, param *world, p
         size_t plen = pe ? (size_t)(pe - p) : strlen(p);
         size_t slen = se ? (size_t)(se - s) : strlen(s);
         if (p[0] == '{') {
-            param *dst = p[1] == 'w' ? world : id;
+            param *dst = p[1] == 'w' ? world : p[1] == 'f' ? file : id;
             *dst = (param){s, slen};
         } else if (plen != slen || memcmp(p, s, plen) != 0) {
             return false;
@@ -186,9 +191,10 @@ cqd_match cqd_route_match(const char *method, const char *path, cqd_call *c, int
         allow[0] = '\0';
     *route = -1;
     c->world[0] = c->id[0] = '\0';
+    c->file = NULL;
     for (int i = 0; i < ROUTE_COUNT; i++) {
-        param world, id;
-        if (!shape_matches(routes[i].pattern, path, &world, &id))
+        param world, id, file;
+        if (!shape_matches(routes[i].pattern, path, &world, &id, &file))
             continue;
         path_known = true;
         if (strcmp(routes[i].method, method) != 0) {
@@ -199,6 +205,7 @@ cqd_match cqd_route_match(const char *method, const char *path, cqd_call *c, int
         *route = i;
         if (allow_size > 0) /* a partial list is no answer: Allow goes with a 405 only */
             allow[0] = '\0';
+        c->file = file.at; // the last segment: it ends where the path does
         if (!take_param(world, "world name", c->world, &c->problem) ||
             !take_param(id, "shape id", c->id, &c->problem))
             return CQD_MATCH_BAD_PARAM;

@@ -1,7 +1,8 @@
 /// @file server/router.h
 /// The routing table: method + path pattern -> handler, shared by every
 /// transport. Patterns are literal segments and the parameters {world} and
-/// {id} (validated ids, after the transport decoded the path).
+/// {id} (validated ids, after the transport decoded the path) and {file}
+/// (any segment, unvalidated; only last in a pattern).
 #ifndef CQD_ROUTER_H
 #define CQD_ROUTER_H
 
@@ -12,6 +13,7 @@ enum {
     CQD_ROUTE_BODY = 1, ///< the handler takes a JSON body (parsed before the call)
     CQD_ROUTE_OPEN = 2, ///< no bearer token needed (health probes)
     CQD_ROUTE_QUIET = 4, ///< polled by machines (probes, scrapes): never a sampled access line
+    CQD_ROUTE_ALWAYS_ADMIT = 8, ///< never shed by admission control (health probes): a busy server is not dead
 };
 
 typedef struct cqd_route {
@@ -24,10 +26,10 @@ typedef struct cqd_route {
 /// The table and its length (static storage).
 const cqd_route *cqd_routes(int *count);
 
-/// True when method and path name an open route (the health probes, which
-/// have no parameters): admission control lets them through, so a busy
-/// server is not mistaken for a dead one.
-bool cqd_route_is_open(const char *method, const char *path);
+/// True when method and path name a CQD_ROUTE_ALWAYS_ADMIT route (the
+/// health probes, which have no parameters): admission control lets them
+/// through, so a busy server is not mistaken for a dead one.
+bool cqd_route_always_admitted(const char *method, const char *path);
 
 /// Outcome of matching a request line.
 typedef enum cqd_match {
@@ -45,7 +47,7 @@ typedef enum cqd_match {
 size_t cqd_path_unescape(char *path);
 
 /// Matches method and path against the table; copies {world} and {id}
-/// into c->world and c->id.
+/// into c->world and c->id, and points c->file at {file} in path.
 cqd_match cqd_route_match(const char *method, const char *path, cqd_call *c, int *route, char *allow,
                           int allow_size);
 

@@ -296,7 +296,7 @@ static void answer_request(cqd_server *srv, const cqd_envelope *env, cqp_buf *ou
     cqd_response resp;
     cqd_response_init(&resp);
     // The line is already read: admission bounds the work, not the bytes.
-    if (req.method && req.path && cqd_route_is_open(req.method, req.path)) {
+    if (req.method && req.path && cqd_route_always_admitted(req.method, req.path)) {
         cqd_handle(srv, &req, &resp);
     } else if (cqd_admit_enter(&srv->admit)) {
         cqd_handle(srv, &req, &resp);

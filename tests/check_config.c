@@ -509,9 +509,111 @@ START_TEST(config_token_sources)
     char *taken_back[] = {"collisiond", "--token", "t", "--token-file", path, "--token-file=", NULL};
     ck_assert_int_eq(cu_load_err(taken_back, no_env, &c, &err), CQD_CONFIG_ERROR);
     ck_assert_ptr_nonnull(strstr(err.text, "--token and --token-file"));
+    /* ... nor takes back the file's token, in either order (an empty flag
+     * after the file used to turn authentication off). */
+    char *file_then_empty[] = {"collisiond", "--token-file", path, "--token=", NULL};
+    ck_assert_int_eq(cu_load(file_then_empty, no_env, &c), CQD_CONFIG_RUN);
+    ck_assert_str_eq(c.token, "from-file");
+    char *empty_flag_env[] = {"COLLISIOND_TOKEN=from-env", NULL};
+    char *only_empty[] = {"collisiond", "--token=", NULL};
+    ck_assert_int_eq(cu_load(only_empty, empty_flag_env, &c), CQD_CONFIG_RUN);
+    ck_assert_str_eq(c.token, "from-env");
     char *env_empty[] = {"COLLISIOND_TOKEN_FILE=", "COLLISIOND_TOKEN=from-env", NULL};
     ck_assert_int_eq(cu_load(plain, env_empty, &c), CQD_CONFIG_RUN);
     ck_assert_str_eq(c.token, "from-env");
+    unlink(path);
+}
+END_TEST
+
+/* A token value given, all of them empty: start-up says authentication is
+ * off; without any token value it says nothing. */
+START_TEST(config_token_empty_warns)
+{
+    cqd_config c;
+    cu_captured err;
+    char *empty_flag[] = {"collisiond", "--token=", NULL};
+    ck_assert_int_eq(cu_load_err(empty_flag, no_env, &c, &err), CQD_CONFIG_RUN);
+    ck_assert_ptr_nonnull(strstr(err.text, "authentication is off"));
+    char *empty_env[] = {"COLLISIOND_TOKEN_FILE=", NULL};
+    char *plain[] = {"collisiond", NULL};
+    ck_assert_int_eq(cu_load_err(plain, empty_env, &c, &err), CQD_CONFIG_RUN);
+    ck_assert_ptr_nonnull(strstr(err.text, "authentication is off"));
+    ck_assert_int_eq(cu_load_err(plain, no_env, &c, &err), CQD_CONFIG_RUN);
+    ck_assert_str_eq(err.text, "");
+    char *env_token[] = {"COLLISIOND_TOKEN=t", NULL};
+    ck_assert_int_eq(cu_load_err(empty_flag, env_token, &c, &err), CQD_CONFIG_RUN);
+    ck_assert_str_eq(err.text, "");
+}
+END_TEST
+
+/* A flag of either form wins over both variables: a variable it
+ * overrides is not read (a missing file) nor judged (a conflict). */
+START_TEST(config_token_flag_hides_variables)
+{
+    char path[64];
+    temp_file("from-file\n", 10, path);
+    cqd_config c;
+    char *missing_file[] = {"COLLISIOND_TOKEN_FILE=/nonexistent/token", NULL};
+    char *token_flag[] = {"collisiond", "--token", "X", NULL};
+    ck_assert_int_eq(cu_load(token_flag, missing_file, &c), CQD_CONFIG_RUN);
+    ck_assert_str_eq(c.token, "X");
+    char *file_flag[] = {"collisiond", "--token-file", path, NULL};
+    ck_assert_int_eq(cu_load(file_flag, missing_file, &c), CQD_CONFIG_RUN);
+    ck_assert_str_eq(c.token, "from-file");
+    char *env_both[] = {"COLLISIOND_TOKEN=t", "COLLISIOND_TOKEN_FILE=/nonexistent/token", NULL};
+    ck_assert_int_eq(cu_load(token_flag, env_both, &c), CQD_CONFIG_RUN);
+    ck_assert_str_eq(c.token, "X");
+    /* An empty flag overrides nothing: the variable is read as ever. */
+    char *empty_flag[] = {"collisiond", "--token=", NULL};
+    cu_captured err;
+    ck_assert_int_eq(cu_load_err(empty_flag, missing_file, &c, &err), CQD_CONFIG_ERROR);
+    ck_assert_ptr_nonnull(strstr(err.text, "/nonexistent/token"));
+    unlink(path);
+}
+END_TEST
+
+/* The first line is read whole, then checked: a byte no header can carry
+ * is refused (a NUL used to cut the token short), trailing white space
+ * is cut before the length is judged. */
+START_TEST(config_token_file_bytes)
+{
+    static const struct {
+        const char *content;
+        size_t len;
+    } bad[] = {
+        {"a\0SECRET\n", 9},
+        {"a\tb\n", 4},
+        {"a\x1b[0mb\n", 7},
+        {"ab\x7f\n", 4},
+        {"\0\n", 2},
+    };
+    cqd_config c;
+    cu_captured err;
+    char path[64];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        temp_file(bad[i].content, bad[i].len, path);
+        char *argv[] = {"collisiond", "--token-file", path, NULL};
+        ck_assert_int_eq(cu_load_err(argv, no_env, &c, &err), CQD_CONFIG_ERROR);
+        ck_assert_msg(strstr(err.text, path) && strstr(err.text, "control character"), "case %zu: '%s'", i,
+                      err.text);
+        unlink(path);
+    }
+    /* A token, then 2000 spaces: the token. */
+    static char line[8200];
+    memset(line, ' ', sizeof line);
+    memcpy(line, "tok", 3);
+    line[2003] = '\n';
+    temp_file(line, 2004, path);
+    char *argv[] = {"collisiond", "--token-file", path, NULL};
+    ck_assert_int_eq(cu_load(argv, no_env, &c), CQD_CONFIG_RUN);
+    ck_assert_str_eq(c.token, "tok");
+    unlink(path);
+    /* A first line past the bound is refused however it ends. */
+    line[2003] = ' ';
+    line[8199] = '\n';
+    temp_file(line, sizeof line, path);
+    ck_assert_int_eq(cu_load_err(argv, no_env, &c, &err), CQD_CONFIG_ERROR);
+    ck_assert_ptr_nonnull(strstr(err.text, "longer than"));
     unlink(path);
 }
 END_TEST
@@ -534,6 +636,9 @@ Suite *config_suite(void)
     tcase_add_test(tc, config_token_file_reads_the_first_line);
     tcase_add_test(tc, config_token_file_errors);
     tcase_add_test(tc, config_token_sources);
+    tcase_add_test(tc, config_token_flag_hides_variables);
+    tcase_add_test(tc, config_token_empty_warns);
+    tcase_add_test(tc, config_token_file_bytes);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "config_util.h"
@@ -18,6 +19,9 @@
 #include "refuse.h"
 #include "request.h"
 #include "router.h"
+#include "listen.h"
+#include "server.h"
+#include "transport.h"
 #include "server.h"
 #include "thread.h"
 
@@ -27,37 +31,37 @@
 static const struct {
     const char *method, *path, *pattern;
     cqd_handler handler;
-    bool body, open;
+    bool body, open, admit; /* admit: never shed (CQD_ROUTE_ALWAYS_ADMIT) */
     const char *world, *id;
 } endpoints[] = {
-    {"POST", "/v1/pair", "/v1/pair", cqd_h_pair, true, false, "", ""},
-    {"POST", "/v1/pairs", "/v1/pairs", cqd_h_pairs, true, false, "", ""},
-    {"PUT", "/v1/worlds/arena", "/v1/worlds/{world}", cqd_h_world_put, true, false, "arena", ""},
-    {"GET", "/v1/worlds", "/v1/worlds", cqd_h_world_list, false, false, "", ""},
-    {"GET", "/v1/worlds/a.b_c:d-e", "/v1/worlds/{world}", cqd_h_world_get, false, false, "a.b_c:d-e", ""},
-    {"DELETE", "/v1/worlds/arena", "/v1/worlds/{world}", cqd_h_world_delete, false, false, "arena", ""},
-    {"GET", "/v1/worlds/arena/export", "/v1/worlds/{world}/export", cqd_h_world_export, false, false, "arena", ""},
-    {"PUT", "/v1/worlds/arena/shapes/7", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_put, true, false, "arena",
+    {"POST", "/v1/pair", "/v1/pair", cqd_h_pair, true, false, false, "", ""},
+    {"POST", "/v1/pairs", "/v1/pairs", cqd_h_pairs, true, false, false, "", ""},
+    {"PUT", "/v1/worlds/arena", "/v1/worlds/{world}", cqd_h_world_put, true, false, false, "arena", ""},
+    {"GET", "/v1/worlds", "/v1/worlds", cqd_h_world_list, false, false, false, "", ""},
+    {"GET", "/v1/worlds/a.b_c:d-e", "/v1/worlds/{world}", cqd_h_world_get, false, false, false, "a.b_c:d-e", ""},
+    {"DELETE", "/v1/worlds/arena", "/v1/worlds/{world}", cqd_h_world_delete, false, false, false, "arena", ""},
+    {"GET", "/v1/worlds/arena/export", "/v1/worlds/{world}/export", cqd_h_world_export, false, false, false, "arena", ""},
+    {"PUT", "/v1/worlds/arena/shapes/7", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_put, true, false, false, "arena",
      "7"},
-    {"GET", "/v1/worlds/w/shapes/box-1", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_get, false, false, "w",
+    {"GET", "/v1/worlds/w/shapes/box-1", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_get, false, false, false, "w",
      "box-1"},
-    {"DELETE", "/v1/worlds/w/shapes/x", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_delete, false, false, "w",
+    {"DELETE", "/v1/worlds/w/shapes/x", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_delete, false, false, false, "w",
      "x"},
-    {"POST", "/v1/worlds/w/batch", "/v1/worlds/{world}/batch", cqd_h_batch, true, false, "w", ""},
-    {"GET", "/v1/worlds/w/pairs", "/v1/worlds/{world}/pairs", cqd_h_broadphase, false, false, "w", ""},
-    {"POST", "/v1/worlds/w/contacts", "/v1/worlds/{world}/contacts", cqd_h_contacts, true, false, "w", ""},
-    {"POST", "/v1/worlds/w/raycast", "/v1/worlds/{world}/raycast", cqd_h_raycast, true, false, "w", ""},
-    {"POST", "/v1/worlds/w/sweep", "/v1/worlds/{world}/sweep", cqd_h_sweep, true, false, "w", ""},
-    {"POST", "/v1/worlds/w/overlap", "/v1/worlds/{world}/overlap", cqd_h_overlap, true, false, "w", ""},
-    {"GET", "/metrics", "/metrics", cqd_h_metrics, false, false, "", ""},
-    {"GET", "/metrics/fallbacks", "/metrics/fallbacks", cqd_h_fallbacks, false, false, "", ""},
-    {"GET", "/healthz", "/healthz", cqd_h_healthz, false, true, "", ""},
-    {"GET", "/readyz", "/readyz", cqd_h_readyz, false, true, "", ""},
-    {"GET", "/v1/openapi.json", "/v1/openapi.json", cqd_h_openapi, false, false, "", ""},
-    {"GET", "/inspect", "/inspect", cqd_h_inspector_redirect, false, true, "", ""},
-    /* the literal page route wins over the file route's empty {id} */
-    {"GET", "/inspect/", "/inspect/", cqd_h_inspector_index, false, true, "", ""},
-    {"GET", "/inspect/three.min.js", "/inspect/{id}", cqd_h_inspector_asset, false, true, "", "three.min.js"},
+    {"POST", "/v1/worlds/w/batch", "/v1/worlds/{world}/batch", cqd_h_batch, true, false, false, "w", ""},
+    {"GET", "/v1/worlds/w/pairs", "/v1/worlds/{world}/pairs", cqd_h_broadphase, false, false, false, "w", ""},
+    {"POST", "/v1/worlds/w/contacts", "/v1/worlds/{world}/contacts", cqd_h_contacts, true, false, false, "w", ""},
+    {"POST", "/v1/worlds/w/raycast", "/v1/worlds/{world}/raycast", cqd_h_raycast, true, false, false, "w", ""},
+    {"POST", "/v1/worlds/w/sweep", "/v1/worlds/{world}/sweep", cqd_h_sweep, true, false, false, "w", ""},
+    {"POST", "/v1/worlds/w/overlap", "/v1/worlds/{world}/overlap", cqd_h_overlap, true, false, false, "w", ""},
+    {"GET", "/metrics", "/metrics", cqd_h_metrics, false, false, false, "", ""},
+    {"GET", "/metrics/fallbacks", "/metrics/fallbacks", cqd_h_fallbacks, false, false, false, "", ""},
+    {"GET", "/healthz", "/healthz", cqd_h_healthz, false, true, true, "", ""},
+    {"GET", "/readyz", "/readyz", cqd_h_readyz, false, true, true, "", ""},
+    {"GET", "/v1/openapi.json", "/v1/openapi.json", cqd_h_openapi, false, false, false, "", ""},
+    {"GET", "/inspect", "/inspect", cqd_h_inspector_redirect, false, true, false, "", ""},
+    /* the literal page route wins over the file route's empty {file} */
+    {"GET", "/inspect/", "/inspect/", cqd_h_inspector_index, false, true, false, "", ""},
+    {"GET", "/inspect/three.min.js", "/inspect/{file}", cqd_h_inspector_asset, false, true, false, "", ""},
 };
 #define ENDPOINTS ((int)(sizeof endpoints / sizeof endpoints[0]))
 
@@ -85,9 +89,38 @@ START_TEST(route_every_endpoint)
                       endpoints[i].path);
         ck_assert_int_eq(!!(routes[r].flags & CQD_ROUTE_BODY), endpoints[i].body);
         ck_assert_int_eq(!!(routes[r].flags & CQD_ROUTE_OPEN), endpoints[i].open);
+        ck_assert_int_eq(!!(routes[r].flags & CQD_ROUTE_ALWAYS_ADMIT), endpoints[i].admit);
+        /* what the transports ask before admission control, by the request's own path */
+        ck_assert_msg(cqd_route_always_admitted(endpoints[i].method, endpoints[i].path) == endpoints[i].admit,
+                      "%s %s: admitted always?", endpoints[i].method, endpoints[i].path);
         ck_assert_str_eq(c.world, endpoints[i].world);
         ck_assert_str_eq(c.id, endpoints[i].id);
     }
+}
+END_TEST
+
+/* {file} keeps no id rule: any segment matches and is handed over as it
+ * is, so the handler answers 404 for a name it does not hold. */
+START_TEST(route_file_keeps_no_rule)
+{
+    static const char *const names[] = {"three.min.js", "bad!name", "a%", "..%2Fv1", "a b",
+                                        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "/inspect/%s", names[i]);
+        cqd_call c;
+        int r;
+        char allow[64];
+        ck_assert_msg(match("GET", path, &c, &r, allow) == CQD_MATCH_OK, "%s", path);
+        ck_assert_msg(cqd_routes(&(int){0})[r].handler == cqd_h_inspector_asset, "%s: wrong handler", path);
+        ck_assert_str_eq(c.file, names[i]);
+        ck_assert_str_eq(c.id, "");
+    }
+    cqd_call c;
+    int r;
+    char allow[64];
+    ck_assert_int_eq(match("GET", "/v1/worlds/w/shapes/s", &c, &r, allow), CQD_MATCH_OK);
+    ck_assert_ptr_null(c.file);
 }
 END_TEST
 
@@ -271,6 +304,45 @@ static void assert_problem(const cqd_response *resp, int status, const char *slu
     ck_assert_int_eq(json_integer_value(json_object_get(v, "status")), status);
     json_decref(v);
 }
+
+/* How many of this process's descriptors name the file at path. */
+static int fds_naming(const char *path)
+{
+    int n = 0;
+    for (int fd = 0; fd < 1024; fd++) {
+        char link[64], target[256];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t len = readlink(link, target, sizeof target - 1);
+        if (len < 0)
+            continue;
+        target[len] = '\0';
+        n += strcmp(target, path) == 0;
+    }
+    return n;
+}
+
+/* When libmicrohttpd refuses to start (here: a regular file is no socket
+ * epoll can watch), the copy of the listen socket it was given is closed
+ * and the caller's is left open. */
+START_TEST(http_start_failure_closes_its_copy)
+{
+    cqd_server srv;
+    FILE *log;
+    server_up(&srv, "", &log);
+    srv.cfg.threads = 1; // no pool: the listen socket goes into the daemon's own epoll set
+    char path[] = "/tmp/check-http-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    cqd_listen_sock sock = {.fd = fd, .port = 1, .ipv6 = false, .addr = "test:1"};
+    ck_assert_int_eq(fds_naming(path), 1);
+    ck_assert_ptr_null(cqd_http_start(&srv, &sock));
+    ck_assert_int_eq(fds_naming(path), 1); /* the caller's alone */
+    close(fd);
+    unlink(path);
+    fclose(log);
+    cqd_server_destroy(&srv);
+}
+END_TEST
 
 START_TEST(pipeline_probes_and_misses)
 {
@@ -746,6 +818,8 @@ Suite *server_unit_suite(void)
     Suite *s = suite_create("server_unit");
     TCase *tc = tcase_create("routes");
     tcase_add_test(tc, route_every_endpoint);
+    tcase_add_test(tc, route_file_keeps_no_rule);
+    tcase_add_test(tc, http_start_failure_closes_its_copy);
     tcase_add_test(tc, route_misses);
     tcase_add_test(tc, route_bad_params);
     tcase_add_test(tc, path_unescape);

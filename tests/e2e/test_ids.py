@@ -78,9 +78,8 @@ class PathIds(DaemonCase):
         r = cls.daemon.request("GET", "/v1/openapi.json")
         assert r.status == 200, r.describe()
         cls.ops = param_operations(r.json)
-        # A path that is itself a documented path without parameters (an
-        # empty {id} in /inspect/{id} is /inspect/, the page) is that
-        # operation's, not a broken id.
+        # A path that is itself a documented path without parameters is
+        # that operation's, not a broken id.
         cls.literal = {t for t in r.json["paths"] if "{" not in t}
         for method, path, body in (("PUT", "/v1/worlds/" + PRESENT, {}),
                                    ("PUT", "/v1/worlds/%s/shapes/s" % PRESENT, {"shape": sphere(1)})):
@@ -137,6 +136,19 @@ class PathIds(DaemonCase):
                 self.assertTrue(r.content_type.startswith("application/problem+json"), what)
                 self.assertIdProblem(r.json, param, what + " -> " + r.describe())
         self.assertOnlyPresent()
+
+    def test_a_file_name_keeps_no_rule(self):
+        # {file} names a compiled-in file: whatever the segment, a name the
+        # server does not hold is a 404, never the id rule's 400.
+        files = [(m, t) for m, t, _ in self.ops if "{file}" in t]
+        self.assertEqual(files, [("GET", "/inspect/{file}")])
+        for method, template in files:
+            for seg in SEGMENTS:
+                path = template.replace("{file}", seg)
+                if path in self.literal:
+                    continue
+                with self.subTest(path=path):
+                    self.assertProblem(self.req(method, path), 404, "not-found", context=path)
 
     def test_the_id_is_judged_before_the_body(self):
         for method, template, takes_body in self.ops:

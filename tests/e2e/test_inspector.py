@@ -70,7 +70,11 @@ class Files(DaemonCase):
             with self.subTest(path=path):
                 self.assertProblem(self.req("GET", path), 404, "not-found")
         self.assertProblem(self.req("GET", "/inspect/a/b"), 404, "no-route")
-        self.assertProblem(self.req("GET", "/inspect/..%2Fv1%2Fworlds"), 400, "invalid-value")
+        # A file name keeps no id rule: a name no id could be is no file either.
+        for path in ("/inspect/..%2Fv1%2Fworlds", "/inspect/a%", "/inspect/bad!name", "/inspect/" + "x" * 65,
+                     "/inspect/a%00b", "/inspect/%C3%A9"):
+            with self.subTest(path=path):
+                self.assertProblem(self.req("GET", path), 404, "not-found")
 
     def test_get_only(self):
         for path in ("/inspect", "/inspect/", "/inspect/index.html"):
@@ -86,7 +90,7 @@ class FilesWithToken(DaemonCase):
 
     def test_open_without_the_token_while_the_api_is_not(self):
         for path, status in (("/inspect", 301), ("/inspect/", 200), ("/inspect/inspector.js", 200),
-                             ("/inspect/nope.js", 404)):
+                             ("/inspect/nope.js", 404), ("/inspect/bad!name", 404), ("/inspect/a%25", 404)):
             with self.subTest(path=path):
                 self.assertEqual(self.req("GET", path).status, status)
         self.assertProblem(self.req("GET", "/v1/worlds"), 401, "unauthorized")

@@ -89,6 +89,20 @@ class OpenAPI(DaemonCase):
         documented = {(m.upper(), p) for p, item in doc["paths"].items() for m in item if m in METHODS}
         self.assertEqual(documented, {(m, p) for m, p, _ in ENDPOINTS}, "the document lists other operations")
 
+    def check_file_operations(self, doc, path, item):
+        """{file} (the inspector's files) keeps no id rule: no pattern, no
+        400; any name it does not hold is a 404."""
+        for method, op in item.items():
+            if method not in METHODS:
+                continue
+            with self.subTest(path=path, method=method):
+                self.assertNotIn("400", op["responses"], "%s %s: a file name is never a 400" % (method, path))
+                self.assertIn("404", op["responses"])
+                declared = [resolve(doc, p["$ref"]) if "$ref" in p else p for p in op.get("parameters", [])]
+                files = [p for p in declared if p["in"] == "path"]
+                self.assertEqual([p["name"] for p in files], ["file"], path)
+                self.assertNotIn("pattern", files[0]["schema"], "a file name keeps no id rule")
+
     def test_path_ids_are_documented_with_their_rule_and_400(self):
         # API.md section 1: 1-64 characters of [A-Za-z0-9._:-], a 400 in
         # every operation when broken. Read from the served document, so a
@@ -101,7 +115,10 @@ class OpenAPI(DaemonCase):
             params = set(re.findall(r"\{(\w+)\}", path))
             if not params:
                 continue
-            self.assertLessEqual(params, {"world", "id"}, path)
+            self.assertLessEqual(params, {"world", "id", "file"}, path)
+            if params == {"file"}:
+                self.check_file_operations(doc, path, item)
+                continue
             shared = item.get("parameters", [])
             for method, op in item.items():
                 if method not in METHODS:

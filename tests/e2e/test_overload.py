@@ -114,6 +114,15 @@ class Admission(Shedding, DaemonCase):
             # The health probes are never shed: a busy server is not a dead one.
             self.ok("GET", "/healthz")
             self.ok("GET", "/readyz")
+            # ... and they alone: other open routes are work like any other.
+            for path in ("/inspect", "/inspect/", "/inspect/shapes.js"):
+                self.assertShed(self.daemon.request("GET", path), 0, "GET %s over HTTP" % path)
+            s = self.daemon.stream()
+            try:
+                s.send(*({"id": i, "method": "GET", "path": p} for i, p in enumerate(["/inspect", "/inspect/"])))
+                self.assertEqual([s.read_line()["status"] for _ in range(2)], [503, 503])
+            finally:
+                s.close()
         finally:
             for s in held:
                 s.close()

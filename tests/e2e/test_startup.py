@@ -141,6 +141,20 @@ class TokenFile(unittest.TestCase):
             self.assertNotIn(self.TOKEN.encode(), f.read(), "the token is on the command line")
         self.assertEqual(d.stop(), 0, d.log_tail())
 
+    def test_an_empty_token_unsets_nothing(self):
+        # An empty --token after the file used to turn authentication off.
+        for flags in [("--token-file", self.path, "--token="), ("--token=", "--token-file", self.path)]:
+            with self.subTest(flags=flags):
+                d = self.start(flags)
+                self.check_both_transports(d)
+                self.assertEqual(d.stop(), 0, d.log_tail())
+
+    def test_a_flag_hides_the_other_variable(self):
+        missing = os.path.join(self.tmp.name, "missing")
+        d = self.start(("--token", self.TOKEN), env={"COLLISIOND_TOKEN_FILE": missing})
+        self.check_both_transports(d)
+        self.assertEqual(d.stop(), 0, d.log_tail())
+
     def test_environment(self):
         d = self.start(env={"COLLISIOND_TOKEN_FILE": self.path})
         self.check_both_transports(d)

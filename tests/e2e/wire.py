@@ -60,13 +60,13 @@ ENDPOINTS = [
     ("GET", "/v1/openapi.json", False),
     ("GET", "/inspect", False),
     ("GET", "/inspect/", False),
-    ("GET", "/inspect/{id}", False),
+    ("GET", "/inspect/{file}", False),
 ]
 
 # The endpoints that stay open when a token is configured, and what each
 # answers to a GET of fill(template) (/inspect/s: no such file).
-OPEN_PATHS = {"/healthz": 200, "/readyz": 200, "/inspect": 301, "/inspect/": 200, "/inspect/{id}": 404}
+OPEN_PATHS = {"/healthz": 200, "/readyz": 200, "/inspect": 301, "/inspect/": 200, "/inspect/{file}": 404}
 
 
 def fill(template, world="w", id_="s"):
-    return template.replace("{world}", world).replace("{id}", id_)
+    return template.replace("{world}", world).replace("{id}", id_).replace("{file}", id_)
