@@ -2,8 +2,6 @@
  * clipping polygon: what the general convex path clips once GJK/EPA have
  * found the normal. Hull features: face f, vertex v (hull vertex index),
  * edge = the face-loop slot that starts it (a half-edge id). */
-#include <float.h>
-
 #include "box.h"
 
 /* The face of a solid hull (dim 3) or one side of a flat one (dim 2) whose
@@ -46,27 +44,18 @@ static bool cq_hull_feature(const cq_hull *h, const cq_xform *x, cq_vec3 dir, cq
     return true;
 }
 
-/* Corners that coincide to rounding: a half extent far below an ulp of
- * the face's coordinates (1e-20 of a box at 1) rounds p +- h away, and
- * one a few ulps wide leaves side lines that are rounding alone. */
-static bool cq_corners_coincide(cq_vec3 a, cq_vec3 b)
-{
-    double r = 4 * DBL_EPSILON * cq_larger(cq_max_abs(a), cq_max_abs(b));
-    return cq_len2(cq_sub(a, b)) <= r * r;
-}
-
 void cq_box_face_compact(cq_face *f, cq_vec3 dir)
 {
     int m = 0; /* compacted in place: m <= k */
     for (int k = 0; k < f->count; k++) {
-        if (m > 0 && cq_corners_coincide(f->v[k], f->v[m - 1])) {
+        if (m > 0 && cq_coincident(f->v[k], f->v[m - 1])) {
             f->eid[m - 1] = f->eid[k]; /* the edge that leaves this corner */
             continue;
         }
         f->v[m] = f->v[k], f->vid[m] = f->vid[k], f->eid[m] = f->eid[k];
         m++;
     }
-    if (m > 1 && cq_corners_coincide(f->v[m - 1], f->v[0]))
+    if (m > 1 && cq_coincident(f->v[m - 1], f->v[0]))
         m--;
     f->count = m;
     if (m < 3)
