@@ -127,6 +127,45 @@ START_TEST(zero_extent_boxes_give_finite_contacts)
 }
 END_TEST
 
+/* Whether the contact's points are pairwise distinct. */
+static void assert_distinct_points(const cq_contact *c)
+{
+    for (int i = 0; i < c->point_count; i++)
+        for (int k = 0; k < i; k++)
+            ck_assert_msg(cq_len(cq_sub(c->points[i].position, c->points[k].position)) > 1e-9,
+                          "points %d and %d coincide", k, i);
+}
+
+/* A zero-size (or 1e-20) box's face is four corners on one point or two:
+ * clipped as a quad it gave each point two or four times, which a solver
+ * weighs twice. Two point boxes touch at one point; a segment box lying
+ * across a box's top (along x, 0.01 deep) at its two ends. */
+START_TEST(zero_size_boxes_give_each_point_once)
+{
+    const double tiny[2] = {0, 1e-20};
+    for (int t = 0; t < 2; t++) {
+        double e = tiny[t];
+        cq_shape p = box(e, e, e), q = box(e, e, e);
+        cq_contact c = collide(&p, at(cq_v3(0.1, 0.2, 0.3), cq_mat3_identity()), &q,
+                               at(cq_v3(0.1, 0.2, 0.3), cq_mat3_identity()), NULL);
+        ck_assert(c.overlap);
+        ck_assert_int_eq(c.point_count, 1);
+        tu_assert_vec_eq_tol(c.points[0].position, cq_v3(0.1, 0.2, 0.3), 1e-15);
+        cq_shape floor = box(2, 0.5, 2), rod = box(0.5, e, e);
+        for (int order = 0; order < 2; order++) {
+            cq_xform xf = at(cq_v3(0, 0, 0), cq_mat3_identity()), xr = at(cq_v3(0.2, 0.49, 0.1), cq_mat3_identity());
+            c = order ? collide(&rod, xr, &floor, xf, NULL) : collide(&floor, xf, &rod, xr, NULL);
+            ck_assert(c.overlap);
+            ck_assert_double_eq_tol(c.depth, 0.01, 1e-12);
+            ck_assert_int_eq(c.point_count, 2);
+            assert_distinct_points(&c);
+            for (int k = 0; k < 2; k++)
+                ck_assert_double_eq_tol(fabs(c.points[k].position.x - 0.2), 0.5, 1e-12);
+        }
+    }
+}
+END_TEST
+
 /* A box slides across a floor box and over its edge; with the cache fed
  * back each frame the normal stays the floor's face normal throughout. */
 START_TEST(sliding_box_keeps_face_normal)
@@ -643,6 +682,7 @@ Suite *box_box_suite(void)
     tcase_add_test(tc, box_inside_box_gives_minimum_translation);
     tcase_add_test(tc, random_contacts_against_oracle);
     tcase_add_test(tc, zero_extent_boxes_give_finite_contacts);
+    tcase_add_test(tc, zero_size_boxes_give_each_point_once);
     tcase_add_test(tc, sliding_box_keeps_face_normal);
     tcase_add_test(tc, hysteresis_keeps_the_axis_it_used);
     tcase_add_test(tc, sliding_box_jitter_sizes_the_band);

@@ -1,10 +1,10 @@
 /* Where the manifold points lie, over every pair type in both orders:
- * random sizes and poses, degenerate shapes included (zero-size boxes,
- * segment and collinear hulls, flat hulls, level capsules, planes). Each
- * shape's signed distance is computed from its own definition (centre and
- * radius, axis, half extents, triangle, a hull's face polygons, the plane),
- * never by the narrow phase, and every contact must satisfy docs/CORE.md's
- * rule: each point lies on B's surface, moved by its depth along the normal
+ * random sizes and poses, degenerate shapes included (zero-size and
+ * tiny-size boxes, segment and collinear hulls, flat hulls, level
+ * capsules, planes). Each shape's signed distance is computed from its
+ * own definition (centre and radius, axis, half extents, triangle, a
+ * hull's face polygons, the plane), never by the narrow phase, and every
+ * contact must satisfy docs/CORE.md's rule: each point lies on B's surface, moved by its depth along the normal
  * it lies on A's, no point is deeper than the contact, and a pair that
  * sampled points prove penetrating by s has depth >= s. All within the
  * stated tolerance CQ_POINT_TOL of the pair's size and position. */
@@ -210,11 +210,21 @@ static cq_hull *random_hull(tu_rng *rng, int family, double scale)
     return out;
 }
 
-/* A half-size in [0.1, 1], zero a quarter of the time (a flat box, a
- * segment box, a point box). */
+/* A half-size in [0.1, 1], degenerate a quarter of the time (a flat box,
+ * a segment box, a point box): zero, or so small that the box's corners
+ * round together (1e-300, 1e-160, 1e-20) or lie an ulp or so apart
+ * (1e-12 of the size), which only the computed corners can tell. */
 static double box_half(tu_rng *rng, double scale)
 {
-    return tu_uniform(rng, 0, 1) < 0.25 ? 0 : scale * tu_uniform(rng, 0.1, 1);
+    static const double tiny[4] = {1e-300, 1e-160, 1e-20, 1e-12};
+    double u = tu_uniform(rng, 0, 1);
+    if (u < 0.15)
+        return 0;
+    if (u < 0.25) {
+        int i = (int)((u - 0.15) * 40);
+        return i == 3 ? tiny[i] * scale : tiny[i];
+    }
+    return scale * tu_uniform(rng, 0.1, 1);
 }
 
 static pt_shape random_shape(tu_rng *rng, cq_shape_type type, cq_xform x, double scale)

@@ -157,6 +157,22 @@ static void cq_same_distance(double gap, cq_contact *out)
         out->distance = gap;
 }
 
+/* Whether some extent of either box is so small (zero, or within rounding
+ * of the pair's coordinates) that its corners may coincide: only then can
+ * the clip repeat a point (a point box's face is four copies of one
+ * corner), which a solver would weigh twice. Any other pair's clip is left
+ * as it is, at the cost of this test alone: one pass over both boxes. */
+static inline bool cq_pair_thin(const cq_obb *a, const cq_obb *b)
+{
+    /* Compares, not fmin: fmin is a libm call here, and halves are never NaN. */
+    double ha = a->half.x < a->half.y ? a->half.x : a->half.y, hb = b->half.x < b->half.y ? b->half.x : b->half.y;
+    ha = ha < a->half.z ? ha : a->half.z, hb = hb < b->half.z ? hb : b->half.z;
+    double h = ha < hb ? ha : hb;
+    double s = fabs(a->center.x) + fabs(a->center.y) + fabs(a->center.z) + fabs(b->center.x) + fabs(b->center.y) +
+               fabs(b->center.z) + a->half.x + a->half.y + a->half.z + b->half.x + b->half.y + b->half.z;
+    return h <= 8 * DBL_EPSILON * s;
+}
+
 void cq_box_box(const cq_pair_query *q, cq_contact *out)
 {
     cq_obb a = cq_obb_from_box(q->a, &q->xa), b = cq_obb_from_box(q->b, &q->xb);
@@ -205,6 +221,8 @@ void cq_box_box(const cq_pair_query *q, cq_contact *out)
     cq_contact_point pts[CQ_CLIP_MAX];
     int n = axis < 6 ? cq_face_manifold(&a, &b, axis, out->normal, q->skin, pts)
                      : cq_edge_manifold(&a, &b, axis, out->normal, -g.gap[axis], pts);
+    if (n > 1 && cq_pair_thin(&a, &b))
+        n = cq_drop_coincident(pts, n);
     if (n == 0 && out->has_distance) /* within skin, the closest points are off both faces */
         pts[n++] = (cq_contact_point){out->witness_b, -out->distance, {CQ_FEAT_NONE, CQ_FEAT_NONE, 0, 0}};
     out->point_count = cq_reduce_manifold_to(pts, n, out->normal, out->points);

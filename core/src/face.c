@@ -48,29 +48,29 @@ void cq_box_face_compact(cq_face *f, cq_vec3 dir)
 {
     int m = 0; /* compacted in place: m <= k */
     for (int k = 0; k < f->count; k++) {
-        if (m > 0 && cq_len2(cq_sub(f->v[k], f->v[m - 1])) == 0) {
+        if (m > 0 && cq_coincident(f->v[k], f->v[m - 1])) {
             f->eid[m - 1] = f->eid[k]; /* the edge that leaves this corner */
             continue;
         }
         f->v[m] = f->v[k], f->vid[m] = f->vid[k], f->eid[m] = f->eid[k];
         m++;
     }
-    if (m > 1 && cq_len2(cq_sub(f->v[m - 1], f->v[0])) == 0)
+    if (m > 1 && cq_coincident(f->v[m - 1], f->v[0]))
         m--;
     f->count = m;
     if (m < 3)
         f->normal = dir;
 }
 
-/* A box face with zero extents keeps its distinct vertices only: a zero
- * width makes it the segment (or point) it is, and a segment's rules
- * apply to it (a polygon with coincident corners has no sides). */
+/* A box face keeps its distinct vertices only: a zero width, or one so
+ * small that the corners round together (half 1e-20), makes it the
+ * segment (or point) it is, and a segment's rules apply to it (a polygon
+ * with coincident corners has no sides). Decided from the computed
+ * corners, not the extents: a normal face passes unchanged. */
 static void cq_box_feature(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *out)
 {
     cq_obb o = cq_obb_from_box(s, x);
     cq_box_face(&o, cq_box_face_toward(&o, dir), out);
-    if (s->box.half.x != 0 && s->box.half.y != 0 && s->box.half.z != 0)
-        return;
     cq_box_face_compact(out, dir);
 }
 

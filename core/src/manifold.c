@@ -333,6 +333,19 @@ int cq_reduce_manifold_to(const cq_contact_point *pts, int n, cq_vec3 normal, cq
     return m;
 }
 
+int cq_drop_coincident(cq_contact_point *pts, int n)
+{
+    int m = 0;
+    for (int k = 0; k < n; k++) {
+        bool seen = false;
+        for (int i = 0; i < m && !seen; i++)
+            seen = cq_coincident(pts[k].position, pts[i].position);
+        if (!seen)
+            pts[m++] = pts[k];
+    }
+    return m;
+}
+
 int cq_reduce_manifold(cq_contact_point *pts, int n, cq_vec3 normal)
 {
     if (n <= CQ_MAX_POINTS)

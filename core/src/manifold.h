@@ -4,6 +4,8 @@
 #ifndef CQ_MANIFOLD_H
 #define CQ_MANIFOLD_H
 
+#include <float.h>
+
 #include "cq/collision.h"
 
 /* Largest face polygon the clipper accepts, and its output bound. */
@@ -107,6 +109,19 @@ bool cq_shape_face(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *o
  * segment turned off the edge touches it at one point). */
 int cq_line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, double rb, double skin,
                     cq_contact_point out[2]);
+
+/* Whether two computed points are one to rounding: within 4 ulps of their
+ * coordinates (a box's corners p +- h axis with h far below an ulp of p,
+ * or a clip of such a face, repeat a point). */
+static inline bool cq_coincident(cq_vec3 a, cq_vec3 b)
+{
+    double r = 4 * DBL_EPSILON * cq_larger(cq_max_abs(a), cq_max_abs(b));
+    return cq_len2(cq_sub(a, b)) <= r * r;
+}
+
+/* Drops each point of pts (in place) that coincides with an earlier one,
+ * keeping the first; returns the new count. */
+int cq_drop_coincident(cq_contact_point *pts, int n);
 
 /* Keeps at most CQ_MAX_POINTS of pts (in place): the deepest, the one
  * farthest from it, then the two that add the most area in the plane

@@ -193,23 +193,95 @@ static cq_tb_axis cq_tb_choose(const cq_tb_best *b, double tol)
     return edge ? *e : *f;
 }
 
-/* A box face that is a segment or a point (the box is zero across it)
- * has no sides to clip by: the triangle is the reference instead, facing
- * A, the face seen along n (the normal is the box's axis, not the
- * triangle's, so the points must lie on lines along it), where the
- * triangle is not within about 6 degrees of parallel to n. */
-static int cq_tb_collapsed_ref(const cq_vec3 t[3], bool flat, cq_face *box_face, cq_vec3 n, double skin,
-                               cq_contact_point out[CQ_CLIP_MAX])
+static void cq_tb_set_comp(cq_vec3 *v, int i, double x)
 {
-    cq_vec3 tn;
-    if (flat || !cq_normalize(cq_cross(cq_sub(t[1], t[0]), cq_sub(t[2], t[0])), 0, &tn))
+    if (i == 0)
+        v->x = x;
+    else if (i == 1)
+        v->y = x;
+    else
+        v->z = x;
+}
+
+/* The point where edge a-b of the triangle crosses the plane x_c = 0 (box
+ * frame), its coordinate c set to exactly 0; false when it does not cross.
+ * An edge lying in the plane gives its ends through its neighbours. */
+static bool cq_tb_plane_cross(cq_vec3 a, cq_vec3 b, int c, cq_vec3 *out)
+{
+    double da = cq_comp(a, c), db = cq_comp(b, c);
+    if (da == 0) {
+        *out = a;
+        return true;
+    }
+    if ((da < 0) == (db < 0) || db == 0)
+        return false;
+    *out = cq_add(a, cq_scale(cq_sub(b, a), da / (da - db)));
+    cq_tb_set_comp(out, c, 0);
+    return true;
+}
+
+/* The triangle seen edge-on along n (within about 6 degrees of parallel to
+ * it) against a box face that is a segment or a point: the only lines
+ * along n that meet the face lie in the plane through the segment and n,
+ * x_c = 0 in the box frame (c the face's zero axis). The triangle's cut by
+ * that plane, clipped to the segment's extent along axis a, holds the
+ * points; each one's depth is measured along n to the face, so moved by it
+ * the point lies on the box. Clipping the projected triangle instead would
+ * need the face's sides, which it has not. */
+static int cq_tb_edge_on(const cq_obb *box, const cq_tb_frame *f, int k, int c, cq_vec3 nb, double skin,
+                         uint16_t face, cq_contact_point out[CQ_CLIP_MAX])
+{
+    int a = 3 - k - c, m = 0;
+    cq_vec3 cut[3];
+    for (int j = 0; j < 3 && m < 2; j++)
+        if (cq_tb_plane_cross(f->v[j], f->v[(j + 1) % 3], c, &cut[m]) &&
+            (m == 0 || cq_len2(cq_sub(cut[m], cut[0])) > 0))
+            m++;
+    if (m == 0)
         return 0;
+    if (m == 1)
+        cut[1] = cut[0];
+    double ha = cq_comp(f->h, a) + f->tol, ua = cq_comp(cut[0], a), ub = cq_comp(cut[1], a);
+    double t0 = 0, t1 = 1, du = ub - ua;
+    if (du == 0 && fabs(ua) > ha)
+        return 0;
+    if (du != 0) {
+        double s0 = (-ha - ua) / du, s1 = (ha - ua) / du;
+        t0 = fmax(t0, fmin(s0, s1)), t1 = fmin(t1, fmax(s0, s1));
+    }
+    if (t0 > t1)
+        return 0;
+    int n = 0;
+    for (int e = 0; e < (t1 > t0 ? 2 : 1); e++) {
+        double t = e ? t1 : t0;
+        cq_vec3 p = t == 0 ? cut[0] : t == 1 ? cut[1] : cq_add(cut[0], cq_scale(cq_sub(cut[1], cut[0]), t));
+        double depth = cq_comp(f->h, k) - cq_dot(p, nb);
+        if (depth < -skin)
+            continue;
+        cq_vec3 w = cq_add(box->center, cq_mul_mv(&box->axes, p));
+        out[n++] = (cq_contact_point){w, depth, {CQ_FEAT_FACE, CQ_FEAT_FACE, face, 0}};
+    }
+    return n;
+}
+
+/* A box face that is a segment or a point (the box is zero across it, or
+ * so thin that its corners round together) has no sides to clip by: the
+ * triangle is the reference instead, facing A, the face seen along n (the
+ * normal is the box's axis, not the triangle's, so the points must lie on
+ * lines along it), where the triangle is not within about 6 degrees of
+ * parallel to n; nearer parallel, its cut through the face's plane. */
+static int cq_tb_collapsed_ref(const cq_obb *box, const cq_tb_frame *f, const cq_vec3 t[3], bool flat,
+                               cq_face *box_face, int k, cq_vec3 n, double skin, cq_contact_point out[CQ_CLIP_MAX])
+{
+    cq_vec3 tn, nb = cq_mul_mtv(&box->axes, n);
+    int c = cq_comp(f->h, (k + 1) % 3) <= cq_comp(f->h, (k + 2) % 3) ? (k + 1) % 3 : (k + 2) % 3;
+    if (flat || !cq_normalize(cq_cross(cq_sub(t[1], t[0]), cq_sub(t[2], t[0])), 0, &tn))
+        return cq_tb_edge_on(box, f, k, c, nb, skin, box_face->fid, out);
     if (cq_dot(tn, n) > 0)
         tn = cq_neg(tn);
     if (-cq_dot(tn, n) < 0.1)
-        return 0;
+        return cq_tb_edge_on(box, f, k, c, nb, skin, box_face->fid, out);
     cq_face ref = cq_triangle_face(t, tn, false);
-    cq_box_face_compact(box_face, n);
     int m = cq_clip_face_along(&ref, box_face, cq_neg(n), skin, true, out);
     for (int i = 0; i < m; i++)
         out[i].feature = cq_feature_swap(out[i].feature);
@@ -217,14 +289,15 @@ static int cq_tb_collapsed_ref(const cq_vec3 t[3], bool flat, cq_face *box_face,
 }
 
 /* Box face reference, triangle incident: the points stay on the triangle. */
-static int cq_tb_box_ref(const cq_obb *box, const cq_vec3 t[3], bool flat, int k, cq_vec3 n, double skin,
+static int cq_tb_box_ref(const cq_obb *box, const cq_tb_frame *f, const cq_vec3 t[3], bool flat, int k, cq_vec3 n, double skin,
                          cq_contact_point out[CQ_CLIP_MAX])
 {
     cq_face ref, inc = cq_triangle_face(t, cq_neg(n), flat);
     cq_box_face(box, cq_box_face_id(k, cq_dot(box->axes.c[k], n)), &ref);
-    double h1 = cq_comp(box->half, (k + 1) % 3), h2 = cq_comp(box->half, (k + 2) % 3);
-    if (h1 == 0 || h2 == 0)
-        return cq_tb_collapsed_ref(t, flat, &ref, n, skin, out);
+    cq_face compact = ref; /* corners that coincide, to rounding or exactly */
+    cq_box_face_compact(&compact, n);
+    if (compact.count < 4)
+        return cq_tb_collapsed_ref(box, f, t, flat, &compact, k, n, skin, out);
     return cq_clip_face(&ref, &inc, skin, false, out);
 }
 
@@ -254,16 +327,42 @@ static int cq_tb_edge_point(const cq_obb *box, const cq_vec3 t[3], const cq_tb_a
     return 1;
 }
 
+/* Where the line v + s nb (box frame) leaves the box on the side nb
+ * points to: s at that end; false when the line misses the box (to the
+ * touching tolerance). */
+static bool cq_tb_exit_along(const cq_tb_frame *f, cq_vec3 v, cq_vec3 nb, double *s)
+{
+    double lo = -INFINITY, hi = INFINITY;
+    for (int i = 0; i < 3; i++) {
+        double h = cq_comp(f->h, i) + f->tol, p = cq_comp(v, i), d = cq_comp(nb, i);
+        if (d == 0) {
+            if (fabs(p) > h)
+                return false;
+            continue;
+        }
+        double s0 = (-h - p) / d, s1 = (h - p) / d;
+        lo = fmax(lo, fmin(s0, s1)), hi = fmin(hi, fmax(s0, s1));
+    }
+    *s = hi;
+    return lo <= hi;
+}
+
 /* A clip can come back empty inside the skin (the nearest part of the
  * triangle outside the face's side planes): then the triangle's vertex
- * deepest along the normal stands for the contact. */
-static int cq_tb_deepest(const cq_tb_frame *f, const cq_vec3 t[3], const cq_tb_axis *ax, cq_contact_point *out)
+ * deepest along the normal stands for the contact, its depth measured
+ * along the normal to the box (the point rule), or no point where that
+ * line misses the box or the vertex lies beyond the skin. */
+static int cq_tb_deepest(const cq_tb_frame *f, const cq_vec3 t[3], const cq_tb_axis *ax, double skin,
+                         cq_contact_point *out)
 {
     int m = 0;
     for (int i = 1; i < 3; i++)
         if (cq_dot(f->v[i], ax->n) < cq_dot(f->v[m], ax->n))
             m = i;
-    out[0] = (cq_contact_point){t[m], ax->pen, {CQ_FEAT_NONE, CQ_FEAT_VERTEX, 0, (uint16_t)m}};
+    double depth;
+    if (!cq_tb_exit_along(f, f->v[m], ax->n, &depth) || depth < -skin)
+        return 0;
+    out[0] = (cq_contact_point){t[m], depth, {CQ_FEAT_NONE, CQ_FEAT_VERTEX, 0, (uint16_t)m}};
     return 1;
 }
 
@@ -272,11 +371,11 @@ static void cq_tb_manifold(const cq_obb *box, const cq_vec3 t[3], const cq_tb_fr
 {
     cq_contact_point pts[CQ_CLIP_MAX];
     cq_vec3 n = out->normal;
-    int m = ax->kind == CQ_TB_BOX_FACE   ? cq_tb_box_ref(box, t, b->flat, ax->k, n, skin, pts)
+    int m = ax->kind == CQ_TB_BOX_FACE   ? cq_tb_box_ref(box, f, t, b->flat, ax->k, n, skin, pts)
             : ax->kind == CQ_TB_TRI_FACE ? cq_tb_tri_ref(box, t, n, skin, pts)
                                          : cq_tb_edge_point(box, t, ax, n, pts);
     if (m == 0)
-        m = cq_tb_deepest(f, t, ax, pts);
+        m = cq_tb_deepest(f, t, ax, skin, pts);
     m = cq_reduce_manifold(pts, m, n);
     for (int i = 0; i < m; i++)
         out->points[i] = pts[i];
