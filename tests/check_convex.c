@@ -7,6 +7,7 @@
 
 #include "cq/fallback.h"
 #include "manifold.h"
+#include "narrow.h"
 #include "testutil.h"
 
 static cq_hull *hull_of(const cq_vec3 *pts, int n, double radius)
@@ -532,6 +533,23 @@ START_TEST(axis_normals_are_exact)
 }
 END_TEST
 
+/* The noise rule removes rounding, never a NaN: (NaN, 0, 1e-20) once came
+ * back as the axis (1, 0, 0), since fmin skips a NaN and a NaN is never
+ * below the threshold, which hid it from the dispatcher's guard. */
+START_TEST(snap_keeps_a_non_finite_normal)
+{
+    cq_shape box = {.type = CQ_BOX, .box = {{1, 1, 1}}};
+    cq_pair_query q = {.a = &box, .xa = cq_xform_identity(), .b = &box, .xb = cq_xform_identity()};
+    static const cq_vec3 bad[] = {{NAN, 0, 1e-20}, {0, NAN, 0}, {INFINITY, 0, 0}, {1e-20, -INFINITY, NAN}};
+    for (int i = 0; i < 4; i++) {
+        cq_vec3 s = cq_gjk_snap_normal(&q, bad[i]);
+        ck_assert_msg(!cq_v3_finite(s), "case %d: [%g %g %g]", i, s.x, s.y, s.z);
+    }
+    cq_vec3 noisy = cq_gjk_snap_normal(&q, cq_v3(-2.2e-16, 1, -1.1e-16)); /* the rule still holds */
+    ck_assert(noisy.x == 0 && noisy.y == 1 && noisy.z == 0);
+}
+END_TEST
+
 /* Two cubes with crossed edges, 0.005 apart within a skin of 0.01: no face
  * clips, so the manifold is the one witness point, on B's surface (its
  * lowest edge, or in the other order A's highest), at depth -0.005 (it
@@ -846,6 +864,7 @@ Suite *convex_suite(void)
     tcase_add_test(tc, segment_box_along_a_capsule_gives_its_ends);
     tcase_add_test(tc, segment_box_crossing_a_capsule_keeps_its_depth);
     tcase_add_test(tc, axis_normals_are_exact);
+    tcase_add_test(tc, snap_keeps_a_non_finite_normal);
     suite_add_tcase(s, tc);
     return s;
 }
