@@ -7,6 +7,7 @@
 #include "box.h"
 #include "cq/fallback.h"
 #include "geom.h"
+#include "narrow.h"
 #include "testutil.h"
 
 static cq_shape box(double x, double y, double z) { return (cq_shape){.type = CQ_BOX, .box = {{x, y, z}}}; }
@@ -310,6 +311,35 @@ START_TEST(hysteresis_keeps_the_axis_it_used)
     ck_assert_double_gt(tu_obb_axis_penetration(&a, &b, 0), 1.57 * tu_obb_axis_penetration(&a, &b, 3));
     cq_contact past = collide(&sa, xa, &sb, xb, &was_a0);
     assert_on_axis(&past, &a, &b, 3);
+}
+END_TEST
+
+/* A cache's axis is meaningful only with has_axis (collision.h), and a
+ * caller's cache is input: run B first, an unset axis of 123456789 was
+ * mirrored through the 15-entry axis table (a read far past it), and an
+ * axis set out of range was too. Both are now no axis: the answer is the
+ * one without the cache's axis, bit for bit, in both orders. */
+START_TEST(out_of_range_cache_axis_is_no_axis)
+{
+    ck_assert_int_eq(cq_sat_axis_swap(123456789), -1);
+    ck_assert_int_eq(cq_sat_axis_swap(CQ_SAT_AXIS_COUNT), -1);
+    ck_assert_int_eq(cq_sat_axis_swap(-7), -1);
+    ck_assert_int_eq(cq_sat_axis_swap(0), 3);
+    ck_assert_int_eq(cq_sat_axis_swap(14), 14);
+    cq_shape s = box(1, 1, 1);
+    cq_xform xa = at(cq_v3(1.5, 0, 0), cq_mat3_identity()), xb = cq_xform_identity();
+    for (int order = 0; order < 2; order++) {
+        const cq_xform *x1 = order ? &xb : &xa, *x2 = order ? &xa : &xb;
+        cq_vec3 n = cq_v3(order ? 1 : -1, 0, 0);
+        cq_pair_cache plain = {.has_normal = true, .normal = n};
+        cq_pair_cache unset = {.has_normal = true, .normal = n, .has_axis = false, .axis = 123456789};
+        cq_pair_cache wild = {.has_normal = true, .normal = n, .has_axis = true, .axis = 123456789};
+        cq_contact want = collide(&s, *x1, &s, *x2, &plain);
+        cq_contact got = collide(&s, *x1, &s, *x2, &unset);
+        assert_same_contact(&got, &want);
+        got = collide(&s, *x1, &s, *x2, &wild);
+        assert_same_contact(&got, &want);
+    }
 }
 END_TEST
 
@@ -685,6 +715,7 @@ Suite *box_box_suite(void)
     tcase_add_test(tc, zero_size_boxes_give_each_point_once);
     tcase_add_test(tc, sliding_box_keeps_face_normal);
     tcase_add_test(tc, hysteresis_keeps_the_axis_it_used);
+    tcase_add_test(tc, out_of_range_cache_axis_is_no_axis);
     tcase_add_test(tc, sliding_box_jitter_sizes_the_band);
     tcase_add_test(tc, face_features_follow_the_numbering);
     tcase_add_test(tc, separated_boxes_report_euclidean_distance);

@@ -7,6 +7,7 @@
 
 #include "cq/fallback.h"
 #include "manifold.h"
+#include "narrow.h"
 #include "testutil.h"
 
 static cq_hull *hull_of(const cq_vec3 *pts, int n, double radius)
@@ -532,6 +533,69 @@ START_TEST(axis_normals_are_exact)
 }
 END_TEST
 
+/* The noise rule removes rounding, never a NaN: (NaN, 0, 1e-20) once came
+ * back as the axis (1, 0, 0), since fmin skips a NaN and a NaN is never
+ * below the threshold, which hid it from the dispatcher's guard. */
+START_TEST(snap_keeps_a_non_finite_normal)
+{
+    cq_shape box = {.type = CQ_BOX, .box = {{1, 1, 1}}};
+    cq_pair_query q = {.a = &box, .xa = cq_xform_identity(), .b = &box, .xb = cq_xform_identity()};
+    static const cq_vec3 bad[] = {{NAN, 0, 1e-20}, {0, NAN, 0}, {INFINITY, 0, 0}, {1e-20, -INFINITY, NAN}};
+    for (int i = 0; i < 4; i++) {
+        cq_vec3 s = cq_gjk_snap_normal(&q, bad[i]);
+        ck_assert_msg(!cq_v3_finite(s), "case %d: [%g %g %g]", i, s.x, s.y, s.z);
+    }
+    cq_vec3 noisy = cq_gjk_snap_normal(&q, cq_v3(-2.2e-16, 1, -1.1e-16)); /* the rule still holds */
+    ck_assert(noisy.x == 0 && noisy.y == 1 && noisy.z == 0);
+}
+END_TEST
+
+/* A rounded cube (core half 0.5, radius 0.1) turned 0.2 rad about z lies
+ * 0.05 deep on a rounded slab (core top y = 0.5), apart within a skin of
+ * 0.5 at its upper corners: normal +y, and the four corners of its bottom
+ * face, each on its line along y. The lower two are its core's support
+ * along -y: the radius below them. The upper two lie on the tilted face,
+ * whose surface is its plane moved out by the radius: r / cos 0.2 below
+ * them. A's surface over its top face is y = 0.6. Closed forms, so exact
+ * to rounding (the ray cast's march was exact to 1e-9), and the rounded
+ * cube resting square on one gets the radius below and above its corners. */
+START_TEST(rounded_hull_points_in_closed_form)
+{
+    cq_vec3 slab[8], cube[8];
+    for (int i = 0; i < 8; i++) {
+        cq_vec3 s = cq_v3(i & 1 ? 1 : -1, i & 2 ? 1 : -1, i & 4 ? 1 : -1);
+        slab[i] = cq_v3(3 * s.x, 0.5 * s.y, 3 * s.z), cube[i] = cq_scale(s, 0.5);
+    }
+    cq_hull *ha, *hb;
+    ck_assert_int_eq(cq_hull_build(slab, 8, 0.1, &ha), CQ_OK);
+    ck_assert_int_eq(cq_hull_build(cube, 8, 0.1, &hb), CQ_OK);
+    cq_shape a = {.type = CQ_CONVEX, .convex = {ha}}, b = {.type = CQ_CONVEX, .convex = {hb}};
+    for (int tilted = 0; tilted < 2; tilted++) {
+        double phi = tilted ? 0.2 : 0, c = cos(phi), s = sin(phi);
+        cq_xform xb = {cq_v3(0.1, 0.65 + 0.5 * (s + c), -0.2), {{{c, s, 0}, {-s, c, 0}, {0, 0, 1}}}};
+        cq_pair_query q = {.a = &a, .xa = cq_xform_identity(), .b = &b, .xb = xb, .skin = 0.5};
+        cq_contact ct = run(&q);
+        ck_assert(ct.overlap && ct.has_normal);
+        ck_assert(ct.normal.x == 0 && ct.normal.y == 1 && ct.normal.z == 0);
+        ck_assert_double_eq_tol(ct.depth, 0.05, 1e-12);
+        ck_assert_int_eq(ct.point_count, 4);
+        for (int i = 0; i < 4; i++) {
+            cq_vec3 corner = cq_xform_point(&xb, cq_v3(i & 1 ? 0.5 : -0.5, -0.5, i & 2 ? 0.5 : -0.5));
+            bool upper = tilted && (i & 1);
+            cq_vec3 want = cq_mad(corner, cq_v3(0, 1, 0), -(upper ? 0.1 / c : 0.1));
+            int hit = -1;
+            for (int k = 0; k < 4 && hit < 0; k++)
+                if (cq_len(cq_sub(ct.points[k].position, want)) <= 1e-12)
+                    hit = k;
+            ck_assert_msg(hit >= 0, "tilt %d corner %d: no point at [%.17g %.17g %.17g]", tilted, i, want.x, want.y,
+                          want.z);
+            ck_assert_double_eq_tol(ct.points[hit].depth, 0.6 - want.y, 1e-12);
+        }
+    }
+    cq_hull_free(ha), cq_hull_free(hb);
+}
+END_TEST
+
 /* Two cubes with crossed edges, 0.005 apart within a skin of 0.01: no face
  * clips, so the manifold is the one witness point, on B's surface (its
  * lowest edge, or in the other order A's highest), at depth -0.005 (it
@@ -846,6 +910,8 @@ Suite *convex_suite(void)
     tcase_add_test(tc, segment_box_along_a_capsule_gives_its_ends);
     tcase_add_test(tc, segment_box_crossing_a_capsule_keeps_its_depth);
     tcase_add_test(tc, axis_normals_are_exact);
+    tcase_add_test(tc, snap_keeps_a_non_finite_normal);
+    tcase_add_test(tc, rounded_hull_points_in_closed_form);
     suite_add_tcase(s, tc);
     return s;
 }

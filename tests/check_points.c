@@ -298,6 +298,8 @@ static void pt_describe(const pt_shape *s)
     printf("  type %d pos [%.17g %.17g %.17g] rot [%.17g %.17g %.17g | %.17g %.17g %.17g | %.17g %.17g %.17g]", s->s.type,
            s->x.p.x, s->x.p.y, s->x.p.z, s->x.r.c[0].x, s->x.r.c[0].y, s->x.r.c[0].z, s->x.r.c[1].x, s->x.r.c[1].y,
            s->x.r.c[1].z, s->x.r.c[2].x, s->x.r.c[2].y, s->x.r.c[2].z);
+    if (s->s.type == CQ_SPHERE)
+        printf(" sphere r %.17g", s->s.sphere.radius);
     if (s->s.type == CQ_CAPSULE)
         printf(" capsule r %.17g h %.17g", s->s.capsule.radius, s->s.capsule.half_height);
     if (s->s.type == CQ_BOX)
@@ -345,6 +347,11 @@ static void check_pair(const pt_shape *a, const pt_shape *b, double skin, pt_sta
         if (!c.overlap || !c.has_normal)
             continue;
         st->overlaps++;
+        /* A contact whose shapes penetrate has somewhere to push: a mesh's
+         * once had none where a snapped ghost's points missed A. */
+        if (pen > tol && (sa->s.type == CQ_MESH || sb->s.type == CQ_MESH))
+            PT_ASSERT(c.point_count > 0, "run %d order %d (%d-%d): penetrating by >= %g, depth %g, no points", run,
+                      order, sa->s.type, sb->s.type, pen, c.depth);
         for (int k = 0; k < c.point_count; k++) {
             cq_contact_point p = c.points[k];
             double on_b = fabs(sdf(sb, p.position)) / tol;
@@ -596,6 +603,52 @@ START_TEST(ball_over_a_shared_edge)
 }
 END_TEST
 
+/* A thin box (half z 0.01) standing 0.585 deep in a flat floor, beside
+ * the floor's coplanar internal edge at z = -2.5, turned 1e-8 rad: the
+ * triangle it stands in pushes it out across that edge (normal +z, depth
+ * 0.47), the ghost rule snaps that to the floor's normal, and the points
+ * found along +z, carried down, missed the box: the contact had none
+ * (the reviewer's case). The floor's contact: normal -y, the depth of the
+ * box's lowest corner, and its four bottom corners on the floor, each at
+ * its own depth below it, as a plane gives them. */
+START_TEST(box_stands_in_a_floor_by_a_coplanar_edge)
+{
+    const cq_vec3 v[6] = {{-4, 0, -4}, {4, 0, -4}, {-4, 0, -2.5}, {4, 0, -2.5}, {-4, 0, 4}, {4, 0, 4}};
+    const int tri[4][3] = {{0, 2, 1}, {1, 2, 3}, {2, 4, 3}, {3, 4, 5}};
+    const cq_vec3 half = {1.2019538062463777, 0.98805149906467415, 0.01};
+    const cq_xform local = {{-0.83159833151215157, 0.40335805532815366, -2.0378658542184245},
+                            {{{0.99999999999999944, -3.0171018262800302e-08, 1.2801245663083006e-08},
+                              {3.0171018384575112e-08, 0.99999999999999956, -9.5127309191279304e-09},
+                              {-1.2801245376074223e-08, 9.5127313053545445e-09, 0.99999999999999989}}}};
+    tu_rng rng = {34};
+    for (int rep = 0; rep < 20; rep++) {
+        cq_xform world = rep ? tu_pose(&rng, 5) : cq_xform_identity();
+        pt_shape sb = pt_mesh(v, 6, tri, 4, world);
+        pt_shape sa = {.s = {.type = CQ_BOX, .box = {half}}, .size = cq_len(half),
+                       .x = {cq_xform_point(&world, local.p), cq_mul_mm(&world.r, &local.r)}};
+        cq_pair_query q = {.a = &sa.s, .xa = sa.x, .b = &sb.s, .xb = sb.x};
+        cq_contact c;
+        ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
+        ck_assert(c.overlap && c.has_normal);
+        tu_assert_vec_eq_tol(c.normal, cq_mul_mv(&world.r, cq_v3(0, -1, 0)), 1e-9);
+        cq_vec3 want[4];
+        double depth[4], deepest = 0;
+        for (int i = 0; i < 4; i++) {
+            cq_vec3 corner = cq_xform_point(&local, cq_v3(i & 1 ? half.x : -half.x, -half.y, i & 2 ? half.z : -half.z));
+            want[i] = cq_xform_point(&world, cq_v3(corner.x, 0, corner.z));
+            depth[i] = -corner.y;
+            deepest = fmax(deepest, depth[i]);
+        }
+        ck_assert_double_eq_tol(c.depth, deepest, 1e-9);
+        ck_assert_double_eq_tol(deepest, 0.5846934801, 1e-9);
+        pt_expect_points(&c, want, depth, 4);
+        pt_stats st = {0};
+        check_pair(&sa, &sb, 0, &st, rep);
+        pt_free(&sb);
+    }
+}
+END_TEST
+
 Suite *points_suite(void)
 {
     Suite *s = suite_create("points");
@@ -610,6 +663,7 @@ Suite *points_suite(void)
     tcase_add_test(mesh, box_rests_on_two_triangles);
     tcase_add_test(mesh, box_straddles_a_valley);
     tcase_add_test(mesh, ball_over_a_shared_edge);
+    tcase_add_test(mesh, box_stands_in_a_floor_by_a_coplanar_edge);
     suite_add_tcase(s, mesh);
     return s;
 }

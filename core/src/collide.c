@@ -55,11 +55,13 @@ static const cq_pair_entry *cq_lookup(cq_shape_type a, cq_shape_type b)
 bool cq_collide_supported(cq_shape_type a, cq_shape_type b) { return cq_lookup(a, b) != NULL; }
 
 /* A_i <-> B_i and AixBj -> AjxBi: the same axis seen with A and B swapped
- * (the cross product changes sign, which a gap does not see). */
+ * (the cross product changes sign, which a gap does not see). A value
+ * outside the table names no axis (a caller's cache is input, not trusted):
+ * -1, never a read past the table. */
 int cq_sat_axis_swap(int axis)
 {
     static const int8_t swapped[CQ_SAT_AXIS_COUNT] = {3, 4, 5, 0, 1, 2, 6, 9, 12, 7, 10, 13, 8, 11, 14};
-    return axis < 0 ? axis : swapped[axis];
+    return axis >= 0 && axis < CQ_SAT_AXIS_COUNT ? swapped[axis] : -1;
 }
 
 /* Mirrors a canonical result back into the caller's order. Points move
@@ -201,7 +203,8 @@ int cq_collide(const cq_pair_query *q, cq_contact *out)
         if (q->cache) {
             cache = *q->cache;
             cache.normal = cq_neg(cache.normal);
-            cache.axis = cq_sat_axis_swap(cache.axis); /* the same axis, named from the other box */
+            if (cache.has_axis) /* the axis is only meaningful when set */
+                cache.axis = cq_sat_axis_swap(cache.axis); /* the same axis, named from the other box */
             canon.cache = &cache;
         }
         e->fn(&canon, out);

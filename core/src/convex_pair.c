@@ -80,26 +80,97 @@ static bool cq_capsule_move_exact(const cq_shape *s, const cq_xform *x, cq_vec3 
     return c > 0 ? t >= h - tol : t <= -h + tol;
 }
 
+/* How far below its support along unit d (world) a core point of a
+ * rounded shape may lie and still count as that support: a hundredth of
+ * CQ_POINT_TOL at the shapes' size and place, well above the rounding of a
+ * clipped point. */
+static double cq_support_slack(const cq_pair_query *q)
+{
+    double size = cq_larger(cq_shape_extent(q->a), cq_shape_extent(q->b));
+    return 0.01 * CQ_POINT_TOL(size, cq_larger(cq_max_abs(q->xa.p), cq_max_abs(q->xb.p)));
+}
+
+/* The support value of proxy p (posed at x) along unit d in world space:
+ * the largest d . core point. */
+static double cq_core_support(const cq_proxy *p, const cq_xform *x, cq_vec3 d)
+{
+    return cq_dot(d, cq_xform_point(x, p->points[cq_proxy_support(p, cq_mul_mtv(&x->r, d))]));
+}
+
+/* Whether the line along d through core point c (in the core) meets the
+ * rounded surface at c + r d, so no cast is needed. Where c lies within
+ * slack of the core's support along d the crossing is between c + r d
+ * and c + (r + slack) d: the support bounds the rounded shape along d by
+ * r beyond it, and c's ball reaches r. Exactly so where d is in c's
+ * normal cone (a face whose normal is d: a rounded cube resting on one;
+ * the vertex nearest along d). */
+static bool cq_move_exact(double support, double slack, cq_vec3 c, cq_vec3 d)
+{
+    return cq_dot(d, c) >= support - slack;
+}
+
+/* Whether p, in face f's plane, lies in the convex polygon f (either
+ * winding), or within slack outside it. */
+static bool cq_face_contains(const cq_face *f, cq_vec3 p, double slack)
+{
+    int below = 0, above = 0;
+    for (int i = 0; i < f->count; i++) {
+        cq_vec3 e = cq_sub(f->v[(i + 1) % f->count], f->v[i]);
+        double s = cq_dot(cq_cross(e, cq_sub(p, f->v[i])), f->normal), l = slack * cq_len(e);
+        below += s < l, above += s > -l;
+    }
+    return below == f->count || above == f->count;
+}
+
+/* Where the line along unit d through core point c, on hull face f (its
+ * outward normal within 60 degrees of d), meets the rounded surface, when
+ * that is over the face: the face's plane moved out by r, at c + (r / cos)
+ * d, is on the surface where its foot on the face lies in it (the face's
+ * normal is then in the core's normal cone there, and the point is r from
+ * it). A clip point, seen along a normal off the face's, crosses there,
+ * and the ray cast's march is not needed. False otherwise. */
+static bool cq_face_crossing(const cq_face *f, cq_vec3 c, cq_vec3 d, double r, double slack, cq_vec3 *x)
+{
+    double k = cq_dot(d, f->normal);
+    if (f->count < 3 || !(k >= 0.5))
+        return false;
+    cq_vec3 at = cq_mad(c, d, r / k);
+    if (!cq_face_contains(f, cq_mad(at, f->normal, -r), slack))
+        return false;
+    *x = at;
+    return true;
+}
+
 /* Each point measured again on its line along n (through its position):
  * the position becomes the line's crossing of B's surface and the depth
  * the distance along n from there to A's. A sharp shape's core is its
  * surface, where the points already lie; a rounded one's crossing is its
  * core point moved by the radius only where n is one of the core's
  * normals there (a tilted capsule's upper end lies farther in), so it is
- * found by a ray cast. */
+ * found by a ray cast, unless the core point is the core's support along
+ * the line (cq_move_exact): on_cores says every point's core points (the
+ * point moved back by the radius) lie in the cores, as a clip's and the
+ * witness's do; a line contact's ends need not. */
 static void cq_points_on_lines(const cq_pair_query *q, const cq_pair_shapes *p, cq_vec3 n, cq_contact_point *pts,
-                               int m)
+                               int m, bool on_cores, const cq_face *fa, const cq_face *fb)
 {
     /* A sphere (always A) is met on its centre's line, where every point
      * of its lies: its move by the radius is exact. */
     bool cast_a = p->a.radius > 0 && q->a->type != CQ_SPHERE, cast_b = p->b.radius > 0;
     if (!cast_a && !cast_b)
         return;
+    double ra = p->a.radius, rb = p->b.radius, slack = on_cores ? cq_support_slack(q) : 0;
+    double sa = cast_a && on_cores ? cq_core_support(&p->a, &q->xa, n) : 0;
+    double sb = cast_b && on_cores ? cq_core_support(&p->b, &q->xb, cq_neg(n)) : 0;
     for (int k = 0; k < m; k++) {
         cq_vec3 b = pts[k].position, a = cq_mad(b, n, pts[k].depth);
-        if (cast_b)
+        cq_vec3 cb = cq_mad(b, n, rb), ca = cq_mad(a, n, -ra); /* the core points */
+        if (cast_b && !(on_cores && cq_move_exact(sb, slack, cb, cq_neg(n))) &&
+            !(fb && cq_face_crossing(fb, cb, cq_neg(n), rb, slack, &b)))
             cq_surface_on_line(q->b, &q->xb, b, n, &b);
-        if (cast_a && !(q->a->type == CQ_CAPSULE && cq_capsule_move_exact(q->a, &q->xa, a, n)))
+        if (cast_a && !(on_cores && cq_move_exact(sa, slack, ca, n)) &&
+            !(fa && cq_face_crossing(fa, ca, n, ra, slack, &a)) &&
+            !(q->a->type == CQ_CAPSULE && cq_capsule_move_exact(q->a, &q->xa, a, n)))
             cq_surface_on_line(q->a, &q->xa, a, cq_neg(n), &a);
         pts[k].position = b;
         pts[k].depth = cq_dot(cq_sub(a, b), n);
@@ -132,7 +203,7 @@ static int cq_convex_clip(const cq_face *fa, const cq_face *fb, cq_vec3 n, doubl
  * witness_depth (minus the distance when apart within the skin). At most
  * CQ_MAX_POINTS are kept, then measured on their lines along n. */
 static void cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, cq_vec3 witness_b,
-                               double witness_depth, cq_contact *out)
+                               double witness_depth, bool witness_on_cores, cq_contact *out)
 {
     if (q->skip_manifold)
         return;
@@ -141,19 +212,24 @@ static void cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, 
     cq_face fa, fb;
     cq_contact_point pts[CQ_CLIP_MAX];
     int m = 0;
+    bool on_cores = false, clip = false; /* a clip's points lie in the cores, a line contact's need not */
     if (cq_shape_face(q->a, &q->xa, n, &fa) && cq_shape_face(q->b, &q->xb, cq_neg(n), &fb)) {
         m = cq_convex_clip(&fa, &fb, n, q->skin + ra + rb, pts); /* the clip measures the cores */
         for (int k = 0; k < m; k++) {
             pts[k].position = cq_mad(pts[k].position, n, -rb);
             pts[k].depth += ra + rb;
         }
+        on_cores = clip = m > 0;
         if (m == 0)
             m = cq_line_contact(&fa, &fb, n, ra, rb, q->skin, pts);
     }
-    if (m == 0)
+    if (m == 0) {
         pts[m++] = (cq_contact_point){witness_b, witness_depth, {CQ_FEAT_FACE, CQ_FEAT_FACE, 0, 0}};
+        on_cores = witness_on_cores, clip = false;
+    }
     m = cq_reduce_manifold(pts, m, n);
-    cq_points_on_lines(q, p, n, pts, m);
+    bool clipped = on_cores && clip; /* its points lie on fa and fb */
+    cq_points_on_lines(q, p, n, pts, m, on_cores, clipped ? &fa : NULL, clipped ? &fb : NULL);
     for (int k = 0; k < m; k++)
         out->points[k] = pts[k];
     out->point_count = m;
@@ -198,7 +274,7 @@ static void cq_convex_fallback(const cq_pair_query *q, const cq_pair_shapes *p, 
     out->overlap = sep <= q->skin;
     out->depth = sep < 0 ? -sep : 0;
     if (out->overlap)
-        cq_convex_manifold(q, p, b_at, -sep, out);
+        cq_convex_manifold(q, p, b_at, -sep, false, out); /* A's end is on its support plane, not its core */
 }
 
 /* The cores overlap or touch: EPA for depth and normal, started from GJK's
@@ -219,7 +295,7 @@ static void cq_convex_penetrating(const cq_pair_query *q, const cq_pair_shapes *
     out->has_normal = true;
     out->normal = cq_gjk_snap_normal(q, e.normal);
     out->depth = e.depth > 0 ? e.depth : 0;
-    cq_convex_manifold(q, p, e.point_b, out->depth, out);
+    cq_convex_manifold(q, p, e.point_b, out->depth, true, out); /* EPA's witnesses: one on each core */
 }
 
 void cq_convex_pair(const cq_pair_query *q, cq_contact *out)
@@ -263,5 +339,5 @@ void cq_convex_pair(const cq_pair_query *q, cq_contact *out)
         out->depth = -g.distance;
     }
     if (out->overlap)
-        cq_convex_manifold(q, &p, g.point_b, out->has_distance ? -out->distance : out->depth, out);
+        cq_convex_manifold(q, &p, g.point_b, out->has_distance ? -out->distance : out->depth, true, out);
 }

@@ -21,6 +21,11 @@
 
 cq_vec3 cq_gjk_snap_normal(const cq_pair_query *q, cq_vec3 n)
 {
+    /* A NaN or infinite component is no noise to remove: fmin skips a NaN
+     * and a NaN is never <= tiny, so the snap below would make an axis of
+     * it and hide it from cq_guard_normal. Left as it is, the guard drops it. */
+    if (!cq_v3_finite(n))
+        return n;
     double least = fmin(fabs(n.x), fmin(fabs(n.y), fabs(n.z)));
     if (least > CQ_NORMAL_SNAP_MAX) /* most normals: no component is near zero */
         return n;

@@ -112,12 +112,76 @@ static bool mesh_in_triangle(const mesh_pair_ctx *c, int k, cq_vec3 face_n, cq_v
     return true;
 }
 
+/* Where a line along n through p (on the mesh) meets A, from beyond A:
+ * A's own ray cast. A line along one of A's faces (a box's corner lies in
+ * two) grazes it, and rounding decides whether it hits: then the line a
+ * tenth of the tolerance nearer A's centre is cast, which moves the
+ * answer by no more. False where both miss A. */
+static bool mesh_cast_line(const mesh_pair_ctx *c, cq_vec3 p, cq_vec3 n, cq_vec3 *a)
+{
+    cq_vec3 in = cq_sub(c->q->xa.p, p);
+    in = cq_mad(in, n, -cq_dot(in, n));
+    double l = cq_len(in);
+    return cq_surface_on_line(c->q->a, &c->q->xa, p, cq_neg(n), a) ||
+           (l > 0 && cq_surface_on_line(c->q->a, &c->q->xa, cq_mad(p, in, 0.1 * c->tol / l), cq_neg(n), a));
+}
+
+/* Whether a depth h measured along a line keeps its point: within the
+ * skin (less the rounding of a depth measured twice: a level box's corner
+ * carried along a normal 1e-8 off the face's is 4e-9 above it at skin 0)
+ * and no deeper than most. */
+static bool mesh_depth_ok(const mesh_pair_ctx *c, double h, double most)
+{
+    return h >= -c->q->skin - c->tol && h <= most;
+}
+
+/* The manifold of a snapped contact, built for its face normal nf: A's
+ * feature facing nf clipped against triangle k (the reference, B's
+ * surface). The triangle's own contact was found along another normal (an
+ * internal edge's), and its points, carried along nf, may not lie on A at
+ * all: a box standing in a flat floor near a coplanar edge got a normal
+ * along the floor, points on that edge, and none after the snap. A clipped
+ * point lies on the triangle and, moved by its depth along nf, on A's
+ * feature; a rounded A's points are measured by its own cast instead (its
+ * core moved by the radius is on its surface only where nf is the core's
+ * normal there). False, the points left as they are, where none is kept:
+ * A's feature lies past the triangle (a ball inside a closed box, beside
+ * the top face, snapped from the back side to its normal), and the old
+ * points, carried along nf by the merge, are all there is. */
+static bool mesh_face_points(const mesh_pair_ctx *c, int k, cq_vec3 nf, cq_contact *t)
+{
+    cq_face inc, ref;
+    if (c->q->skip_manifold || !cq_shape_face(c->q->a, &c->q->xa, nf, &inc))
+        return false;
+    cq_vec3 v[3] = {mesh_corner(c->m, &c->q->xb, k, 0), mesh_corner(c->m, &c->q->xb, k, 1),
+                    mesh_corner(c->m, &c->q->xb, k, 2)};
+    ref = cq_triangle_face(v, cq_neg(nf), false);
+    cq_contact_point pts[CQ_CLIP_MAX];
+    double r = c->pa.radius;
+    int n = cq_clip_face(&ref, &inc, c->q->skin + r, true, pts), m = 0;
+    for (int i = 0; i < n; i++) {
+        cq_contact_point p = pts[i];
+        p.feature = cq_feature_swap(p.feature); /* the clip names the reference (B) first */
+        p.depth += r;
+        cq_vec3 a;
+        if (r > 0 && !(mesh_cast_line(c, p.position, nf, &a) && (p.depth = cq_dot(nf, cq_sub(a, p.position)), true)))
+            continue;
+        if (mesh_depth_ok(c, p.depth, t->depth + c->tol))
+            pts[m++] = p;
+    }
+    if (m == 0)
+        return false;
+    t->point_count = cq_reduce_manifold_to(pts, m, nf, t->points);
+    return true;
+}
+
 /* Replaces a contact from an internal feature by the face contact: normal
  * -outward, the depth of A's deepest point below the plane (or its
- * distance above it). Its points stay as measured along the old normal;
- * the merge carries them along the new one. */
-static void mesh_to_face(const mesh_pair_ctx *c, int k, cq_vec3 nf, cq_contact *t)
+ * distance above it), and the points of A's feature facing the plane
+ * where it has some. Returns the normal its points are measured along. */
+static cq_vec3 mesh_to_face(const mesh_pair_ctx *c, int k, cq_vec3 nf, cq_contact *t)
 {
+    cq_vec3 along = t->normal;
     const cq_pair_query *q = c->q;
     cq_vec3 p0 = mesh_corner(c->m, &q->xb, k, 0);
     int s = cq_proxy_support(&c->pa, cq_mul_mtv(&q->xa.r, nf));
@@ -131,10 +195,14 @@ static void mesh_to_face(const mesh_pair_ctx *c, int k, cq_vec3 nf, cq_contact *
     t->witness_b = depth < 0 ? cq_mad(deep, nf, -depth) : cq_v3(0, 0, 0);
     t->sat_axis = -1;
     t->normal_axis = -1;
+    return mesh_face_points(c, k, nf, t) ? nf : along;
 }
 
-static mesh_edge_outcome mesh_internal_edges(const mesh_pair_ctx *c, int k, cq_contact *t)
+/* The internal-edge rule on triangle k's contact t; *along becomes the
+ * normal t's points are measured along. */
+static mesh_edge_outcome mesh_internal_edges(const mesh_pair_ctx *c, int k, cq_contact *t, cq_vec3 *along)
 {
+    *along = t->normal;
     cq_vec3 face_n = cq_mul_mv(&c->q->xb.r, c->m->normals[k]);
     if (1 - fabs(cq_dot(t->normal, face_n)) <= MESH_FACE_COS_TOL)
         return MESH_FACE;
@@ -144,30 +212,23 @@ static mesh_edge_outcome mesh_internal_edges(const mesh_pair_ctx *c, int k, cq_c
     bool front = mesh_reach(c, face_n, p0) >= mesh_reach(c, cq_neg(face_n), p0);
     if (!mesh_from_internal_feature(c, k, t->normal, face_n, front))
         return MESH_KEPT;
-    mesh_to_face(c, k, front ? cq_neg(face_n) : face_n, t);
+    *along = mesh_to_face(c, k, front ? cq_neg(face_n) : face_n, t);
     return MESH_SNAPPED;
 }
 
 static bool mesh_same(cq_vec3 a, cq_vec3 b) { return a.x == b.x && a.y == b.y && a.z == b.z; }
 
 /* Candidate i measured from its point: the point stays on the mesh and
- * its depth becomes how far A reaches past it along n (A's own ray cast,
- * from beyond A). A line along one of A's faces (a box's corner lies in
- * two) grazes it, and rounding decides whether it hits: then the line a
- * tenth of the tolerance nearer A's centre is cast, which moves the
- * answer by no more. False where both miss A, or the depth is out of
- * [-skin, most]. */
+ * its depth becomes how far A reaches past it along n (mesh_cast_line).
+ * False where the line misses A, or the depth is out of [-skin, most]. */
 static bool mesh_cast(mesh_pair_ctx *c, int i, cq_vec3 n, double most)
 {
     cq_contact_point *p = &c->pts[i];
-    cq_vec3 a, in = cq_sub(c->q->xa.p, p->position);
-    in = cq_mad(in, n, -cq_dot(in, n));
-    double l = cq_len(in);
-    if (!cq_surface_on_line(c->q->a, &c->q->xa, p->position, cq_neg(n), &a) &&
-        !(l > 0 && cq_surface_on_line(c->q->a, &c->q->xa, cq_mad(p->position, in, 0.1 * c->tol / l), cq_neg(n), &a)))
+    cq_vec3 a;
+    if (!mesh_cast_line(c, p->position, n, &a))
         return false;
     double h = cq_dot(n, cq_sub(a, p->position));
-    if (h < -c->q->skin || h > most)
+    if (!mesh_depth_ok(c, h, most))
         return false;
     p->depth = h;
     return true;
@@ -190,7 +251,7 @@ static bool mesh_carry(mesh_pair_ctx *c, int i, cq_vec3 n, double most)
     cq_vec3 a = cq_mad(p->position, c->along[i], p->depth);
     double h = cq_dot(fn, cq_sub(a, p0)) / den;
     cq_vec3 at = cq_mad(a, n, -h);
-    if (h < -c->q->skin || h > most || !mesh_in_triangle(c, k, fn, at))
+    if (!mesh_depth_ok(c, h, most) || !mesh_in_triangle(c, k, fn, at))
         return false;
     p->position = at, p->depth = h;
     return true;
@@ -354,7 +415,7 @@ static bool mesh_visit(void *ctx, int k)
     if (cq_collide(&tq, &t) != CQ_OK || !t.overlap)
         return true;
     cq_vec3 along = t.normal;
-    mesh_edge_outcome o = t.has_normal ? mesh_internal_edges(c, k, &t) : MESH_KEPT;
+    mesh_edge_outcome o = t.has_normal ? mesh_internal_edges(c, k, &t, &along) : MESH_KEPT;
     if (o == MESH_SNAPPED && c->ndefer < MESH_DEFER_MAX) {
         c->defer[c->ndefer++] = (mesh_deferred){k, along, t};
         return true;
