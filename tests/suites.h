@@ -14,6 +14,7 @@
     X(gjk)           \
     X(epa)           \
     X(convex)        \
+    X(convex_points) \
     X(points)        \
     X(regress)       \
     X(hull)          \
