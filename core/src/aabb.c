@@ -27,16 +27,6 @@ static cq_aabb cq_aabb_of_points(const cq_xform *x, const cq_vec3 *p, int n, dou
     return cq_aabb_fatten(a, r);
 }
 
-static void cq_set_comp(cq_vec3 *v, int k, double value)
-{
-    if (k == 0)
-        v->x = value;
-    else if (k == 1)
-        v->y = value;
-    else
-        v->z = value;
-}
-
 /* A half-space dot(n, x) <= d is bounded only along an axis its normal is
  * parallel to. */
 static cq_aabb cq_aabb_of_plane(const cq_shape *s, const cq_xform *x)

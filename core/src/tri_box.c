@@ -193,16 +193,6 @@ static cq_tb_axis cq_tb_choose(const cq_tb_best *b, double tol)
     return edge ? *e : *f;
 }
 
-static void cq_tb_set_comp(cq_vec3 *v, int i, double x)
-{
-    if (i == 0)
-        v->x = x;
-    else if (i == 1)
-        v->y = x;
-    else
-        v->z = x;
-}
-
 /* The point where edge a-b of the triangle crosses the plane x_c = 0 (box
  * frame), its coordinate c set to exactly 0; false when it does not cross.
  * An edge lying in the plane gives its ends through its neighbours. */
@@ -216,7 +206,7 @@ static bool cq_tb_plane_cross(cq_vec3 a, cq_vec3 b, int c, cq_vec3 *out)
     if ((da < 0) == (db < 0) || db == 0)
         return false;
     *out = cq_add(a, cq_scale(cq_sub(b, a), da / (da - db)));
-    cq_tb_set_comp(out, c, 0);
+    cq_set_comp(out, c, 0);
     return true;
 }
 

@@ -57,6 +57,16 @@ static inline double cq_len2(cq_vec3 a) { return cq_dot(a, a); }
 static inline double cq_len(cq_vec3 a) { return sqrt(cq_dot(a, a)); }
 /// Component i (0, 1, 2) of a.
 static inline double cq_comp(cq_vec3 a, int i) { return i == 0 ? a.x : (i == 1 ? a.y : a.z); }
+/// Sets component i (0, 1, 2) of *v to x.
+static inline void cq_set_comp(cq_vec3 *v, int i, double x)
+{
+    if (i == 0)
+        v->x = x;
+    else if (i == 1)
+        v->y = x;
+    else
+        v->z = x;
+}
 /// Component-wise absolute value.
 static inline cq_vec3 cq_vabs(cq_vec3 a) { return cq_v3(fabs(a.x), fabs(a.y), fabs(a.z)); }
 /// The larger of a and b by one comparison (fmax is a library call; b when
