@@ -35,12 +35,12 @@ static void element(cqp_writer *w)
     }
     if (w->depth <= 0 || w->depth > CQP_WRITER_MAX_DEPTH)
         return;
-    uint8_t *count = &w->count[w->depth - 1];
+    uint32_t *count = &w->count[w->depth - 1];
     if (*count)
         cqpb_putc(w->buf, ',');
     if (w->pretty)
         indent(w, w->depth);
-    if (*count < UINT8_MAX)
+    if (*count < UINT32_MAX)
         (*count)++;
 }
 

@@ -1,5 +1,5 @@
 /// @file cqp/problem.h
-/// The problem+json error model (API.md section 3): every rejected request
+/// The problem+json (and problem+msgpack) error model (API.md section 3): every rejected request
 /// is described by one cqp_problem, filled where the fault is found and
 /// written once at the edge.
 #ifndef CQP_PROBLEM_H
@@ -11,6 +11,7 @@
 /// The type URI is "urn:collisiond:problem:<slug>".
 #define CQP_PROBLEM_TABLE(X)                                                            \
     X(BAD_JSON, 400, "malformed-json", "Malformed JSON")                                \
+    X(BAD_MSGPACK, 400, "malformed-msgpack", "Malformed MessagePack")                   \
     X(BAD_TYPE, 400, "wrong-type", "Wrong JSON type")                                  \
     X(UNKNOWN_FIELD, 400, "unknown-field", "Unknown field")                            \
     X(MISSING_FIELD, 400, "missing-field", "Missing field")                            \

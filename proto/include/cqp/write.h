@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "cq/math.h"
+#include "cqp/format.h"
 
 /// A growable byte buffer (zero-initialise it, or cqp_buf_init). After an
 /// allocation failure `oom` is set, later appends are dropped, and the
@@ -36,22 +37,30 @@ void cqp_buf_printf(cqp_buf *buf, const char *fmt, ...) __attribute__((format(pr
 /// Deepest nesting the writer supports.
 #define CQP_WRITER_MAX_DEPTH 32
 
-/// A JSON writer appending to a caller-owned buffer. Keys and values are
-/// written in call order; commas, colons and (when pretty) newlines with
-/// two-space indentation are inserted by the writer.
+/// A writer appending JSON or MessagePack to a caller-owned buffer, so a
+/// handler writes each answer once for both formats. Keys and values are
+/// written in call order. JSON: commas, colons and (when pretty) newlines
+/// with two-space indentation are inserted by the writer. MessagePack:
+/// every header and integer takes its smallest encoding (a map or array's
+/// count is patched in when it ends), every cqp_num is a float64, keys
+/// and strings are str.
 typedef struct cqp_writer {
     cqp_buf *buf;  ///< borrowed
-    bool pretty;
+    cqp_format format;
+    bool pretty;   ///< JSON only
     /// Write -0 as "-0" (exports and snapshots: stored values read back
     /// bit for bit). Off by default: an answer has one zero, written "0".
     bool keep_negative_zero;
     int depth;
     bool after_key;
-    uint8_t count[CQP_WRITER_MAX_DEPTH]; ///< elements written at each level (saturating)
+    uint32_t count[CQP_WRITER_MAX_DEPTH]; ///< elements (a map's: members) written at each level
+    size_t start[CQP_WRITER_MAX_DEPTH];   ///< MessagePack: where each open container's header is
 } cqp_writer;
 
-/// Starts a writer appending to buf.
+/// Starts a JSON writer appending to buf.
 void cqp_writer_init(cqp_writer *w, cqp_buf *buf, bool pretty);
+/// Starts a writer of format f appending to buf (pretty applies to JSON).
+void cqp_writer_init_format(cqp_writer *w, cqp_buf *buf, cqp_format f, bool pretty);
 
 void cqp_obj_begin(cqp_writer *w);
 void cqp_obj_end(cqp_writer *w);
@@ -73,9 +82,11 @@ void cqp_bool(cqp_writer *w, bool v);
 void cqp_null(cqp_writer *w);
 /// [x, y, z]
 void cqp_vec3(cqp_writer *w, cq_vec3 v);
-/// A complete JSON value given as text, copied verbatim (e.g. a handler's
-/// body inside the stream transport's envelope).
-void cqp_raw(cqp_writer *w, const char *json, size_t n);
+/// A string value of n bytes (UTF-8, may hold NUL).
+void cqp_strn(cqp_writer *w, const char *s, size_t n);
+/// One complete value already encoded in the writer's format, copied
+/// verbatim (e.g. a handler's body inside the stream transport's envelope).
+void cqp_raw(cqp_writer *w, const char *encoded, size_t n);
 
 /// Longest text cqp_format_double writes, with its NUL.
 #define CQP_DOUBLE_CHARS 32
