@@ -44,6 +44,7 @@ typedef struct cqd_response {
     cqp_buf body;              ///< empty for 204
     char allow[64];            ///< "GET, PUT, DELETE" with a 405, else ""
     int retry_after;           ///< seconds for Retry-After with a 429/503; 0: 1 for a 503, < 0: none
+    bool negotiated;           ///< the body is in the request's accept format (HTTP: Vary: Accept)
     const char *const *headers; ///< more headers (name, value, ..., NULL; static storage), or NULL
     char request_id[CQD_REQUEST_ID_MAX + 1]; ///< sanitised or generated; echo it as X-Request-Id
 } cqd_response;
