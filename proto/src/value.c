@@ -81,13 +81,19 @@ void cqpv_iter_init(cqp_iter *it, cqp_value v)
         it->json_iter = json_object_iter((json_t *)v.ref);
 }
 
+/* A MessagePack iteration steps past an element only when the next one is
+ * asked for: it->at is the element last returned (a member's value), or
+ * before the first call the first element (key). Skipping is a walk of the
+ * whole value, and the last element of an array or map (a body's one list
+ * of 10,000 items, say) is then never walked just to find its end. */
 bool cqpv_next(cqp_iter *it, cqp_value *elem)
 {
     if (it->index >= it->count)
         return false;
     if (it->of.format == CQP_MSGPACK) {
+        if (it->index > 0)
+            it->at = cqpv_mp_skip(it->at);
         *elem = cqp_value_mp(it->at);
-        it->at = cqpv_mp_skip(it->at);
     } else {
         *elem = cqp_value_json(json_array_get(it->of.ref, it->index));
     }
@@ -100,10 +106,13 @@ bool cqpv_next_member(cqp_iter *it, const char **key, size_t *key_len, cqp_value
     if (it->index >= it->count)
         return false;
     if (it->of.format == CQP_MSGPACK) {
+        if (it->index > 0)
+            it->at = cqpv_mp_skip(it->at);
+        /* A key is a string (cqp_mp_check saw to it): its value follows
+         * its bytes. */
         *key = cqpv_mp_string(it->at, key_len);
-        it->at = cqpv_mp_skip(it->at);
+        it->at = *key + *key_len;
         *value = cqp_value_mp(it->at);
-        it->at = cqpv_mp_skip(it->at);
     } else {
         *key = json_object_iter_key(it->json_iter);
         *key_len = json_object_iter_key_len(it->json_iter);

@@ -70,7 +70,7 @@ size_t cqpv_size(cqp_value v);
 typedef struct cqp_iter {
     cqp_value of;
     size_t index, count;
-    const char *at;   ///< MessagePack: the next element's first byte
+    const char *at;   ///< MessagePack: where the iteration stands (value.c)
     void *json_iter;  ///< JSON objects: jansson's iterator
 } cqp_iter;
 
