@@ -56,9 +56,18 @@ bool cqpv_bool(cqp_value v);
 /// An INT's value. A MessagePack uint64 above INT64_MAX reads as INT64_MAX,
 /// which every range check refuses as too large.
 int64_t cqpv_int(cqp_value v);
+/// True when an INT read as INT64_MAX only because it is larger (a
+/// MessagePack uint64 above INT64_MAX; JSON's parser refuses such numbers),
+/// for the few integers no range check bounds (an id given as an integer).
+bool cqpv_int_saturated(cqp_value v);
 /// An INT's or REAL's value as a double (float32 widened, any integer
 /// rounded to the nearest double). It may be NaN or infinite: callers check.
 double cqpv_number(cqp_value v);
+/// Up to n leading elements of an ARRAY read as numbers (as cqpv_number
+/// reads them) into out, stopping at the first that is not a number (INT
+/// or REAL); returns how many were read. One call for a vector's few
+/// numbers, which are most of a large body.
+size_t cqpv_numbers(cqp_value array, double *out, size_t n);
 /// A STRING's bytes (valid UTF-8, *len of them, not NUL-terminated, and
 /// possibly holding a NUL byte).
 const char *cqpv_string(cqp_value v, size_t *len);
