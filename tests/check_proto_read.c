@@ -363,7 +363,7 @@ START_TEST(test_bad_documents)
     cqp_decoder_init(&d, row->limits ? row->limits : &du_small, &p);
     du_decoded o;
     memset(&o, 0x55, sizeof o);
-    int rc = du_run(row->w, &d, body, &o);
+    int rc = du_run(row->w, &d, cqp_value_json(body), &o);
     json_decref(body);
     ck_assert_msg(rc == -1, "row %d: accepted %s", _i, row->doc);
     ck_assert_msg(p.kind == row->kind, "row %d: kind %s, detail %s", _i, cqp_problem_slug(p.kind), p.detail);
@@ -561,7 +561,7 @@ START_TEST(test_mutations)
             cqp_decoder_init(&d, &du_small, &p);
             du_decoded o;
             memset(&o, 0, sizeof o);
-            if (du_run((du_which)w, &d, body, &o) == 0) {
+            if (du_run((du_which)w, &d, cqp_value_json(body), &o) == 0) {
                 du_release(&o);
                 continue;
             }

@@ -136,27 +136,27 @@ START_TEST(test_ids)
     cqp_decoder_init(&d, &du_small, &p);
     char id[CQ_WORLD_ID_MAX + 1];
     json_t *v = json_integer(42);
-    ck_assert_int_eq(cqp_decode_id(&d, v, id), 0);
+    ck_assert_int_eq(cqp_decode_id(&d, cqp_value_json(v), id), 0);
     ck_assert_str_eq(id, "42");
     json_decref(v);
     v = json_integer(0);
-    ck_assert_int_eq(cqp_decode_id(&d, v, id), 0);
+    ck_assert_int_eq(cqp_decode_id(&d, cqp_value_json(v), id), 0);
     ck_assert_str_eq(id, "0");
     json_decref(v);
     v = json_integer(INT64_MAX);
-    ck_assert_int_eq(cqp_decode_id(&d, v, id), 0);
+    ck_assert_int_eq(cqp_decode_id(&d, cqp_value_json(v), id), 0);
     ck_assert_str_eq(id, "9223372036854775807");
     json_decref(v);
     v = json_string(ID64);
-    ck_assert_int_eq(cqp_decode_id(&d, v, id), 0);
+    ck_assert_int_eq(cqp_decode_id(&d, cqp_value_json(v), id), 0);
     ck_assert_str_eq(id, ID64);
     json_decref(v);
     v = json_string("Az09._:-");
-    ck_assert_int_eq(cqp_decode_id(&d, v, id), 0);
+    ck_assert_int_eq(cqp_decode_id(&d, cqp_value_json(v), id), 0);
     ck_assert_str_eq(id, "Az09._:-");
     json_decref(v);
     v = json_stringn("a\0b", 3);
-    ck_assert_int_eq(cqp_decode_id(&d, v, id), -1);
+    ck_assert_int_eq(cqp_decode_id(&d, cqp_value_json(v), id), -1);
     ck_assert_int_eq(p.kind, CQP_P_BAD_VALUE);
     ck_assert_str_eq(p.pointer, "");
     json_decref(v);
@@ -248,7 +248,7 @@ START_TEST(test_shape_put_values)
     cqp_decoder d;
     json_t *body = du_parse("{'shape':" BOX "}", &p);
     cqp_decoder_init(&d, &du_small, &p);
-    ck_assert_int_eq(cqp_decode_shape_put(&d, body, "7", &o.batch), 0);
+    ck_assert_int_eq(cqp_decode_shape_put(&d, cqp_value_json(body), "7", &o.batch), 0);
     ck_assert_int_eq(o.batch.count, 1);
     ck_assert_int_eq(o.batch.upserts, 1);
     const cq_world_op *op = &o.batch.ops[0];
@@ -263,7 +263,7 @@ START_TEST(test_shape_put_values)
     ck_vec(op->pose.r.c[1], 0, 1, 0);
     cqp_batch_release(&o.batch);
     /* An invalid path id is refused, not trusted. */
-    ck_assert_int_eq(cqp_decode_shape_put(&d, body, "a/b", &o.batch), -1);
+    ck_assert_int_eq(cqp_decode_shape_put(&d, cqp_value_json(body), "a/b", &o.batch), -1);
     ck_assert_int_eq(p.kind, CQP_P_BAD_VALUE);
     json_decref(body);
 

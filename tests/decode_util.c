@@ -26,7 +26,7 @@ json_t *du_parse(const char *doc, cqp_problem *p)
     return v;
 }
 
-int du_run(du_which w, cqp_decoder *d, const json_t *body, du_decoded *o)
+int du_run(du_which w, cqp_decoder *d, cqp_value body, du_decoded *o)
 {
     switch (w) {
     case D_PAIR:
@@ -70,7 +70,7 @@ void du_decode_ok(du_which w, const char *doc, const cqp_limits *limits, du_deco
     cqp_decoder d;
     cqp_decoder_init(&d, limits, &p);
     memset(o, 0, sizeof *o);
-    int rc = du_run(w, &d, body, o);
+    int rc = du_run(w, &d, cqp_value_json(body), o);
     ck_assert_msg(rc == 0, "rejected: %s at %s", p.detail, p.pointer);
     ck_assert_str_eq(d.path, "");
     json_decref(body);
@@ -85,7 +85,7 @@ cqp_problem du_decode_bad(du_which w, const char *doc, const cqp_limits *limits)
     cqp_decoder_init(&d, limits, &p);
     du_decoded o;
     memset(&o, 0, sizeof o);
-    ck_assert_int_eq(du_run(w, &d, body, &o), -1);
+    ck_assert_int_eq(du_run(w, &d, cqp_value_json(body), &o), -1);
     json_decref(body);
     return p;
 }

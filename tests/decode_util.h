@@ -50,7 +50,7 @@ typedef struct du_decoded {
 
 /* Runs decoder w on body into its field of o (D_PUT with the path id
  * "s1"); returns what the decoder returns. */
-int du_run(du_which w, cqp_decoder *d, const json_t *body, du_decoded *o);
+int du_run(du_which w, cqp_decoder *d, cqp_value body, du_decoded *o);
 
 /* Releases every field of o (each must be zeroed or decoded). */
 void du_release(du_decoded *o);
