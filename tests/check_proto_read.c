@@ -3,7 +3,9 @@
  * the test's own msgpuck translator, decode_util.c). Oracles: a hand-written
  * table of bad documents, each with the problem kind and the exact JSON
  * pointer a reader expects (API.md sections 1-3), which both formats must
- * give, with the same detail; hand-written detail texts (API.md's own
+ * give, with the same detail; a table of what only MessagePack can spell
+ * (NaN, Inf, float32, uint64, NUL bytes, repeated keys) with the pointer
+ * the field's own rule names; hand-written detail texts (API.md's own
  * example word for word); the hull limit the core imposes (256 points).
  * Every failure is checked to leave nothing allocated: the core's byte
  * counter must not move (hulls and meshes), proto's counted blocks must all
@@ -400,6 +402,111 @@ START_TEST(test_bad_documents)
 }
 END_TEST
 
+/* What only MessagePack can spell (du_mp_of's markers): NaN and the
+ * infinities, float32, a uint64 beyond int64, a NUL inside a string or a
+ * key, a key given twice. Each is refused where its JSON counterpart is, or
+ * where the field's own check puts it (a NaN is not a finite number). */
+static const bad_doc mp_bad[] = {
+    /* Non-finite numbers, float64 and float32, in every kind of number. */
+    {D_PAIR, POSE_A("{'position':[0,'!nan',0]}"), CQP_P_BAD_VALUE, "/a/pose/position/1", NULL},
+    {D_PAIR, POSE_A("{'position':['!inf',0,0]}"), CQP_P_BAD_VALUE, "/a/pose/position/0", NULL},
+    {D_PAIR, POSE_A("{'position':[0,0,'!-inf']}"), CQP_P_BAD_VALUE, "/a/pose/position/2", NULL},
+    {D_PAIR, POSE_A("{'rotation':[0,0,0,'!nan']}"), CQP_P_BAD_VALUE, "/a/pose/rotation/3", NULL},
+    {D_PAIR, POSE_A("{'axes':[[1,0,0],[0,'!f32:inf',0],[0,0,1]]}"), CQP_P_BAD_VALUE, "/a/pose/axes/1/1", NULL},
+    {D_PAIR, PAIR_A("{'type':'box','half_extents':[1,'!nan',1]}"), CQP_P_BAD_VALUE, "/a/shape/half_extents/1",
+     NULL},
+    {D_PAIR, PAIR_A("{'type':'box','half_extents':[1,1,'!inf']}"), CQP_P_BAD_VALUE, "/a/shape/half_extents/2",
+     NULL},
+    {D_PAIR, PAIR_A("{'type':'sphere','radius':'!f32:nan'}"), CQP_P_BAD_VALUE, "/a/shape/radius", NULL},
+    {D_PAIR, PAIR_A("{'type':'convex','points':[[0,0,0],[1,1,'!-inf']]}"), CQP_P_BAD_VALUE, "/a/shape/points/1/2",
+     NULL},
+    {D_PAIR, PAIR_A("{'type':'plane','normal':[0,0,1],'offset':'!inf'}"), CQP_P_BAD_VALUE, "/a/shape/offset", NULL},
+    {D_PAIR, "{'a':{'shape':" SPH "},'b':{'shape':" SPH "},'skin':'!nan'}", CQP_P_BAD_VALUE, "/skin", NULL},
+    {D_PAIR, "{'a':{'shape':" SPH "},'b':{'shape':" SPH "},'skin':'!inf'}", CQP_P_BAD_VALUE, "/skin", NULL},
+    {D_WORLD, "{'skin':'!-inf'}", CQP_P_BAD_VALUE, "/skin", NULL},
+    {D_RAYCAST, "{'rays':[{'origin':['!nan',0,0],'direction':[1,0,0]}]}", CQP_P_BAD_VALUE, "/rays/0/origin/0", NULL},
+    {D_RAYCAST, "{'rays':[{'origin':[0,0,0],'direction':[1,'!inf',0]}]}", CQP_P_BAD_VALUE, "/rays/0/direction/1",
+     NULL},
+    {D_RAYCAST, "{'rays':[{'origin':[0,0,0],'direction':[1,0,0],'max_distance':'!inf'}]}", CQP_P_BAD_VALUE,
+     "/rays/0/max_distance", NULL},
+    {D_SWEEP, "{'shape':" SPH ",'translation':[0,'!f32:-inf',0]}", CQP_P_BAD_VALUE, "/translation/1", NULL},
+    {D_PUT, "{'shape':" SPH ",'velocity':['!nan',0,0]}", CQP_P_BAD_VALUE, "/velocity/0", NULL},
+    {D_CONTACTS, "{'dt':'!nan'}", CQP_P_BAD_VALUE, "/dt", NULL},
+    /* A uint64 beyond int64 reads as INT64_MAX, which no integer field takes. */
+    {D_PUT, "{'shape':" SPH ",'layer':'!u64max'}", CQP_P_BAD_VALUE, "/layer", NULL},
+    {D_RAYCAST, "{'rays':[{'origin':[0,0,0],'direction':[1,0,0],'mask':'!u64max'}]}", CQP_P_BAD_VALUE,
+     "/rays/0/mask", NULL},
+    {D_WORLD, "{'capacity':'!u64max'}", CQP_P_BAD_VALUE, "/capacity", NULL},
+    {D_WORLD, "{'epa_max_iterations':'!u64max'}", CQP_P_BAD_VALUE, "/epa_max_iterations", NULL},
+    {D_PAIR, PAIR_A("{'type':'mesh','vertices':[[0,0,0],[1,0,0],[0,1,0]],'triangles':[[0,'!u64max',2]]}"),
+     CQP_P_BAD_VALUE, "/a/shape/triangles/0/1", NULL},
+    {D_BATCH, "{'remove':['!u64max']}", CQP_P_BAD_VALUE, "/remove/0", NULL},
+    /* A float, even a whole one, is no integer (as JSON's 1.5 and 2.0). */
+    {D_PUT, "{'shape':" SPH ",'layer':'!f32:2'}", CQP_P_BAD_TYPE, "/layer", NULL},
+    {D_WORLD, "{'capacity':'!f32:8'}", CQP_P_BAD_TYPE, "/capacity", NULL},
+    {D_PAIR, PAIR_A("{'type':'mesh','vertices':[[0,0,0],[1,0,0],[0,1,0]],'triangles':[[0,'!f32:1',2]]}"),
+     CQP_P_BAD_TYPE, "/a/shape/triangles/0/1", NULL},
+    {D_BATCH, "{'remove':['!f32:3']}", CQP_P_BAD_TYPE, "/remove/0", NULL},
+    /* A NUL inside a string is one of its bytes, not its end. */
+    {D_BATCH, "{'remove':['a\\u0000b']}", CQP_P_BAD_VALUE, "/remove/0", NULL},
+    {D_BATCH, "{'upsert':[{'id':'a\\u0000','shape':" SPH "}]}", CQP_P_BAD_VALUE, "/upsert/0/id", NULL},
+    {D_CONTACTS, "{'ids':['\\u0000']}", CQP_P_BAD_VALUE, "/ids/0", NULL},
+    {D_PAIR, PAIR_A("{'type':'sphere\\u0000','radius':1}"), CQP_P_BAD_VALUE, "/a/shape/type", NULL},
+    {D_PAIR, "{'a':{'shape':" SPH "},'b':{'shape':" SPH "},'skin\\u0001':1}", CQP_P_UNKNOWN_FIELD,
+     "/skin\xef\xbf\xbd", NULL},
+    /* A key given twice reaching the decoder (cqp_mp_check refuses it
+     * first): refused at the second, whichever value the first had. */
+    {D_PAIR, "{'a':{'shape':" SPH "},'b':{'shape':" SPH "},'skin':1,'skin!dup':1}", CQP_P_BAD_VALUE, "/skin", NULL},
+    {D_PAIR, PAIR_A("{'type':'sphere','radius':1,'type!dup':'box'}"), CQP_P_BAD_VALUE, "/a/shape/type", NULL},
+    {D_BATCH, "{'move':[{'id':'a','pose':{},'pose!dup':{}}]}", CQP_P_BAD_VALUE, "/move/0/pose", NULL},
+    {D_WORLD, "{'shapes':[],'shapes!dup':[]}", CQP_P_BAD_VALUE, "/shapes", NULL},
+    {D_PAIR, "{'x':1,'x!dup':1}", CQP_P_UNKNOWN_FIELD, "/x", NULL},
+};
+
+START_TEST(test_msgpack_only)
+{
+    const bad_doc *row = &mp_bad[_i];
+    du_body b;
+    du_open_marked(&b, row->doc);
+    cqp_problem p;
+    memset(&p, 0x55, sizeof p);
+    refused_in(row, _i, CQP_MSGPACK, &b, &p);
+    du_close(&b);
+}
+END_TEST
+
+/* The detail texts of what only MessagePack can spell. */
+START_TEST(test_msgpack_details)
+{
+    static const struct {
+        du_which w;
+        const char *doc, *detail;
+    } rows[] = {
+        {D_PAIR, "{'a':{'shape':" SPH "},'b':{'shape':" SPH "},'skin':'!nan'}", "skin must be a finite number"},
+        {D_RAYCAST, "{'rays':[{'origin':[0,0,0],'direction':[1,0,0],'max_distance':'!inf'}]}",
+         "rays[0].max_distance must be a finite number"},
+        {D_PUT, "{'shape':" SPH ",'layer':'!u64max'}", "layer must be <= 4294967295"},
+        {D_BATCH, "{'remove':['!u64max']}", "remove[0] must be <= 9223372036854775807 when given as an integer"},
+        {D_BATCH, "{'remove':['a\\u0000b']}", "remove[0] must be 1 to 64 characters of [A-Za-z0-9._:-]"},
+        {D_PUT, "{'shape':" SPH ",'layer':'!f32:2'}", "layer must be an integer"},
+        {D_PAIR, "{'a':{'shape':" SPH "},'b':{'shape':" SPH "},'skin':1,'skin!dup':2}",
+         "skin is a duplicate key (each key may appear once)"},
+    };
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        du_body b;
+        du_open_marked(&b, rows[k].doc);
+        cqp_problem p;
+        cqp_decoder d;
+        cqp_decoder_init(&d, &du_small, &p);
+        du_decoded o;
+        memset(&o, 0, sizeof o);
+        ck_assert_int_eq(du_run(rows[k].w, &d, b.root, &o), -1);
+        ck_assert_str_eq(p.detail, rows[k].detail);
+        du_close(&b);
+    }
+}
+END_TEST
+
 START_TEST(test_details)
 {
     du_format = (cqp_format)_i;
@@ -627,7 +734,7 @@ static int mutant_in(du_which w, cqp_value body, const char *text, cqp_problem *
 static void mutant_both_ways(const char *text, json_t *body)
 {
     size_t len;
-    char *mp = du_mp_of(body, &len);
+    char *mp = du_mp_of(body, false, &len);
     for (int w = 0; w <= D_OVERLAP; w++) {
         cqp_problem pj, pm;
         int rj = mutant_in((du_which)w, cqp_value_json(body), text, &pj);
@@ -697,6 +804,8 @@ Suite *proto_read_suite(void)
     Suite *s = suite_create("proto_read");
     TCase *tc = tcase_create("decode");
     tcase_add_loop_test(tc, test_bad_documents, 0, (int)(sizeof bad / sizeof bad[0]));
+    tcase_add_loop_test(tc, test_msgpack_only, 0, (int)(sizeof mp_bad / sizeof mp_bad[0]));
+    tcase_add_test(tc, test_msgpack_details);
     tcase_add_loop_test(tc, test_details, 0, DU_FORMATS);
     tcase_add_test(tc, test_parse_errors);
     tcase_add_loop_test(tc, test_hull_point_limits, 0, DU_FORMATS);

@@ -3,10 +3,12 @@
  * same tree (decode_util.c), decoded to values worked out by hand (a
  * quarter turn about Z as a quaternion and as axes, a half turn about X, a
  * 3-4-5 direction, a cube's hull, defaults of absent fields, batch order
- * and pointers, integers as numbers). Ids are checked against API.md's id
- * grammar (1-64 of [A-Za-z0-9._:-]). Documents are written with ' for "
- * for readability. The table of refused documents: check_proto_read.c. */
+ * and pointers, integers as numbers, float32 widened as C widens it). Ids
+ * are checked against API.md's id grammar (1-64 of [A-Za-z0-9._:-]).
+ * Documents are written with ' for " for readability. The table of refused
+ * documents: check_proto_read.c. */
 #include <check.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -495,6 +497,60 @@ START_TEST(test_sweep_overlap_values)
 }
 END_TEST
 
+/* du_decode_ok for a MessagePack body with du_mp_of's markers. */
+static void decode_marked(du_which w, const char *doc, du_decoded *o)
+{
+    cqp_problem p;
+    cqp_decoder d;
+    du_body b;
+    du_open_marked(&b, doc);
+    cqp_decoder_init(&d, &du_small, &p);
+    memset(o, 0, sizeof *o);
+    ck_assert_msg(du_run(w, &d, b.root, o) == 0, "rejected: %s at %s", p.detail, p.pointer);
+    du_close(&b);
+}
+
+/* Numbers only MessagePack spells: a float32 is widened exactly, so it is
+ * (double)(float)x, not x; float's maximum is a usable ray length; the
+ * extreme integers are numbers like any other (finite, below 1e50), a
+ * uint64 above INT64_MAX its own value (2^64 for the largest), never the
+ * INT64_MAX an integer field sees; an id up to INT64_MAX is its digits. */
+START_TEST(test_msgpack_numbers)
+{
+    du_decoded o;
+    decode_marked(D_PAIR,
+                  "{'a':{'shape':{'type':'sphere','radius':'!f32:0.1'},"
+                  "'pose':{'position':['!f32:1.1','!f32:-2.5','!f32:3e-5']}},"
+                  "'b':{'shape':" SPH ",'pose':{'position':[1152921504606846976,'!u64max',-9223372036854775808]}},"
+                  "'skin':'!f32:0.3'}",
+                  &o);
+    ck_assert_double_eq(o.pair.a.shape.shape.sphere.radius, (double)0.1f);
+    ck_assert_double_ne(o.pair.a.shape.shape.sphere.radius, 0.1);
+    ck_assert_double_eq(o.pair.a.pose.p.x, (double)1.1f);
+    ck_assert_double_eq(o.pair.a.pose.p.y, -2.5);
+    ck_assert_double_eq(o.pair.a.pose.p.z, (double)3e-5f);
+    ck_assert_double_eq(o.pair.skin, (double)0.3f);
+    ck_assert_double_eq(o.pair.b.pose.p.x, ldexp(1, 60));
+    ck_assert_double_eq(o.pair.b.pose.p.y, ldexp(1, 64));
+    ck_assert_double_eq(o.pair.b.pose.p.z, -ldexp(1, 63));
+    du_release(&o);
+
+    decode_marked(D_RAYCAST,
+                  "{'rays':[{'origin':[0,0,0],'direction':['!f32:0.6','!f32:0.8',0],"
+                  "'max_distance':'!f32:3.4028234663852886e38','mask':4294967295}]}",
+                  &o);
+    ck_assert_double_eq(o.raycast.rays[0].ray.max_distance, (double)FLT_MAX);
+    double len = hypot((double)0.6f, (double)0.8f);
+    ck_vec(o.raycast.rays[0].ray.direction, (double)0.6f / len, (double)0.8f / len, 0);
+    ck_assert_uint_eq(o.raycast.rays[0].mask, 0xFFFFFFFFu);
+    du_release(&o);
+
+    decode_marked(D_BATCH, "{'remove':[9223372036854775807]}", &o);
+    ck_assert_str_eq(o.batch.ops[0].id, "9223372036854775807");
+    du_release(&o);
+}
+END_TEST
+
 Suite *proto_values_suite(void)
 {
     Suite *s = suite_create("proto_values");
@@ -511,6 +567,7 @@ Suite *proto_values_suite(void)
     tcase_add_loop_test(tc, test_contacts_values, 0, DU_FORMATS);
     tcase_add_loop_test(tc, test_sweep_overlap_values, 0, DU_FORMATS);
     tcase_add_loop_test(tc, test_number_bounds, 0, DU_FORMATS);
+    tcase_add_test(tc, test_msgpack_numbers);
     suite_add_tcase(s, tc);
     return s;
 }

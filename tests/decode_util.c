@@ -2,6 +2,7 @@
 #include "decode_util.h"
 
 #include <check.h>
+#include <math.h>
 #include <msgpuck.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,47 +40,86 @@ json_t *du_parse(const char *doc, cqp_problem *p)
  * sizes the buffer and a second fills it. */
 #define PUT(o, sizeof_expr, encode_expr) ((o) ? (size_t)((encode_expr) - (o)) : (size_t)(sizeof_expr))
 
-static size_t put_value(char *o, const json_t *v);
+static size_t put_value(char *o, const json_t *v, bool markers);
 
-static size_t put_string(char *o, const char *s, size_t len)
+/* A marker string's number ("!nan", ...), or 0 when s is no marker. */
+static size_t put_marker(char *o, const char *s)
 {
-    return PUT(o, mp_sizeof_str((uint32_t)len), mp_encode_str(o, s, (uint32_t)len));
+    if (strcmp(s, "!nan") == 0)
+        return PUT(o, mp_sizeof_double(NAN), mp_encode_double(o, NAN));
+    if (strcmp(s, "!inf") == 0)
+        return PUT(o, mp_sizeof_double(INFINITY), mp_encode_double(o, INFINITY));
+    if (strcmp(s, "!-inf") == 0)
+        return PUT(o, mp_sizeof_double(-INFINITY), mp_encode_double(o, -INFINITY));
+    if (strcmp(s, "!u64max") == 0)
+        return PUT(o, mp_sizeof_uint(UINT64_MAX), mp_encode_uint(o, UINT64_MAX));
+    if (strncmp(s, "!f32:", 5) == 0) {
+        float x = strtof(s + 5, NULL);
+        return PUT(o, mp_sizeof_float(x), mp_encode_float(o, x));
+    }
+    return 0;
 }
 
-static size_t put_object(char *o, const json_t *v)
+static size_t put_string(char *o, const char *s, size_t len, bool markers)
+{
+    size_t n = markers ? put_marker(o, s) : 0;
+    return n ? n : PUT(o, mp_sizeof_str((uint32_t)len), mp_encode_str(o, s, (uint32_t)len));
+}
+
+/* A marked key as written: without a "!dup" suffix, each \u0001 a NUL
+ * (jansson holds no NUL in a key). Returns its length in buf. */
+static size_t marked_key(const char *key, size_t len, char *buf, size_t size)
+{
+    if (len >= 4 && memcmp(key + len - 4, "!dup", 4) == 0)
+        len -= 4;
+    ck_assert_uint_le(len, size);
+    for (size_t i = 0; i < len; i++)
+        buf[i] = key[i] == '\x01' ? '\0' : key[i];
+    return len;
+}
+
+static size_t put_object(char *o, const json_t *v, bool markers)
 {
     size_t n = PUT(o, mp_sizeof_map((uint32_t)json_object_size(v)), mp_encode_map(o, (uint32_t)json_object_size(v)));
     const char *key;
     size_t len;
     json_t *x;
+    char buf[512];
     json_object_keylen_foreach((json_t *)v, key, len, x) {
+        /* key itself steps the iteration: the marked copy goes elsewhere. */
+        const char *k = key;
+        size_t klen = len;
+        if (markers) {
+            klen = marked_key(key, len, buf, sizeof buf);
+            k = buf;
+        }
         char *at = o ? o + n : NULL;
-        n += PUT(at, mp_sizeof_str((uint32_t)len), mp_encode_str(at, key, (uint32_t)len));
-        n += put_value(o ? o + n : NULL, x);
+        n += PUT(at, mp_sizeof_str((uint32_t)klen), mp_encode_str(at, k, (uint32_t)klen));
+        n += put_value(o ? o + n : NULL, x, markers);
     }
     return n;
 }
 
-static size_t put_array(char *o, const json_t *v)
+static size_t put_array(char *o, const json_t *v, bool markers)
 {
     size_t n = PUT(o, mp_sizeof_array((uint32_t)json_array_size(v)), mp_encode_array(o, (uint32_t)json_array_size(v)));
     size_t i;
     json_t *x;
     json_array_foreach(v, i, x)
-        n += put_value(o ? o + n : NULL, x);
+        n += put_value(o ? o + n : NULL, x, markers);
     return n;
 }
 
-static size_t put_value(char *o, const json_t *v)
+static size_t put_value(char *o, const json_t *v, bool markers)
 {
     json_int_t i;
     switch (json_typeof(v)) {
     case JSON_OBJECT:
-        return put_object(o, v);
+        return put_object(o, v, markers);
     case JSON_ARRAY:
-        return put_array(o, v);
+        return put_array(o, v, markers);
     case JSON_STRING:
-        return put_string(o, json_string_value(v), json_string_length(v));
+        return put_string(o, json_string_value(v), json_string_length(v), markers);
     case JSON_INTEGER:
         i = json_integer_value(v);
         if (i < 0)
@@ -96,12 +136,12 @@ static size_t put_value(char *o, const json_t *v)
     return 0;
 }
 
-char *du_mp_of(const json_t *v, size_t *len)
+char *du_mp_of(const json_t *v, bool markers, size_t *len)
 {
-    *len = put_value(NULL, v);
+    *len = put_value(NULL, v, markers);
     char *out = malloc(*len);
     ck_assert_ptr_nonnull(out);
-    ck_assert_uint_eq(put_value(out, v), *len);
+    ck_assert_uint_eq(put_value(out, v, markers), *len);
     return out;
 }
 
@@ -115,7 +155,7 @@ static void wrap_in(du_body *b, cqp_format f, json_t *tree)
         b->root = cqp_value_json(tree);
         return;
     }
-    b->mp = du_mp_of(tree, &b->mp_len);
+    b->mp = du_mp_of(tree, false, &b->mp_len);
     b->root = cqp_value_mp(b->mp);
 }
 
@@ -134,6 +174,18 @@ int du_open_in(du_body *b, cqp_format f, const char *doc, cqp_problem *p)
 }
 
 int du_open(du_body *b, const char *doc, cqp_problem *p) { return du_open_in(b, du_format, doc, p); }
+
+void du_open_marked(du_body *b, const char *doc)
+{
+    json_error_t e;
+    char *text = du_dq(doc);
+    memset(b, 0, sizeof *b);
+    b->tree = json_loads(text, JSON_ALLOW_NUL, &e);
+    free(text);
+    ck_assert_msg(b->tree, "%s: %s", doc, e.text);
+    b->mp = du_mp_of(b->tree, true, &b->mp_len);
+    b->root = cqp_value_mp(b->mp);
+}
 
 void du_close(du_body *b)
 {

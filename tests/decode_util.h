@@ -43,8 +43,12 @@ extern cqp_format du_format;
  * here with msgpuck's encoders, independently of the daemon's writer:
  * non-negative integers as the smallest uint, negative ones as the smallest
  * int, reals as float64, strings with their length (a NUL included), members
- * in the tree's order. */
-char *du_mp_of(const json_t *v, size_t *len);
+ * in the tree's order. With markers, a string "!nan", "!inf", "!-inf",
+ * "!u64max" or "!f32:<decimal>" becomes that number (a float32 for the last),
+ * a key ending in "!dup" is written without that suffix and a \u0001 in a
+ * key as a NUL byte: a tree cannot hold what MessagePack can spell but JSON
+ * cannot. */
+char *du_mp_of(const json_t *v, bool markers, size_t *len);
 
 /* A body opened for decoding: the view and what backs it. */
 typedef struct du_body {
@@ -61,6 +65,10 @@ int du_open_in(du_body *b, cqp_format f, const char *doc, cqp_problem *p);
 int du_open(du_body *b, const char *doc, cqp_problem *p);
 /* Takes tree (a new reference) as the body, viewed in du_format. */
 void du_wrap(du_body *b, json_t *tree);
+/* A MessagePack body from doc with markers (du_mp_of), parsed allowing
+ * \u0000 in strings; must parse. Unchecked: the bytes may hold a duplicate
+ * key, which cqp_mp_check would refuse before any decoder saw it. */
+void du_open_marked(du_body *b, const char *doc);
 void du_close(du_body *b);
 
 /* Which decoder to run. */
