@@ -116,7 +116,12 @@ static inline bool cqpv_key_is(const char *key, size_t key_len, const char *name
 /// refused at once. Refused with a CQP_P_BAD_MSGPACK problem whose detail
 /// says what and where (the byte offset): truncation, trailing bytes, a
 /// non-string map key, a duplicate key, an ext or bin value, the reserved
-/// byte 0xc1, a string that is not UTF-8, nesting past max_depth.
+/// byte 0xc1, a string that is not UTF-8, nesting past max_depth (at most
+/// CQP_MP_MAX_DEPTH: a larger one acts as CQP_MP_MAX_DEPTH; 0 admits no
+/// array or map). The empty input is refused too (cqp_body_open opens an
+/// empty body as absent without calling this), and so is one over INT_MAX
+/// bytes (msgpuck's mp_next, which the view skips values with, counts in
+/// an int).
 /// Numbers of every width, float32, NaN and Inf pass: the decoders check
 /// them as they check JSON numbers. O(n log n) in the bytes; scratch memory
 /// (through cqp_malloc, so a request's budget applies) only for the
