@@ -145,6 +145,14 @@ char *du_mp_of(const json_t *v, bool markers, size_t *len)
     return out;
 }
 
+char *du_mp_checked(const json_t *v, size_t *len)
+{
+    char *out = du_mp_of(v, false, len);
+    cqp_problem p;
+    ck_assert_msg(cqp_mp_check(out, *len, CQP_MP_MAX_DEPTH, &p) == 0, "cqp_mp_check: %s", p.detail);
+    return out;
+}
+
 /* ---- bodies --------------------------------------------------------------- */
 
 static void wrap_in(du_body *b, cqp_format f, json_t *tree)
@@ -155,7 +163,7 @@ static void wrap_in(du_body *b, cqp_format f, json_t *tree)
         b->root = cqp_value_json(tree);
         return;
     }
-    b->mp = du_mp_of(tree, false, &b->mp_len);
+    b->mp = du_mp_checked(tree, &b->mp_len);
     b->root = cqp_value_mp(b->mp);
 }
 

@@ -49,6 +49,9 @@ extern cqp_format du_format;
  * key as a NUL byte: a tree cannot hold what MessagePack can spell but JSON
  * cannot. */
 char *du_mp_of(const json_t *v, bool markers, size_t *len);
+/* du_mp_of without markers, the bytes then passed by cqp_mp_check, as the
+ * view wants of the bytes it reads (the server checks every body so). */
+char *du_mp_checked(const json_t *v, size_t *len);
 
 /* A body opened for decoding: the view and what backs it. */
 typedef struct du_body {
