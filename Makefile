@@ -15,7 +15,7 @@ WARN     += -Werror
 endif
 ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fvisibility=hidden $(WARN) $(CFLAGS) $(SANITIZE) \
              -Icore/include -Icore/src -Iproto/include
-LDLIBS   := -lm -pthread
+LDLIBS   := -lmsgpuck -lm -pthread
 PKG_CFLAGS = $(shell pkg-config --cflags jansson libmicrohttpd libuv 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs jansson libmicrohttpd libuv 2>/dev/null)
 
@@ -23,7 +23,7 @@ PKG_LIBS   = $(shell pkg-config --libs jansson libmicrohttpd libuv 2>/dev/null)
 # target that needs more installs it itself, through `make deps DEB_PKGS=...`:
 # the tests (below), the cluster test, fuzzing and the benchmarks.
 DEB_PKGS := gcc libc6-dev make pkg-config python3 \
-            libmicrohttpd-dev libjansson-dev libuv1-dev libjs-three
+            libmicrohttpd-dev libjansson-dev libuv1-dev libmsgpuck-dev libjs-three
 # Check for the unit suites, prometheus_client as the e2e tests' exposition
 # parser, git for newcomer-check's clone.
 TEST_DEB_PKGS := check python3-prometheus-client git
