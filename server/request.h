@@ -30,6 +30,7 @@ typedef struct cqd_request {
     const char *body;          ///< NULL or body_len bytes (not NUL-terminated)
     size_t body_len;
     json_t *body_tree;         ///< the body already parsed from those bytes (borrowed), or NULL: the pipeline parses them
+    cqp_format body_format;    ///< how body is encoded (HTTP: its Content-Type; stream: the connection's)
     bool allow_pretty;         ///< the transport may pretty-print (not the stream: one line per reply)
 } cqd_request;
 
