@@ -17,7 +17,9 @@ ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fvisibility=hidden $(WARN) $(CF
              -Icore/include -Icore/src -Iproto/include
 LDLIBS   := -lmsgpuck -lm -pthread
 PKG_CFLAGS = $(shell pkg-config --cflags jansson libmicrohttpd libuv 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs jansson libmicrohttpd libuv 2>/dev/null)
+# msgpuck ships no .pc file; its libmsgpuck.a holds the non-inline copies
+# and the tables (mp_type_hint) its header only declares.
+PKG_LIBS   = $(shell pkg-config --libs jansson libmicrohttpd libuv 2>/dev/null) -lmsgpuck
 
 # Debian packages building and running the daemon need (`make deps`). Each
 # target that needs more installs it itself, through `make deps DEB_PKGS=...`:
