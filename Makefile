@@ -15,7 +15,7 @@ WARN     += -Werror
 endif
 ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fvisibility=hidden $(WARN) $(CFLAGS) $(SANITIZE) \
              -Icore/include -Icore/src -Iproto/include
-LDLIBS   := -lmsgpuck -lm -pthread
+LDLIBS   := -lm -pthread
 PKG_CFLAGS = $(shell pkg-config --cflags jansson libmicrohttpd libuv 2>/dev/null)
 # msgpuck ships no .pc file; its libmsgpuck.a holds the non-inline copies
 # and the tables (mp_type_hint) its header only declares.
