@@ -31,6 +31,7 @@ typedef struct cqd_request {
     size_t body_len;
     json_t *body_tree;         ///< the body already parsed from those bytes (borrowed), or NULL: the pipeline parses them
     cqp_format body_format;    ///< how body is encoded (HTTP: its Content-Type; stream: the connection's)
+    cqp_format accept;         ///< the format the response body is written in (HTTP: Accept; stream: the connection's)
     bool allow_pretty;         ///< the transport may pretty-print (not the stream: one line per reply)
 } cqd_request;
 

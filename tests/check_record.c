@@ -113,6 +113,52 @@ START_TEST(record_bodies_that_are_not_raw_json)
 }
 END_TEST
 
+/* A MessagePack session: the formats are named, the bodies base64 (RFC
+ * 4648 by hand: 81 a1 61 01 is 100000 011010 000101 100001 | 000000 01,
+ * "gaFh" "AQ=="; 80 is 100000 00, "gA=="), even a body that is UTF-8. */
+START_TEST(record_line_msgpack)
+{
+    static const struct {
+        const char *body;
+        size_t len;
+        cqp_format body_format, accept;
+        const char *content_type, *resp;
+        size_t resp_len;
+        const char *want;
+    } cases[] = {
+        {"\x81\xa1" "a\x01", 4, CQP_MSGPACK, CQP_MSGPACK, "application/msgpack", "\x80", 1,
+         HEAD_ "\"authorization\":null,\"accept\":\"msgpack\",\"body\":\"gaFhAQ==\",\"body_format\":\"msgpack\","
+               "\"status\":200,\"response\":\"gA==\",\"response_format\":\"msgpack\",\"base64\":[\"body\",\"response\"]}\n"},
+        /* the fixint 1 alone is ASCII, and still binary */
+        {"\x01", 1, CQP_MSGPACK, CQP_JSON, "application/problem+json", "{}", 2,
+         HEAD_ "\"authorization\":null,\"body\":\"AQ==\",\"body_format\":\"msgpack\",\"status\":400,"
+               "\"response\":{},\"base64\":[\"body\"]}\n"},
+        /* a JSON body asking for MessagePack; the problem is MessagePack */
+        {"{}", 2, CQP_JSON, CQP_MSGPACK, "application/problem+msgpack", "\x80", 1,
+         HEAD_ "\"authorization\":null,\"accept\":\"msgpack\",\"body\":{},\"status\":400,"
+               "\"response\":\"gA==\",\"response_format\":\"msgpack\",\"base64\":[\"response\"]}\n"},
+        /* asked for MessagePack, answered text: the response is what it was */
+        {"", 0, CQP_JSON, CQP_MSGPACK, "text/plain", "ok", 2,
+         HEAD_ "\"authorization\":null,\"accept\":\"msgpack\",\"body\":null,\"status\":200,\"response\":\"ok\"}\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cqd_request req = {.transport = "http", .method = "POST", .path = "/v1/pair", .body = cases[i].body,
+                           .body_len = cases[i].len, .body_format = cases[i].body_format, .accept = cases[i].accept};
+        cqd_response resp;
+        cqd_response_init(&resp);
+        resp.status = i == 0 || i == 3 ? 200 : 400;
+        resp.content_type = cases[i].content_type;
+        snprintf(resp.request_id, sizeof resp.request_id, "r-1");
+        cqp_buf_append(&resp.body, cases[i].resp, cases[i].resp_len);
+        cqp_buf out = {0};
+        cqd_record_format_tail(&out, &req, &resp);
+        ck_assert_msg(strcmp(out.data, cases[i].want) == 0, "case %zu:\n got  %s want %s", i, out.data, cases[i].want);
+        cqp_buf_free(&out);
+        cqd_response_free(&resp);
+    }
+}
+END_TEST
+
 /* Any bytes written come back the same through a whole line. */
 START_TEST(record_bytes_round_trip)
 {
@@ -195,6 +241,49 @@ START_TEST(record_lines_read_back)
     ck_assert_str_eq(e.query.data, "");
     ck_assert_uint_eq(e.body.len, 0);
     cqd_record_entry_free(&e);
+}
+END_TEST
+
+/* The formats read back; a line without them (every line written before
+ * them) is JSON throughout. */
+START_TEST(record_lines_msgpack_read_back)
+{
+    cqd_record_entry e;
+    parse_ok("{\"seq\":3,\"method\":\"POST\",\"path\":\"/v1/pair\",\"accept\":\"msgpack\",\"body\":\"gaFhAQ==\","
+             "\"body_format\":\"msgpack\",\"status\":200,\"response\":\"gA==\",\"response_format\":\"msgpack\","
+             "\"base64\":[\"body\",\"response\"]}",
+             &e);
+    ck_assert_int_eq(e.body_format, CQP_MSGPACK);
+    ck_assert_int_eq(e.accept, CQP_MSGPACK);
+    ck_assert_int_eq(e.response_format, CQP_MSGPACK);
+    ck_assert_uint_eq(e.body.len, 4);
+    ck_assert(memcmp(e.body.data, "\x81\xa1" "a\x01", 4) == 0);
+    ck_assert_uint_eq(e.response.len, 1);
+    ck_assert_int_eq((unsigned char)e.response.data[0], 0x80);
+    cqd_record_entry_free(&e);
+
+    parse_ok("{\"seq\":4,\"method\":\"GET\",\"path\":\"/\",\"status\":200,\"body_format\":\"json\",\"accept\":null}", &e);
+    ck_assert_int_eq(e.body_format, CQP_JSON);
+    ck_assert_int_eq(e.accept, CQP_JSON);
+    ck_assert_int_eq(e.response_format, CQP_JSON);
+    cqd_record_entry_free(&e);
+
+    parse_ok("{\"seq\":5,\"method\":\"GET\",\"path\":\"/\",\"status\":200,\"response\":{\"a\":1}}", &e);
+    ck_assert_int_eq(e.body_format, CQP_JSON);
+    ck_assert_int_eq(e.accept, CQP_JSON);
+    ck_assert_int_eq(e.response_format, CQP_JSON);
+    cqd_record_entry_free(&e);
+
+    static const char *const bad[] = {
+        "{\"seq\":1,\"method\":\"GET\",\"path\":\"/\",\"status\":200,\"body_format\":\"xml\"}",
+        "{\"seq\":1,\"method\":\"GET\",\"path\":\"/\",\"status\":200,\"accept\":1}",
+        "{\"seq\":1,\"method\":\"GET\",\"path\":\"/\",\"status\":200,\"response_format\":\"MSGPACK\"}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char err[200] = "";
+        ck_assert_msg(cqd_record_parse(bad[i], strlen(bad[i]), &e, err, sizeof err) == -1, "accepted: %s", bad[i]);
+        ck_assert_ptr_nonnull(strstr(err, "wrong type"));
+    }
 }
 END_TEST
 
@@ -583,6 +672,8 @@ Suite *record_suite(void)
     tcase_add_test(tc, record_line_written_by_hand);
     tcase_add_test(tc, record_bodies_that_are_not_raw_json);
     tcase_add_test(tc, record_bytes_round_trip);
+    tcase_add_test(tc, record_line_msgpack);
+    tcase_add_test(tc, record_lines_msgpack_read_back);
     tcase_add_test(tc, record_lines_read_back);
     tcase_add_test(tc, record_lines_rejected);
     tcase_add_test(tc, record_utf8_classes);
