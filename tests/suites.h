@@ -43,4 +43,5 @@
     X(journal)       \
     X(json_arena)    \
     X(admit)         \
+    X(media)         \
     X(oom)
