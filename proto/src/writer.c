@@ -248,7 +248,7 @@ void cqp_arr_end(cqp_writer *w) { container_end(w, ']', &mp_array); }
 
 /* s[0..n) escaped as RFC 8259 requires (runs of plain bytes, UTF-8
  * included, copied in one append; a NUL byte is \u0000), then the closing
- * quote. */
+ * quote. s may be NULL when n is 0. */
 static void quoted_tail(cqp_buf *buf, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
@@ -257,7 +257,8 @@ static void quoted_tail(cqp_buf *buf, const char *s, size_t n)
         unsigned char c = (unsigned char)*p;
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
-        cqpb_put(buf, run, (size_t)(p - run));
+        if (p > run)
+            cqpb_put(buf, run, (size_t)(p - run));
         run = p + 1;
         char esc[6] = {'\\', 0};
         size_t k = 2;
@@ -277,7 +278,8 @@ static void quoted_tail(cqp_buf *buf, const char *s, size_t n)
         }
         cqpb_put(buf, esc, k);
     }
-    cqpb_put(buf, run, (size_t)(end - run));
+    if (end > run) /* memcpy takes no NULL, even for 0 bytes */
+        cqpb_put(buf, run, (size_t)(end - run));
     cqpb_putc(buf, '"');
 }
 
