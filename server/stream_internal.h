@@ -64,6 +64,65 @@ int cqd_lines_finish(cqd_lines *l, int (*emit)(void *ctx, const char *line, size
 /// Drops the unfinished line (shed or not) and gives back its charge.
 void cqd_lines_free(cqd_lines *l);
 
+/* ---- frame splitter (MessagePack connections) -------------------------- */
+
+/// The first byte of every frame, and so of a MessagePack connection: with
+/// the 4 length bytes after it, the prefix is MessagePack's uint32.
+#define CQD_FRAME_MARK 0xCE
+/// A frame's prefix: the mark, then the envelope's length N (big-endian).
+#define CQD_FRAME_PREFIX 5
+
+/// Splits a byte stream into frames, 0xce + N (4 bytes, big-endian) + N
+/// envelope bytes. Holds the bytes of the frame not yet ended (never more
+/// than max). Charged to --max-buffered as cqd_lines is, a frame counting
+/// its prefix too: a frame that would pass the budget is shed, its bytes
+/// dropped by count. Zero-initialise, then set max (and admit, uncharged).
+typedef struct cqd_frames {
+    cqp_buf partial;  ///< the unfinished frame's envelope bytes
+    size_t max;       ///< the longest envelope accepted (N), in bytes
+    cqd_admit *admit; ///< borrowed; NULL: nothing is charged
+    size_t uncharged; ///< the first bytes of every frame (prefix included) that are not charged
+    size_t held;      ///< what the unfinished frame is charged
+    unsigned char prefix[CQD_FRAME_PREFIX]; ///< the unfinished frame's prefix bytes so far
+    size_t prefix_len; ///< how many; 0 between frames
+    size_t length;    ///< its N, once the prefix is whole
+    size_t got;       ///< its envelope bytes so far, buffered or dropped
+    bool skipping;    ///< it was shed: drop its bytes to its end
+} cqd_frames;
+
+/// What a frame of len envelope bytes is charged: its 5 + len bytes past
+/// the first `uncharged`.
+size_t cqd_frames_charge(const cqd_frames *f, size_t len);
+
+/// Outcome of cqd_frames_feed and cqd_frames_end.
+typedef enum cqd_frames_result {
+    CQD_FRAMES_OK,        ///< every byte consumed (cqd_frames_end: no frame begun, or it was shed)
+    CQD_FRAMES_TOO_LONG,  ///< a frame's N exceeds max: the frames before it were emitted, the rest is not consumed
+    CQD_FRAMES_LOST,      ///< a frame starts with another byte than 0xce, or has N = 0: likewise
+    CQD_FRAMES_FAILED,    ///< out of memory, or emit returned nonzero
+    CQD_FRAMES_TRUNCATED, ///< cqd_frames_end: the input ended inside a frame
+} cqd_frames_result;
+
+/// Feeds n bytes. For every complete frame calls emit(ctx, envelope, N);
+/// envelope is borrowed for the call, and its charge,
+/// cqd_frames_charge(f, N), becomes emit's to give back, also when emit
+/// fails. A frame is refused (TOO_LONG, LOST) at its prefix, before any of
+/// its envelope is buffered or charged. A frame that cannot be charged is
+/// shed: emit is called with envelope NULL at once, in the frame's place
+/// in the order, and the rest of the frame is dropped as it arrives.
+cqd_frames_result cqd_frames_feed(cqd_frames *f, const char *data, size_t n,
+                                  int (*emit)(void *ctx, const char *env, size_t len), void *ctx);
+/// True while part of a frame (a prefix byte at least) is read.
+bool cqd_frames_partial(const cqd_frames *f);
+/// At the end of the input: TRUNCATED when a frame was begun and neither
+/// finished nor shed, else OK. (A truncated frame is never decoded.)
+cqd_frames_result cqd_frames_end(const cqd_frames *f);
+/// The refusal answering a TOO_LONG or LOST feed, or a TRUNCATED end: a
+/// 413 naming N and max, or a 400 malformed-msgpack saying what was read.
+void cqd_frames_problem(const cqd_frames *f, cqd_frames_result r, cqp_problem *p);
+/// Drops the unfinished frame (shed or not) and gives back its charge.
+void cqd_frames_free(cqd_frames *f);
+
 /* ---- envelope --------------------------------------------------------- */
 
 /// One request line, decoded. id and body borrow from the line; the other
