@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "cqp/scan.h"
+#include "cqp/value.h"
 #include "refuse.h"
 #include "router.h"
 #include "stream_internal.h"
@@ -42,81 +43,189 @@ static void find_members(const char *s, size_t n, cqd_envelope *env)
     cqp_scan_object(s, n, take_id_and_body, env, NULL);
 }
 
-static int get_string(const json_t *root, const char *name, const char **out, cqp_problem *p)
+/* ---- the envelope's members, through the value view ------------------- */
+
+#define POINTER_SIZE sizeof ((cqp_problem *)0)->pointer
+
+// A string member's bytes, not NUL-terminated until keep_texts copies them.
+typedef struct span {
+    const char *s; ///< NULL: absent
+    size_t n;
+} span;
+
+// The texts a request keeps from its envelope.
+typedef struct texts {
+    span method, path, authorization, request_id;
+} texts;
+
+// True when key[0..n) is name, ASCII case ignored (header names).
+static bool name_is(const char *key, size_t n, const char *name)
 {
-    const json_t *v = json_object_get(root, name);
+    return strlen(name) == n && strncasecmp(key, name, n) == 0;
+}
+
+// Appends the pointer token of key[0..n) to ptr. A key is copied to be
+// NUL-terminated; a pointer holds fewer bytes than the copy, so cutting
+// the copy never shows.
+static void append_key(char ptr[POINTER_SIZE], const char *key, size_t n)
+{
+    char name[POINTER_SIZE];
+    n = n < sizeof name - 1 ? n : sizeof name - 1;
+    memcpy(name, key, n);
+    name[n] = '\0';
+    cqp_pointer_append(ptr, POINTER_SIZE, name);
+}
+
+// How many bytes of a name a detail quotes.
+static int quoted(size_t n) { return n < 64 ? (int)n : 64; }
+
+// Refuses any member but the five the envelope has.
+static int check_members(cqp_value root, cqp_problem *p)
+{
+    static const char *const known[] = {"id", "method", "path", "headers", "body"};
+    enum { N = sizeof known / sizeof known[0] };
+    cqp_iter it;
+    const char *key;
+    size_t n;
+    cqp_value v;
+    cqpv_iter_init(&it, root);
+    while (cqpv_next_member(&it, &key, &n, &v)) {
+        size_t k = 0;
+        while (k < N && !cqpv_key_is(key, n, known[k]))
+            k++;
+        if (k == N) {
+            char ptr[sizeof p->pointer] = "";
+            append_key(ptr, key, n);
+            return cqp_fail(p, CQP_P_UNKNOWN_FIELD, ptr,
+                            "unknown member %.*s (expected id, method, path, headers, body)", quoted(n), key);
+        }
+    }
+    return 0;
+}
+
+// A string that becomes a C string: a NUL byte (only MessagePack can hold
+// one) would cut it, and the request would not be the one sent.
+static int no_nul(const span *t, const char *ptr, const char *what, cqp_problem *p)
+{
+    if (memchr(t->s, '\0', t->n))
+        return cqp_fail(p, CQP_P_BAD_VALUE, ptr, "%s must not hold a NUL byte", what);
+    return 0;
+}
+
+static int get_string(cqp_value root, const char *name, span *out, cqp_problem *p)
+{
+    cqp_value v = cqpv_get(root, name);
     char ptr[16] = "";
     cqp_pointer_append(ptr, sizeof ptr, name);
-    if (!v)
+    if (!cqpv_present(v))
         return cqp_fail(p, CQP_P_MISSING_FIELD, ptr, "%s is required", name);
-    if (!json_is_string(v))
+    if (cqpv_type(v) != CQP_V_STRING)
         return cqp_fail(p, CQP_P_BAD_TYPE, ptr, "%s must be a string", name);
-    *out = json_string_value(v);
-    return 0;
+    out->s = cqpv_string(v, &out->n);
+    return no_nul(out, ptr, name, p);
 }
 
 // "headers": {name: string}; Authorization and X-Request-Id are kept
 // (names case-insensitive), other headers are accepted and ignored.
-static int get_headers(const json_t *root, cqd_envelope *env, cqp_problem *p)
+static int get_headers(cqp_value root, texts *t, cqp_problem *p)
 {
-    const json_t *h = json_object_get(root, "headers");
-    if (!h || json_is_null(h))
+    cqp_value h = cqpv_get(root, "headers");
+    cqp_vtype type = cqpv_type(h);
+    if (type == CQP_V_ABSENT || type == CQP_V_NULL)
         return 0;
-    if (!json_is_object(h))
+    if (type != CQP_V_OBJECT)
         return cqp_fail(p, CQP_P_BAD_TYPE, "/headers", "headers must be an object of strings");
+    cqp_iter it;
     const char *name;
-    const json_t *v;
-    json_object_foreach ((json_t *)h, name, v) {
+    size_t n;
+    cqp_value v;
+    cqpv_iter_init(&it, h);
+    while (cqpv_next_member(&it, &name, &n, &v)) {
         char ptr[sizeof p->pointer] = "/headers";
-        cqp_pointer_append(ptr, sizeof ptr, name);
-        if (!json_is_string(v))
-            return cqp_fail(p, CQP_P_BAD_TYPE, ptr, "header %.64s must be a string", name);
-        const char **slot = strcasecmp(name, "authorization") == 0  ? &env->authorization
-                            : strcasecmp(name, "x-request-id") == 0 ? &env->request_id
-                                                                     : NULL;
+        append_key(ptr, name, n);
+        if (cqpv_type(v) != CQP_V_STRING)
+            return cqp_fail(p, CQP_P_BAD_TYPE, ptr, "header %.*s must be a string", quoted(n), name);
+        span *slot = name_is(name, n, "authorization")  ? &t->authorization
+                     : name_is(name, n, "x-request-id") ? &t->request_id
+                                                        : NULL;
         if (!slot)
             continue;
-        if (*slot)
-            return cqp_fail(p, CQP_P_BAD_VALUE, ptr, "header %.64s is given twice", name);
-        *slot = json_string_value(v);
+        if (slot->s)
+            return cqp_fail(p, CQP_P_BAD_VALUE, ptr, "header %.*s is given twice", quoted(n), name);
+        slot->s = cqpv_string(v, &slot->n);
+        if (no_nul(slot, ptr, "a header", p) != 0)
+            return -1;
     }
     return 0;
 }
 
-// Copies the texts a request needs out of env->root and frees the tree:
-// the handler then runs with nothing of the envelope alive but the line.
-static int keep_texts(cqd_envelope *env, const char *path, cqp_problem *p)
+// Copies the n spans into one allocation, each NUL-terminated; dst[i] is
+// NULL for an absent one. NULL when out of memory.
+static char *copy_spans(const span *const *src, int n, char **dst)
 {
-    const char *src[] = {env->method, path, env->authorization, env->request_id};
-    enum { N = sizeof src / sizeof src[0] };
-    size_t len[N], total = 0;
-    for (int i = 0; i < N; i++) {
-        len[i] = src[i] ? strlen(src[i]) + 1 : 0;
-        total += len[i];
+    size_t total = 1;
+    for (int i = 0; i < n; i++)
+        total += src[i]->s ? src[i]->n + 1 : 0;
+    char *copy = malloc(total), *at = copy;
+    for (int i = 0; copy && i < n; i++) {
+        dst[i] = src[i]->s ? at : NULL;
+        if (!dst[i])
+            continue;
+        memcpy(at, src[i]->s, src[i]->n);
+        at[src[i]->n] = '\0';
+        at += src[i]->n + 1;
     }
-    env->copy = malloc(total);
+    return copy;
+}
+
+// Copies the texts a request needs and frees the JSON tree: the handler
+// then runs with nothing of the envelope alive but the line or frame.
+static int keep_texts(cqd_envelope *env, const texts *t, cqp_problem *p)
+{
+    const span *src[] = {&t->method, &t->path, &t->authorization, &t->request_id};
+    char *dst[4];
+    env->copy = copy_spans(src, 4, dst);
+    json_decref(env->root); // the spans pointed into it
+    env->root = NULL;
     if (!env->copy)
         return cqp_fail(p, CQP_P_BUSY, NULL, "out of memory");
-    char *dst[N];
-    char *at = env->copy;
-    for (int i = 0; i < N; i++) {
-        dst[i] = src[i] ? memcpy(at, src[i], len[i]) : NULL;
-        at += len[i];
-    }
     env->method = dst[0];
-    env->path = dst[1];
     env->authorization = dst[2];
     env->request_id = dst[3];
-    char *q = strchr(dst[1], '?');
+    char *path = dst[1];
+    env->path = path;
+    char *q = path ? strchr(path, '?') : NULL;
     if (q) {
         *q = '\0';
         env->query = q + 1;
     }
-    cqd_path_unescape(dst[1]); // as HTTP's path is: the same path, the same answer
-    json_decref(env->root);
-    env->root = NULL;
+    if (path)
+        cqd_path_unescape(path); // as HTTP's path is: the same path, the same answer
     return 0;
 }
+
+// Decodes the envelope's members but id and body, which the caller
+// located: in either format the same checks in the same order, so a frame
+// is refused where and as a line would be. A refusal still keeps the
+// request id, when the headers named one before the fault.
+static int decode_members(cqp_value root, cqd_envelope *env, cqp_problem *p)
+{
+    texts t = {0};
+    int rc = check_members(root, p);
+    if (rc == 0)
+        rc = get_string(root, "method", &t.method, p);
+    if (rc == 0)
+        rc = get_string(root, "path", &t.path, p);
+    if (rc == 0)
+        rc = get_headers(root, &t, p);
+    if (rc == 0)
+        return keep_texts(env, &t, p);
+    cqp_problem lost; // out of memory for the copy: the refusal generates an id
+    keep_texts(env, &(texts){.request_id = t.request_id}, &lost);
+    return -1;
+}
+
+/* ---- JSON lines --------------------------------------------------------- */
 
 int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_problem *p)
 {
@@ -134,29 +243,7 @@ int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_prob
     } else if (body) {
         env->body_tree = json_incref(body);
     }
-    // Out of the root, so the member check below sees only the others.
-    json_object_del(env->root, "body");
-    json_object_del(env->root, "id");
-
-    static const char *const known[] = {"method", "path", "headers"};
-    const char *name;
-    json_t *v;
-    json_object_foreach (env->root, name, v) {
-        size_t k = 0;
-        while (k < sizeof known / sizeof known[0] && strcmp(name, known[k]) != 0)
-            k++;
-        if (k == sizeof known / sizeof known[0]) {
-            char ptr[sizeof p->pointer] = "";
-            cqp_pointer_append(ptr, sizeof ptr, name);
-            return cqp_fail(p, CQP_P_UNKNOWN_FIELD, ptr, "unknown member %.64s (expected id, method, path, headers, body)",
-                            name);
-        }
-    }
-    const char *path;
-    if (get_string(env->root, "method", &env->method, p) != 0 || get_string(env->root, "path", &path, p) != 0 ||
-        get_headers(env->root, env, p) != 0)
-        return -1;
-    return keep_texts(env, path, p);
+    return decode_members(cqp_value_json(env->root), env, p);
 }
 
 void cqd_envelope_free(cqd_envelope *env)

@@ -127,11 +127,11 @@ void cqd_frames_free(cqd_frames *f);
 
 /// One request line, decoded. id and body borrow from the line; the other
 /// texts are owned copies. The line is parsed once: of its JSON tree only
-/// the body's part outlives a successful cqd_envelope_parse, and the
-/// pipeline decodes that instead of parsing the body again (jansson's
-/// parse is most of a small request's cost).
+/// the body's part outlives cqd_envelope_parse, and the pipeline decodes
+/// that instead of parsing the body again (jansson's parse is most of a
+/// small request's cost).
 typedef struct cqd_envelope {
-    json_t *root;              ///< owned while a failed parse's texts point into it; NULL after a success
+    json_t *root;              ///< owned while parsing; NULL once the texts are copied
     json_t *body_tree;         ///< owned: the body's tree, NULL when body is absent or null
     char *copy;                ///< owned: method, target, authorization, request_id (each NUL-terminated)
     const char *id;            ///< the "id" member's text, verbatim from the line; NULL = null
@@ -148,7 +148,8 @@ typedef struct cqd_envelope {
 /// Decodes the line {"id"?, "method", "path", "headers"?, "body"?} (len
 /// bytes, no newline). Returns 0, or -1 with p filled (id is still set
 /// when the line is an object with an "id", request_id when the headers
-/// named one before the fault). Always cqd_envelope_free env, and while
+/// named one before the fault). A NUL byte in method, path or a kept
+/// header (which only a MessagePack string can hold) is refused. Always cqd_envelope_free env, and while
 /// the calling thread is inside the same JSON arena (json_arena.h) as
 /// for the parse: the trees live there.
 int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_problem *p);
