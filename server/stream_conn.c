@@ -276,7 +276,7 @@ static int queue_refusal(cqd_conn *c, const cqp_problem *p)
     job *j = calloc(1, sizeof *j);
     if (!j)
         return -1;
-    cqd_stream_refuse(c->s->srv, NULL, 0, NULL, p, &j->out);
+    cqd_stream_refuse(c->s->srv, CQP_JSON, NULL, 0, NULL, p, &j->out);
     enqueue(c, j);
     return 0;
 }

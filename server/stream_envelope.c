@@ -276,78 +276,134 @@ static void put_raw(cqp_writer *w, const char *json, size_t n)
     blank_out(w->buf->data + from, w->buf->len - from, '\r');
 }
 
-static void begin_reply(cqp_writer *w, cqp_buf *out, const char *id, size_t id_len, int status)
+// The id as the request had it: its text or bytes, verbatim.
+static void put_id(cqp_writer *w, const char *id, size_t id_len)
 {
-    cqp_writer_init(w, out, false);
+    if (!id)
+        cqp_null(w);
+    else if (w->format == CQP_MSGPACK)
+        cqp_raw(w, id, id_len);
+    else
+        put_raw(w, id, id_len);
+}
+
+// Starts a reply in out: a frame's prefix (its length patched in by
+// end_reply), then the envelope map's id and status.
+static void begin_reply(cqp_writer *w, cqp_buf *out, cqp_format f, const char *id, size_t id_len, int status)
+{
+    if (f == CQP_MSGPACK)
+        cqp_buf_append(out, "\xce\0\0\0\0", CQD_FRAME_PREFIX);
+    cqp_writer_init_format(w, out, f, false);
     cqp_obj_begin(w);
     cqp_key(w, "id");
-    if (id)
-        put_raw(w, id, id_len);
-    else
-        cqp_null(w);
+    put_id(w, id, id_len);
     cqp_key(w, "status");
     cqp_int(w, status);
 }
 
-static void end_reply(cqp_writer *w)
+// Ends the reply that began at byte `at` of the buffer: a line's newline,
+// or the frame's length. A frame past 4 GiB cannot be sent (oom).
+static void end_reply(cqp_writer *w, size_t at)
 {
     cqp_obj_end(w);
-    cqp_buf_append(w->buf, "\n", 1);
+    cqp_buf *out = w->buf;
+    if (w->format != CQP_MSGPACK) {
+        cqp_buf_append(out, "\n", 1);
+        return;
+    }
+    if (out->oom)
+        return;
+    size_t n = out->len - at - CQD_FRAME_PREFIX;
+    if (n > UINT32_MAX) {
+        out->oom = true;
+        return;
+    }
+    unsigned char *len = (unsigned char *)out->data + at + 1;
+    len[0] = (unsigned char)(n >> 24);
+    len[1] = (unsigned char)(n >> 16);
+    len[2] = (unsigned char)(n >> 8);
+    len[3] = (unsigned char)n;
 }
 
 static bool is_json(const char *content_type) { return !content_type || strstr(content_type, "json"); }
 
-void cqd_stream_reply(cqp_buf *out, const char *id, size_t id_len, const cqd_response *resp)
+static bool is_msgpack(const char *content_type) { return content_type && strstr(content_type, "msgpack"); }
+
+// The handler's body: embedded when it is in the reply's format (a JSON
+// line's newlines blanked), else a string of its bytes (metrics, a JSON
+// document on a MessagePack connection), nothing as null.
+static void put_body(cqp_writer *w, const cqd_response *resp)
+{
+    cqp_key(w, "body");
+    if (resp->body.len == 0)
+        cqp_null(w);
+    else if (w->format == CQP_MSGPACK && is_msgpack(resp->content_type))
+        cqp_raw(w, resp->body.data, resp->body.len);
+    else if (w->format != CQP_MSGPACK && is_json(resp->content_type))
+        put_raw(w, resp->body.data, resp->body.len);
+    else
+        cqp_strn(w, resp->body.data, resp->body.len);
+}
+
+// What HTTP carries in response headers, where it applies.
+static void put_headers(cqp_writer *w, const cqd_response *resp)
+{
+    bool allow = resp->status == 405 && resp->allow[0];
+    bool retry = (resp->status == 429 || resp->status == 503) && resp->retry_after > 0;
+    if (!allow && !retry)
+        return;
+    cqp_key(w, "headers");
+    cqp_obj_begin(w);
+    if (allow) {
+        cqp_key(w, "Allow");
+        cqp_str(w, resp->allow);
+    }
+    if (retry) {
+        char secs[16];
+        snprintf(secs, sizeof secs, "%d", resp->retry_after);
+        cqp_key(w, "Retry-After");
+        cqp_str(w, secs);
+    }
+    cqp_obj_end(w);
+}
+
+// The reply to a request whose response could not be built.
+static void reply_out_of_memory(cqp_buf *out, cqp_format f, const char *id, size_t id_len)
 {
     cqp_writer w;
+    size_t at = out->len;
+    cqp_problem p;
+    cqp_fail(&p, CQP_P_BUSY, NULL, "out of memory");
+    begin_reply(&w, out, f, id, id_len, cqp_problem_status(p.kind));
+    cqp_key(&w, "headers");
+    cqp_obj_begin(&w);
+    cqp_key(&w, "Retry-After");
+    cqp_str(&w, "1");
+    cqp_obj_end(&w);
+    cqp_key(&w, "body");
+    cqp_write_problem(&w, &p);
+    end_reply(&w, at);
+}
+
+void cqd_stream_reply(cqp_buf *out, cqp_format f, const char *id, size_t id_len, const cqd_response *resp)
+{
     if (resp->body.oom) {
-        cqp_problem p;
-        cqp_fail(&p, CQP_P_BUSY, NULL, "out of memory");
-        begin_reply(&w, out, id, id_len, cqp_problem_status(p.kind));
-        cqp_key(&w, "headers");
-        cqp_obj_begin(&w);
-        cqp_key(&w, "Retry-After");
-        cqp_str(&w, "1");
-        cqp_obj_end(&w);
-        cqp_key(&w, "body");
-        cqp_write_problem(&w, &p);
-        end_reply(&w);
+        reply_out_of_memory(out, f, id, id_len);
         return;
     }
-    begin_reply(&w, out, id, id_len, resp->status);
+    cqp_writer w;
+    size_t at = out->len;
+    begin_reply(&w, out, f, id, id_len, resp->status);
     if (resp->request_id[0]) {
         cqp_key(&w, "request_id");
         cqp_str(&w, resp->request_id);
     }
-    // What HTTP carries in response headers, where it applies.
-    bool allow = resp->status == 405 && resp->allow[0];
-    bool retry = (resp->status == 429 || resp->status == 503) && resp->retry_after > 0;
-    if (allow || retry) {
-        cqp_key(&w, "headers");
-        cqp_obj_begin(&w);
-        if (allow) {
-            cqp_key(&w, "Allow");
-            cqp_str(&w, resp->allow);
-        }
-        if (retry) {
-            char secs[16];
-            snprintf(secs, sizeof secs, "%d", resp->retry_after);
-            cqp_key(&w, "Retry-After");
-            cqp_str(&w, secs);
-        }
-        cqp_obj_end(&w);
-    }
-    cqp_key(&w, "body");
-    if (resp->body.len == 0)
-        cqp_null(&w);
-    else if (is_json(resp->content_type))
-        put_raw(&w, resp->body.data, resp->body.len);
-    else
-        cqp_str(&w, resp->body.data);
-    end_reply(&w);
+    put_headers(&w, resp);
+    put_body(&w, resp);
+    end_reply(&w, at);
 }
 
-void cqd_stream_refuse(cqd_server *srv, const char *id, size_t id_len, const char *request_id,
+void cqd_stream_refuse(cqd_server *srv, cqp_format f, const char *id, size_t id_len, const char *request_id,
                        const cqp_problem *p, cqp_buf *out)
 {
     // No method or path: a line the transport could not read as a request
@@ -359,9 +415,10 @@ void cqd_stream_refuse(cqd_server *srv, const char *id, size_t id_len, const cha
     // cqd_refuse's problem has no pointer; the envelope's may have one.
     cqp_buf_reset(&resp.body);
     cqp_writer w;
-    cqp_writer_init(&w, &resp.body, false);
+    cqp_writer_init_format(&w, &resp.body, f, false);
     cqp_write_problem(&w, p);
-    cqd_stream_reply(out, id, id_len, &resp);
+    resp.content_type = cqp_format_problem_type(f);
+    cqd_stream_reply(out, f, id, id_len, &resp);
     cqd_response_free(&resp);
 }
 
@@ -391,7 +448,7 @@ static void answer_request(cqd_server *srv, const cqd_envelope *env, cqp_buf *ou
     } else {
         cqd_refuse(srv, &req, CQP_P_BUSY, "too many requests in flight; retry shortly", &resp);
     }
-    cqd_stream_reply(out, env->id, env->id_len, &resp);
+    cqd_stream_reply(out, CQP_JSON, env->id, env->id_len, &resp);
     cqd_response_free(&resp);
 }
 
@@ -417,7 +474,7 @@ void cqd_stream_answer(cqd_server *srv, const char *line, size_t len, cqp_buf *o
     else if (self && self->json.failed)
         cqp_fail(&p, CQP_P_BUSY, NULL, "out of memory decoding the line");
     cqd_log(&srv->log, CQD_LOG_DEBUG, "stream: refused request line: %s", p.detail);
-    cqd_stream_refuse(srv, env.id, env.id_len, env.request_id, &p, out);
+    cqd_stream_refuse(srv, CQP_JSON, env.id, env.id_len, env.request_id, &p, out);
     cqd_envelope_free(&env);
     if (self)
         cqd_json_arena_leave(&self->json, previous);

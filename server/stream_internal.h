@@ -155,17 +155,20 @@ typedef struct cqd_envelope {
 int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_problem *p);
 void cqd_envelope_free(cqd_envelope *env);
 
-/// Appends the reply line {"id", "status", "request_id", "headers"?, "body"}
-/// and its '\n' to out: a JSON body is inserted as is (any '\r' or '\n'
-/// turned into spaces), another body as a JSON string, an empty one as null.
-/// id NULL writes null.
-void cqd_stream_reply(cqp_buf *out, const char *id, size_t id_len, const cqd_response *resp);
+/// Appends the reply {"id", "status", "request_id", "headers"?, "body"} to
+/// out in format f: a JSON line with its '\n', or a MessagePack frame
+/// (prefix and map). A body in the reply's format is inserted as is (a
+/// JSON body's '\r' or '\n' turned into spaces), another body as a
+/// string of its bytes, an empty one as null. id (the request's own text
+/// or bytes) is copied verbatim; NULL writes null.
+void cqd_stream_reply(cqp_buf *out, cqp_format f, const char *id, size_t id_len, const cqd_response *resp);
 
-/// Answers a line refused before the pipeline (bad envelope, overlong
-/// line): counts and logs it as every request is (cqd_refuse: route
-/// "unmatched", request_id sanitised or generated), then appends the reply
-/// line with the problem p, its pointer included. id NULL writes null.
-void cqd_stream_refuse(cqd_server *srv, const char *id, size_t id_len, const char *request_id,
+/// Answers a request refused before the pipeline (bad envelope, overlong
+/// line or frame, lost framing): counts and logs it as every request is
+/// (cqd_refuse: route "unmatched", request_id sanitised or generated),
+/// then appends the reply in format f with the problem p, its pointer
+/// included. id NULL writes null.
+void cqd_stream_refuse(cqd_server *srv, cqp_format f, const char *id, size_t id_len, const char *request_id,
                        const cqp_problem *p, cqp_buf *out);
 
 /// Answers one line: decodes it, runs cqd_handle, appends the reply line to

@@ -6,6 +6,7 @@
 #include <check.h>
 #include <jansson.h>
 #include <math.h>
+#include <msgpuck.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -738,34 +739,34 @@ START_TEST(reply_json_and_text)
 
     respond(&r, 200, "application/json", "{\"a\":[1,2]}");
     strcpy(r.request_id, "r-1");
-    cqd_stream_reply(&out, "{\"k\": 7}", 8, &r);
+    cqd_stream_reply(&out, CQP_JSON, "{\"k\": 7}", 8, &r);
     ck_assert_str_eq(out.data, "{\"id\":{\"k\": 7},\"status\":200,\"request_id\":\"r-1\",\"body\":{\"a\":[1,2]}}\n");
     cqd_response_free(&r);
 
     /* A pretty JSON body stays on one line; a text body becomes a string. */
     cqp_buf_reset(&out);
     respond(&r, 200, "application/json", "{\n  \"a\": 1\r\n}");
-    cqd_stream_reply(&out, NULL, 0, &r);
+    cqd_stream_reply(&out, CQP_JSON, NULL, 0, &r);
     ck_assert_str_eq(out.data, "{\"id\":null,\"status\":200,\"body\":{   \"a\": 1  }}\n");
     cqd_response_free(&r);
 
     cqp_buf_reset(&out);
     respond(&r, 200, "text/plain; version=0.0.4", "m 1\nn \"2\"\n");
-    cqd_stream_reply(&out, "3", 1, &r);
+    cqd_stream_reply(&out, CQP_JSON, "3", 1, &r);
     ck_assert_str_eq(out.data, "{\"id\":3,\"status\":200,\"body\":\"m 1\\nn \\\"2\\\"\\n\"}\n");
     cqd_response_free(&r);
 
     /* 204: no body; 405 and 503 carry what HTTP puts in headers. */
     cqp_buf_reset(&out);
     respond(&r, 204, "application/json", NULL);
-    cqd_stream_reply(&out, "\"d\"", 3, &r);
+    cqd_stream_reply(&out, CQP_JSON, "\"d\"", 3, &r);
     ck_assert_str_eq(out.data, "{\"id\":\"d\",\"status\":204,\"body\":null}\n");
     cqd_response_free(&r);
 
     cqp_buf_reset(&out);
     respond(&r, 405, "application/problem+json", "{\"status\":405}");
     strcpy(r.allow, "GET, PUT");
-    cqd_stream_reply(&out, "1", 1, &r);
+    cqd_stream_reply(&out, CQP_JSON, "1", 1, &r);
     ck_assert_str_eq(out.data, "{\"id\":1,\"status\":405,\"headers\":{\"Allow\":\"GET, PUT\"},"
                                "\"body\":{\"status\":405}}\n");
     cqd_response_free(&r);
@@ -773,7 +774,7 @@ START_TEST(reply_json_and_text)
     cqp_buf_reset(&out);
     respond(&r, 503, "application/problem+json", "{\"status\":503}");
     r.retry_after = 2;
-    cqd_stream_reply(&out, "1", 1, &r);
+    cqd_stream_reply(&out, CQP_JSON, "1", 1, &r);
     ck_assert_str_eq(out.data, "{\"id\":1,\"status\":503,\"headers\":{\"Retry-After\":\"2\"},"
                                "\"body\":{\"status\":503}}\n");
     cqd_response_free(&r);
@@ -782,8 +783,169 @@ START_TEST(reply_json_and_text)
     cqp_buf_reset(&out);
     respond(&r, 200, "application/json", "{}");
     strcpy(r.allow, "GET");
-    cqd_stream_reply(&out, "1", 1, &r);
+    cqd_stream_reply(&out, CQP_JSON, "1", 1, &r);
     ck_assert_str_eq(out.data, "{\"id\":1,\"status\":200,\"body\":{}}\n");
+    cqd_response_free(&r);
+    cqp_buf_free(&out);
+}
+END_TEST
+
+/* The bytes written as hex pairs ("ce 00 ..."), spaces ignored. */
+static void expect_hex(const cqp_buf *out, size_t from, const char *hex)
+{
+    unsigned char want[512];
+    size_t n = 0;
+    for (const char *h = hex; *h;) {
+        if (*h == ' ') {
+            h++;
+            continue;
+        }
+        unsigned v;
+        ck_assert_int_eq(sscanf(h, "%2x", &v), 1);
+        ck_assert_uint_lt(n, sizeof want);
+        want[n++] = (unsigned char)v;
+        h += 2;
+    }
+    ck_assert(!out->oom);
+    ck_assert_uint_eq(out->len - from, n);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg((unsigned char)out->data[from + i] == want[i], "byte %zu: %02x, expected %02x", i,
+                      (unsigned char)out->data[from + i], want[i]);
+}
+
+START_TEST(reply_msgpack_frames)
+{
+    /* Each frame written out by hand: 0xce, the map's length (4 bytes,
+     * big-endian), then the map with its keys as fixstr (0xa0 + length). */
+    cqd_response r;
+    cqp_buf out = {0};
+
+    /* The body (application/msgpack, {"a": [1, 2]}) and the id (7) are
+     * copied as they are; 200 is a uint8 (cc c8). 40 bytes after the prefix. */
+    respond(&r, 200, "application/msgpack", NULL);
+    cqp_buf_append(&r.body, "\x81\xa1\x61\x92\x01\x02", 6);
+    strcpy(r.request_id, "r-1");
+    cqd_stream_reply(&out, CQP_MSGPACK, "\x07", 1, &r);
+    expect_hex(&out, 0, "ce 00 00 00 28 84 a2 69 64 07 a6 73 74 61 74 75 73 cc c8"
+                        " aa 72 65 71 75 65 73 74 5f 69 64 a3 72 2d 31 a4 62 6f 64 79 81 a1 61 92 01 02");
+    cqd_response_free(&r);
+
+    /* Appended behind it: a 204 without id, request id or body (nil, nil). */
+    size_t second = out.len;
+    respond(&r, 204, "application/msgpack", NULL);
+    cqd_stream_reply(&out, CQP_MSGPACK, NULL, 0, &r);
+    expect_hex(&out, second, "ce 00 00 00 14 83 a2 69 64 c0 a6 73 74 61 74 75 73 cc cc a4 62 6f 64 79 c0");
+    cqd_response_free(&r);
+
+    /* A text body is a str of its bytes; a str id ("d") is copied. */
+    cqp_buf_reset(&out);
+    respond(&r, 200, "text/plain; version=0.0.4", "m 1\n");
+    cqd_stream_reply(&out, CQP_MSGPACK, "\xa1\x64", 2, &r);
+    expect_hex(&out, 0, "ce 00 00 00 19 83 a2 69 64 a1 64 a6 73 74 61 74 75 73 cc c8 a4 62 6f 64 79 a4 6d 20 31 0a");
+    cqd_response_free(&r);
+
+    /* A JSON document (a handler that names its own type) is a str too. */
+    cqp_buf_reset(&out);
+    respond(&r, 200, "application/json", "{\"x\":1}");
+    cqd_stream_reply(&out, CQP_MSGPACK, "\x02", 1, &r);
+    expect_hex(&out, 0, "ce 00 00 00 1b 83 a2 69 64 02 a6 73 74 61 74 75 73 cc c8 a4 62 6f 64 79"
+                        " a7 7b 22 78 22 3a 31 7d");
+    cqd_response_free(&r);
+
+    /* 405: "headers": {"Allow": "GET, PUT"}; 405 is a uint16 (cd 01 95). */
+    cqp_buf_reset(&out);
+    respond(&r, 405, "application/problem+msgpack", NULL);
+    cqp_buf_append(&r.body, "\x81\xa6status\xcd\x01\x95", 11);
+    strcpy(r.allow, "GET, PUT");
+    cqd_stream_reply(&out, CQP_MSGPACK, "\x01", 1, &r);
+    expect_hex(&out, 0, "ce 00 00 00 37 84 a2 69 64 01 a6 73 74 61 74 75 73 cd 01 95"
+                        " a7 68 65 61 64 65 72 73 81 a5 41 6c 6c 6f 77 a8 47 45 54 2c 20 50 55 54"
+                        " a4 62 6f 64 79 81 a6 73 74 61 74 75 73 cd 01 95");
+    cqd_response_free(&r);
+
+    /* 503: "headers": {"Retry-After": "2"}; 503 is cd 01 f7. */
+    cqp_buf_reset(&out);
+    respond(&r, 503, "application/problem+msgpack", NULL);
+    cqp_buf_append(&r.body, "\x80", 1);
+    r.retry_after = 2;
+    cqd_stream_reply(&out, CQP_MSGPACK, "\x03", 1, &r);
+    expect_hex(&out, 0, "ce 00 00 00 2c 84 a2 69 64 03 a6 73 74 61 74 75 73 cd 01 f7"
+                        " a7 68 65 61 64 65 72 73 81 ab 52 65 74 72 79 2d 41 66 74 65 72 a1 32"
+                        " a4 62 6f 64 79 80");
+    cqd_response_free(&r);
+    cqp_buf_free(&out);
+}
+END_TEST
+
+/* A frame's envelope read with msgpuck (an independent decoder): the value
+ * of key in the map at *p, or NULL. */
+static const char *mp_member(const char *map, const char *key)
+{
+    const char *p = map;
+    ck_assert_int_eq(mp_typeof(*p), MP_MAP);
+    uint32_t n = mp_decode_map(&p);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t len;
+        const char *k = mp_decode_str(&p, &len);
+        if (len == strlen(key) && memcmp(k, key, len) == 0)
+            return p;
+        mp_next(&p);
+    }
+    return NULL;
+}
+
+/* The frame in out[from..]: its prefix names exactly the bytes after it,
+ * which hold one valid value; returns the envelope. */
+static const char *frame_of(const cqp_buf *out, size_t from)
+{
+    ck_assert(!out->oom);
+    ck_assert_uint_ge(out->len - from, 6);
+    const unsigned char *b = (const unsigned char *)out->data + from;
+    ck_assert_int_eq(b[0], 0xce);
+    size_t n = (size_t)b[1] << 24 | (size_t)b[2] << 16 | (size_t)b[3] << 8 | b[4];
+    ck_assert_uint_eq(n, out->len - from - 5);
+    const char *env = out->data + from + 5, *end = env;
+    ck_assert_int_eq(mp_check(&end, env + n), 0);
+    ck_assert_ptr_eq(end, env + n);
+    return env;
+}
+
+static const char *mp_text(const char *v)
+{
+    static char text[256];
+    ck_assert_int_eq(mp_typeof(*v), MP_STR);
+    uint32_t n;
+    const char *s = mp_decode_str(&v, &n);
+    ck_assert_uint_lt(n, sizeof text);
+    memcpy(text, s, n);
+    text[n] = '\0';
+    return text;
+}
+
+static int64_t mp_integer(const char *v)
+{
+    ck_assert_int_eq(mp_typeof(*v), MP_UINT);
+    return (int64_t)mp_decode_uint(&v);
+}
+
+START_TEST(reply_msgpack_out_of_memory)
+{
+    /* A response that could not be built: 503, Retry-After 1, the problem
+     * as a map. */
+    cqd_response r;
+    respond(&r, 200, "application/msgpack", NULL);
+    r.body.oom = true;
+    cqp_buf out = {0};
+    cqd_stream_reply(&out, CQP_MSGPACK, "\x05", 1, &r);
+    const char *env = frame_of(&out, 0);
+    ck_assert_int_eq(mp_integer(mp_member(env, "id")), 5);
+    ck_assert_int_eq(mp_integer(mp_member(env, "status")), 503);
+    ck_assert_str_eq(mp_text(mp_member(mp_member(env, "headers"), "Retry-After")), "1");
+    const char *body = mp_member(env, "body");
+    ck_assert_str_eq(mp_text(mp_member(body, "type")), "urn:collisiond:problem:unavailable");
+    ck_assert_int_eq(mp_integer(mp_member(body, "status")), 503);
+    ck_assert_str_eq(mp_text(mp_member(body, "detail")), "out of memory");
+    r.body.oom = false;
     cqd_response_free(&r);
     cqp_buf_free(&out);
 }
@@ -966,7 +1128,7 @@ START_TEST(refusals_counted_and_answered)
     cqp_buf_reset(&out);
     cqp_problem p;
     cqp_fail(&p, CQP_P_TOO_LARGE, NULL, "too long");
-    cqd_stream_refuse(&srv, NULL, 0, NULL, &p, &out);
+    cqd_stream_refuse(&srv, CQP_JSON, NULL, 0, NULL, &p, &out);
     r = reply_of(&out);
     ck_assert(json_is_null(json_object_get(r, "id")));
     expect_problem(r, 413, "body-too-large", NULL);
@@ -993,6 +1155,28 @@ START_TEST(refusals_counted_and_answered)
     ck_assert_int_eq(lines, 4);
     ck_assert_ptr_nonnull(strstr(text, "\"status\":413"));
     ck_assert_ptr_nonnull(strstr(text, "\"request_id\":\"tick-1\""));
+    cqp_buf_free(&out);
+}
+END_TEST
+
+START_TEST(refusals_in_msgpack)
+{
+    /* A MessagePack connection's refusal is a frame, counted and logged as
+     * a line's is; the problem's pointer is kept. */
+    cqp_buf out = {0};
+    cqp_problem p;
+    cqp_fail(&p, CQP_P_BAD_MSGPACK, "/headers/x", "framing lost");
+    cqd_stream_refuse(&srv, CQP_MSGPACK, "\xa1k", 2, "tick-2", &p, &out);
+    const char *env = frame_of(&out, 0);
+    ck_assert_str_eq(mp_text(mp_member(env, "id")), "k");
+    ck_assert_int_eq(mp_integer(mp_member(env, "status")), 400);
+    ck_assert_str_eq(mp_text(mp_member(env, "request_id")), "tick-2");
+    const char *body = mp_member(env, "body");
+    ck_assert_str_eq(mp_text(mp_member(body, "type")), "urn:collisiond:problem:malformed-msgpack");
+    ck_assert_int_eq(mp_integer(mp_member(body, "status")), 400);
+    ck_assert_str_eq(mp_text(mp_member(body, "detail")), "framing lost");
+    ck_assert_str_eq(mp_text(mp_member(body, "pointer")), "/headers/x");
+    ck_assert(requests_total("other", "unmatched", "400") == 1);
     cqp_buf_free(&out);
 }
 END_TEST
@@ -1025,6 +1209,8 @@ Suite *stream_suite(void)
     suite_add_tcase(s, t);
     t = tcase_create("reply");
     tcase_add_test(t, reply_json_and_text);
+    tcase_add_test(t, reply_msgpack_frames);
+    tcase_add_test(t, reply_msgpack_out_of_memory);
     suite_add_tcase(s, t);
     t = tcase_create("pointer");
     tcase_add_test(t, pointer_append);
@@ -1035,6 +1221,7 @@ Suite *stream_suite(void)
     t = tcase_create("refusals");
     tcase_add_checked_fixture(t, server_setup, server_teardown);
     tcase_add_test(t, refusals_counted_and_answered);
+    tcase_add_test(t, refusals_in_msgpack);
     suite_add_tcase(s, t);
     return s;
 }
