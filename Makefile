@@ -28,7 +28,7 @@ DEB_PKGS := gcc libc6-dev make pkg-config python3 \
             libmicrohttpd-dev libjansson-dev libuv1-dev libmsgpuck-dev libjs-three
 # Check for the unit suites, prometheus_client as the e2e tests' exposition
 # parser, git for newcomer-check's clone.
-TEST_DEB_PKGS := check python3-prometheus-client git
+TEST_DEB_PKGS := check python3-prometheus-client python3-msgpack git
 
 CORE_SRC  := $(sort $(wildcard core/src/*.c))
 CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)

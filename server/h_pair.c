@@ -53,7 +53,7 @@ static int test_and_write(cqd_call *c, const cqp_pair_req *r, int index)
 int cqd_h_pair(cqd_call *c)
 {
     cqp_pair_req r;
-    if (cqp_decode_pair(&c->dec, cqp_value_json(c->body), &r) != 0)
+    if (cqp_decode_pair(&c->dec, c->body, &r) != 0)
         return -1;
     int status = check_supported(c, &r, "");
     if (status == 0) {
@@ -68,7 +68,7 @@ int cqd_h_pair(cqd_call *c)
 int cqd_h_pairs(cqd_call *c)
 {
     cqp_pairs_req r;
-    if (cqp_decode_pairs(&c->dec, cqp_value_json(c->body), &r) != 0)
+    if (cqp_decode_pairs(&c->dec, c->body, &r) != 0)
         return -1;
     int status = 0;
     for (int i = 0; i < r.count && status == 0; i++) {

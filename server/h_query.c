@@ -128,7 +128,7 @@ static int contacts_fail(cqd_call *c, const cqp_contacts_req *req, int rc, int b
 int cqd_h_contacts(cqd_call *c)
 {
     cqp_contacts_req req;
-    if (cqp_decode_contacts(&c->dec, cqp_value_json(c->body), &req) != 0)
+    if (cqp_decode_contacts(&c->dec, c->body, &req) != 0)
         return -1;
     /* exclusive: the pass updates the pair cache */
     cqd_world *w = cqd_h_acquire(c, true);
@@ -261,7 +261,7 @@ static int raycast_all(cqd_call *c, const cq_world *world, const cqp_raycast_req
 int cqd_h_raycast(cqd_call *c)
 {
     cqp_raycast_req req;
-    if (cqp_decode_raycast(&c->dec, cqp_value_json(c->body), &req) != 0)
+    if (cqp_decode_raycast(&c->dec, c->body, &req) != 0)
         return -1;
     int rc = -1;
     cqd_world *w = acquire_current(c, true);
@@ -289,7 +289,7 @@ static int shape_query_fail(cqd_call *c, const cq_shape *shape, int rc)
 int cqd_h_sweep(cqd_call *c)
 {
     cqp_shape_req req;
-    if (cqp_decode_sweep(&c->dec, cqp_value_json(c->body), &req) != 0)
+    if (cqp_decode_sweep(&c->dec, c->body, &req) != 0)
         return -1;
     int rc = -1;
     cqd_world *w = acquire_current(c, true);
@@ -321,7 +321,7 @@ int cqd_h_sweep(cqd_call *c)
 int cqd_h_overlap(cqd_call *c)
 {
     cqp_shape_req req;
-    if (cqp_decode_overlap(&c->dec, cqp_value_json(c->body), &req) != 0)
+    if (cqp_decode_overlap(&c->dec, c->body, &req) != 0)
         return -1;
     int rc = -1;
     cqd_world *w = acquire_current(c, true);

@@ -56,7 +56,7 @@ static int write_stored(cqd_call *c, const cq_world *world, const char *id)
 int cqd_h_shape_put(cqd_call *c)
 {
     cqp_batch b;
-    if (cqp_decode_shape_put(&c->dec, cqp_value_json(c->body), c->id, &b) != 0)
+    if (cqp_decode_shape_put(&c->dec, c->body, c->id, &b) != 0)
         return -1;
     int status = -1;
     uint64_t seq = 0;
@@ -121,7 +121,7 @@ int cqd_h_shape_delete(cqd_call *c)
 int cqd_h_batch(cqd_call *c)
 {
     cqp_batch b;
-    if (cqp_decode_batch(&c->dec, cqp_value_json(c->body), &b) != 0)
+    if (cqp_decode_batch(&c->dec, c->body, &b) != 0)
         return -1;
     int status = -1;
     uint64_t seq = 0;

@@ -56,7 +56,7 @@ static void write_summary(cqd_call *c, const cq_world_settings *settings, const 
 int cqd_h_world_put(cqd_call *c)
 {
     cqp_world_req req;
-    if (cqp_decode_world(&c->dec, cqp_value_json(c->body), &req) != 0)
+    if (cqp_decode_world(&c->dec, c->body, &req) != 0)
         return -1;
     int bad_op;
     cqd_world_state state;
