@@ -464,7 +464,7 @@ static void on_work(uv_work_t *w)
     for (job *j = first; j; j = j->next) {
         if (j != first && uv_hrtime() - start >= BATCH_NS)
             break;
-        cqd_stream_answer(srv, j->line, j->len, &j->out);
+        cqd_stream_answer(srv, CQP_JSON, j->line, j->len, &j->out);
         drop_line(j);
         if (cqd_failpoint_hit(&srv->fp, "stream_reply"))
             j->out.oom = true;

@@ -1,14 +1,16 @@
 /// @file server/stream_envelope.c
-/// The stream's request and reply lines (API.md section 4): decoding the
-/// envelope {"id", "method", "path", "headers", "body"} into a cqd_request
-/// and writing {"id", "status", "request_id", "body"} back; a line refused
-/// before the pipeline is counted and logged through cqd_refuse.
+/// The stream's requests and replies (API.md section 11), JSON lines and
+/// MessagePack frames alike: decoding the envelope {"id", "method",
+/// "path", "headers", "body"} into a cqd_request and writing {"id",
+/// "status", "request_id", "body"} back; a request refused before the
+/// pipeline is counted and logged through cqd_refuse.
 ///
-/// The "id" and "body" members are taken verbatim from the line (located by
-/// a scan of the already validated text) rather than re-serialised: the id
-/// echoes byte for byte, and the body a recording keeps is exactly what the
-/// client sent, within the same --max-body as the line. The pipeline
-/// decodes the body's tree from the line's one parse.
+/// The "id" and "body" members are taken verbatim from the line or frame
+/// (located by a scan of the already validated text, or by the span of a
+/// checked MessagePack value) rather than re-serialised: the id echoes
+/// byte for byte, and the body a recording keeps is exactly what the
+/// client sent, within the same --max-body. The pipeline decodes the body
+/// from the line's one parse, or from the frame's one check.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,8 +244,47 @@ int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_prob
         env->body_len = 0;
     } else if (body) {
         env->body_tree = json_incref(body);
+        env->body_value = cqp_value_json(body);
     }
     return decode_members(cqp_value_json(env->root), env, p);
+}
+
+/* ---- MessagePack frames ------------------------------------------------- */
+
+// Points env's id and body at those members' bytes in the checked map.
+static void find_mp_members(cqp_value root, cqd_envelope *env)
+{
+    cqp_iter it;
+    const char *key;
+    size_t n;
+    cqp_value v;
+    cqpv_iter_init(&it, root);
+    while (cqpv_next_member(&it, &key, &n, &v)) {
+        if (cqpv_key_is(key, n, "id")) {
+            env->id = v.ref;
+            env->id_len = cqp_mp_span(v.ref);
+        } else if (cqpv_key_is(key, n, "body") && cqpv_type(v) != CQP_V_NULL) {
+            env->body = v.ref; // nil is no body, as JSON's null
+            env->body_len = cqp_mp_span(v.ref);
+            env->body_value = v;
+        }
+    }
+}
+
+int cqd_envelope_parse_frame(const char *frame, size_t len, cqd_envelope *env, cqp_problem *p)
+{
+    memset(env, 0, sizeof *env);
+    // Checked once, whole: the body's view is then read where it lies, and
+    // the pipeline does not check it again. The envelope counts as one of
+    // the CQP_MP_MAX_DEPTH levels (value.h), so the body may nest one
+    // level less than over HTTP: still far beyond any valid request.
+    if (cqp_mp_check(frame, len, CQP_MP_MAX_DEPTH, p) != 0)
+        return -1;
+    cqp_value root = cqp_value_mp(frame);
+    if (cqpv_type(root) != CQP_V_OBJECT)
+        return cqp_fail(p, CQP_P_BAD_TYPE, NULL, "a request frame must hold a MessagePack map");
+    find_mp_members(root, env);
+    return decode_members(root, env, p);
 }
 
 void cqd_envelope_free(cqd_envelope *env)
@@ -422,8 +463,10 @@ void cqd_stream_refuse(cqd_server *srv, cqp_format f, const char *id, size_t id_
     cqd_response_free(&resp);
 }
 
-/// Answers a line that decoded as a request, unless too many are in flight.
-static void answer_request(cqd_server *srv, const cqd_envelope *env, cqp_buf *out)
+/// Answers a request that decoded, unless too many are in flight; in the
+/// connection's format, its body already opened (a JSON tree, or a
+/// MessagePack view the frame's check covered).
+static void answer_request(cqd_server *srv, cqp_format f, const cqd_envelope *env, cqp_buf *out)
 {
     cqd_request req = {
         .transport = "stream",
@@ -434,12 +477,14 @@ static void answer_request(cqd_server *srv, const cqd_envelope *env, cqp_buf *ou
         .request_id = env->request_id,
         .body = env->body,
         .body_len = env->body_len,
-        .body_value = cqp_value_json(env->body_tree),
+        .body_format = f,
+        .body_value = env->body_value,
+        .accept = f,
         .allow_pretty = false,
     };
     cqd_response resp;
     cqd_response_init(&resp);
-    // The line is already read: admission bounds the work, not the bytes.
+    // The request is already read: admission bounds the work, not the bytes.
     if (req.method && req.path && cqd_route_always_admitted(req.method, req.path)) {
         cqd_handle(srv, &req, &resp);
     } else if (cqd_admit_enter(&srv->admit)) {
@@ -448,33 +493,45 @@ static void answer_request(cqd_server *srv, const cqd_envelope *env, cqp_buf *ou
     } else {
         cqd_refuse(srv, &req, CQP_P_BUSY, "too many requests in flight; retry shortly", &resp);
     }
-    cqd_stream_reply(out, CQP_JSON, env->id, env->id_len, &resp);
+    cqd_stream_reply(out, f, env->id, env->id_len, &resp);
     cqd_response_free(&resp);
 }
 
-void cqd_stream_answer(cqd_server *srv, const char *line, size_t len, cqp_buf *out)
+// An envelope refused when the request's memory ran out: past
+// --max-request-memory it is the request's size (413), else the machine's
+// (503, retry). Anything else keeps its problem.
+static void parse_refused(const cqd_thread *self, cqd_server *srv, cqp_format f, cqp_problem *p)
 {
-    // The line's tree is held to the request memory budget, in the arena
-    // the pipeline then enters again (nested, so the budget is shared and
-    // the body, decoded from this tree, is charged once).
+    bool mp = f == CQP_MSGPACK;
+    if (self && self->json.over_budget && mp)
+        cqp_fail(p, CQP_P_TOO_LARGE, NULL, "the frame needs more than %zu bytes to check (--max-request-memory)",
+                 srv->cfg.max_request_memory);
+    else if (self && self->json.over_budget)
+        cqp_fail(p, CQP_P_TOO_LARGE, NULL, "the line decodes to more than %zu bytes of JSON values (--max-request-memory)",
+                 srv->cfg.max_request_memory);
+    else if (self && self->json.failed)
+        cqp_fail(p, CQP_P_BUSY, NULL, "out of memory decoding the %s", mp ? "frame" : "line");
+}
+
+void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_t len, cqp_buf *out)
+{
+    // The line's tree (or the frame check's scratch) is held to the request
+    // memory budget, in the arena the pipeline then enters again (nested,
+    // so the budget is shared and the body, decoded from this tree, is
+    // charged once).
     cqd_thread *self = cqd_thread_self(srv);
     cqd_json_arena *previous = self ? cqd_json_arena_enter(&self->json, srv->cfg.max_request_memory) : NULL;
     cqd_envelope env;
     cqp_problem p;
-    if (cqd_envelope_parse(line, len, &env, &p) == 0) {
-        answer_request(srv, &env, out);
-        cqd_envelope_free(&env);
-        if (self)
-            cqd_json_arena_leave(&self->json, previous);
-        return;
+    bool mp = f == CQP_MSGPACK;
+    int rc = mp ? cqd_envelope_parse_frame(request, len, &env, &p) : cqd_envelope_parse(request, len, &env, &p);
+    if (rc == 0) {
+        answer_request(srv, f, &env, out);
+    } else {
+        parse_refused(self, srv, f, &p);
+        cqd_log(&srv->log, CQD_LOG_DEBUG, "stream: refused request %s: %s", mp ? "frame" : "line", p.detail);
+        cqd_stream_refuse(srv, f, env.id, env.id_len, env.request_id, &p, out);
     }
-    if (self && self->json.over_budget)
-        cqp_fail(&p, CQP_P_TOO_LARGE, NULL, "the line decodes to more than %zu bytes of JSON values (--max-request-memory)",
-                 srv->cfg.max_request_memory);
-    else if (self && self->json.failed)
-        cqp_fail(&p, CQP_P_BUSY, NULL, "out of memory decoding the line");
-    cqd_log(&srv->log, CQD_LOG_DEBUG, "stream: refused request line: %s", p.detail);
-    cqd_stream_refuse(srv, CQP_JSON, env.id, env.id_len, env.request_id, &p, out);
     cqd_envelope_free(&env);
     if (self)
         cqd_json_arena_leave(&self->json, previous);

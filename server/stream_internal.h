@@ -1,8 +1,8 @@
 /// @file server/stream_internal.h
-/// The pieces of the stream transport (API.md section 4) shared by its
-/// files: the line splitter, the envelope codec and the progress timer's
-/// rules (pure, unit-tested without sockets), and the listener and
-/// connection state.
+/// The pieces of the stream transport (API.md section 11) shared by its
+/// files: the line and frame splitters, the envelope codec and the
+/// progress timer's rules (pure, unit-tested without sockets), and the
+/// listener and connection state.
 #ifndef CQD_STREAM_INTERNAL_H
 #define CQD_STREAM_INTERNAL_H
 
@@ -13,6 +13,7 @@
 #include <uv.h>
 
 #include "cqp/problem.h"
+#include "cqp/value.h"
 #include "cqp/write.h"
 #include "request.h"
 #include "server.h"
@@ -125,23 +126,24 @@ void cqd_frames_free(cqd_frames *f);
 
 /* ---- envelope --------------------------------------------------------- */
 
-/// One request line, decoded. id and body borrow from the line; the other
-/// texts are owned copies. The line is parsed once: of its JSON tree only
+/// One request line or frame, decoded. id and body borrow from the line
+/// or frame; the other texts are owned copies. The line is parsed once: of its JSON tree only
 /// the body's part outlives cqd_envelope_parse, and the pipeline decodes
 /// that instead of parsing the body again (jansson's parse is most of a
 /// small request's cost).
 typedef struct cqd_envelope {
     json_t *root;              ///< owned while parsing; NULL once the texts are copied
-    json_t *body_tree;         ///< owned: the body's tree, NULL when body is absent or null
+    json_t *body_tree;         ///< owned: a line's body tree, NULL when body is absent or null (and for a frame)
+    cqp_value body_value;      ///< the body's view (of body_tree, or of a frame's bytes); absent with no body
     char *copy;                ///< owned: method, target, authorization, request_id (each NUL-terminated)
-    const char *id;            ///< the "id" member's text, verbatim from the line; NULL = null
+    const char *id;            ///< the "id" member's text or bytes, verbatim; NULL = null
     size_t id_len;
     const char *method;        ///< NULL when the line has none (a failed parse)
     const char *path;          ///< "path" up to its '?', or NULL
     const char *query;         ///< what follows the '?', or NULL
     const char *authorization; ///< the Authorization header, or NULL
     const char *request_id;    ///< the X-Request-Id header, or NULL
-    const char *body;          ///< the "body" member's text, verbatim from the line; NULL when absent or null
+    const char *body;          ///< the "body" member's text or bytes, verbatim; NULL when absent or null
     size_t body_len;
 } cqd_envelope;
 
@@ -153,6 +155,13 @@ typedef struct cqd_envelope {
 /// the calling thread is inside the same JSON arena (json_arena.h) as
 /// for the parse: the trees live there.
 int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_problem *p);
+/// Decodes a frame's envelope, the len bytes after its prefix: one
+/// MessagePack map with the members of a line, checked whole by
+/// cqp_mp_check (to CQP_MP_MAX_DEPTH levels, the envelope's among them)
+/// before anything is read, then refused as a line would be. A
+/// failed check leaves id NULL: nothing of such a frame is trusted.
+/// Returns 0, or -1 with p filled; always cqd_envelope_free env.
+int cqd_envelope_parse_frame(const char *frame, size_t len, cqd_envelope *env, cqp_problem *p);
 void cqd_envelope_free(cqd_envelope *env);
 
 /// Appends the reply {"id", "status", "request_id", "headers"?, "body"} to
@@ -171,9 +180,10 @@ void cqd_stream_reply(cqp_buf *out, cqp_format f, const char *id, size_t id_len,
 void cqd_stream_refuse(cqd_server *srv, cqp_format f, const char *id, size_t id_len, const char *request_id,
                        const cqp_problem *p, cqp_buf *out);
 
-/// Answers one line: decodes it, runs cqd_handle, appends the reply line to
-/// out. Runs on a worker thread.
-void cqd_stream_answer(cqd_server *srv, const char *line, size_t len, cqp_buf *out);
+/// Answers one request of format f (a JSON line, or a frame's envelope):
+/// decodes it, runs cqd_handle with the body's format and Accept both f,
+/// appends the reply (a line or a frame) to out. Runs on a worker thread.
+void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_t len, cqp_buf *out);
 
 /* ---- progress timer --------------------------------------------------- */
 

@@ -721,6 +721,158 @@ START_TEST(envelope_refusals)
 }
 END_TEST
 
+/* ---- MessagePack envelope ------------------------------------------------ */
+
+/* Envelopes written out by hand: a map of up to 15 members is 0x80 +
+ * count, a str of up to 31 bytes 0xa0 + length. */
+#define M_ID "\xa2id"
+#define M_METHOD "\xa6method"
+#define M_PATH "\xa4path"
+#define M_HEADERS "\xa7headers"
+#define M_BODY "\xa4" "body"
+#define M_GET "\xa3GET"
+#define M_ROOT "\xa1/"
+
+START_TEST(envelope_frame_basic)
+{
+    /* {"id": 7, "method": "GET", "path": "/v1/worlds/a?q=1", "body": {"a": [1, 2]}}:
+     * the path is 16 bytes (0xb0). */
+    static const char frame[] = "\x84" M_ID "\x07" M_METHOD M_GET M_PATH "\xb0/v1/worlds/a?q=1" M_BODY
+                                "\x81\xa1" "a\x92\x01\x02";
+    cqd_envelope e;
+    cqp_problem p;
+    ck_assert_int_eq(cqd_envelope_parse_frame(frame, sizeof frame - 1, &e, &p), 0);
+    ck_assert_ptr_eq(e.id, frame + 4);
+    ck_assert_uint_eq(e.id_len, 1);
+    ck_assert_str_eq(e.method, "GET");
+    ck_assert_str_eq(e.path, "/v1/worlds/a");
+    ck_assert_str_eq(e.query, "q=1");
+    ck_assert_ptr_eq(e.body, frame + sizeof frame - 1 - 6);
+    ck_assert_uint_eq(e.body_len, 6);
+    ck_assert_ptr_null(e.body_tree);
+    ck_assert_ptr_null(e.root);
+    ck_assert_int_eq(e.body_value.format, CQP_MSGPACK);
+    ck_assert_ptr_eq(e.body_value.ref, e.body);
+    ck_assert_int_eq(cqpv_type(e.body_value), CQP_V_OBJECT);
+    ck_assert_ptr_null(e.authorization);
+    ck_assert_ptr_null(e.request_id);
+    cqd_envelope_free(&e);
+}
+END_TEST
+
+START_TEST(envelope_frame_members)
+{
+    cqd_envelope e;
+    cqp_problem p;
+    /* A map id and a str8 id span all their bytes; no id is NULL; a nil
+     * body is none. */
+    static const char map_id[] = "\x83" M_ID "\x81\xa1k\x92\x01\x02" M_METHOD M_GET M_PATH M_ROOT;
+    ck_assert_int_eq(cqd_envelope_parse_frame(map_id, sizeof map_id - 1, &e, &p), 0);
+    ck_assert_ptr_eq(e.id, map_id + 4);
+    ck_assert_uint_eq(e.id_len, 6);
+    cqd_envelope_free(&e);
+    static const char str8_id[] = "\x84" M_METHOD M_GET M_PATH M_ROOT M_BODY "\xc0" M_ID "\xd9\x01x";
+    ck_assert_int_eq(cqd_envelope_parse_frame(str8_id, sizeof str8_id - 1, &e, &p), 0);
+    ck_assert_uint_eq(e.id_len, 3);
+    ck_assert(memcmp(e.id, "\xd9\x01x", 3) == 0);
+    ck_assert_ptr_null(e.body);
+    ck_assert(!cqpv_present(e.body_value));
+    cqd_envelope_free(&e);
+    static const char bare[] = "\x82" M_METHOD M_GET M_PATH M_ROOT;
+    ck_assert_int_eq(cqd_envelope_parse_frame(bare, sizeof bare - 1, &e, &p), 0);
+    ck_assert_ptr_null(e.id);
+    cqd_envelope_free(&e);
+
+    /* Headers by any case; others ignored. */
+    static const char headers[] = "\x83" M_METHOD M_GET M_PATH M_ROOT M_HEADERS "\x83\xad" "AUTHORIZATION\xa8"
+                                  "Bearer t\xacx-request-ID\xa3r-1\xa6" "Accept\xa3" "a/b";
+    ck_assert_int_eq(cqd_envelope_parse_frame(headers, sizeof headers - 1, &e, &p), 0);
+    ck_assert_str_eq(e.authorization, "Bearer t");
+    ck_assert_str_eq(e.request_id, "r-1");
+    cqd_envelope_free(&e);
+}
+END_TEST
+
+static void expect_frame_refusal(const char *frame, size_t len, cqp_problem_kind kind, const char *pointer,
+                                 const char *id, size_t id_len)
+{
+    cqd_envelope e;
+    cqp_problem p;
+    ck_assert_int_eq(cqd_envelope_parse_frame(frame, len, &e, &p), -1);
+    ck_assert_int_eq(p.kind, kind);
+    ck_assert_int_eq(cqp_problem_status(p.kind), 400);
+    ck_assert_str_eq(p.pointer, pointer ? pointer : "");
+    if (id) {
+        ck_assert_uint_eq(e.id_len, id_len);
+        ck_assert(memcmp(e.id, id, id_len) == 0);
+    } else {
+        ck_assert_ptr_null(e.id);
+    }
+    cqd_envelope_free(&e);
+}
+
+#define REFUSED(frame, kind, pointer) expect_frame_refusal(frame, sizeof frame - 1, kind, pointer, NULL, 0)
+#define REFUSED_ID(frame, kind, pointer, id) \
+    expect_frame_refusal(frame, sizeof frame - 1, kind, pointer, id, sizeof id - 1)
+
+START_TEST(envelope_frame_refusals)
+{
+    /* Refused by the check: nothing of the frame is trusted, not even its id. */
+    REFUSED("\x84" M_ID "\x01" M_ID "\x02" M_METHOD M_GET M_PATH M_ROOT, CQP_P_BAD_MSGPACK, NULL);
+    REFUSED("\x83" M_ID "\xc4\x01\x00" M_METHOD M_GET M_PATH M_ROOT, CQP_P_BAD_MSGPACK, NULL);
+    REFUSED("\x82" M_METHOD M_GET M_PATH M_ROOT "\xc0", CQP_P_BAD_MSGPACK, NULL); /* trailing nil */
+    /* Not a map. */
+    REFUSED("\x92\x01\x02", CQP_P_BAD_TYPE, NULL);
+    /* The JSON envelope's refusals, with their pointers and the id. */
+    REFUSED_ID("\x82" M_ID "\x03" M_METHOD M_GET, CQP_P_MISSING_FIELD, "/path", "\x03");
+    REFUSED_ID("\x82" M_ID "\x03" M_PATH M_ROOT, CQP_P_MISSING_FIELD, "/method", "\x03");
+    REFUSED_ID("\x83" M_ID "\x91\x04" M_METHOD M_GET M_PATH "\x05", CQP_P_BAD_TYPE, "/path", "\x91\x04");
+    REFUSED("\x83" M_METHOD M_GET M_PATH M_ROOT "\xa4" "a/b~\x01", CQP_P_UNKNOWN_FIELD, "/a~1b~0");
+    REFUSED("\x83" M_METHOD M_GET M_PATH M_ROOT M_HEADERS "\x91\x01", CQP_P_BAD_TYPE, "/headers");
+    REFUSED("\x83" M_METHOD M_GET M_PATH M_ROOT M_HEADERS "\x81\xacX-Request-Id\x01", CQP_P_BAD_TYPE,
+            "/headers/X-Request-Id");
+    REFUSED("\x83" M_METHOD M_GET M_PATH M_ROOT M_HEADERS "\x82\xad" "authorization\xa1" "a\xad" "Authorization\xa1" "b",
+            CQP_P_BAD_VALUE, "/headers/Authorization");
+    /* A NUL byte, which a str may hold, would cut the C string. */
+    REFUSED("\x82" M_METHOD M_GET M_PATH "\xa3/\x00x", CQP_P_BAD_VALUE, "/path");
+    REFUSED("\x82" M_METHOD "\xa3G\x00T" M_PATH M_ROOT, CQP_P_BAD_VALUE, "/method");
+    REFUSED("\x83" M_METHOD M_GET M_PATH M_ROOT M_HEADERS "\x81\xacX-Request-Id\xa2r\x00", CQP_P_BAD_VALUE,
+            "/headers/X-Request-Id");
+
+    /* A refusal keeps the request id the headers named before the fault. */
+    static const char late[] = "\x83" M_METHOD M_GET M_PATH M_ROOT M_HEADERS "\x82\xacX-Request-Id\xa2r9\xa6"
+                               "Accept\x02";
+    cqd_envelope e;
+    cqp_problem p;
+    ck_assert_int_eq(cqd_envelope_parse_frame(late, sizeof late - 1, &e, &p), -1);
+    ck_assert_str_eq(p.pointer, "/headers/Accept");
+    ck_assert_str_eq(e.request_id, "r9");
+    cqd_envelope_free(&e);
+}
+END_TEST
+
+START_TEST(envelope_frame_depth)
+{
+    /* 32 levels with the envelope's: the body's map and 30 arrays pass,
+     * one more array is refused. */
+    char frame[128] = "\x83" M_METHOD "\xa4POST" M_PATH M_ROOT M_BODY "\x81\xa1" "a";
+    size_t n = strlen(frame);
+    memset(frame + n, 0x91, 30);
+    frame[n + 30] = 0x01;
+    cqd_envelope e;
+    cqp_problem p;
+    ck_assert_int_eq(cqd_envelope_parse_frame(frame, n + 31, &e, &p), 0);
+    ck_assert_uint_eq(e.body_len, 3 + 30 + 1);
+    cqd_envelope_free(&e);
+    memset(frame + n, 0x91, 31);
+    frame[n + 31] = 0x01;
+    ck_assert_int_eq(cqd_envelope_parse_frame(frame, n + 32, &e, &p), -1);
+    ck_assert_int_eq(p.kind, CQP_P_BAD_MSGPACK);
+    ck_assert_ptr_nonnull(strstr(p.detail, "nesting deeper than 32"));
+    cqd_envelope_free(&e);
+}
+END_TEST
+
 /* ---- replies ---------------------------------------------------------- */
 
 static void respond(cqd_response *r, int status, const char *type, const char *body)
@@ -1103,7 +1255,7 @@ START_TEST(refusals_counted_and_answered)
      * the header's, and it is counted and logged as an unmatched 400. */
     const char *line = "{\"id\":[5],\"method\":\"GET\",\"path\":\"/healthz\","
                        "\"headers\":{\"X-Request-Id\":\"tick-1\",\"Accept\":2}}";
-    cqd_stream_answer(&srv, line, strlen(line), &out);
+    cqd_stream_answer(&srv, CQP_JSON, line, strlen(line), &out);
     json_t *r = reply_of(&out);
     json_t *id = json_object_get(r, "id");
     ck_assert(json_is_array(id) && json_array_size(id) == 1 &&
@@ -1116,7 +1268,7 @@ START_TEST(refusals_counted_and_answered)
 
     /* Not JSON: a null id and a generated request id. */
     cqp_buf_reset(&out);
-    cqd_stream_answer(&srv, "{\"id\": 4,", 9, &out);
+    cqd_stream_answer(&srv, CQP_JSON, "{\"id\": 4,", 9, &out);
     r = reply_of(&out);
     ck_assert(json_is_null(json_object_get(r, "id")));
     ck_assert_uint_gt(strlen(json_string_value(json_object_get(r, "request_id"))), 0);
@@ -1139,7 +1291,7 @@ START_TEST(refusals_counted_and_answered)
     /* A good line is counted on its route, not as a refusal. */
     cqp_buf_reset(&out);
     line = "{\"id\":1,\"method\":\"GET\",\"path\":\"/healthz\"}";
-    cqd_stream_answer(&srv, line, strlen(line), &out);
+    cqd_stream_answer(&srv, CQP_JSON, line, strlen(line), &out);
     r = reply_of(&out);
     ck_assert_int_eq(json_integer_value(json_object_get(r, "status")), 200);
     json_decref(r);
@@ -1181,6 +1333,46 @@ START_TEST(refusals_in_msgpack)
 }
 END_TEST
 
+START_TEST(frames_answered_by_the_pipeline)
+{
+    /* A frame's request runs as a line's does, answered with a frame whose
+     * id is the request's bytes; a frame failing its check is a counted
+     * 400 with a nil id. */
+    cqp_buf out = {0};
+    static const char health[] = "\x83" M_ID "\xcd\x00\x07" M_METHOD M_GET M_PATH "\xa8/healthz";
+    cqd_stream_answer(&srv, CQP_MSGPACK, health, sizeof health - 1, &out);
+    const char *env = frame_of(&out, 0);
+    ck_assert(memcmp(mp_member(env, "id"), "\xcd\x00\x07", 3) == 0);
+    ck_assert_int_eq(mp_integer(mp_member(env, "status")), 200);
+    ck_assert(requests_total("GET", "/healthz", "200") == 1);
+
+    cqp_buf_reset(&out);
+    static const char dup[] = "\x84" M_ID "\x01" M_ID "\x02" M_METHOD M_GET M_PATH "\xa8/healthz";
+    cqd_stream_answer(&srv, CQP_MSGPACK, dup, sizeof dup - 1, &out);
+    env = frame_of(&out, 0);
+    ck_assert_int_eq(mp_typeof(*mp_member(env, "id")), MP_NIL);
+    ck_assert_int_eq(mp_integer(mp_member(env, "status")), 400);
+    ck_assert_str_eq(mp_text(mp_member(mp_member(env, "body"), "type")), "urn:collisiond:problem:malformed-msgpack");
+    ck_assert(requests_total("other", "unmatched", "400") == 1);
+
+    /* A pair's body, read where it lies: {"a": sphere 1, "b": sphere 1 at
+     * [3, 0, 0]}, the answer's distance 1 a float64. */
+    cqp_buf_reset(&out);
+    static const char pair_frame[] =
+        "\x84" M_ID "\x01" M_METHOD "\xa4POST" M_PATH "\xa8/v1/pair" M_BODY
+        "\x82\xa1" "a\x81\xa5shape\x82\xa4type\xa6sphere\xa6radius\x01"
+        "\xa1" "b\x82\xa5shape\x82\xa4type\xa6sphere\xa6radius\x01\xa4pose\x81\xa8position\x93\x03\x00\x00";
+    ck_assert_uint_eq(sizeof pair_frame - 1, 116); /* API.md's example */
+    cqd_stream_answer(&srv, CQP_MSGPACK, pair_frame, sizeof pair_frame - 1, &out);
+    env = frame_of(&out, 0);
+    ck_assert_int_eq(mp_integer(mp_member(env, "status")), 200);
+    const char *d = mp_member(mp_member(env, "body"), "distance");
+    ck_assert_int_eq((unsigned char)*d, 0xcb);
+    ck_assert(mp_decode_double(&d) == 1.0);
+    cqp_buf_free(&out);
+}
+END_TEST
+
 Suite *stream_suite(void)
 {
     Suite *s = suite_create("stream");
@@ -1206,6 +1398,10 @@ Suite *stream_suite(void)
     tcase_add_test(t, envelope_verbatim_members);
     tcase_add_test(t, envelope_headers);
     tcase_add_test(t, envelope_refusals);
+    tcase_add_test(t, envelope_frame_basic);
+    tcase_add_test(t, envelope_frame_members);
+    tcase_add_test(t, envelope_frame_refusals);
+    tcase_add_test(t, envelope_frame_depth);
     suite_add_tcase(s, t);
     t = tcase_create("reply");
     tcase_add_test(t, reply_json_and_text);
@@ -1222,6 +1418,7 @@ Suite *stream_suite(void)
     tcase_add_checked_fixture(t, server_setup, server_teardown);
     tcase_add_test(t, refusals_counted_and_answered);
     tcase_add_test(t, refusals_in_msgpack);
+    tcase_add_test(t, frames_answered_by_the_pipeline);
     suite_add_tcase(s, t);
     return s;
 }
