@@ -59,7 +59,8 @@ static void set_request_id(cqd_server *srv, const char *given, char out[CQD_REQU
 }
 
 /// Copies what a client sent into a problem detail: printable ASCII kept,
-/// anything else '?', cut to fit (problem bodies must stay valid JSON).
+/// anything else '?', cut to fit (a detail must stay valid UTF-8, in a
+/// JSON string as in a MessagePack str).
 static void printable(char *dst, size_t size, const char *src)
 {
     size_t n = 0;

@@ -69,11 +69,11 @@ typedef struct cqd_call {
     cqp_value body;           ///< the body's view (borrowed; absent when empty or the route takes none)
     cqp_decoder dec;          ///< ready at the body's root, with the configured limits
     cqp_problem problem;      ///< filled by a handler that fails
-    cqp_writer out;           ///< the response body (JSON, pretty when asked)
-    cqd_response *resp;       ///< for content_type (non-JSON bodies) and retry_after
+    cqp_writer out;           ///< the response body, in req->accept's format (JSON: pretty when asked)
+    cqd_response *resp;       ///< for content_type (bodies of one type whatever Accept says) and retry_after
 } cqd_call;
 
-/// A handler: writes its JSON body through c->out and returns the HTTP
+/// A handler: writes its body through c->out and returns the HTTP
 /// status (200, 201, 204 with no body), or fills c->problem and returns -1.
 /// Nothing a client sends may crash it, and a rejected request changes nothing.
 typedef int (*cqd_handler)(cqd_call *c);
