@@ -27,7 +27,7 @@ PKG_LIBS   = $(shell pkg-config --libs jansson libmicrohttpd libuv 2>/dev/null) 
 DEB_PKGS := gcc libc6-dev make pkg-config python3 \
             libmicrohttpd-dev libjansson-dev libuv1-dev libmsgpuck-dev libjs-three
 # Check for the unit suites, prometheus_client as the e2e tests' exposition
-# parser, git for newcomer-check's clone.
+# parser, msgpack as their MessagePack codec, git for newcomer-check's clone.
 TEST_DEB_PKGS := check python3-prometheus-client python3-msgpack git
 
 CORE_SRC  := $(sort $(wildcard core/src/*.c))

@@ -30,6 +30,7 @@
     X(mesh)          \
     X(exact)         \
     X(proto_write)   \
+    X(proto_write_mp) \
     X(proto_number)  \
     X(proto_read)    \
     X(proto_values)  \

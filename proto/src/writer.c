@@ -25,8 +25,8 @@ static inline bool is_mp(const cqp_writer *w) { return w->format == CQP_MSGPACK;
 
 /* ---- MessagePack encodings (msgpack.org spec, "formats") ---- */
 
-/* The header bytes of a map or array whose count is patched in at its end:
- * its fix form, then the 16- and 32-bit forms. */
+/* The header tags of a map or array: its fix form (the count in the low
+ * nibble), then the 16- and 32-bit forms. */
 typedef struct mp_family {
     uint8_t fix, b16, b32;
 } mp_family;
@@ -124,29 +124,40 @@ static void mp_str(cqp_buf *buf, const char *s, size_t n)
     buf->data[buf->len] = '\0';
 }
 
-/* Writes the final header of the container whose one reserved byte is at
- * `at`, now that its n elements are known. A fix header fits the reserved
- * byte; a longer one moves the content right by 2 or 4 bytes, once, at the
- * end: only containers of more than 15 elements pay, and each pays one
- * move of its own content (a 10,000-contact list moves once, its small
- * contacts and vectors never). */
-static void mp_patch(cqp_buf *buf, size_t at, uint32_t n, const mp_family *fam)
+/* The bytes of a map or array header for n elements. */
+static inline size_t mp_header_size(uint32_t n)
 {
-    if (buf->oom || !buf->data || at >= buf->len)
+    return n <= 15 ? 1 : n <= UINT16_MAX ? 3 : 5;
+}
+
+/* An open container's header always has the size its count so far needs:
+ * begin reserves one byte, and when the 16th element (then the 65536th)
+ * is about to be written the content so far moves right by 2 bytes. So a
+ * container moves at most its first 65535 elements, twice, whatever its
+ * length: a 10,000-contact reply moves its first 15 contacts once, its
+ * small maps and vectors never move. */
+static void mp_widen(cqp_buf *buf, size_t at, uint32_t n)
+{
+    if (buf->oom || !buf->data || at >= buf->len || !cqpb_room(buf, 2))
         return;
-    if (n <= 15) {
-        buf->data[at] = (char)(fam->fix | n);
-        return;
-    }
-    int extra = n <= UINT16_MAX ? 2 : 4;
-    if (!cqpb_room(buf, (size_t)extra))
+    size_t from = at + mp_header_size(n - 1);
+    memmove(buf->data + from + 2, buf->data + from, buf->len - from);
+    buf->len += 2;
+    buf->data[buf->len] = '\0';
+}
+
+/* Writes the header of the container of n elements whose room is at `at`. */
+static void mp_header(cqp_buf *buf, size_t at, uint32_t n, const mp_family *fam)
+{
+    if (buf->oom || !buf->data || at + mp_header_size(n) > buf->len)
         return;
     char *h = buf->data + at;
-    memmove(h + 1 + extra, h + 1, buf->len - at - 1);
-    h[0] = (char)(extra == 2 ? fam->b16 : fam->b32);
-    put_be(h + 1, n, extra);
-    buf->len += (size_t)extra;
-    buf->data[buf->len] = '\0';
+    if (n <= 15)
+        h[0] = (char)(fam->fix | n);
+    else if (n <= UINT16_MAX)
+        h[0] = (char)fam->b16, put_be(h + 1, n, 2);
+    else
+        h[0] = (char)fam->b32, put_be(h + 1, n, 4);
 }
 
 /* ---- shared structure ---- */
@@ -180,8 +191,8 @@ static void element(cqp_writer *w)
     if (is_mp(w)) {
         if (*count == UINT32_MAX)
             w->buf->oom = true;
-        else
-            (*count)++;
+        else if (++*count == 16 || *count == UINT16_MAX + 1)
+            mp_widen(w->buf, w->start[w->depth - 1], *count);
         return;
     }
     if (*count)
@@ -193,7 +204,8 @@ static void element(cqp_writer *w)
 }
 
 /* Opens a container: JSON's bracket, or MessagePack's one reserved header
- * byte (mp_patch sizes it at the end). */
+ * byte (widened by mp_widen as elements come, written by mp_header at the
+ * end). */
 static void container_begin(cqp_writer *w, char bracket, const mp_family *fam)
 {
     element(w);
@@ -221,7 +233,7 @@ static void container_end(cqp_writer *w, char bracket, const mp_family *fam)
     if (w->depth >= CQP_WRITER_MAX_DEPTH)
         return; /* past the limit: already oom, nothing recorded */
     if (is_mp(w)) {
-        mp_patch(w->buf, w->start[w->depth], w->count[w->depth], fam);
+        mp_header(w->buf, w->start[w->depth], w->count[w->depth], fam);
         return;
     }
     if (w->pretty && w->count[w->depth])
@@ -236,7 +248,7 @@ void cqp_arr_end(cqp_writer *w) { container_end(w, ']', &mp_array); }
 
 /* s[0..n) escaped as RFC 8259 requires (runs of plain bytes, UTF-8
  * included, copied in one append; a NUL byte is \u0000), then the closing
- * quote. */
+ * quote. s may be NULL when n is 0. */
 static void quoted_tail(cqp_buf *buf, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
@@ -245,7 +257,8 @@ static void quoted_tail(cqp_buf *buf, const char *s, size_t n)
         unsigned char c = (unsigned char)*p;
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
-        cqpb_put(buf, run, (size_t)(p - run));
+        if (p > run)
+            cqpb_put(buf, run, (size_t)(p - run));
         run = p + 1;
         char esc[6] = {'\\', 0};
         size_t k = 2;
@@ -265,7 +278,8 @@ static void quoted_tail(cqp_buf *buf, const char *s, size_t n)
         }
         cqpb_put(buf, esc, k);
     }
-    cqpb_put(buf, run, (size_t)(end - run));
+    if (end > run) /* memcpy takes no NULL, even for 0 bytes */
+        cqpb_put(buf, run, (size_t)(end - run));
     cqpb_putc(buf, '"');
 }
 

@@ -56,9 +56,10 @@ void cqp_buf_printf(cqp_buf *buf, const char *fmt, ...) __attribute__((format(pr
 ///  - cqp_num: always float64 (0xcb), integral values included; -0 as +0
 ///    unless keep_negative_zero; NaN and the infinities as nil;
 ///  - bool: true/false; cqp_null: nil; cqp_vec3: a fixarray of 3 float64.
-/// The header of an open container is one reserved byte; one that ends
-/// with more than 15 elements moves its content right once to widen it, so
-/// the cost is one move of each large container's bytes.
+/// An open container's header is kept the size its count so far needs:
+/// its content moves right by 2 bytes when the 16th element starts and
+/// again at the 65536th, so no container moves more than its first 65535
+/// elements, whatever its length.
 typedef struct cqp_writer {
     cqp_buf *buf;  ///< borrowed
     cqp_format format;
