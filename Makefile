@@ -52,6 +52,14 @@ BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
 BENCH_BIN := $(BUILD)/cq-bench
 
+# The game tick over the wire (bench/tick, `make bench-tick`): a client of
+# the daemon's HTTP and stream transports in JSON and MessagePack, and the
+# same ticks in process through libcq.
+TICK_SRC  := $(sort $(wildcard bench/tick/*.c))
+TICK_OBJ  := $(TICK_SRC:%.c=$(BUILD)/%.o)
+TICK_BIN  := $(BUILD)/cq-tick
+TICK_LIBS := -lmsgpuck -ljansson
+
 # The project's input generator (bench/gen): its library part is linked into
 # the Check runner too, which tests it directly (tests/check_gen.c).
 GEN_OBJ   := $(BUILD)/bench/gen/gen.o
@@ -158,6 +166,9 @@ $(TEST_BIN): $(TEST_OBJ) $(GEN_OBJ) $(LIBCQD) $(LIBCQP) $(LIBCQ)
 
 $(BENCH_BIN): $(BENCH_OBJ) $(LIBCQ)
 	$(CC) $(SANITIZE) -o $@ $(BENCH_OBJ) $(LIBCQ) $(LDLIBS)
+
+$(TICK_BIN): $(TICK_OBJ) $(LIBCQ)
+	$(CC) $(SANITIZE) -o $@ $(TICK_OBJ) $(LIBCQ) $(TICK_LIBS) $(LDLIBS)
 
 $(GEN_BIN): $(BUILD)/bench/gen/main.o $(GEN_OBJ)
 	$(CC) $(SANITIZE) -o $@ $^ $(LDLIBS)
@@ -377,5 +388,5 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(CORE_OBJ:.o=.d) $(PROTO_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(BUILD)/server/main.d $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
--include $(GEN_OBJ:.o=.d) $(BUILD)/bench/gen/main.d
+-include $(GEN_OBJ:.o=.d) $(BUILD)/bench/gen/main.d $(TICK_OBJ:.o=.d)
 -include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_TARGETS:%=$(FUZZ_OBJDIR)/tests/fuzz/%.d) $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/%.d) $(BUILD)/tests/fuzz/driver.d
