@@ -186,6 +186,11 @@ def table_rows(data):
         inproc, bullet = peer_of(v, "inproc"), peer_of(v, "bullet")
         rows.append(row("tick in process, %s, µs" % boxes, inproc, "bullet", bullet, None))
         for mode in MODES:
+            if "%s_unsupported" % mode in v and not v.get("%s_wall_per_tick_us" % mode):
+                rows.append("| tick over %s, %s | the daemon does not take MessagePack | %s | %s | | %s | missing |"
+                            % (MODE_TEXT[mode], boxes, PEER_TEXT["inproc"], spread(inproc) if inproc else "",
+                               "≤ %g" % goal_of(n, mode, "inproc") if goal_of(n, mode, "inproc") else "—"))
+                continue
             for key, what in FIGURES:
                 values = v.get("%s_%s" % (mode, key), [])
                 if not values:
@@ -209,7 +214,8 @@ def goal_lines(data):
         for key, what in FIGURES:
             values = v.get("%s_%s" % (mode, key), [])
             if not values or not peer_values:
-                lines.append("goal: %s (%s): not measured" % (text, what))
+                why = " (the daemon does not take MessagePack)" if "%s_unsupported" % mode in v else ""
+                lines.append("goal: %s (%s): not measured%s" % (text, what, why))
                 continue
             ratio = min(values) / min(peer_values)
             met = ratio <= bound if peer == "inproc" else ratio < bound
