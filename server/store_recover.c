@@ -119,14 +119,16 @@ static run_result run(cqd_store *st, const cqp_mutation *m, uint64_t seq, bool f
     }
     cqd_json_arena *previous = cqd_json_arena_enter(&c.self->json, 0);
     int status = -1;
+    cqp_body body = {0};
     if (m->body_len > 0) {
-        c.body = cqp_parse(m->body, m->body_len, &c.problem);
-        if (!c.body && c.self->json.failed)
+        int rc = cqp_body_open(&body, CQP_JSON, m->body, m->body_len, &c.problem);
+        if (rc != 0 && c.self->json.failed)
             cqp_fail(&c.problem, CQP_P_BUSY, NULL, "out of memory decoding the record");
-        else if (c.body && !json_is_object(c.body))
+        else if (rc == 0 && cqpv_type(body.root) != CQP_V_OBJECT)
             cqp_fail(&c.problem, CQP_P_BAD_TYPE, "", "the request body must be a JSON object");
-        else if (c.body)
+        else if (rc == 0)
             status = 0;
+        c.body = status == 0 ? body.root : cqp_value_absent();
     } else {
         status = 0;
     }
@@ -141,7 +143,8 @@ static run_result run(cqd_store *st, const cqp_mutation *m, uint64_t seq, bool f
         reached = st->recover_reached;
         st->recover_seq = 0;
     }
-    json_decref(c.body);
+    c.body = cqp_value_absent();
+    cqp_body_close(&body);
     cqd_json_arena_leave(&c.self->json, previous);
     cqd_response_free(&resp);
     *problem = c.problem;

@@ -42,4 +42,5 @@
     X(journal)       \
     X(json_arena)    \
     X(admit)         \
+    X(media)         \
     X(oom)
