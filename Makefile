@@ -54,6 +54,14 @@ BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
 BENCH_BIN := $(BUILD)/cq-bench
 
+# The game tick over the wire (bench/tick, `make bench-tick`): a client of
+# the daemon's HTTP and stream transports in JSON and MessagePack, and the
+# same ticks in process through libcq.
+TICK_SRC  := $(sort $(wildcard bench/tick/*.c))
+TICK_OBJ  := $(TICK_SRC:%.c=$(BUILD)/%.o)
+TICK_BIN  := $(BUILD)/cq-tick
+TICK_LIBS := -lmsgpuck -ljansson
+
 # The project's input generator (bench/gen): its library part is linked into
 # the Check runner too, which tests it directly (tests/check_gen.c).
 GEN_OBJ   := $(BUILD)/bench/gen/gen.o
@@ -79,8 +87,9 @@ help:
 	@echo "make fuzz-smoke make fuzz, then run each target for 60 s; fails on any crash, leak or timeout"
 	@echo "make fuzz-regress replay tests/fuzz/corpus and tests/fuzz/regress through the targets (part of test and asan)"
 	@echo "make bench      collisiond vs Bullet, libccd and FCL on the same inputs: one table (docs/PERFORMANCE.md)"
-	@echo "make bench-all  make bench plus the rows of make bench-http"
+	@echo "make bench-all  make bench plus the rows of make bench-http and make bench-tick"
 	@echo "make bench-http POST /v1/pair under wrk: collisiond, libmicrohttpd+jansson alone, nginx; contacts latency"
+	@echo "make bench-tick the game tick over HTTP and the stream, JSON and MessagePack, beside libcq and Bullet in process"
 	@echo "make run        start the daemon on 127.0.0.1:7878 (data in ./var/collisiond)"
 	@echo "make cluster-test  three daemons behind the nginx router of deploy/: sharding, kill -9, rebalancing"
 	@echo "make deploy-check  deploy/ against real validators: Kubernetes and compose schemas, promtool, nginx -t"
@@ -160,6 +169,9 @@ $(TEST_BIN): $(TEST_OBJ) $(GEN_OBJ) $(LIBCQD) $(LIBCQP) $(LIBCQ)
 
 $(BENCH_BIN): $(BENCH_OBJ) $(LIBCQ)
 	$(CC) $(SANITIZE) -o $@ $(BENCH_OBJ) $(LIBCQ) $(LDLIBS)
+
+$(TICK_BIN): $(TICK_OBJ) $(LIBCQ)
+	$(CC) $(SANITIZE) -o $@ $(TICK_OBJ) $(LIBCQ) $(TICK_LIBS) $(LDLIBS)
 
 $(GEN_BIN): $(BUILD)/bench/gen/main.o $(GEN_OBJ)
 	$(CC) $(SANITIZE) -o $@ $^ $(LDLIBS)
@@ -306,14 +318,16 @@ bench: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(BENCH_BIN) $(PEER_BIN) $(PAIRS_FILE) \
 	  $(BENCH_N:%=$(DATA)/scene-%-7.txt) $(BENCH_N:%=$(DATA)/rays-100000-99-in-%.txt)
 	$(PYTHON) bench/table.py --cq $(BENCH_BIN) --peers $(PEER_BIN) --pairs $(PAIRS_FILE) --data $(DATA) \
-	  $(BENCH_WORLDS:%=--world %) --runs $(BENCH_RUNS) $(if $(BENCH_CPU),--cpu $(BENCH_CPU)) --raw $(BUILD)/bench-raw $(if $(BENCH_HTTP),--http $(BENCH_HTTP))
+	  $(BENCH_WORLDS:%=--world %) --runs $(BENCH_RUNS) $(if $(BENCH_CPU),--cpu $(BENCH_CPU)) --raw $(BUILD)/bench-raw $(if $(BENCH_HTTP),--http $(BENCH_HTTP)) \
+	  $(if $(BENCH_TICK),--tick $(BENCH_TICK))
 
-# bench plus bench-http's rows (needs wrk and nginx).
+# bench plus bench-http's and bench-tick's rows (needs wrk and nginx).
 .PHONY: bench-all
 bench-all:
 	@mkdir -p $(BUILD)
 	$(MAKE) --no-print-directory bench-http > $(BUILD)/bench-http.txt || { cat $(BUILD)/bench-http.txt; exit 1; }
-	@$(MAKE) --no-print-directory bench BENCH_HTTP=$(BUILD)/bench-http.txt
+	$(MAKE) --no-print-directory bench-tick > $(BUILD)/bench-tick.txt || { cat $(BUILD)/bench-tick.txt; exit 1; }
+	@$(MAKE) --no-print-directory bench BENCH_HTTP=$(BUILD)/bench-http.txt BENCH_TICK=$(BUILD)/bench-tick-raw.txt
 
 # Only the HTTP benchmark needs these, so `make deps` leaves them out.
 BENCH_DEB_PKGS := wrk nginx
@@ -326,9 +340,31 @@ $(FLOOR_BIN): bench/http/floor.c
 
 .PHONY: bench-http
 bench-http: deps
-	@$(MAKE) --no-print-directory deps DEB_PKGS="$(BENCH_DEB_PKGS)"
-	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON) $(FLOOR_BIN) $(SCENE_FILE)
-	bench/http/run.sh $(DAEMON) $(SCENE_FILE) $(FLOOR_BIN)
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(BENCH_DEB_PKGS) $(TICK_DEB_PKGS)"
+	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON) $(FLOOR_BIN) $(SCENE_FILE) $(TICK_BIN)
+	bench/http/run.sh $(DAEMON) $(SCENE_FILE) $(FLOOR_BIN) $(TICK_BIN)
+
+# `make bench-tick`: the game tick over the wire (bench/tick/run.py;
+# docs/PERFORMANCE.md "The game tick over the wire"). N:TICKS per scene
+# (cq-gen scene N 7), fewer ticks at 100,000 so a run takes a few minutes;
+# the daemon on TICK_DAEMON_CPU, the client on TICK_CLIENT_CPU (by default
+# the first two CPUs this process may use).
+TICK_DEB_PKGS   := libmsgpuck-dev util-linux
+TICK_WORLDS     ?= 1000:50 10000:20 100000:5
+TICK_WARMUP     ?= 2
+TICK_RUNS       ?= 3
+TICK_DAEMON_CPU ?=
+TICK_CLIENT_CPU ?=
+TICK_N          := $(foreach w,$(TICK_WORLDS),$(firstword $(subst :, ,$(w))))
+
+.PHONY: bench-tick
+bench-tick: deps
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(PEER_DEB_PKGS) $(TICK_DEB_PKGS)"
+	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON) $(TICK_BIN) $(PEER_BIN) $(TICK_N:%=$(DATA)/scene-%-7.txt)
+	$(PYTHON) bench/tick/run.py --daemon $(DAEMON) --tick $(TICK_BIN) --peers $(PEER_BIN) --data $(DATA) \
+	  $(TICK_WORLDS:%=--world %) --warmup $(TICK_WARMUP) --runs $(TICK_RUNS) \
+	  $(if $(TICK_DAEMON_CPU),--daemon-cpu $(TICK_DAEMON_CPU)) $(if $(TICK_CLIENT_CPU),--client-cpu $(TICK_CLIENT_CPU)) \
+	  --raw $(BUILD)/bench-tick-raw.txt
 
 # Three daemons and the nginx router of deploy/nginx on loopback, run for real
 # (tests/cluster/run.py; docs/DEPLOY.md).
@@ -379,5 +415,5 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(CORE_OBJ:.o=.d) $(PROTO_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(BUILD)/server/main.d $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
--include $(GEN_OBJ:.o=.d) $(BUILD)/bench/gen/main.d
+-include $(GEN_OBJ:.o=.d) $(BUILD)/bench/gen/main.d $(TICK_OBJ:.o=.d)
 -include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_TARGETS:%=$(FUZZ_OBJDIR)/tests/fuzz/%.d) $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/%.d) $(BUILD)/tests/fuzz/driver.d

@@ -2,7 +2,7 @@
 """`make bench`: collisiond beside its peers, in one run, on the same inputs.
 
   table.py --cq build/cq-bench --peers build/cq-peers --pairs PAIRS --data DIR
-           [--world N:FRAMES ...] [--runs 3] [--cpu N] [--http FILE] [--raw DIR]
+           [--world N:FRAMES ...] [--runs 3] [--cpu N] [--http FILE] [--tick FILE] [--raw DIR]
 
 Runs `cq-bench pairs PAIRS` and `cq-peers pairs PAIRS`, then for each
 --world `cq-bench world` and `cq-peers world` on DIR/scene-N-7.txt and
@@ -15,7 +15,8 @@ speed, and a ratio of figures taken on different cores measures the cores.
 Both programs print `key value`
 lines. Each figure is the best over the runs (least time, highest rate),
 shown with the worst after a slash, the spread; ratios are of the bests.
---http adds the rows of a `make bench-http` output (read from FILE), and
+--http adds the rows of a `make bench-http` output (read from FILE),
+--tick those of a `make bench-tick` run (bench/tick/run.py's --raw FILE), and
 --raw keeps every program's output there. Prints Markdown: the figures
 with their goals, then the counts that must agree between the programs.
 """
@@ -158,6 +159,21 @@ def http_rows(path):
         ratio = h["collisiond_rps"] / h["nginx_rps"]
         rows.append("| HTTP POST /v1/pair, requests/s (wrk) | %s | nginx, static answer | %s | %.3f | ≥ 0.6 | %s |"
                     % (fmt(h["collisiond_rps"]), fmt(h["nginx_rps"]), ratio, "yes" if ratio >= 0.6 else "no"))
+    if "collisiond_mp_rps" in h and "nginx_mp_rps" in h:
+        ratio = h["collisiond_mp_rps"] / h["nginx_mp_rps"]
+        rows.append("| HTTP POST /v1/pair, MessagePack, requests/s (wrk) | %s | nginx, static MessagePack answer (a file) "
+                    "| %s | %.3f | ≥ 0.6 | %s |" % (fmt(h["collisiond_mp_rps"]), fmt(h["nginx_mp_rps"]), ratio,
+                                                  "yes" if ratio >= 0.6 else "no"))
+    elif "collisiond_mp_status" in h:
+        rows.append("| HTTP POST /v1/pair, MessagePack, requests/s (wrk) | answered %d | nginx, static MessagePack answer "
+                    "(a file) | | | ≥ 0.6 | missing |" % h["collisiond_mp_status"])
+    if "collisiond_mp_cpu_us_per_req" in h and "nginx_mp_cpu_us_per_req" in h:
+        rows.append("| HTTP POST /v1/pair, MessagePack, server CPU µs/request | %s | nginx, static MessagePack answer (a file) "
+                    "| %s | %.3f | — | |" % (fmt(h["collisiond_mp_cpu_us_per_req"]), fmt(h["nginx_mp_cpu_us_per_req"]),
+                                           h["collisiond_mp_cpu_us_per_req"] / h["nginx_mp_cpu_us_per_req"]))
+    if "nginx_file_rps" in h and "nginx_rps" in h:
+        rows.append("| HTTP POST /v1/pair, nginx's JSON answer from a file, requests/s | %s | nginx, static answer | %s "
+                    "| %.3f | — | |" % (fmt(h["nginx_file_rps"]), fmt(h["nginx_rps"]), h["nginx_file_rps"] / h["nginx_rps"]))
     if "collisiond_cpu_us_per_req" in h and "nginx_cpu_us_per_req" in h:
         rows.append("| HTTP POST /v1/pair, server CPU µs/request | %s | nginx, static answer | %s | %.3f | — | |"
                     % (fmt(h["collisiond_cpu_us_per_req"]), fmt(h["nginx_cpu_us_per_req"]),
@@ -189,6 +205,14 @@ def http_rows(path):
     return rows
 
 
+def tick_rows(path):
+    """bench/tick/run.py's rows, from the raw lines it kept."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tick"))
+    import run as tick_run
+    with open(path) as f:
+        return tick_run.table_rows(tick_run.read_values(f))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cq", required=True)
@@ -199,6 +223,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--cpu", type=int, default=min(os.sched_getaffinity(0)))
     ap.add_argument("--http")
+    ap.add_argument("--tick")
     ap.add_argument("--raw")
     args = ap.parse_args()
     worlds = [tuple(int(x) for x in w.split(":")) for w in args.world]
@@ -240,6 +265,9 @@ def main():
             print(figure_row(text, world[n], cq_key, peer, peer_key, lower, goal if n == 10000 else None))
     if args.http:
         for row in http_rows(args.http):
+            print(row)
+    if args.tick:
+        for row in tick_rows(args.tick):
             print(row)
     print()
     print("| count (must agree) | collisiond | peer | peer value | peer − collisiond |")

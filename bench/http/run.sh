@@ -7,12 +7,17 @@
 # and once after parsing the request with jansson as the daemon does: what
 # the libraries issue 5 names leave of nginx's rate before any of the
 # daemon's own work.
+# With TICK (build/cq-tick, for its json2mp), the same request goes as a
+# MessagePack body (pair_mp.lua) to the daemon and to nginx serving the
+# daemon's MessagePack answer from a file (its `return` takes text only);
+# nginx serving the JSON answer from a file too says what the file costs
+# it. A daemon without MessagePack is reported and skipped, not failed.
 # Then sends the same request pipelined over the stream transport
 # (stream_pairs.py: its rate and the daemon's CPU per request), and loads
 # the 10,000-box scene into a world over HTTP and reports the latency of
 # its contacts query over HTTP and over the stream transport (scene.py).
 #
-#   bench/http/run.sh DAEMON SCENE_FILE FLOOR
+#   bench/http/run.sh DAEMON SCENE_FILE FLOOR [TICK]
 #
 # Settings (environment):
 #   WRK_THREADS=2 WRK_CONNECTIONS=64 WRK_DURATION=10s   wrk -t -c -d, for every server
@@ -27,10 +32,11 @@
 # CPU time per request over the daemon's) is the steadier comparison.
 set -eu
 
-[ $# -eq 3 ] || { echo "usage: $0 DAEMON SCENE_FILE FLOOR" >&2; exit 2; }
+[ $# -eq 3 ] || [ $# -eq 4 ] || { echo "usage: $0 DAEMON SCENE_FILE FLOOR [TICK]" >&2; exit 2; }
 daemon=$1
 scene=$2
 floor=$3
+tick=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
 threads=${WRK_THREADS:-2}
 conns=${WRK_CONNECTIONS:-64}
@@ -96,16 +102,18 @@ cpu_seconds() {
         "$here" "$1"
 }
 
-# Runs wrk against $1 (a URL) served by process $2 and prints the requests
+# Runs wrk against $1 (a URL) served by process $2, with the wrk script $3
+# (default pair.lua), and prints the requests
 # per second and the server's CPU microseconds per request (which the other
 # tenants of a shared machine disturb far less than the rate); fails on
 # socket errors or non-2xx answers, which would make the rate meaningless.
 # It runs in a command substitution, whose exit cannot end this script, so
 # each caller checks that it printed its two numbers.
 rate() {
-    wrk -t"$threads" -c"$conns" -d2s -s "$here/pair.lua" "$1" >/dev/null
+    script=${3:-$here/pair.lua}
+    wrk -t"$threads" -c"$conns" -d2s -s "$script" "$1" >/dev/null
     cpu0=$(cpu_seconds "$2")
-    wrk -t"$threads" -c"$conns" -d"$duration" -s "$here/pair.lua" "$1" >"$tmp/wrk.out"
+    wrk -t"$threads" -c"$conns" -d"$duration" -s "$script" "$1" >"$tmp/wrk.out"
     cpu1=$(cpu_seconds "$2")
     if grep -q -e 'Non-2xx' -e 'Socket errors' "$tmp/wrk.out"; then
         cat "$tmp/wrk.out" >&2
@@ -146,6 +154,22 @@ set -- $(rate "http://127.0.0.1:$port/v1/pair" "$daemon_pid")
 collisiond_rps=$1
 collisiond_cpu=$2
 
+# The same request in MessagePack, and the daemon's MessagePack answer for
+# nginx (mp_status: the daemon's status for it; anything but 200 skips the
+# MessagePack rates).
+mp_status=
+if [ -n "$tick" ]; then
+    "$tick" json2mp "$tmp/request.json" "$tmp/request.mp"
+    export PAIR_MP_BODY="$tmp/request.mp"
+    mp_status=$(python3 "$here/fetch_answer.py" "$port" "$tmp/request.mp" "$tmp/answer.mp")
+fi
+if [ "$mp_status" = 200 ]; then
+    set -- $(rate "http://127.0.0.1:$port/v1/pair" "$daemon_pid" "$here/pair_mp.lua")
+    [ $# -eq 2 ] || exit 1
+    collisiond_mp_rps=$1
+    collisiond_mp_cpu=$2
+fi
+
 # Starts http-floor with the daemon's answer and thread count on a free
 # port ($1: empty, or --parse); sets floor_pid and floor_port. It runs in
 # this shell, not in a command substitution, so the cleanup can stop it and
@@ -181,6 +205,11 @@ floor_parse_cpu=$2
 nginx_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 user=
 [ "$(id -u)" -ne 0 ] || user="user $(id -un);"
+# The files nginx serves: the JSON answer, and the MessagePack one (or,
+# when the daemon gave none, the JSON one in its place).
+mkdir -p "$tmp/static/v1"
+cp "$tmp/answer.json" "$tmp/static/v1/pair.json"
+if [ -f "$tmp/answer.mp" ]; then cp "$tmp/answer.mp" "$tmp/static/v1/pair.mp"; else cp "$tmp/answer.json" "$tmp/static/v1/pair.mp"; fi
 python3 - "$here/nginx.conf.in" "$tmp/nginx.conf" "$tmp/answer.json" "$user" "$workers" "$tmp" "$nginx_port" <<'EOF'
 import sys
 template, out, answer, user, workers, prefix, port = sys.argv[1:]
@@ -197,6 +226,16 @@ set -- $(rate "http://127.0.0.1:$nginx_port/v1/pair" "$nginx_pid")
 [ $# -eq 2 ] || exit 1
 nginx_rps=$1
 nginx_cpu=$2
+set -- $(rate "http://127.0.0.1:$nginx_port/v1/pair.json" "$nginx_pid")
+[ $# -eq 2 ] || exit 1
+nginx_file_rps=$1
+nginx_file_cpu=$2
+if [ "$mp_status" = 200 ]; then
+    set -- $(rate "http://127.0.0.1:$nginx_port/v1/pair.mp" "$nginx_pid" "$here/pair_mp.lua")
+    [ $# -eq 2 ] || exit 1
+    nginx_mp_rps=$1
+    nginx_mp_cpu=$2
+fi
 kill "$nginx_pid"
 wait "$nginx_pid" 2>/dev/null || true
 nginx_pid=
@@ -212,6 +251,19 @@ echo "collisiond_cpu_us_per_req $collisiond_cpu"
 echo "floor_cpu_us_per_req $floor_cpu"
 echo "floor_parse_cpu_us_per_req $floor_parse_cpu"
 python3 -c 'import sys; print("cpu_ratio %.3f" % (float(sys.argv[1]) / float(sys.argv[2])))' "$nginx_cpu" "$collisiond_cpu"
+echo "nginx_file_rps $nginx_file_rps"
+echo "nginx_file_cpu_us_per_req $nginx_file_cpu"
+[ -z "$mp_status" ] || echo "collisiond_mp_status $mp_status"
+if [ "$mp_status" = 200 ]; then
+    echo "msgpack request $(wc -c <"$tmp/request.mp") bytes, answer $(wc -c <"$tmp/answer.mp") bytes"
+    echo "nginx_mp_rps $nginx_mp_rps"
+    echo "collisiond_mp_rps $collisiond_mp_rps"
+    python3 -c 'import sys; print("mp_ratio %.3f" % (float(sys.argv[2]) / float(sys.argv[1])))' "$nginx_mp_rps" "$collisiond_mp_rps"
+    echo "nginx_mp_cpu_us_per_req $nginx_mp_cpu"
+    echo "collisiond_mp_cpu_us_per_req $collisiond_mp_cpu"
+elif [ -n "$mp_status" ]; then
+    echo "$0: the daemon answered $mp_status to a MessagePack POST /v1/pair: no MessagePack rates" >&2
+fi
 
 python3 "$here/stream_pairs.py" --stream-port "$(cut -d' ' -f2 "$tmp/ports")" --body "$tmp/request.json" \
     --requests "${STREAM_REQUESTS:-50000}" --pid "$daemon_pid"

@@ -4,7 +4,8 @@
 // object's transform, then performDiscreteCollisionDetection (AABB update,
 // broadphase, narrow phase into the persistent manifolds), as cq-bench world
 // times cq_world_apply then cq_world_contacts. Then closest-hit rays on the
-// final state, as cq-bench casts them.
+// final state, as cq-bench casts them (none when the rays file is "-":
+// bench/tick/run.py times only the frames, after untimed warm-up frames).
 #include <cstdio>
 #include <memory>
 
@@ -88,11 +89,13 @@ double cast_rays(btCollisionWorld &world, const std::vector<Ray> &rays, unsigned
 
 } // namespace
 
-void bullet_world(Scene &s, const std::vector<Ray> &rays, int frames)
+void bullet_world(Scene &s, const std::vector<Ray> &rays, int frames, int warmup)
 {
     auto w = std::make_unique<World>(s);
     double t_move = 0, t_collide = 0;
-    for (int f = 0; f < frames; f++) {
+    for (int f = -warmup; f < frames; f++) {
+        if (f == 0) // the warm-up frames build the pair cache and manifolds, untimed
+            t_move = t_collide = 0;
         double t0 = now();
         advance(s);
         for (size_t k = 0; k < s.boxes.size(); k++) {
@@ -105,16 +108,18 @@ void bullet_world(Scene &s, const std::vector<Ray> &rays, int frames)
         t_collide += now() - t1;
     }
     Touching t = touching(w->dispatcher);
-
-    long hits, gjk_hits;
-    double rate = cast_rays(w->world, rays, 0, hits);
-    double gjk_rate = cast_rays(w->world, rays, btTriangleRaycastCallback::kF_UseGjkConvexCastRaytest, gjk_hits);
     std::printf("shapes %zu\nframes %d\n", s.boxes.size(), frames);
     std::printf("bullet_world_frame_ms %.4f\n", 1e3 * (t_move + t_collide) / frames);
     std::printf("bullet_move_ms %.4f\nbullet_collide_ms %.4f\n", 1e3 * t_move / frames, 1e3 * t_collide / frames);
     std::printf("bullet_broadphase_pairs %d\n", w->world.getPairCache()->getNumOverlappingPairs());
     std::printf("bullet_touching_pairs %ld\nbullet_penetrating_pairs %ld\nbullet_contacts %ld\n", t.pairs,
                 t.penetrating, t.points);
+    if (rays.empty())
+        return;
+
+    long hits, gjk_hits;
+    double rate = cast_rays(w->world, rays, 0, hits);
+    double gjk_rate = cast_rays(w->world, rays, btTriangleRaycastCallback::kF_UseGjkConvexCastRaytest, gjk_hits);
     std::printf("rays %zu\nbullet_rays_per_s %.0f\nbullet_ray_hits %ld\n", rays.size(), rate, hits);
     std::printf("bullet_gjk_rays_per_s %.0f\nbullet_gjk_ray_hits %ld\n", gjk_rate, gjk_hits);
 }

@@ -26,12 +26,13 @@ static int world_mode(int argc, char **argv)
 {
     Scene s;
     std::vector<Ray> rays;
-    int frames = argc >= 3 ? std::atoi(argv[2]) : 0;
-    if (argc < 3 || frames < 1 || !read_scene(argv[0], s) || !read_rays(argv[1], rays)) {
+    int frames = argc >= 3 ? std::atoi(argv[2]) : 0, warmup = argc >= 4 ? std::atoi(argv[3]) : 0;
+    bool no_rays = argc >= 2 && std::strcmp(argv[1], "-") == 0;
+    if (argc < 3 || frames < 1 || warmup < 0 || !read_scene(argv[0], s) || !(no_rays || read_rays(argv[1], rays))) {
         std::fprintf(stderr, "cq-peers world: cannot read the scene and rays, or FRAMES < 1\n");
         return 1;
     }
-    bullet_world(s, rays, frames);
+    bullet_world(s, rays, frames, warmup);
     return 0;
 }
 
@@ -42,6 +43,6 @@ int main(int argc, char **argv)
     if (argc >= 2 && std::strcmp(argv[1], "world") == 0)
         return world_mode(argc - 2, argv + 2);
     std::fprintf(stderr, "usage: cq-peers pairs FILE            (cq-gen pairs N SEED)\n"
-                         "       cq-peers world SCENE RAYS FRAMES (cq-gen scene N SEED, rays N SEED L)\n");
+                         "       cq-peers world SCENE RAYS|- FRAMES [WARMUP] (cq-gen scene N SEED, rays N SEED L; -: no rays)\n");
     return 2;
 }

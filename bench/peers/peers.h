@@ -67,8 +67,9 @@ void bullet_gjk_epa(const std::vector<Obb> &a, const std::vector<Obb> &b);
 void ccd_pairs(const std::vector<Obb> &a, const std::vector<Obb> &b);
 void fcl_box_box(const std::vector<Obb> &a, const std::vector<Obb> &b);
 
-// Prints the world figures of `frames` frames of the scene, then the rays.
-void bullet_world(Scene &s, const std::vector<Ray> &rays, int frames);
+// Prints the world figures of `frames` frames of the scene (after `warmup`
+// untimed ones), then the rays' (none when rays is empty).
+void bullet_world(Scene &s, const std::vector<Ray> &rays, int frames, int warmup);
 
 } // namespace peers
 

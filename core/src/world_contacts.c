@@ -407,8 +407,14 @@ int cq_world_contacts(cq_world *w, const cq_world_contacts_query *query, cq_worl
     bool filtered = q->ids != NULL;
     int n = gather(w, filtered);
     out->pair_count = narrow_phase(w, n, q, out);
-    if (q->dt > 0)
+    if (q->dt > 0) {
+        /* CCD finds each swept shape's candidates in the ray tree, which
+         * every batch of moves leaves behind: without the refit, each one
+         * would scan every shape (O(swept x shapes)). Out of memory for a
+         * rebuild, the scan still answers exactly. */
+        cq_world_refresh(w);
         out->toi_count = ccd(w, q, filtered, out);
+    }
     unmark_filter(w, q);
     if (out->pair_count > out->pair_capacity || out->toi_count > out->toi_capacity)
         return CQ_ERANGE;

@@ -9,9 +9,9 @@
 /// cq_world_contacts (which updates the pair cache) are mutations and need
 /// exclusive access. Queries never allocate and never change the world.
 /// The broadphase is brought up to date at the end of each mutation; the
-/// ray tree (a BVH, used by ray casts, sweeps and overlap queries) only by
-/// cq_world_refresh, since a frame of moves needs the one and not the
-/// other. A query on a world whose tree is behind still answers exactly,
+/// ray tree (a BVH, used by ray casts, sweeps, overlap queries and CCD)
+/// only by cq_world_refresh and by cq_world_contacts with dt, since a
+/// frame of moves needs the one and not the other. A query on a world whose tree is behind still answers exactly,
 /// by scanning every shape: call cq_world_refresh (a mutation) after a
 /// batch, before the queries.
 ///
@@ -238,8 +238,9 @@ typedef struct cq_world_contacts_out {
 /// pairs (contact.overlap) go to out->pairs sorted by (id(a), id(b)). The
 /// pair cache keeps each pair's last normal (reset when the pair is new).
 /// With dt > 0, every shape with |velocity| dt above its smallest
-/// half-width is swept against the others (relative motion over dt) and
-/// its first impact goes to out->toi, sorted by id; shapes already
+/// half-width is swept against the others (relative motion over dt), its
+/// candidates found in the ray tree (refreshed first, as by
+/// cq_world_refresh), and its first impact goes to out->toi, sorted by id; shapes already
 /// overlapping at the start are left to the discrete contacts. Returns
 /// CQ_OK; CQ_ERANGE with the counts needed when an array is too small (the
 /// pair cache is then left as it was); CQ_ENOT_FOUND with out->bad_id for
