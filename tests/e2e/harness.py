@@ -150,6 +150,38 @@ def frame(payload):
     return bytes([FRAME_MARK]) + struct.pack(">I", len(payload)) + payload
 
 
+def encode_message(message, encoding=None):
+    """The bytes of one stream message: a line of JSON, or a frame."""
+    if (encoding or ENCODING) == "msgpack":
+        return frame(encode_body(message, "msgpack"))
+    return json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def decode_messages(data, encoding=None):
+    """The whole stream messages at the start of data, decoded (a cut-off
+    last one is left out): for reading replies off a raw socket."""
+    out = []
+    if (encoding or ENCODING) == "msgpack":
+        while len(data) >= FRAME_PREFIX and data[0] == FRAME_MARK:
+            n = struct.unpack(">I", data[1:FRAME_PREFIX])[0]
+            if len(data) < FRAME_PREFIX + n:
+                break
+            out.append(strict_msgpack(data[FRAME_PREFIX:FRAME_PREFIX + n]))
+            data = data[FRAME_PREFIX + n:]
+        return out
+    lines = data.split(b"\n")
+    return [strict_json(line) for line in lines[:-1] if line.strip()]
+
+
+def malformed_body(encoding=None):
+    """A body cut off inside its first member, in encoding, and the slug
+    of the problem it gets: a JSON object missing its value, or a
+    MessagePack map of one member whose value is missing."""
+    if (encoding or ENCODING) == "msgpack":
+        return b"\x81\xa1a", "malformed-msgpack"
+    return b'{"a":', "malformed-json"
+
+
 def encoded_key(name, encoding=None):
     """The bytes that introduce the object member name in an answer: in
     JSON ',"name":' (a member after the first), in MessagePack the key as
@@ -441,23 +473,57 @@ class StreamClient:
 
     def encode(self, message):
         """The bytes of one message: a line of JSON, or a frame."""
-        if self.encoding == "msgpack":
-            return frame(encode_body(message, "msgpack"))
-        return json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n"
+        return encode_message(message, self.encoding)
 
     def send(self, *messages):
         """Sends every message as one write: a dict is encoded (a line, or
-        a frame); a str is a line of JSON text sent verbatim, which only a
-        JSON connection can carry (such a test is @json_only)."""
+        a frame), bytes go as they are (a message encoded already); a str
+        is a line of JSON text sent verbatim, which only a JSON connection
+        can carry (such a test is @json_only)."""
         out = []
         for m in messages:
             if isinstance(m, str):
                 if self.encoding != "json":
                     raise TypeError("a JSON text line on a %s stream: mark the test @json_only" % self.encoding)
                 out.append(m.encode("utf-8") + b"\n")
+            elif isinstance(m, bytes):
+                out.append(m)
             else:
                 out.append(self.encode(m))
         self.send_raw(b"".join(out))
+
+    def padded(self, message, size):
+        """message encoded with a header X-Pad (accepted and ignored) so
+        that its line (without the newline) or its envelope (without the
+        frame's prefix) is size bytes, or just under where MessagePack's
+        string header grows."""
+        overhead = FRAME_PREFIX if self.encoding == "msgpack" else 1
+
+        def build(n):
+            m = dict(message, headers=dict(message.get("headers", {}), **{"X-Pad": "p" * n}))
+            return self.encode(m)
+
+        n = max(0, size - (len(build(0)) - overhead))
+        while n > 0 and len(build(n)) - overhead > size:
+            n -= 1
+        return build(n)
+
+    def not_an_envelope(self):
+        """A message the server refuses before it is a request (400, id
+        null) and goes on reading after: a line that is not JSON, or a
+        frame holding a string instead of an envelope map."""
+        if self.encoding == "msgpack":
+            return frame(encode_body("not an envelope", "msgpack"))
+        return b"not json\n"
+
+    def malformed(self):
+        """A whole message whose envelope does not decode, and the slug of
+        the problem it gets: a JSON object cut off, or a frame whose map
+        lacks the value of its last member."""
+        if self.encoding == "msgpack":
+            env = b"\x82" + encode_body("id", "msgpack") + encode_body(3, "msgpack") + encode_body("method", "msgpack")
+            return frame(env), "malformed-msgpack"
+        return b'{"id": 3, "method": "GET"\n', "malformed-json"
 
     def send_value(self, value):
         """Sends any value (an array, a string, ...) as one whole message,
@@ -465,9 +531,10 @@ class StreamClient:
         self.send_raw(self.encode(value))
 
     def send_oversized(self, size):
-        """Sends one well-formed message of more than size bytes (a
-        padded envelope); a refusal that closes the connection while it is
-        written is tolerated."""
+        """Sends one message of more than size bytes (an envelope with a
+        long unknown member, refused for its length before it is read); a
+        refusal that closes the connection while it is written is
+        tolerated."""
         message = self.encode({"id": 1, "pad": "x" * size})
         try:
             self.send_raw(message)
