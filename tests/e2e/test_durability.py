@@ -9,7 +9,6 @@ the file format of proto/include/cqp/journal.h read here independently
 import glob
 import hashlib
 import http.client
-import json
 import os
 import random
 import signal
@@ -61,6 +60,12 @@ def dir_size(data_dir):
         except FileNotFoundError:
             pass
     return total
+
+
+def body_headers():
+    """The headers of a request with a body in the run's encoding."""
+    media = harness.MEDIA_TYPES[harness.ENCODING]
+    return {"Content-Type": media, "Accept": media}
 
 
 class Durability(unittest.TestCase):
@@ -137,7 +142,9 @@ class Durability(unittest.TestCase):
 
     def shape_x(self, d, world):
         """{shape id: x of its position} from the export."""
-        return {s["id"]: s["pose"]["position"][0] for s in json.loads(self.export(d, world))["shapes"]}
+        r = d.request("GET", "/v1/worlds/%s/export" % world)
+        self.assertEqual(r.status, 200, r.describe())
+        return {s["id"]: s["pose"]["position"][0] for s in r.json["shapes"]}
 
     # the tests
 
@@ -251,9 +258,9 @@ class Durability(unittest.TestCase):
             while not stop.is_set():
                 v += 1
                 hi[k] = v
-                body = json.dumps({"move": [{"id": "w%d-%d" % (k, i), "pose": {"position": [v, k, i]}}
-                                            for i in range(10)]})
-                conn.request("POST", "/v1/worlds/crash/batch", body, {"Content-Type": "application/json"})
+                body = harness.encode_body({"move": [{"id": "w%d-%d" % (k, i), "pose": {"position": [v, k, i]}}
+                                                     for i in range(10)]})
+                conn.request("POST", "/v1/worlds/crash/batch", body, body_headers())
                 r = conn.getresponse()
                 r.read()
                 if r.status != 200:
@@ -261,8 +268,8 @@ class Durability(unittest.TestCase):
                 lo[k] = v
                 solo_hi[k] = v
                 conn.request("PUT", "/v1/worlds/crash/shapes/solo-%d" % k,
-                             json.dumps({"shape": sphere(0.5), "pose": {"position": [v, 0, 0]}}),
-                             {"Content-Type": "application/json"})
+                             harness.encode_body({"shape": sphere(0.5), "pose": {"position": [v, 0, 0]}}),
+                             body_headers())
                 r = conn.getresponse()
                 r.read()
                 if r.status not in (200, 201):
@@ -380,11 +387,10 @@ class Durability(unittest.TestCase):
         pad = "x" * 60
         try:
             for i in range(limit):
-                body = json.dumps({"shape": sphere(0.5), "pose": {"position": [i, 0, 0]}, "layer": 1,
-                                   "mask": 1, "velocity": [0, 0, 0]})
+                body = harness.encode_body({"shape": sphere(0.5), "pose": {"position": [i, 0, 0]}, "layer": 1,
+                                            "mask": 1, "velocity": [0, 0, 0]})
                 try:
-                    conn.request("PUT", "/v1/worlds/s/shapes/p%d-%s" % (i, pad[:i % 50]), body,
-                                 {"Content-Type": "application/json"})
+                    conn.request("PUT", "/v1/worlds/s/shapes/p%d-%s" % (i, pad[:i % 50]), body, body_headers())
                     r = conn.getresponse()
                     r.read()
                 except (OSError, http.client.HTTPException):

@@ -82,7 +82,8 @@ def drive_session(d):
          expect=200)
     http("POST", w + "/overlap", {"shape": sphere(1), "pose": pose([0.5, 0.5, 0])}, expect=200)
     exported = http("GET", w + "/export", expect=200)
-    http("PUT", "/v1/worlds/arena-copy", data=exported.raw, expect=201)
+    http("PUT", "/v1/worlds/arena-copy", data=exported.raw, headers={"Content-Type": exported.content_type},
+         expect=201)
     http("GET", "/metrics", expect=200)
     http("GET", "/metrics/fallbacks?limit=5", expect=200)
     http("GET", "/v1/openapi.json", expect=200)
