@@ -33,8 +33,9 @@ ONE_RUN = "sends both encodings itself: one run (the JSON pass) covers it"
 TOKEN = "enc-T0ken"
 AUTH = {"Authorization": "Bearer " + TOKEN}
 
-# Words by which a problem's title or detail may name the body's format.
-FORMAT_WORDS = re.compile(r"\b(JSON|MessagePack|msgpack|json|Msgpack)\b")
+# Words by which a problem's title or detail may name the body's format,
+# with the format's own name for a mapping ("a JSON object", "a MessagePack map").
+FORMAT_WORDS = re.compile(r"\b(JSON object|MessagePack map|JSON|MessagePack|msgpack|json)\b")
 
 
 def exact_json(raw):
@@ -151,6 +152,10 @@ class Comparator(unittest.TestCase):
         self.assertEqual(exact_json(b"[-0,0,-0.0]")[0], 0)
         self.assertLess(math.copysign(1, exact_json(b"[-0]")[0]), 0)
         self.assertEqual(problem_key({"title": "Wrong JSON type"}), problem_key({"title": "Wrong MessagePack type"}))
+        self.assertEqual(problem_key({"detail": "the body must be a JSON object"}),
+                         problem_key({"detail": "the body must be a MessagePack map"}))
+        self.assertNotEqual(problem_key({"detail": "the body must be a JSON object"}),
+                            problem_key({"detail": "the body must be a MessagePack array"}))
         self.assertNotEqual(problem_key({"detail": "radius must be a number"}),
                             problem_key({"detail": "radius must be a string"}))
 
