@@ -17,16 +17,18 @@ ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fvisibility=hidden $(WARN) $(CF
              -Icore/include -Icore/src -Iproto/include
 LDLIBS   := -lm -pthread
 PKG_CFLAGS = $(shell pkg-config --cflags jansson libmicrohttpd libuv 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs jansson libmicrohttpd libuv 2>/dev/null)
+# msgpuck ships no .pc file; its libmsgpuck.a holds the non-inline copies
+# and the tables (mp_type_hint) its header only declares.
+PKG_LIBS   = $(shell pkg-config --libs jansson libmicrohttpd libuv 2>/dev/null) -lmsgpuck
 
 # Debian packages building and running the daemon need (`make deps`). Each
 # target that needs more installs it itself, through `make deps DEB_PKGS=...`:
 # the tests (below), the cluster test, fuzzing and the benchmarks.
 DEB_PKGS := gcc libc6-dev make pkg-config python3 \
-            libmicrohttpd-dev libjansson-dev libuv1-dev libjs-three
+            libmicrohttpd-dev libjansson-dev libuv1-dev libmsgpuck-dev libjs-three
 # Check for the unit suites, prometheus_client as the e2e tests' exposition
-# parser, git for newcomer-check's clone.
-TEST_DEB_PKGS := check python3-prometheus-client git
+# parser, msgpack as their MessagePack codec, git for newcomer-check's clone.
+TEST_DEB_PKGS := check python3-prometheus-client python3-msgpack git
 
 CORE_SRC  := $(sort $(wildcard core/src/*.c))
 CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)

@@ -16,7 +16,7 @@ int cqd_journal_call(cqd_call *c, cqd_world *w, uint64_t *seq)
         const cqd_request *req = c->req;
         char why[200];
         if (cqd_store_append(st, req->method, req->path, req->body ? req->body : "", req->body ? req->body_len : 0,
-                             &s, why, sizeof why) < 0) {
+                             req->body_format, &s, why, sizeof why) < 0) {
             /* No Retry-After: a journal that failed stays failed until a
              * restart, and a record too large for it stays too large. */
             c->resp->retry_after = -1;

@@ -19,6 +19,7 @@
 
 #include <microhttpd.h>
 
+#include "media.h"
 #include "refuse.h"
 #include "request.h"
 #include "router.h"
@@ -148,6 +149,9 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, cqd_response *
     }
     if (resp->status == 401)
         ok &= MHD_add_response_header(m, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    // A cache must not hand a JSON answer to a client that asked for MessagePack.
+    if (resp->negotiated)
+        ok &= MHD_add_response_header(m, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT);
     for (const char *const *h = resp->headers; h && h[0]; h += 2)
         ok &= MHD_add_response_header(m, h[0], h[1]);
     if (ok)
@@ -156,6 +160,15 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, cqd_response *
     return ok;
 }
 
+/// The value of header name, or NULL.
+static const char *header(struct MHD_Connection *conn, const char *name)
+{
+    return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
+}
+
+/// The request as the pipeline takes it; its body is read in the format
+/// its Content-Type names, and every answer to it, refusals included, is
+/// written in the format its Accept asks for.
 static void request_of(struct MHD_Connection *conn, const char *url, const char *method, const http_req *r,
                        cqd_request *req)
 {
@@ -164,10 +177,12 @@ static void request_of(struct MHD_Connection *conn, const char *url, const char 
         .method = method,
         .path = url,
         .query = r ? r->query : NULL,
-        .authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
-        .request_id = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Request-Id"),
+        .authorization = header(conn, MHD_HTTP_HEADER_AUTHORIZATION),
+        .request_id = header(conn, "X-Request-Id"),
         .body = r && r->len ? r->body : NULL,
         .body_len = r ? r->len : 0,
+        .body_format = cqd_media_body_format(header(conn, MHD_HTTP_HEADER_CONTENT_TYPE)),
+        .accept = cqd_media_accept(header(conn, MHD_HTTP_HEADER_ACCEPT)),
         .allow_pretty = true,
     };
 }

@@ -36,10 +36,11 @@ int cqd_hc_dechunk(const char *buf, size_t len, cqp_buf *out, size_t *used);
 /// 80). Returns 0, or -1 when url has another form or a part is too long.
 int cqd_hc_parse_url(const char *url, char *host, size_t host_size, char *port, size_t port_size);
 
-/// One request to send. query is NULL for none; authorization is the whole
-/// header value or NULL.
+/// One request to send. query is NULL for none; authorization,
+/// content_type and accept are whole header values or NULL for none.
 typedef struct cqd_hc_request {
     const char *method, *path, *query, *request_id, *authorization;
+    const char *content_type, *accept;
     const char *body;
     size_t body_len;
 } cqd_hc_request;
@@ -47,7 +48,8 @@ typedef struct cqd_hc_request {
 /// Appends the request as it goes on the wire: the path percent-encoded
 /// (the server decodes it back), bytes of the query that cannot stand in a
 /// request line encoded, then Host, Content-Length (always), Connection:
-/// keep-alive, X-Request-Id (when non-empty), Authorization and the body.
+/// keep-alive, X-Request-Id (when non-empty), Authorization, Content-Type,
+/// Accept (each when set) and the body.
 void cqd_hc_format_request(cqp_buf *out, const char *host_header, const cqd_hc_request *rq);
 
 /// A connection to one server (reconnected when the server closed it).

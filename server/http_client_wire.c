@@ -230,6 +230,10 @@ void cqd_hc_format_request(cqp_buf *out, const char *host_header, const cqd_hc_r
         cqp_buf_printf(out, "X-Request-Id: %s\r\n", rq->request_id);
     if (rq->authorization)
         cqp_buf_printf(out, "Authorization: %s\r\n", rq->authorization);
+    if (rq->content_type)
+        cqp_buf_printf(out, "Content-Type: %s\r\n", rq->content_type);
+    if (rq->accept)
+        cqp_buf_printf(out, "Accept: %s\r\n", rq->accept);
     cqp_buf_puts(out, "\r\n");
     cqp_buf_append(out, rq->body, rq->body_len);
 }

@@ -1,11 +1,13 @@
 /// @file server/json_arena.c
-/// The per-request arena behind jansson (json_arena.h). Every block carries
+/// The per-request arena behind jansson and proto (json_arena.h). Every block carries
 /// a 16-byte header saying where it came from (and a heap block its size),
 /// so a free works on any thread and whether or not an arena is current.
 #include "json_arena.h"
 
 #include <jansson.h>
 #include <stdint.h>
+
+#include "cqp/alloc.h"
 #include <stdlib.h>
 
 /// The chunk kept between requests: a typical request body's tree fits.
@@ -108,7 +110,11 @@ static void json_release(void *p)
     free(h);
 }
 
-void cqd_json_install(void) { json_set_alloc_funcs(json_alloc, json_release); }
+void cqd_json_install(void)
+{
+    json_set_alloc_funcs(json_alloc, json_release);
+    cqp_set_alloc_funcs(json_alloc, json_release);
+}
 
 cqd_json_arena *cqd_json_arena_enter(cqd_json_arena *a, size_t budget)
 {

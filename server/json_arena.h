@@ -1,12 +1,14 @@
 /// @file server/json_arena.h
-/// jansson's allocations during a request come from a per-thread bump
-/// arena: parsing a small body makes some 80 allocations that all die with
-/// the request, and malloc/free for each cost about as much as the parse
-/// (a 100,000-ray body makes millions). Large blocks (long strings, big
-/// arrays' storage, which jansson grows by reallocating) and allocations
-/// outside a request use malloc.
-/// A request's allocations are also held to a budget: a 16 MiB body of
-/// tiny values would otherwise decode to a tree of half a gigabyte.
+/// The request arena: jansson's allocations and proto's (cqp/alloc.h: the
+/// decoders' arrays, the MessagePack check's scratch) during a request
+/// come from a per-thread bump arena. Parsing a small body makes some 80
+/// allocations that all die with the request, and malloc/free for each
+/// cost about as much as the parse (a 100,000-ray body makes millions).
+/// Large blocks (long strings, big arrays' storage, which jansson grows by
+/// reallocating) and allocations outside a request use malloc.
+/// A request's allocations are also held to a budget, whichever wire
+/// format its body came in: a 16 MiB body of tiny values would otherwise
+/// decode to a tree, or to arrays, of half a gigabyte.
 #ifndef CQD_JSON_ARENA_H
 #define CQD_JSON_ARENA_H
 
@@ -28,15 +30,16 @@ typedef struct cqd_json_arena {
     int depth;        ///< nested cqd_json_arena_enter calls
 } cqd_json_arena;
 
-/// Routes jansson's allocations through the arenas. Call once, before any
-/// other jansson call (objects allocated before would be freed wrongly).
+/// Routes jansson's and proto's allocations through the arenas. Call once,
+/// before any other jansson or proto call (blocks allocated before would
+/// be freed wrongly).
 void cqd_json_install(void);
 
 /// The calling thread allocates from a until the matching leave; returns
 /// what was current before, for cqd_json_arena_leave. The outermost enter
 /// starts a request: over_budget is cleared and budget set (bytes, 0 = no
 /// limit). When it is left, everything allocated in the arena is released
-/// at once: no jansson value made inside may be used after.
+/// at once: no jansson value or proto block made inside may be used after.
 cqd_json_arena *cqd_json_arena_enter(cqd_json_arena *a, size_t budget);
 void cqd_json_arena_leave(cqd_json_arena *a, cqd_json_arena *previous);
 

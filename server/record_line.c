@@ -60,6 +60,37 @@ static void put_bytes(cqp_buf *out, const char *key, const char *s, size_t n, bo
     }
 }
 
+/// ,"key":<bytes> for bytes of format f: a MessagePack body always as
+/// base64 (listed), whatever its bytes: one that happens to be UTF-8 (a
+/// lone fixint is ASCII) is binary all the same. Else as put_bytes.
+static void put_body(cqp_buf *out, const char *key, const char *s, size_t n, cqp_format f, bool may_be_raw,
+                     b64_list *b64)
+{
+    if (f != CQP_MSGPACK || !s || n == 0) {
+        put_bytes(out, key, s, n, may_be_raw, b64);
+        return;
+    }
+    cqp_buf_printf(out, ",\"%s\":\"", key);
+    cqd_base64_encode(out, s, n);
+    cqp_buf_append(out, "\"", 1);
+    b64->names[b64->count++] = key;
+}
+
+/// ,"key":"msgpack" when f is MessagePack; nothing for JSON, so a line of
+/// a JSON session reads as lines always did (and old lines as JSON).
+static void put_format(cqp_buf *out, const char *key, cqp_format f)
+{
+    if (f == CQP_MSGPACK)
+        cqp_buf_printf(out, ",\"%s\":\"msgpack\"", key);
+}
+
+/// Whether a response's bytes are MessagePack, from its content type
+/// (application/msgpack, application/problem+msgpack).
+static bool response_is_msgpack(const cqd_response *resp)
+{
+    return resp->content_type && strstr(resp->content_type, "msgpack");
+}
+
 static void put_cstr(cqp_buf *out, const char *key, const char *s, b64_list *b64)
 {
     if (s)
@@ -83,10 +114,14 @@ void cqd_record_format_tail(cqp_buf *out, const cqd_request *req, const cqd_resp
     put_cstr(out, "query", req->query, &b64);
     put_cstr(out, "request_id", resp->request_id, &b64);
     cqp_buf_printf(out, ",\"authorization\":%s", req->authorization ? "\"redacted\"" : "null");
-    put_bytes(out, "body", req->body, req->body_len, true, &b64);
+    put_format(out, "accept", req->accept);
+    put_body(out, "body", req->body, req->body_len, req->body_format, true, &b64);
+    put_format(out, "body_format", req->body_format);
     cqp_buf_printf(out, ",\"status\":%d", resp->status);
-    bool json = resp->content_type && strstr(resp->content_type, "json");
-    put_bytes(out, "response", resp->body.data, resp->body.len, json, &b64);
+    cqp_format rf = response_is_msgpack(resp) ? CQP_MSGPACK : CQP_JSON;
+    bool json = rf == CQP_JSON && resp->content_type && strstr(resp->content_type, "json");
+    put_body(out, "response", resp->body.data, resp->body.len, rf, json, &b64);
+    put_format(out, "response_format", rf);
     if (b64.count) {
         cqp_buf_puts(out, ",\"base64\":[");
         for (int i = 0; i < b64.count; i++)
@@ -128,6 +163,22 @@ static int take_bytes(const char *s, size_t n, cqp_buf *out)
         return 0;
     }
     return take_string(s, n, out, NULL);
+}
+
+/// A format member: "json" or "msgpack" (null: JSON). Returns 0, or -1.
+static int take_format(const char *s, size_t n, cqp_format *out)
+{
+    json_t *v = scalar(s, n);
+    const char *name = json_string_value(v);
+    int rc = 0;
+    if (name && strcmp(name, "msgpack") == 0)
+        *out = CQP_MSGPACK;
+    else if ((name && strcmp(name, "json") == 0) || json_is_null(v))
+        *out = CQP_JSON;
+    else
+        rc = -1;
+    json_decref(v);
+    return rc;
 }
 
 static int take_int(const char *s, size_t n, long long *out)
@@ -204,6 +255,12 @@ static int take_member(const char *key, const char *v, size_t vn, cqd_record_ent
         rc = take_bytes(v, vn, &e->body);
     } else if (strcmp(key, "response") == 0) {
         rc = take_bytes(v, vn, &e->response);
+    } else if (strcmp(key, "body_format") == 0) {
+        rc = take_format(v, vn, &e->body_format);
+    } else if (strcmp(key, "accept") == 0) {
+        rc = take_format(v, vn, &e->accept);
+    } else if (strcmp(key, "response_format") == 0) {
+        rc = take_format(v, vn, &e->response_format);
     }
     if (rc < 0)
         snprintf(err, err_size, "member \"%s\" has the wrong type", key);

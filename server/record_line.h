@@ -13,6 +13,15 @@
 /// "base64" array, so every field reads back byte for byte.
 /// "authorization" is null without the header and "redacted" with it: the
 /// token itself is never written.
+///
+/// MessagePack adds three members, each written only when its value is
+/// "msgpack" (so a JSON session's lines, and every line written before
+/// them, read as JSON): "accept" (the response format the request
+/// negotiated), "body_format" (the request body's bytes are MessagePack)
+/// and "response_format" (the response's bytes are: its content type was
+/// application/msgpack or application/problem+msgpack). A MessagePack body
+/// or response is always base64 and listed in "base64", even when its
+/// bytes happen to be UTF-8.
 #ifndef CQD_RECORD_LINE_H
 #define CQD_RECORD_LINE_H
 
@@ -44,6 +53,9 @@ typedef struct cqd_record_entry {
     bool authorization;  ///< the request had an Authorization header
     cqp_buf transport, method, path, query, request_id;
     cqp_buf body, response; ///< the exact bytes (empty when null)
+    cqp_format body_format;     ///< of body ("body_format"; JSON when absent)
+    cqp_format accept;          ///< the response format asked for ("accept"; JSON when absent)
+    cqp_format response_format; ///< of response ("response_format"; JSON when absent)
 } cqd_record_entry;
 
 /// Parses one line (without its newline) into *e (zeroed first). Returns 0,

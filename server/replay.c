@@ -136,6 +136,69 @@ static void print_target(const cqd_record_entry *e)
     }
 }
 
+/// Longest excerpt of a differing MessagePack value, as JSON text.
+#define VALUE_EXCERPT 64
+
+/// Prints a MessagePack value as JSON text (whose writer escaped every
+/// control character).
+static void print_value(const char *label, const char *value)
+{
+    cqp_buf text = {0};
+    cqd_replay_value_text(&text, value, VALUE_EXCERPT);
+    printf("    %-9s %s\n", label, text.data ? text.data : "");
+    cqp_buf_free(&text);
+}
+
+/// How the bodies compared: the same, or first different where.
+typedef struct body_diff {
+    bool differs;
+    bool as_values;          ///< MessagePack compared as values (else bytes)
+    size_t eo, go;           ///< the first difference's offset in each
+    cqd_replay_where where;  ///< as_values: the place
+} body_diff;
+
+/// Compares the bodies: as values when the recorded response was
+/// MessagePack and both are well-formed, else byte for byte.
+static body_diff compare_bodies(const replay_opts *o, const cqd_record_entry *e, const char *exp, const char *gd,
+                                size_t got_len)
+{
+    body_diff d = {0};
+    if (e->response_format == CQP_MSGPACK) {
+        cqd_replay_values v = cqd_replay_same_values(exp, e->response.len, gd, got_len, !o->strict, &d.where);
+        if (v != CQD_REPLAY_NOT_MSGPACK) {
+            d.as_values = true;
+            d.differs = v == CQD_REPLAY_DIFFERENT_VALUES;
+            d.eo = d.where.exp_off;
+            d.go = d.where.got_off;
+            return d;
+        }
+    }
+    d.differs = !cqd_replay_same(exp, e->response.len, gd, got_len, !o->strict, &d.eo, &d.go);
+    return d;
+}
+
+/// The body's lines of a report: where, then an excerpt of each side (the
+/// differing MessagePack values as JSON text).
+static void print_body_diff(const body_diff *d, const char *exp, size_t exp_len, const char *gd, size_t got_len)
+{
+    if (d->as_values) {
+        printf("  body (MessagePack, compared as values): first difference at %s (byte %zu",
+               d->where.pointer[0] ? d->where.pointer : "the root", d->eo);
+        if (d->go != d->eo)
+            printf(", byte %zu of the reply", d->go);
+        printf("); expected %zu bytes, got %zu\n", exp_len, got_len);
+        print_value("expected:", exp + d->eo);
+        print_value("got:", gd + d->go);
+        return;
+    }
+    printf("  body: first difference at byte %zu", d->eo);
+    if (d->go != d->eo)
+        printf(" (byte %zu of the reply)", d->go);
+    printf("; expected %zu bytes, got %zu\n", exp_len, got_len);
+    print_excerpt("expected:", exp, exp_len, d->eo);
+    print_excerpt("got:", gd, got_len, d->go);
+}
+
 /// Compares one replayed response with its record; prints the report and
 /// returns true when it differs.
 static bool report(const replay_opts *o, const cqd_record_entry *e, int status, const cqp_buf *got)
@@ -144,24 +207,19 @@ static bool report(const replay_opts *o, const cqd_record_entry *e, int status, 
     // HTTP sends no body with a HEAD response, whatever the pipeline wrote.
     bool compare_body = strcmp(e->method.data, "HEAD") != 0 &&
                         (o->strict || !cqd_replay_body_varies(e->method.data, e->path.data));
-    size_t eo = 0, go = 0;
     const char *exp = e->response.data ? e->response.data : "", *gd = got->data ? got->data : "";
-    bool body_differs = compare_body && !cqd_replay_same(exp, e->response.len, gd, got->len, !o->strict, &eo, &go);
-    if (!status_differs && !body_differs)
+    body_diff d = {0};
+    if (compare_body)
+        d = compare_bodies(o, e, exp, gd, got->len);
+    if (!status_differs && !d.differs)
         return false;
     printf("seq %lld: %s ", e->seq, e->method.data);
     print_target(e);
     printf(" (request id %s)\n", e->request_id.len ? e->request_id.data : "none");
     if (status_differs)
         printf("  status: expected %d, got %d\n", e->status, status);
-    if (body_differs) {
-        printf("  body: first difference at byte %zu", eo);
-        if (go != eo)
-            printf(" (byte %zu of the reply)", go);
-        printf("; expected %zu bytes, got %zu\n", e->response.len, got->len);
-        print_excerpt("expected:", exp, e->response.len, eo);
-        print_excerpt("got:", gd, got->len, go);
-    }
+    if (d.differs)
+        print_body_diff(&d, exp, e->response.len, gd, got->len);
     return true;
 }
 
@@ -204,6 +262,8 @@ static int replay_one(const replay_opts *o, cqd_hc *hc, cqd_record_entry *e, cqp
                          .query = query,
                          .request_id = e->request_id.data,
                          .authorization = auth,
+                         .content_type = e->body_format == CQP_MSGPACK ? cqp_format_media_type(CQP_MSGPACK) : NULL,
+                         .accept = e->accept == CQP_MSGPACK ? cqp_format_media_type(CQP_MSGPACK) : NULL,
                          .body = e->body.data ? e->body.data : "",
                          .body_len = e->body.len};
     int status = 0;

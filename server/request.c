@@ -13,9 +13,6 @@
 #include "server.h"
 #include "thread.h"
 
-static const char json_content_type[] = "application/json";
-static const char problem_content_type[] = "application/problem+json";
-
 void cqd_response_init(cqd_response *resp) { memset(resp, 0, sizeof *resp); }
 
 void cqd_response_free(cqd_response *resp) { cqp_buf_free(&resp->body); }
@@ -62,7 +59,8 @@ static void set_request_id(cqd_server *srv, const char *given, char out[CQD_REQU
 }
 
 /// Copies what a client sent into a problem detail: printable ASCII kept,
-/// anything else '?', cut to fit (problem bodies must stay valid JSON).
+/// anything else '?', cut to fit (a detail must stay valid UTF-8, in a
+/// JSON string as in a MessagePack str).
 static void printable(char *dst, size_t size, const char *src)
 {
     size_t n = 0;
@@ -98,15 +96,18 @@ static bool authorized(const char *token, const char *header)
     return diff == 0;
 }
 
-/// Replaces whatever the response holds by c->problem; returns its status.
+/// Replaces whatever the response holds by c->problem, in the format the
+/// client asked for (so a binary client never needs a JSON parser, even
+/// for a 401 or a 404); returns its status.
 static int fail(cqd_call *c)
 {
     cqd_response *resp = c->resp;
     bool pretty = c->out.pretty;
     cqp_buf_free(&resp->body);
-    cqp_writer_init(&c->out, &resp->body, pretty);
+    cqp_writer_init_format(&c->out, &resp->body, c->req->accept, pretty);
     cqp_write_problem(&c->out, &c->problem);
-    resp->content_type = problem_content_type;
+    resp->content_type = cqp_format_problem_type(c->req->accept);
+    resp->negotiated = true;
     // Shed load and exhausted memory pass: the client should come back
     // (unless the handler said there is no point: retry_after < 0).
     if (c->problem.kind == CQP_P_BUSY && resp->retry_after == 0)
@@ -122,11 +123,11 @@ static void call_init(cqd_call *c, cqd_server *srv, const cqd_request *req, cqd_
     c->req = req;
     c->route = -1;
     c->world[0] = c->id[0] = '\0';
-    c->body = NULL;
+    c->body = cqp_value_absent();
     c->problem.kind = CQP_P_INTERNAL;
     c->problem.detail[0] = c->problem.pointer[0] = '\0';
     c->resp = resp;
-    cqp_writer_init(&c->out, &resp->body, pretty);
+    cqp_writer_init_format(&c->out, &resp->body, req->accept, pretty);
 }
 
 /// Counts and logs a finished request.
@@ -148,6 +149,61 @@ static void finish(const cqd_call *c, uint64_t t0)
 
 /// Worlds may be half-recovered while the server starts: their routes wait.
 static bool needs_recovery(const cqd_route *r) { return strncmp(r->pattern, "/v1/worlds", 10) == 0; }
+
+/// Why a body could not be opened when an allocation failed: past the
+/// request's budget it is the body's size (413, by format, as the JSON
+/// tree and the MessagePack check's scratch are different costs), else
+/// the machine's (503, retry).
+static void open_refused(cqd_call *c)
+{
+    const cqd_json_arena *a = &c->self->json;
+    size_t budget = c->srv->cfg.max_request_memory;
+    if (a->over_budget && c->req->body_format == CQP_MSGPACK)
+        cqp_fail(&c->problem, CQP_P_TOO_LARGE, NULL,
+                 "the body needs more than %zu bytes to check (--max-request-memory)", budget);
+    else if (a->over_budget)
+        cqp_fail(&c->problem, CQP_P_TOO_LARGE, NULL,
+                 "the body decodes to more than %zu bytes of JSON values (--max-request-memory)", budget);
+    else if (a->failed)
+        cqp_fail(&c->problem, CQP_P_BUSY, NULL, "out of memory decoding the body");
+}
+
+/// Points c->body at the request's body: the view the transport opened,
+/// else req->body's bytes opened in req->body_format into *b (closed by
+/// the caller); an empty body stays absent. A present body must be an
+/// object. Returns 0, or -1 with c->problem filled.
+static int open_body(cqd_call *c, cqp_body *b)
+{
+    const cqd_request *req = c->req;
+    if (cqpv_present(req->body_value)) {
+        c->body = req->body_value;
+    } else if (req->body_len > 0) {
+        if (cqp_body_open(b, req->body_format, req->body, req->body_len, &c->problem) != 0) {
+            open_refused(c);
+            return -1;
+        }
+        c->body = b->root;
+    }
+    if (cqpv_present(c->body) && cqpv_type(c->body) != CQP_V_OBJECT) {
+        bool mp = c->body.format == CQP_MSGPACK;
+        c->body = cqp_value_absent();
+        return cqp_fail(&c->problem, CQP_P_BAD_TYPE, "", "the request body must be %s",
+                        mp ? "a MessagePack map" : "a JSON object");
+    }
+    return 0;
+}
+
+/// A handler refused memory for the budget failed for the body's size, not
+/// for want of memory (the decoders' arrays come from the request arena):
+/// 413, not a 503 to come back from.
+static void over_budget(cqd_call *c)
+{
+    if (c->problem.kind != CQP_P_BUSY || !c->self->json.over_budget)
+        return;
+    c->resp->retry_after = 0;
+    cqp_fail(&c->problem, CQP_P_TOO_LARGE, NULL, "the body decodes to more than %zu bytes (--max-request-memory)",
+             c->srv->cfg.max_request_memory);
+}
 
 /// Everything between the request id and the bookkeeping; returns the status.
 static int run(cqd_call *c)
@@ -194,38 +250,32 @@ static int run(cqd_call *c)
         cqp_fail(&c->problem, CQP_P_BUSY, NULL, "the server is recovering its worlds; retry shortly");
         return fail(c);
     }
-    if ((r->flags & CQD_ROUTE_BODY) && req->body_len > 0) {
-        c->body = req->body_tree ? json_incref(req->body_tree) : cqp_parse(req->body, req->body_len, &c->problem);
-        if (!c->body && c->self->json.over_budget)
-            cqp_fail(&c->problem, CQP_P_TOO_LARGE, NULL,
-                     "the body decodes to more than %zu bytes of JSON values (--max-request-memory)",
-                     srv->cfg.max_request_memory);
-        else if (!c->body && c->self->json.failed)
-            cqp_fail(&c->problem, CQP_P_BUSY, NULL, "out of memory decoding the body");
-        if (!c->body)
-            return fail(c);
-        if (!json_is_object(c->body)) {
-            json_decref(c->body);
-            c->body = NULL;
-            cqp_fail(&c->problem, CQP_P_BAD_TYPE, "", "the request body must be a JSON object");
-            return fail(c);
-        }
+    cqp_body body = {0};
+    if ((r->flags & CQD_ROUTE_BODY) && open_body(c, &body) != 0) {
+        cqp_body_close(&body);
+        return fail(c);
     }
     cqp_decoder_init(&c->dec, &srv->cfg.limits, &c->problem);
     resp->content_type = NULL;
     int status = r->handler(c);
-    json_decref(c->body);
-    c->body = NULL;
-    if (status < 0)
+    c->body = cqp_value_absent();
+    cqp_body_close(&body);
+    if (status < 0) {
+        over_budget(c);
         return fail(c);
+    }
     if (resp->body.oom) {
         cqp_fail(&c->problem, CQP_P_BUSY, NULL, "out of memory writing the response");
         return fail(c);
     }
     if (status == 204)
         cqp_buf_free(&resp->body);
-    if (!resp->content_type)
-        resp->content_type = json_content_type;
+    // A handler that names its type (metrics text, the OpenAPI document,
+    // inspector files) sends the same bytes whatever Accept says.
+    if (!resp->content_type && status != 204) {
+        resp->content_type = cqp_format_media_type(req->accept);
+        resp->negotiated = true;
+    }
     return status;
 }
 

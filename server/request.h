@@ -10,6 +10,8 @@
 #include <stddef.h>
 
 #include "cqp/decode.h"
+#include "cqp/format.h"
+#include "cqp/value.h"
 #include "cqp/write.h"
 
 struct cqd_server;
@@ -29,7 +31,9 @@ typedef struct cqd_request {
     const char *request_id;    ///< the X-Request-Id header, or NULL
     const char *body;          ///< NULL or body_len bytes (not NUL-terminated)
     size_t body_len;
-    json_t *body_tree;         ///< the body already parsed from those bytes (borrowed), or NULL: the pipeline parses them
+    cqp_format body_format;    ///< how body is encoded (HTTP: its Content-Type; stream: the connection's)
+    cqp_value body_value;      ///< the body already opened from those bytes (borrowed), or absent: the pipeline opens them
+    cqp_format accept;         ///< the format the response body is written in (HTTP: Accept; stream: the connection's)
     bool allow_pretty;         ///< the transport may pretty-print (not the stream: one line per reply)
 } cqd_request;
 
@@ -40,6 +44,7 @@ typedef struct cqd_response {
     cqp_buf body;              ///< empty for 204
     char allow[64];            ///< "GET, PUT, DELETE" with a 405, else ""
     int retry_after;           ///< seconds for Retry-After with a 429/503; 0: 1 for a 503, < 0: none
+    bool negotiated;           ///< the body is in the request's accept format (HTTP: Vary: Accept)
     const char *const *headers; ///< more headers (name, value, ..., NULL; static storage), or NULL
     char request_id[CQD_REQUEST_ID_MAX + 1]; ///< sanitised or generated; echo it as X-Request-Id
 } cqd_response;
@@ -61,14 +66,14 @@ typedef struct cqd_call {
     char world[CQ_WORLD_ID_MAX + 1]; ///< path parameter {world}, validated, or ""
     char id[CQ_WORLD_ID_MAX + 1];    ///< path parameter {id}, validated, or ""
     const char *file;                ///< path parameter {file} (in req->path, unvalidated), or NULL
-    json_t *body;             ///< the parsed body (borrowed; NULL when empty or the route takes none)
+    cqp_value body;           ///< the body's view (borrowed; absent when empty or the route takes none)
     cqp_decoder dec;          ///< ready at the body's root, with the configured limits
     cqp_problem problem;      ///< filled by a handler that fails
-    cqp_writer out;           ///< the response body (JSON, pretty when asked)
-    cqd_response *resp;       ///< for content_type (non-JSON bodies) and retry_after
+    cqp_writer out;           ///< the response body, in req->accept's format (JSON: pretty when asked)
+    cqd_response *resp;       ///< for content_type (bodies of one type whatever Accept says) and retry_after
 } cqd_call;
 
-/// A handler: writes its JSON body through c->out and returns the HTTP
+/// A handler: writes its body through c->out and returns the HTTP
 /// status (200, 201, 204 with no body), or fills c->problem and returns -1.
 /// Nothing a client sends may crash it, and a rejected request changes nothing.
 typedef int (*cqd_handler)(cqd_call *c);

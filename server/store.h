@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cqp/format.h"
+
 struct cqd_server;
 typedef struct cqd_store cqd_store;
 
@@ -42,12 +44,13 @@ int cqd_store_recover(cqd_store *st);
 /// (else syncs the journal), closes the files and frees st. NULL is ignored.
 void cqd_store_close(cqd_store *st, bool snapshot);
 
-/// Appends a mutation record (the request as the client sent it) and
-/// returns its sequence number in *seq. 0, or -1 when the journal cannot
+/// Appends a mutation record (the request as the client sent it, its body
+/// of format body_format kept as it came: the record's kind says which,
+/// cqp/journal.h) and returns its sequence number in *seq. 0, or -1 when the journal cannot
 /// take it (it failed before, or this write failed and it is failed from
 /// now on); *why (size bytes) then says why. Thread-safe.
 int cqd_store_append(cqd_store *st, const char *method, const char *path, const char *body, size_t body_len,
-                     uint64_t *seq, char *why, size_t why_size);
+                     cqp_format body_format, uint64_t *seq, char *why, size_t why_size);
 /// True when a handler must wait for its record to be on disk before it
 /// answers (--fsync always).
 bool cqd_store_waits(const cqd_store *st);

@@ -31,6 +31,7 @@ typedef struct cqd_sfile {
     size_t len;
     size_t valid;      ///< bytes of whole valid records that recovery applies
     uint64_t records;  ///< records in those bytes
+    uint64_t msgpack;  ///< journal: of those, mutations whose body is MessagePack
     bool used;         ///< recovery applies this file
 } cqd_sfile;
 

@@ -59,7 +59,7 @@ void cqd_store_sync_locked(cqd_store *st)
 static void set_why(char *why, size_t size, const cqd_store *st) { snprintf(why, size, "%s", st->error_what); }
 
 int cqd_store_append(cqd_store *st, const char *method, const char *path, const char *body, size_t body_len,
-                     uint64_t *seq, char *why, size_t why_size)
+                     cqp_format body_format, uint64_t *seq, char *why, size_t why_size)
 {
     uint8_t prefix[512];
     size_t plen = cqp_mutation_prefix(prefix, sizeof prefix, method, strlen(method), path, strlen(path));
@@ -76,7 +76,7 @@ int cqd_store_append(cqd_store *st, const char *method, const char *path, const 
         pthread_mutex_unlock(&st->mu);
         return -1;
     }
-    cqp_record_header(header, CQP_REC_MUTATION, st->next_seq, plen + body_len, crc);
+    cqp_record_header(header, cqp_mutation_kind(body_format), st->next_seq, plen + body_len, crc);
     struct iovec iov[3] = {
         {header, sizeof header},
         {prefix, plen},

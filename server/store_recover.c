@@ -4,7 +4,9 @@
 /// deterministic, so the worlds come back bit for bit), but not through
 /// the request pipeline: no auth, no metrics, no access log, and the
 /// journal hook only tags each world with the record's sequence number
-/// instead of appending it again. A record that failed when first sent
+/// instead of appending it again. Each body is opened in the format its
+/// record's kind names (cqp/journal.h: JSON, or MessagePack kept as the
+/// client sent it); snapshots are JSON. A record that failed when first sent
 /// fails the same way now and is skipped: such a failure comes after the
 /// handler reached the journal, and is a client error (4xx), which depends
 /// on the record and the worlds alone. Any other failure (out of memory, a
@@ -72,9 +74,28 @@ static bool world_gone(cqd_store *st, const char *world, const cqp_problem *p)
     return !w;
 }
 
-/// Runs the mutation m (sequence number seq) through its handler; c.world
-/// goes to world, a rejection's problem to *problem.
-static run_result run(cqd_store *st, const cqp_mutation *m, uint64_t seq, bool from_snapshot,
+/// Opens m's body, of format f (the record's kind says which), into *b and
+/// points c->body at it; an empty body stays absent. 0, or -1 with
+/// c->problem filled (BUSY when memory ran out).
+static int open_record_body(cqd_call *c, cqp_body *b, cqp_format f, const cqp_mutation *m)
+{
+    if (m->body_len == 0)
+        return 0;
+    if (cqp_body_open(b, f, m->body, m->body_len, &c->problem) != 0) {
+        if (c->self->json.failed)
+            cqp_fail(&c->problem, CQP_P_BUSY, NULL, "out of memory decoding the record");
+        return -1;
+    }
+    if (cqpv_type(b->root) != CQP_V_OBJECT)
+        return cqp_fail(&c->problem, CQP_P_BAD_TYPE, "", "the request body must be %s",
+                        f == CQP_MSGPACK ? "a MessagePack map" : "a JSON object");
+    c->body = b->root;
+    return 0;
+}
+
+/// Runs the mutation m (sequence number seq, body of format f) through its
+/// handler; c.world goes to world, a rejection's problem to *problem.
+static run_result run(cqd_store *st, const cqp_mutation *m, cqp_format f, uint64_t seq, bool from_snapshot,
                       char world[CQ_WORLD_ID_MAX + 1], cqp_problem *problem)
 {
     char method[16], path[256];
@@ -87,7 +108,7 @@ static run_result run(cqd_store *st, const cqp_mutation *m, uint64_t seq, bool f
     path[m->path_len] = '\0';
 
     cqd_request req = {.transport = "recovery", .method = method, .path = path, .body = m->body,
-                       .body_len = m->body_len};
+                       .body_len = m->body_len, .body_format = f};
     cqd_response resp;
     cqd_response_init(&resp);
     cqd_call c;
@@ -118,18 +139,8 @@ static run_result run(cqd_store *st, const cqp_mutation *m, uint64_t seq, bool f
         return RUN_FAILED;
     }
     cqd_json_arena *previous = cqd_json_arena_enter(&c.self->json, 0);
-    int status = -1;
-    if (m->body_len > 0) {
-        c.body = cqp_parse(m->body, m->body_len, &c.problem);
-        if (!c.body && c.self->json.failed)
-            cqp_fail(&c.problem, CQP_P_BUSY, NULL, "out of memory decoding the record");
-        else if (c.body && !json_is_object(c.body))
-            cqp_fail(&c.problem, CQP_P_BAD_TYPE, "", "the request body must be a JSON object");
-        else if (c.body)
-            status = 0;
-    } else {
-        status = 0;
-    }
+    cqp_body body = {0};
+    int status = open_record_body(&c, &body, f, m);
     bool reached = false;
     if (status == 0) {
         /* no limits: a record accepted then must not be refused because
@@ -141,7 +152,8 @@ static run_result run(cqd_store *st, const cqp_mutation *m, uint64_t seq, bool f
         reached = st->recover_reached;
         st->recover_seq = 0;
     }
-    json_decref(c.body);
+    c.body = cqp_value_absent();
+    cqp_body_close(&body);
     cqd_json_arena_leave(&c.self->json, previous);
     cqd_response_free(&resp);
     *problem = c.problem;
@@ -191,7 +203,7 @@ static int apply_snapshot(cqd_store *st, const cqd_sfile *f)
             continue;
         char world[CQ_WORLD_ID_MAX + 1];
         cqp_problem problem;
-        run_result res = run(st, &m, r.seq, true, world, &problem);
+        run_result res = run(st, &m, CQP_JSON, r.seq, true, world, &problem); /* snapshots are JSON */
         if (res == RUN_APPLIED) {
             cqd_snap_world *sw = &st->snap_worlds[st->snap_world_count++];
             snprintf(sw->name, sizeof sw->name, "%s", world);
@@ -220,12 +232,13 @@ static int apply_journal(cqd_store *st, const cqd_sfile *f)
     cqp_record r;
     while (pos < f->valid && cqp_record_next(f->data, f->valid, &pos, &r, NULL) == CQP_SCAN_RECORD) {
         cqp_mutation m;
-        if (!cqp_mutation_parse(r.payload, r.len, &m))
+        cqp_format body;
+        if (!cqp_record_is_mutation(r.kind, &body) || !cqp_mutation_parse(r.payload, r.len, &m))
             continue; /* the scan vouched for every record before f->valid */
         char world[CQ_WORLD_ID_MAX + 1];
         cqp_problem problem;
         st->rec.records++;
-        switch (run(st, &m, r.seq, false, world, &problem)) {
+        switch (run(st, &m, body, r.seq, false, world, &problem)) {
         case RUN_APPLIED:
             break;
         case RUN_SKIPPED:

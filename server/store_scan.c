@@ -220,6 +220,19 @@ static int choose_snapshot(cqd_store *st)
     return 0;
 }
 
+/// The note of a journal's records from..to; how many bodies are
+/// MessagePack only when some are (a journal of JSON bodies reads as it
+/// always did).
+static void note_records(cqd_store *st, const cqd_sfile *f, uint64_t from, uint64_t to)
+{
+    char kinds[64] = "";
+    if (f->msgpack)
+        snprintf(kinds, sizeof kinds, "; %llu JSON, %llu MessagePack", (unsigned long long)(f->records - f->msgpack),
+                 (unsigned long long)f->msgpack);
+    cqd_store_note(st, CQD_LOG_INFO, "%s: records %llu..%llu (%zu bytes%s)", f->name, (unsigned long long)from,
+                   (unsigned long long)to, f->valid, kinds);
+}
+
 /// Scans journal f from sequence number *expected on; *stop is set when
 /// what follows f must be dropped (corruption under --repair).
 static int scan_journal(cqd_store *st, cqd_sfile *f, uint64_t *expected, bool *stop)
@@ -234,17 +247,18 @@ static int scan_journal(cqd_store *st, cqd_sfile *f, uint64_t *expected, bool *s
     for (;;) {
         at = pos;
         cqp_mutation m;
+        cqp_format body;
         s = cqp_record_next(f->data, f->len, &pos, &r, &resume);
-        if (s != CQP_SCAN_RECORD || r.kind != CQP_REC_MUTATION || r.seq != *expected ||
+        if (s != CQP_SCAN_RECORD || !cqp_record_is_mutation(r.kind, &body) || r.seq != *expected ||
             !cqp_mutation_parse(r.payload, r.len, &m))
             break;
         ++*expected;
         f->records++;
+        f->msgpack += body == CQP_MSGPACK;
     }
     f->valid = at;
     if (f->records)
-        cqd_store_note(st, CQD_LOG_INFO, "%s: records %llu..%llu (%zu bytes)", f->name, (unsigned long long)from,
-                       (unsigned long long)(*expected - 1), f->valid);
+        note_records(st, f, from, *expected - 1);
     else
         cqd_store_note(st, CQD_LOG_INFO, "%s: no records", f->name);
     if (s == CQP_SCAN_END)
@@ -259,7 +273,7 @@ static int scan_journal(cqd_store *st, cqd_sfile *f, uint64_t *expected, bool *s
     char why[160], kept[96];
     if (s == CQP_SCAN_CORRUPT)
         snprintf(why, sizeof why, "bad checksum (a valid record follows at offset %zu)", resume);
-    else if (r.kind != CQP_REC_MUTATION)
+    else if (!cqp_record_is_mutation(r.kind, NULL))
         snprintf(why, sizeof why, "a record of kind %d in a journal", (int)r.kind);
     else if (r.seq != *expected)
         snprintf(why, sizeof why, "sequence number %llu where %llu was expected", (unsigned long long)r.seq,

@@ -290,7 +290,7 @@ static void answer_request(cqd_server *srv, const cqd_envelope *env, cqp_buf *ou
         .request_id = env->request_id,
         .body = env->body,
         .body_len = env->body_len,
-        .body_tree = env->body_tree,
+        .body_value = cqp_value_json(env->body_tree),
         .allow_pretty = false,
     };
     cqd_response resp;

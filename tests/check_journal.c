@@ -330,6 +330,67 @@ START_TEST(mutation_payload)
 }
 END_TEST
 
+/* Kind 5 is a mutation whose body is MessagePack: same payload layout,
+ * and its body may hold 0xFF. Kind 6 frames nothing. */
+START_TEST(msgpack_mutation_kind)
+{
+    ck_assert_int_eq(cqp_mutation_kind(CQP_JSON), 1);
+    ck_assert_int_eq(cqp_mutation_kind(CQP_MSGPACK), 5);
+    cqp_format f = CQP_MSGPACK;
+    ck_assert(cqp_record_is_mutation((cqp_record_kind)1, &f) && f == CQP_JSON);
+    ck_assert(cqp_record_is_mutation((cqp_record_kind)5, &f) && f == CQP_MSGPACK);
+    for (int k = 2; k <= 4; k++)
+        ck_assert(!cqp_record_is_mutation((cqp_record_kind)k, NULL));
+    ck_assert(!cqp_record_is_mutation((cqp_record_kind)6, NULL));
+
+    /* POST /b with the body {"x": -1}: fixmap 1, fixstr "x", fixint -1 (0xff). */
+    const uint8_t payload[] = {4, 'P', 'O', 'S', 'T', 2, 0, '/', 'b', 0x81, 0xa1, 'x', 0xff};
+    uint8_t rec[64];
+    size_t n = ref_record(rec, 5, 7, payload, sizeof payload);
+    uint8_t h[CQP_RECORD_HEADER];
+    ck_assert_int_eq(cqp_record_header(h, CQP_REC_MUTATION_MSGPACK, 7, sizeof payload,
+                                       cqp_crc32c(0, payload, sizeof payload)),
+                     0);
+    ck_assert_mem_eq(h, rec, CQP_RECORD_HEADER);
+    size_t pos = 0;
+    cqp_record r;
+    ck_assert_int_eq(cqp_record_next(rec, n, &pos, &r, NULL), CQP_SCAN_RECORD);
+    ck_assert_int_eq(r.kind, CQP_REC_MUTATION_MSGPACK);
+    ck_assert_uint_eq(r.seq, 7);
+    cqp_mutation m;
+    ck_assert(cqp_mutation_parse(r.payload, r.len, &m));
+    ck_assert_uint_eq(m.body_len, 4);
+    ck_assert_int_eq(memcmp(m.body, payload + 9, 4), 0);
+
+    rec[3] = 6; /* the CRC covers the kind too, but the kind is refused first */
+    pos = 0;
+    ck_assert_int_eq(cqp_record_next(rec, n, &pos, &r, NULL), CQP_SCAN_TORN);
+}
+END_TEST
+
+/* journal.h's caveat: a MessagePack body may hold the bytes of a whole
+ * record, so a torn record holding one is reported as corruption, with
+ * the resume offset inside it. Read from the start, the intact record is
+ * still one record. */
+START_TEST(msgpack_body_holding_a_frame)
+{
+    uint8_t inner[32], outer[96];
+    size_t in = ref_record(inner, 1, 9, (const uint8_t *)"{}", 2);
+    uint8_t payload[64] = {4, 'P', 'O', 'S', 'T', 2, 0, '/', 'b'};
+    memcpy(payload + 9, inner, in);
+    payload[9 + in] = 0xc0; /* a byte after it, so a cut last byte leaves it whole */
+    size_t plen = 10 + in, n = ref_record(outer, 5, 8, payload, (uint32_t)plen);
+    size_t pos = 0, resume = 0;
+    cqp_record r;
+    ck_assert_int_eq(cqp_record_next(outer, n, &pos, &r, &resume), CQP_SCAN_RECORD);
+    ck_assert_uint_eq(pos, n);
+    pos = 0;
+    ck_assert_int_eq(cqp_record_next(outer, n - 1, &pos, &r, &resume), CQP_SCAN_CORRUPT);
+    ck_assert_uint_eq(pos, 0);
+    ck_assert_uint_eq(resume, 20 + 9);
+}
+END_TEST
+
 Suite *journal_suite(void)
 {
     Suite *s = suite_create("journal");
@@ -343,6 +404,8 @@ Suite *journal_suite(void)
     tcase_add_test(tc, flipped_byte_is_corruption);
     tcase_add_test(tc, unknown_version_or_kind);
     tcase_add_test(tc, mutation_payload);
+    tcase_add_test(tc, msgpack_mutation_kind);
+    tcase_add_test(tc, msgpack_body_holding_a_frame);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -4,12 +4,16 @@
  * request's end; a request past its budget is refused (the smallest
  * possible node, a 24-byte integer, puts a floor under what a document of
  * n values needs) and the next request starts afresh; and under `make asan` AddressSanitizer and LeakSanitizer
- * see every heap block freed exactly once. */
+ * see every heap block freed exactly once. proto's blocks (cqp_malloc)
+ * are held to the same budget: a block takes at least the bytes asked for,
+ * so of blocks of s bytes no more than budget / s fit, and a block larger
+ * than the budget never does. */
 #include <check.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cqp/alloc.h"
 #include "json_arena.h"
 
 Suite *json_arena_suite(void);
@@ -128,6 +132,52 @@ START_TEST(budget)
 }
 END_TEST
 
+/* proto's hook is the arena's: a cqp_malloc inside a request is charged
+ * to its budget, refused past it, and gone with the request. */
+START_TEST(proto_blocks_are_charged)
+{
+    cqd_json_install();
+    const size_t limit = 1 << 20, small = 1000;
+    cqd_json_arena arena = {0};
+    cqd_json_arena *prev = cqd_json_arena_enter(&arena, limit);
+    ck_assert_ptr_null(cqp_malloc(2 * limit)); /* larger than the whole budget */
+    ck_assert(arena.over_budget);
+    cqd_json_arena_leave(&arena, prev);
+
+    prev = cqd_json_arena_enter(&arena, limit);
+    ck_assert(!arena.over_budget);
+    size_t fitted = 0;
+    for (char *p; (p = cqp_malloc(small)) != NULL; fitted++) {
+        memset(p, 0xab, small); /* the block is usable for all its bytes */
+        ck_assert_uint_ge(arena.held + arena.spilled, (fitted + 1) * small);
+    }
+    ck_assert(arena.over_budget);
+    ck_assert_uint_le(fitted, limit / small);
+    ck_assert_uint_gt(fitted, 0);
+    cqd_json_arena_leave(&arena, prev);
+    ck_assert_uint_eq(arena.held, 0);
+
+    /* A large block is malloc'd: freed, it counts no more. */
+    prev = cqd_json_arena_enter(&arena, limit);
+    for (int i = 0; i < 8; i++) {
+        unsigned char *p = cqp_calloc(200000, 1);
+        ck_assert_ptr_nonnull(p);
+        ck_assert_int_eq(p[0] | p[199999], 0);
+        ck_assert_uint_ge(arena.spilled, 200000);
+        cqp_free(p);
+        ck_assert_uint_eq(arena.spilled, 0);
+    }
+    ck_assert(!arena.over_budget);
+    cqd_json_arena_leave(&arena, prev);
+    cqd_json_arena_free(&arena);
+
+    /* Outside a request: the heap, with no budget. */
+    void *outside = cqp_malloc(2 * limit);
+    ck_assert_ptr_nonnull(outside);
+    cqp_free(outside);
+}
+END_TEST
+
 Suite *json_arena_suite(void)
 {
     Suite *s = suite_create("json_arena");
@@ -135,6 +185,7 @@ Suite *json_arena_suite(void)
     tcase_add_test(tc, trees_inside_and_outside_a_request);
     tcase_add_test(tc, nesting_and_spilling);
     tcase_add_test(tc, budget);
+    tcase_add_test(tc, proto_blocks_are_charged);
     suite_add_tcase(s, tc);
     return s;
 }

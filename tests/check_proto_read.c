@@ -1,12 +1,18 @@
-/* The input half of proto (cqp/decode.h): documents that must be refused.
- * Oracles: a hand-written table of bad documents, each with the problem
- * kind and the exact JSON pointer a reader expects (API.md sections 1-3);
- * hand-written detail texts (API.md's own example word for word); the hull
- * limit the core imposes (256 points). Every failure is checked to leave
- * nothing allocated: the core's byte counter must not move (hulls and
- * meshes), and the asan build checks the rest. Seeded random edits of good
- * documents must be accepted or refused with a 400 / 422, never crash or
- * leak. Good documents decoded to values: check_proto_values.c. */
+/* The input half of proto (cqp/decode.h): documents that must be refused,
+ * each decoded from JSON and from MessagePack (written from the same tree by
+ * the test's own msgpuck translator, decode_util.c). Oracles: a hand-written
+ * table of bad documents, each with the problem kind and the exact JSON
+ * pointer a reader expects (API.md sections 1-3), which both formats must
+ * give, with the same detail; a table of what only MessagePack can spell
+ * (NaN, Inf, float32, uint64, NUL bytes, repeated keys) with the pointer
+ * the field's own rule names; hand-written detail texts (API.md's own
+ * example word for word); the hull limit the core imposes (256 points).
+ * Every failure is checked to leave nothing allocated: the core's byte
+ * counter must not move (hulls and meshes), proto's counted blocks must all
+ * be freed, and the asan build checks the rest. Seeded random edits of good
+ * documents must be accepted or refused with a 400 / 422 alike in both
+ * formats, never crash or leak. Good documents decoded to values:
+ * check_proto_values.c. */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -340,44 +346,176 @@ static bool output_zeroed(du_which w, const du_decoded *o)
     return false;
 }
 
+static const char *format_name(cqp_format f) { return f == CQP_JSON ? "JSON" : "MessagePack"; }
+
+/* Decodes row's document in format f into *p and checks what every refused
+ * document must give: the row's kind and pointer, a detail, the path back
+ * at the root, the output zeroed, and nothing left allocated (the core's
+ * bytes, proto's blocks). */
+static void refused_in(const bad_doc *row, int i, cqp_format f, du_body *b, cqp_problem *p)
+{
+    size_t before = cq_alloc_bytes();
+    cqp_decoder d;
+    cqp_decoder_init(&d, row->limits ? row->limits : &du_small, p);
+    du_decoded o;
+    memset(&o, 0x55, sizeof o);
+    du_count_allocs(false);
+    int rc = du_run(row->w, &d, b->root, &o);
+    long live = du_live_allocs();
+    du_uncount_allocs();
+    const char *fmt = format_name(f);
+    ck_assert_msg(rc == -1, "row %d (%s): accepted %s", i, fmt, row->doc);
+    ck_assert_msg(p->kind == row->kind, "row %d (%s): kind %s, detail %s", i, fmt, cqp_problem_slug(p->kind),
+                  p->detail);
+    ck_assert_msg(strcmp(p->pointer, row->pointer) == 0, "row %d (%s): pointer '%s', want '%s' (%s)", i, fmt,
+                  p->pointer, row->pointer, p->detail);
+    ck_assert_int_eq(cqp_problem_status(p->kind), row->kind == CQP_P_OVER_LIMIT ? 422 : 400);
+    ck_assert_msg(strlen(p->detail) > 0, "row %d: no detail", i);
+    ck_assert_str_eq(d.path, "");
+    ck_assert_msg(output_zeroed(row->w, &o), "row %d (%s): output not zeroed", i, fmt);
+    ck_assert_msg(live == 0, "row %d (%s): %ld blocks left", i, fmt, live);
+    ck_assert(cq_alloc_bytes() == before);
+}
+
+/* Every row through both formats: the same kind and pointer, and the same
+ * detail word for word (one decoder wrote both). */
 START_TEST(test_bad_documents)
 {
     const bad_doc *row = &bad[_i];
-    size_t before = cq_alloc_bytes();
-    cqp_problem p;
-    memset(&p, 0x55, sizeof p);
-    json_t *body = NULL;
-    if (row->doc) {
-        body = du_parse(row->doc, &p);
-        if (!body) {
-            ck_assert_msg(row->kind == CQP_P_BAD_JSON, "row %d: parse failed: %s", _i, p.detail);
-            ck_assert_int_eq(cqp_problem_status(p.kind), 400);
-            ck_assert_int_eq(p.kind, CQP_P_BAD_JSON);
-            ck_assert_str_eq(p.pointer, "");
-            ck_assert_ptr_nonnull(strstr(p.detail, " at line 1 column "));
+    cqp_problem p[DU_FORMATS];
+    for (int f = 0; f < DU_FORMATS; f++) {
+        du_body b;
+        memset(&p[f], 0x55, sizeof p[f]);
+        if (du_open_in(&b, (cqp_format)f, row->doc, &p[f]) != 0) {
+            ck_assert_msg(row->kind == CQP_P_BAD_JSON, "row %d: parse failed: %s", _i, p[f].detail);
+            ck_assert_int_eq(cqp_problem_status(p[f].kind), 400);
+            ck_assert_int_eq(p[f].kind, CQP_P_BAD_JSON);
+            ck_assert_str_eq(p[f].pointer, "");
+            ck_assert_ptr_nonnull(strstr(p[f].detail, " at line 1 column "));
             return;
         }
+        ck_assert_msg(row->kind != CQP_P_BAD_JSON, "row %d parsed", _i);
+        refused_in(row, _i, (cqp_format)f, &b, &p[f]);
+        du_close(&b);
     }
-    ck_assert_msg(row->kind != CQP_P_BAD_JSON, "row %d parsed", _i);
-    cqp_decoder d;
-    cqp_decoder_init(&d, row->limits ? row->limits : &du_small, &p);
-    du_decoded o;
-    memset(&o, 0x55, sizeof o);
-    int rc = du_run(row->w, &d, body, &o);
-    json_decref(body);
-    ck_assert_msg(rc == -1, "row %d: accepted %s", _i, row->doc);
-    ck_assert_msg(p.kind == row->kind, "row %d: kind %s, detail %s", _i, cqp_problem_slug(p.kind), p.detail);
-    ck_assert_msg(strcmp(p.pointer, row->pointer) == 0, "row %d: pointer '%s', want '%s' (%s)", _i, p.pointer,
-                  row->pointer, p.detail);
-    ck_assert_int_eq(cqp_problem_status(p.kind), row->kind == CQP_P_OVER_LIMIT ? 422 : 400);
-    ck_assert_msg(strlen(p.detail) > 0, "row %d: no detail", _i);
-    ck_assert_str_eq(d.path, "");
-    ck_assert_msg(output_zeroed(row->w, &o), "row %d: output not zeroed", _i);
-    ck_assert(cq_alloc_bytes() == before);
+    ck_assert_str_eq(p[CQP_MSGPACK].detail, p[CQP_JSON].detail);
 }
 END_TEST
+
+/* What only MessagePack can spell (du_mp_of's markers): NaN and the
+ * infinities, float32, a uint64 beyond int64, a NUL inside a string or a
+ * key, a key given twice. Each is refused where its JSON counterpart is, or
+ * where the field's own check puts it (a NaN is not a finite number). */
+static const bad_doc mp_bad[] = {
+    /* Non-finite numbers, float64 and float32, in every kind of number. */
+    {D_PAIR, POSE_A("{'position':[0,'!nan',0]}"), CQP_P_BAD_VALUE, "/a/pose/position/1", NULL},
+    {D_PAIR, POSE_A("{'position':['!inf',0,0]}"), CQP_P_BAD_VALUE, "/a/pose/position/0", NULL},
+    {D_PAIR, POSE_A("{'position':[0,0,'!-inf']}"), CQP_P_BAD_VALUE, "/a/pose/position/2", NULL},
+    {D_PAIR, POSE_A("{'rotation':[0,0,0,'!nan']}"), CQP_P_BAD_VALUE, "/a/pose/rotation/3", NULL},
+    {D_PAIR, POSE_A("{'axes':[[1,0,0],[0,'!f32:inf',0],[0,0,1]]}"), CQP_P_BAD_VALUE, "/a/pose/axes/1/1", NULL},
+    {D_PAIR, PAIR_A("{'type':'box','half_extents':[1,'!nan',1]}"), CQP_P_BAD_VALUE, "/a/shape/half_extents/1",
+     NULL},
+    {D_PAIR, PAIR_A("{'type':'box','half_extents':[1,1,'!inf']}"), CQP_P_BAD_VALUE, "/a/shape/half_extents/2",
+     NULL},
+    {D_PAIR, PAIR_A("{'type':'sphere','radius':'!f32:nan'}"), CQP_P_BAD_VALUE, "/a/shape/radius", NULL},
+    {D_PAIR, PAIR_A("{'type':'convex','points':[[0,0,0],[1,1,'!-inf']]}"), CQP_P_BAD_VALUE, "/a/shape/points/1/2",
+     NULL},
+    {D_PAIR, PAIR_A("{'type':'plane','normal':[0,0,1],'offset':'!inf'}"), CQP_P_BAD_VALUE, "/a/shape/offset", NULL},
+    {D_PAIR, "{'a':{'shape':" SPH "},'b':{'shape':" SPH "},'skin':'!nan'}", CQP_P_BAD_VALUE, "/skin", NULL},
+    {D_PAIR, "{'a':{'shape':" SPH "},'b':{'shape':" SPH "},'skin':'!inf'}", CQP_P_BAD_VALUE, "/skin", NULL},
+    {D_WORLD, "{'skin':'!-inf'}", CQP_P_BAD_VALUE, "/skin", NULL},
+    {D_RAYCAST, "{'rays':[{'origin':['!nan',0,0],'direction':[1,0,0]}]}", CQP_P_BAD_VALUE, "/rays/0/origin/0", NULL},
+    {D_RAYCAST, "{'rays':[{'origin':[0,0,0],'direction':[1,'!inf',0]}]}", CQP_P_BAD_VALUE, "/rays/0/direction/1",
+     NULL},
+    {D_RAYCAST, "{'rays':[{'origin':[0,0,0],'direction':[1,0,0],'max_distance':'!inf'}]}", CQP_P_BAD_VALUE,
+     "/rays/0/max_distance", NULL},
+    {D_SWEEP, "{'shape':" SPH ",'translation':[0,'!f32:-inf',0]}", CQP_P_BAD_VALUE, "/translation/1", NULL},
+    {D_PUT, "{'shape':" SPH ",'velocity':['!nan',0,0]}", CQP_P_BAD_VALUE, "/velocity/0", NULL},
+    {D_CONTACTS, "{'dt':'!nan'}", CQP_P_BAD_VALUE, "/dt", NULL},
+    /* A uint64 beyond int64 reads as INT64_MAX, which no integer field takes. */
+    {D_PUT, "{'shape':" SPH ",'layer':'!u64max'}", CQP_P_BAD_VALUE, "/layer", NULL},
+    {D_RAYCAST, "{'rays':[{'origin':[0,0,0],'direction':[1,0,0],'mask':'!u64max'}]}", CQP_P_BAD_VALUE,
+     "/rays/0/mask", NULL},
+    {D_WORLD, "{'capacity':'!u64max'}", CQP_P_BAD_VALUE, "/capacity", NULL},
+    {D_WORLD, "{'epa_max_iterations':'!u64max'}", CQP_P_BAD_VALUE, "/epa_max_iterations", NULL},
+    {D_PAIR, PAIR_A("{'type':'mesh','vertices':[[0,0,0],[1,0,0],[0,1,0]],'triangles':[[0,'!u64max',2]]}"),
+     CQP_P_BAD_VALUE, "/a/shape/triangles/0/1", NULL},
+    {D_BATCH, "{'remove':['!u64max']}", CQP_P_BAD_VALUE, "/remove/0", NULL},
+    /* A float, even a whole one, is no integer (as JSON's 1.5 and 2.0). */
+    {D_PUT, "{'shape':" SPH ",'layer':'!f32:2'}", CQP_P_BAD_TYPE, "/layer", NULL},
+    {D_WORLD, "{'capacity':'!f32:8'}", CQP_P_BAD_TYPE, "/capacity", NULL},
+    {D_PAIR, PAIR_A("{'type':'mesh','vertices':[[0,0,0],[1,0,0],[0,1,0]],'triangles':[[0,'!f32:1',2]]}"),
+     CQP_P_BAD_TYPE, "/a/shape/triangles/0/1", NULL},
+    {D_BATCH, "{'remove':['!f32:3']}", CQP_P_BAD_TYPE, "/remove/0", NULL},
+    /* A NUL inside a string is one of its bytes, not its end. */
+    {D_BATCH, "{'remove':['a\\u0000b']}", CQP_P_BAD_VALUE, "/remove/0", NULL},
+    {D_BATCH, "{'upsert':[{'id':'a\\u0000','shape':" SPH "}]}", CQP_P_BAD_VALUE, "/upsert/0/id", NULL},
+    {D_CONTACTS, "{'ids':['\\u0000']}", CQP_P_BAD_VALUE, "/ids/0", NULL},
+    {D_PAIR, PAIR_A("{'type':'sphere\\u0000','radius':1}"), CQP_P_BAD_VALUE, "/a/shape/type", NULL},
+    {D_PAIR, "{'a':{'shape':" SPH "},'b':{'shape':" SPH "},'skin\\u0001':1}", CQP_P_UNKNOWN_FIELD,
+     "/skin\xef\xbf\xbd", NULL},
+    /* A key given twice reaching the decoder (cqp_mp_check refuses it
+     * first): refused at the second, whichever value the first had. */
+    {D_PAIR, "{'a':{'shape':" SPH "},'b':{'shape':" SPH "},'skin':1,'skin!dup':1}", CQP_P_BAD_VALUE, "/skin", NULL},
+    {D_PAIR, PAIR_A("{'type':'sphere','radius':1,'type!dup':'box'}"), CQP_P_BAD_VALUE, "/a/shape/type", NULL},
+    {D_BATCH, "{'move':[{'id':'a','pose':{},'pose!dup':{}}]}", CQP_P_BAD_VALUE, "/move/0/pose", NULL},
+    {D_WORLD, "{'shapes':[],'shapes!dup':[]}", CQP_P_BAD_VALUE, "/shapes", NULL},
+    {D_PAIR, "{'x':1,'x!dup':1}", CQP_P_UNKNOWN_FIELD, "/x", NULL},
+};
+
+START_TEST(test_msgpack_only)
+{
+    const bad_doc *row = &mp_bad[_i];
+    du_body b;
+    du_open_marked(&b, row->doc);
+    cqp_problem p;
+    /* The server checks every body first: only a repeated key is its to
+     * refuse, the rest is the decoders'. */
+    bool repeated = strstr(row->doc, "!dup") != NULL;
+    ck_assert_int_eq(cqp_mp_check(b.mp, b.mp_len, CQP_MP_MAX_DEPTH, &p), repeated ? -1 : 0);
+    if (repeated)
+        ck_assert_int_eq(p.kind, CQP_P_BAD_MSGPACK);
+    memset(&p, 0x55, sizeof p);
+    refused_in(row, _i, CQP_MSGPACK, &b, &p);
+    du_close(&b);
+}
+END_TEST
+
+/* The detail texts of what only MessagePack can spell. */
+START_TEST(test_msgpack_details)
+{
+    static const struct {
+        du_which w;
+        const char *doc, *detail;
+    } rows[] = {
+        {D_PAIR, "{'a':{'shape':" SPH "},'b':{'shape':" SPH "},'skin':'!nan'}", "skin must be a finite number"},
+        {D_RAYCAST, "{'rays':[{'origin':[0,0,0],'direction':[1,0,0],'max_distance':'!inf'}]}",
+         "rays[0].max_distance must be a finite number"},
+        {D_PUT, "{'shape':" SPH ",'layer':'!u64max'}", "layer must be <= 4294967295"},
+        {D_BATCH, "{'remove':['!u64max']}", "remove[0] must be <= 9223372036854775807 when given as an integer"},
+        {D_BATCH, "{'remove':['a\\u0000b']}", "remove[0] must be 1 to 64 characters of [A-Za-z0-9._:-]"},
+        {D_PUT, "{'shape':" SPH ",'layer':'!f32:2'}", "layer must be an integer"},
+        {D_PAIR, "{'a':{'shape':" SPH "},'b':{'shape':" SPH "},'skin':1,'skin!dup':2}",
+         "skin is a duplicate key (each key may appear once)"},
+    };
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        du_body b;
+        du_open_marked(&b, rows[k].doc);
+        cqp_problem p;
+        cqp_decoder d;
+        cqp_decoder_init(&d, &du_small, &p);
+        du_decoded o;
+        memset(&o, 0, sizeof o);
+        ck_assert_int_eq(du_run(rows[k].w, &d, b.root, &o), -1);
+        ck_assert_str_eq(p.detail, rows[k].detail);
+        du_close(&b);
+    }
+}
+END_TEST
+
 START_TEST(test_details)
 {
+    du_format = (cqp_format)_i;
     /* API.md's own example, word for word. */
     cqp_problem p = du_decode_bad(D_PAIR, PAIR_A("{'type':'box','half_extents':[1,-1,1]}"), &du_small);
     ck_assert_str_eq(p.detail, "a.shape.half_extents[1] must be >= 0");
@@ -436,6 +574,7 @@ static char *convex_doc(int n)
 
 START_TEST(test_hull_point_limits)
 {
+    du_format = (cqp_format)_i;
     du_decoded o;
     /* The core's 256 wins over a configured 1000; 256 itself is fine. */
     char *doc = convex_doc(257);
@@ -475,6 +614,7 @@ static void no_free(void *ptr, size_t size, void *ctx)
 
 START_TEST(test_out_of_memory)
 {
+    du_format = (cqp_format)_i;
     /* The core cannot build a hull or mesh: a 503 (retry) with nothing kept. */
     static const char *docs[] = {PAIR_A(HULL), PAIR_A(MESH)};
     for (int k = 0; k < 2; k++) {
@@ -487,8 +627,50 @@ START_TEST(test_out_of_memory)
 }
 END_TEST
 
+/* Every array a decoded request holds, and a mesh's scratch, is proto's
+ * (cqp_calloc), so the server's per-request arena serves it and
+ * --max-request-memory bounds it for either format: decoded, a request
+ * holds blocks until released (a mesh none: its scratch went to the core's
+ * mesh); with every proto allocation failing, the decoder answers 503 with
+ * nothing kept. */
+START_TEST(test_request_memory)
+{
+    static const struct {
+        du_which w;
+        const char *doc;
+        bool holds;
+    } docs[] = {
+        {D_PAIRS, "{'pairs':[" PAIR_A(SPH) "]}", true},
+        {D_PUT, "{'shape':" SPH "}", true},
+        {D_BATCH, "{'upsert':[{'id':'a','shape':" SPH "}],'move':[{'id':'b','pose':{}}],'remove':['c']}", true},
+        {D_WORLD, "{'shapes':[{'id':'a','shape':" SPH "}]}", true},
+        {D_CONTACTS, "{'ids':['a',2]}", true},
+        {D_RAYCAST, "{'rays':[{'origin':[0,0,0],'direction':[1,0,0]}]}", true},
+        {D_PAIR, PAIR_A(MESH), false},
+    };
+    du_format = (cqp_format)_i;
+    size_t before = cq_alloc_bytes();
+    for (size_t k = 0; k < sizeof docs / sizeof docs[0]; k++) {
+        du_decoded o;
+        du_count_allocs(false);
+        du_decode_ok(docs[k].w, docs[k].doc, &du_small, &o);
+        ck_assert_msg((du_live_allocs() > 0) == docs[k].holds, "%s: %ld blocks", docs[k].doc, du_live_allocs());
+        du_release(&o);
+        ck_assert_int_eq(du_live_allocs(), 0);
+        du_count_allocs(true);
+        cqp_problem p = du_decode_bad(docs[k].w, docs[k].doc, &du_small);
+        ck_assert_int_eq(du_live_allocs(), 0);
+        du_uncount_allocs();
+        ck_assert_msg(p.kind == CQP_P_BUSY, "%s: %s", docs[k].doc, p.detail);
+        ck_assert_int_eq(cqp_problem_status(p.kind), 503);
+        ck_assert(cq_alloc_bytes() == before);
+    }
+}
+END_TEST
+
 START_TEST(test_pointer_bounds)
 {
+    du_format = (cqp_format)_i;
     /* An unknown key longer than a pointer holds is cut, never mid-character. */
     char doc[700];
     int n = snprintf(doc, sizeof doc, "{'");
@@ -529,9 +711,55 @@ static const struct {
     {D_OVERLAP, "{'shape':" BOX ",'mask':1}"},
 };
 
-/* Random edits of good documents, through every decoder: none may crash
- * or leak, and each answer is a success or a 400 / 422 problem whose
- * pointer is "" or starts with '/'. Seeded, so a failure reproduces. */
+/* Decoder w on body: 0, or -1 with *p a 400 / 422 problem whose pointer is
+ * "" or starts with '/', the output zeroed and nothing of proto's left. */
+static int mutant_in(du_which w, cqp_value body, const char *text, cqp_problem *p)
+{
+    cqp_decoder d;
+    cqp_decoder_init(&d, &du_small, p);
+    du_decoded o;
+    memset(&o, 0, sizeof o);
+    du_count_allocs(false);
+    int rc = du_run(w, &d, body, &o);
+    if (rc == 0) {
+        du_release(&o);
+    } else {
+        int status = cqp_problem_status(p->kind);
+        ck_assert_msg(status == 400 || status == 422, "%s: %s", text, p->detail);
+        ck_assert(p->pointer[0] == '\0' || p->pointer[0] == '/');
+        ck_assert_str_eq(d.path, "");
+        ck_assert(output_zeroed(w, &o));
+    }
+    ck_assert_int_eq(du_live_allocs(), 0);
+    du_uncount_allocs();
+    return rc;
+}
+
+/* A parsed mutant (body, taken) through every decoder from JSON and from
+ * MessagePack: the same answer, the same problem. */
+static void mutant_both_ways(const char *text, json_t *body)
+{
+    size_t len;
+    char *mp = du_mp_checked(body, &len);
+    for (int w = 0; w <= D_OVERLAP; w++) {
+        cqp_problem pj, pm;
+        int rj = mutant_in((du_which)w, cqp_value_json(body), text, &pj);
+        int rm = mutant_in((du_which)w, cqp_value_mp(mp), text, &pm);
+        ck_assert_msg(rj == rm, "%s: decoder %d, JSON %d, MessagePack %d", text, w, rj, rm);
+        if (rj) {
+            ck_assert_msg(pj.kind == pm.kind, "%s: JSON %s, MessagePack %s", text, pj.detail, pm.detail);
+            ck_assert_str_eq(pm.pointer, pj.pointer);
+            ck_assert_str_eq(pm.detail, pj.detail);
+        }
+    }
+    free(mp);
+    json_decref(body);
+}
+
+/* Random edits of good documents, through every decoder and both formats:
+ * none may crash or leak, each answer is a success or a 400 / 422 problem
+ * whose pointer is "" or starts with '/', and the two formats answer alike.
+ * Seeded, so a failure reproduces. */
 START_TEST(test_mutations)
 {
     static const char alphabet[] = "0123456789-.eE+\"'[]{},: tfnlrua\\";
@@ -556,24 +784,10 @@ START_TEST(test_mutations)
         }
         cqp_problem p = {0};
         json_t *body = cqp_parse(text, len, &p);
-        for (int w = 0; body && w <= D_OVERLAP; w++) {
-            cqp_decoder d;
-            cqp_decoder_init(&d, &du_small, &p);
-            du_decoded o;
-            memset(&o, 0, sizeof o);
-            if (du_run((du_which)w, &d, body, &o) == 0) {
-                du_release(&o);
-                continue;
-            }
-            int status = cqp_problem_status(p.kind);
-            ck_assert_msg(status == 400 || status == 422, "%s: %s", text, p.detail);
-            ck_assert(p.pointer[0] == '\0' || p.pointer[0] == '/');
-            ck_assert_str_eq(d.path, "");
-            ck_assert(output_zeroed((du_which)w, &o));
-        }
-        if (!body)
+        if (body)
+            mutant_both_ways(text, body);
+        else
             ck_assert_int_eq(p.kind, CQP_P_BAD_JSON);
-        json_decref(body);
         free(text);
         ck_assert(cq_alloc_bytes() == before);
     }
@@ -582,6 +796,7 @@ END_TEST
 
 START_TEST(test_seeds_decode)
 {
+    du_format = (cqp_format)_i;
     for (size_t k = 0; k < sizeof seeds / sizeof seeds[0]; k++) {
         du_decoded o;
         du_decode_ok(seeds[k].w, seeds[k].doc, &du_small, &o);
@@ -595,12 +810,15 @@ Suite *proto_read_suite(void)
     Suite *s = suite_create("proto_read");
     TCase *tc = tcase_create("decode");
     tcase_add_loop_test(tc, test_bad_documents, 0, (int)(sizeof bad / sizeof bad[0]));
-    tcase_add_test(tc, test_details);
+    tcase_add_loop_test(tc, test_msgpack_only, 0, (int)(sizeof mp_bad / sizeof mp_bad[0]));
+    tcase_add_test(tc, test_msgpack_details);
+    tcase_add_loop_test(tc, test_details, 0, DU_FORMATS);
     tcase_add_test(tc, test_parse_errors);
-    tcase_add_test(tc, test_hull_point_limits);
-    tcase_add_test(tc, test_out_of_memory);
-    tcase_add_test(tc, test_pointer_bounds);
-    tcase_add_test(tc, test_seeds_decode);
+    tcase_add_loop_test(tc, test_hull_point_limits, 0, DU_FORMATS);
+    tcase_add_loop_test(tc, test_out_of_memory, 0, DU_FORMATS);
+    tcase_add_loop_test(tc, test_request_memory, 0, DU_FORMATS);
+    tcase_add_loop_test(tc, test_pointer_bounds, 0, DU_FORMATS);
+    tcase_add_loop_test(tc, test_seeds_decode, 0, DU_FORMATS);
     tcase_add_test(tc, test_mutations);
     suite_add_tcase(s, tc);
     return s;

@@ -1,11 +1,14 @@
 /* The input half of proto (cqp/decode.h): good documents of every decoder,
- * decoded to values worked out by hand (a quarter turn about Z as a
- * quaternion and as axes, a half turn about X, a 3-4-5 direction, a cube's
- * hull, defaults of absent fields, batch order and pointers). Ids are checked
- * against API.md's id grammar (1-64 of [A-Za-z0-9._:-]). Documents are
- * written with ' for " for readability. The table of refused documents:
- * check_proto_read.c. */
+ * each test run once from JSON and once from MessagePack written from the
+ * same tree (decode_util.c), decoded to values worked out by hand (a
+ * quarter turn about Z as a quaternion and as axes, a half turn about X, a
+ * 3-4-5 direction, a cube's hull, defaults of absent fields, batch order
+ * and pointers, integers as numbers, float32 widened as C widens it). Ids
+ * are checked against API.md's id grammar (1-64 of [A-Za-z0-9._:-]).
+ * Documents are written with ' for " for readability. The table of refused
+ * documents: check_proto_read.c. */
 #include <check.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +29,7 @@
 
 START_TEST(test_pair_quarter_turn)
 {
+    du_format = (cqp_format)_i;
     du_decoded o;
     /* A quarter turn about Z: q = (0, 0, sin 45, cos 45). Its matrix sends
      * x to y and y to -x: columns (0,1,0), (-1,0,0), (0,0,1). */
@@ -73,6 +77,7 @@ END_TEST
 
 START_TEST(test_pose_axes)
 {
+    du_format = (cqp_format)_i;
     du_decoded o;
     /* The same quarter turn as axes, and a half turn about X as a
      * quaternion (1,0,0,0): y -> -y, z -> -z. */
@@ -93,6 +98,7 @@ END_TEST
 
 START_TEST(test_shapes_built)
 {
+    du_format = (cqp_format)_i;
     du_decoded o;
     /* A cube's corners plus its centre: the hull keeps the 8 corners. A
      * plane normal 5e-5 off unit length is normalised. */
@@ -129,37 +135,42 @@ START_TEST(test_shapes_built)
     du_release(&o);
 }
 END_TEST
+/* cqp_decode_id of tree v (taken) viewed in du_format; fills *p on failure. */
+static int decode_id(json_t *v, char id[CQ_WORLD_ID_MAX + 1], cqp_problem *p)
+{
+    cqp_decoder d;
+    du_body b;
+    cqp_decoder_init(&d, &du_small, p);
+    du_wrap(&b, v);
+    int rc = cqp_decode_id(&d, b.root, id);
+    du_close(&b);
+    return rc;
+}
+
 START_TEST(test_ids)
 {
+    du_format = (cqp_format)_i;
     cqp_problem p;
-    cqp_decoder d;
-    cqp_decoder_init(&d, &du_small, &p);
     char id[CQ_WORLD_ID_MAX + 1];
-    json_t *v = json_integer(42);
-    ck_assert_int_eq(cqp_decode_id(&d, v, id), 0);
+    ck_assert_int_eq(decode_id(json_integer(42), id, &p), 0);
     ck_assert_str_eq(id, "42");
-    json_decref(v);
-    v = json_integer(0);
-    ck_assert_int_eq(cqp_decode_id(&d, v, id), 0);
+    ck_assert_int_eq(decode_id(json_integer(0), id, &p), 0);
     ck_assert_str_eq(id, "0");
-    json_decref(v);
-    v = json_integer(INT64_MAX);
-    ck_assert_int_eq(cqp_decode_id(&d, v, id), 0);
+    ck_assert_int_eq(decode_id(json_integer(INT64_MAX), id, &p), 0);
     ck_assert_str_eq(id, "9223372036854775807");
-    json_decref(v);
-    v = json_string(ID64);
-    ck_assert_int_eq(cqp_decode_id(&d, v, id), 0);
+    ck_assert_int_eq(decode_id(json_string(ID64), id, &p), 0);
     ck_assert_str_eq(id, ID64);
-    json_decref(v);
-    v = json_string("Az09._:-");
-    ck_assert_int_eq(cqp_decode_id(&d, v, id), 0);
+    ck_assert_int_eq(decode_id(json_string("Az09._:-"), id, &p), 0);
     ck_assert_str_eq(id, "Az09._:-");
-    json_decref(v);
-    v = json_stringn("a\0b", 3);
-    ck_assert_int_eq(cqp_decode_id(&d, v, id), -1);
+    ck_assert_int_eq(decode_id(json_stringn("a\0b", 3), id, &p), -1);
     ck_assert_int_eq(p.kind, CQP_P_BAD_VALUE);
     ck_assert_str_eq(p.pointer, "");
-    json_decref(v);
+    ck_assert_int_eq(decode_id(json_stringn("ab\0", 3), id, &p), -1);
+    ck_assert_int_eq(p.kind, CQP_P_BAD_VALUE);
+    ck_assert_int_eq(decode_id(json_integer(-1), id, &p), -1);
+    ck_assert_int_eq(p.kind, CQP_P_BAD_VALUE);
+    ck_assert_int_eq(decode_id(json_real(2.0), id, &p), -1);
+    ck_assert_int_eq(p.kind, CQP_P_BAD_TYPE);
 
     ck_assert(cqp_valid_id("a"));
     ck_assert(cqp_valid_id(ID64));
@@ -174,6 +185,7 @@ END_TEST
 
 START_TEST(test_raycast_values)
 {
+    du_format = (cqp_format)_i;
     du_decoded o;
     du_decode_ok(D_RAYCAST,
               "{'rays':[{'origin':[1,2,3],'direction':[0,3,4]},"
@@ -209,6 +221,7 @@ END_TEST
 
 START_TEST(test_pairs_values)
 {
+    du_format = (cqp_format)_i;
     du_decoded o;
     du_decode_ok(D_PAIRS, "{'pairs':[]}", &du_small, &o);
     ck_assert_int_eq(o.pairs.count, 0);
@@ -243,12 +256,14 @@ END_TEST
 
 START_TEST(test_shape_put_values)
 {
+    du_format = (cqp_format)_i;
     du_decoded o;
     cqp_problem p;
     cqp_decoder d;
-    json_t *body = du_parse("{'shape':" BOX "}", &p);
+    du_body body;
+    ck_assert_int_eq(du_open(&body, "{'shape':" BOX "}", &p), 0);
     cqp_decoder_init(&d, &du_small, &p);
-    ck_assert_int_eq(cqp_decode_shape_put(&d, body, "7", &o.batch), 0);
+    ck_assert_int_eq(cqp_decode_shape_put(&d, body.root, "7", &o.batch), 0);
     ck_assert_int_eq(o.batch.count, 1);
     ck_assert_int_eq(o.batch.upserts, 1);
     const cq_world_op *op = &o.batch.ops[0];
@@ -263,9 +278,9 @@ START_TEST(test_shape_put_values)
     ck_vec(op->pose.r.c[1], 0, 1, 0);
     cqp_batch_release(&o.batch);
     /* An invalid path id is refused, not trusted. */
-    ck_assert_int_eq(cqp_decode_shape_put(&d, body, "a/b", &o.batch), -1);
+    ck_assert_int_eq(cqp_decode_shape_put(&d, body.root, "a/b", &o.batch), -1);
     ck_assert_int_eq(p.kind, CQP_P_BAD_VALUE);
-    json_decref(body);
+    du_close(&body);
 
     memset(&o, 0, sizeof o);
     du_decode_ok(D_PUT,
@@ -290,6 +305,7 @@ END_TEST
 
 START_TEST(test_batch_values)
 {
+    du_format = (cqp_format)_i;
     du_decoded o;
     du_decode_ok(D_BATCH,
               "{'remove':['r1',5],'move':[{'id':'m1','pose':{'position':[1,0,0]},'velocity':[0,0,1]},"
@@ -343,6 +359,7 @@ END_TEST
 
 START_TEST(test_world_values)
 {
+    du_format = (cqp_format)_i;
     du_decoded o;
     du_decode_ok(D_WORLD, NULL, &du_small, &o);
     ck_assert(!o.world.import);
@@ -394,6 +411,7 @@ END_TEST
 
 START_TEST(test_contacts_values)
 {
+    du_format = (cqp_format)_i;
     du_decoded o;
     du_decode_ok(D_CONTACTS, NULL, &du_small, &o);
     ck_assert_ptr_null(o.contacts.ids);
@@ -419,6 +437,7 @@ END_TEST
  * 5e-324 (the least subnormal) is a number like any other. */
 START_TEST(test_number_bounds)
 {
+    du_format = (cqp_format)_i;
     du_decoded o;
     du_decode_ok(D_PAIR,
                  "{'a':{'shape':{'type':'sphere','radius':1e50},'pose':{'position':[-1e50,1e50,5e-324]}},"
@@ -431,6 +450,13 @@ START_TEST(test_number_bounds)
     ck_assert_double_eq(o.pair.b.shape.shape.box.half.x, 1e50);
     ck_assert_double_eq(o.pair.b.shape.shape.box.half.z, 5e-324);
     ck_assert_double_eq(o.pair.skin, 1e50);
+    du_release(&o);
+    /* Integers are numbers too, exact up to 2^53 and rounded beyond. */
+    du_decode_ok(D_PAIR, POSE_A("{'position':[1152921504606846976,-1152921504606846977,9007199254740993]}"),
+                 &du_small, &o);
+    ck_assert_double_eq(o.pair.a.pose.p.x, ldexp(1, 60));
+    ck_assert_double_eq(o.pair.a.pose.p.y, -ldexp(1, 60));
+    ck_assert_double_eq(o.pair.a.pose.p.z, ldexp(1, 53));
     du_release(&o);
     du_decode_ok(D_RAYCAST, "{'rays':[{'origin':[0,0,-1e50],'direction':[0,0,1],'max_distance':3.4028234663852886e38}]}",
                  &du_small, &o);
@@ -450,6 +476,7 @@ END_TEST
 
 START_TEST(test_sweep_overlap_values)
 {
+    du_format = (cqp_format)_i;
     du_decoded o;
     du_decode_ok(D_SWEEP, "{'shape':" HULL ",'translation':[0,-5,0]}", &du_small, &o);
     ck_assert_int_eq(o.shape.shape.shape.type, CQ_CONVEX);
@@ -470,22 +497,77 @@ START_TEST(test_sweep_overlap_values)
 }
 END_TEST
 
+/* du_decode_ok for a MessagePack body with du_mp_of's markers. */
+static void decode_marked(du_which w, const char *doc, du_decoded *o)
+{
+    cqp_problem p;
+    cqp_decoder d;
+    du_body b;
+    du_open_marked(&b, doc);
+    cqp_decoder_init(&d, &du_small, &p);
+    memset(o, 0, sizeof *o);
+    ck_assert_msg(du_run(w, &d, b.root, o) == 0, "rejected: %s at %s", p.detail, p.pointer);
+    du_close(&b);
+}
+
+/* Numbers only MessagePack spells: a float32 is widened exactly, so it is
+ * (double)(float)x, not x; float's maximum is a usable ray length; the
+ * extreme integers are numbers like any other (finite, below 1e50), a
+ * uint64 above INT64_MAX its own value (2^64 for the largest), never the
+ * INT64_MAX an integer field sees; an id up to INT64_MAX is its digits. */
+START_TEST(test_msgpack_numbers)
+{
+    du_decoded o;
+    decode_marked(D_PAIR,
+                  "{'a':{'shape':{'type':'sphere','radius':'!f32:0.1'},"
+                  "'pose':{'position':['!f32:1.1','!f32:-2.5','!f32:3e-5']}},"
+                  "'b':{'shape':" SPH ",'pose':{'position':[1152921504606846976,'!u64max',-9223372036854775808]}},"
+                  "'skin':'!f32:0.3'}",
+                  &o);
+    ck_assert_double_eq(o.pair.a.shape.shape.sphere.radius, (double)0.1f);
+    ck_assert_double_ne(o.pair.a.shape.shape.sphere.radius, 0.1);
+    ck_assert_double_eq(o.pair.a.pose.p.x, (double)1.1f);
+    ck_assert_double_eq(o.pair.a.pose.p.y, -2.5);
+    ck_assert_double_eq(o.pair.a.pose.p.z, (double)3e-5f);
+    ck_assert_double_eq(o.pair.skin, (double)0.3f);
+    ck_assert_double_eq(o.pair.b.pose.p.x, ldexp(1, 60));
+    ck_assert_double_eq(o.pair.b.pose.p.y, ldexp(1, 64));
+    ck_assert_double_eq(o.pair.b.pose.p.z, -ldexp(1, 63));
+    du_release(&o);
+
+    decode_marked(D_RAYCAST,
+                  "{'rays':[{'origin':[0,0,0],'direction':['!f32:0.6','!f32:0.8',0],"
+                  "'max_distance':'!f32:3.4028234663852886e38','mask':4294967295}]}",
+                  &o);
+    ck_assert_double_eq(o.raycast.rays[0].ray.max_distance, (double)FLT_MAX);
+    double len = hypot((double)0.6f, (double)0.8f);
+    ck_vec(o.raycast.rays[0].ray.direction, (double)0.6f / len, (double)0.8f / len, 0);
+    ck_assert_uint_eq(o.raycast.rays[0].mask, 0xFFFFFFFFu);
+    du_release(&o);
+
+    decode_marked(D_BATCH, "{'remove':[9223372036854775807]}", &o);
+    ck_assert_str_eq(o.batch.ops[0].id, "9223372036854775807");
+    du_release(&o);
+}
+END_TEST
+
 Suite *proto_values_suite(void)
 {
     Suite *s = suite_create("proto_values");
     TCase *tc = tcase_create("values");
-    tcase_add_test(tc, test_pair_quarter_turn);
-    tcase_add_test(tc, test_pose_axes);
-    tcase_add_test(tc, test_shapes_built);
-    tcase_add_test(tc, test_ids);
-    tcase_add_test(tc, test_raycast_values);
-    tcase_add_test(tc, test_pairs_values);
-    tcase_add_test(tc, test_shape_put_values);
-    tcase_add_test(tc, test_batch_values);
-    tcase_add_test(tc, test_world_values);
-    tcase_add_test(tc, test_contacts_values);
-    tcase_add_test(tc, test_sweep_overlap_values);
-    tcase_add_test(tc, test_number_bounds);
+    tcase_add_loop_test(tc, test_pair_quarter_turn, 0, DU_FORMATS);
+    tcase_add_loop_test(tc, test_pose_axes, 0, DU_FORMATS);
+    tcase_add_loop_test(tc, test_shapes_built, 0, DU_FORMATS);
+    tcase_add_loop_test(tc, test_ids, 0, DU_FORMATS);
+    tcase_add_loop_test(tc, test_raycast_values, 0, DU_FORMATS);
+    tcase_add_loop_test(tc, test_pairs_values, 0, DU_FORMATS);
+    tcase_add_loop_test(tc, test_shape_put_values, 0, DU_FORMATS);
+    tcase_add_loop_test(tc, test_batch_values, 0, DU_FORMATS);
+    tcase_add_loop_test(tc, test_world_values, 0, DU_FORMATS);
+    tcase_add_loop_test(tc, test_contacts_values, 0, DU_FORMATS);
+    tcase_add_loop_test(tc, test_sweep_overlap_values, 0, DU_FORMATS);
+    tcase_add_loop_test(tc, test_number_bounds, 0, DU_FORMATS);
+    tcase_add_test(tc, test_msgpack_numbers);
     suite_add_tcase(s, tc);
     return s;
 }

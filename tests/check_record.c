@@ -113,6 +113,52 @@ START_TEST(record_bodies_that_are_not_raw_json)
 }
 END_TEST
 
+/* A MessagePack session: the formats are named, the bodies base64 (RFC
+ * 4648 by hand: 81 a1 61 01 is 100000 011010 000101 100001 | 000000 01,
+ * "gaFh" "AQ=="; 80 is 100000 00, "gA=="), even a body that is UTF-8. */
+START_TEST(record_line_msgpack)
+{
+    static const struct {
+        const char *body;
+        size_t len;
+        cqp_format body_format, accept;
+        const char *content_type, *resp;
+        size_t resp_len;
+        const char *want;
+    } cases[] = {
+        {"\x81\xa1" "a\x01", 4, CQP_MSGPACK, CQP_MSGPACK, "application/msgpack", "\x80", 1,
+         HEAD_ "\"authorization\":null,\"accept\":\"msgpack\",\"body\":\"gaFhAQ==\",\"body_format\":\"msgpack\","
+               "\"status\":200,\"response\":\"gA==\",\"response_format\":\"msgpack\",\"base64\":[\"body\",\"response\"]}\n"},
+        /* the fixint 1 alone is ASCII, and still binary */
+        {"\x01", 1, CQP_MSGPACK, CQP_JSON, "application/problem+json", "{}", 2,
+         HEAD_ "\"authorization\":null,\"body\":\"AQ==\",\"body_format\":\"msgpack\",\"status\":400,"
+               "\"response\":{},\"base64\":[\"body\"]}\n"},
+        /* a JSON body asking for MessagePack; the problem is MessagePack */
+        {"{}", 2, CQP_JSON, CQP_MSGPACK, "application/problem+msgpack", "\x80", 1,
+         HEAD_ "\"authorization\":null,\"accept\":\"msgpack\",\"body\":{},\"status\":400,"
+               "\"response\":\"gA==\",\"response_format\":\"msgpack\",\"base64\":[\"response\"]}\n"},
+        /* asked for MessagePack, answered text: the response is what it was */
+        {"", 0, CQP_JSON, CQP_MSGPACK, "text/plain", "ok", 2,
+         HEAD_ "\"authorization\":null,\"accept\":\"msgpack\",\"body\":null,\"status\":200,\"response\":\"ok\"}\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cqd_request req = {.transport = "http", .method = "POST", .path = "/v1/pair", .body = cases[i].body,
+                           .body_len = cases[i].len, .body_format = cases[i].body_format, .accept = cases[i].accept};
+        cqd_response resp;
+        cqd_response_init(&resp);
+        resp.status = i == 0 || i == 3 ? 200 : 400;
+        resp.content_type = cases[i].content_type;
+        snprintf(resp.request_id, sizeof resp.request_id, "r-1");
+        cqp_buf_append(&resp.body, cases[i].resp, cases[i].resp_len);
+        cqp_buf out = {0};
+        cqd_record_format_tail(&out, &req, &resp);
+        ck_assert_msg(strcmp(out.data, cases[i].want) == 0, "case %zu:\n got  %s want %s", i, out.data, cases[i].want);
+        cqp_buf_free(&out);
+        cqd_response_free(&resp);
+    }
+}
+END_TEST
+
 /* Any bytes written come back the same through a whole line. */
 START_TEST(record_bytes_round_trip)
 {
@@ -195,6 +241,49 @@ START_TEST(record_lines_read_back)
     ck_assert_str_eq(e.query.data, "");
     ck_assert_uint_eq(e.body.len, 0);
     cqd_record_entry_free(&e);
+}
+END_TEST
+
+/* The formats read back; a line without them (every line written before
+ * them) is JSON throughout. */
+START_TEST(record_lines_msgpack_read_back)
+{
+    cqd_record_entry e;
+    parse_ok("{\"seq\":3,\"method\":\"POST\",\"path\":\"/v1/pair\",\"accept\":\"msgpack\",\"body\":\"gaFhAQ==\","
+             "\"body_format\":\"msgpack\",\"status\":200,\"response\":\"gA==\",\"response_format\":\"msgpack\","
+             "\"base64\":[\"body\",\"response\"]}",
+             &e);
+    ck_assert_int_eq(e.body_format, CQP_MSGPACK);
+    ck_assert_int_eq(e.accept, CQP_MSGPACK);
+    ck_assert_int_eq(e.response_format, CQP_MSGPACK);
+    ck_assert_uint_eq(e.body.len, 4);
+    ck_assert(memcmp(e.body.data, "\x81\xa1" "a\x01", 4) == 0);
+    ck_assert_uint_eq(e.response.len, 1);
+    ck_assert_int_eq((unsigned char)e.response.data[0], 0x80);
+    cqd_record_entry_free(&e);
+
+    parse_ok("{\"seq\":4,\"method\":\"GET\",\"path\":\"/\",\"status\":200,\"body_format\":\"json\",\"accept\":null}", &e);
+    ck_assert_int_eq(e.body_format, CQP_JSON);
+    ck_assert_int_eq(e.accept, CQP_JSON);
+    ck_assert_int_eq(e.response_format, CQP_JSON);
+    cqd_record_entry_free(&e);
+
+    parse_ok("{\"seq\":5,\"method\":\"GET\",\"path\":\"/\",\"status\":200,\"response\":{\"a\":1}}", &e);
+    ck_assert_int_eq(e.body_format, CQP_JSON);
+    ck_assert_int_eq(e.accept, CQP_JSON);
+    ck_assert_int_eq(e.response_format, CQP_JSON);
+    cqd_record_entry_free(&e);
+
+    static const char *const bad[] = {
+        "{\"seq\":1,\"method\":\"GET\",\"path\":\"/\",\"status\":200,\"body_format\":\"xml\"}",
+        "{\"seq\":1,\"method\":\"GET\",\"path\":\"/\",\"status\":200,\"accept\":1}",
+        "{\"seq\":1,\"method\":\"GET\",\"path\":\"/\",\"status\":200,\"response_format\":\"MSGPACK\"}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char err[200] = "";
+        ck_assert_msg(cqd_record_parse(bad[i], strlen(bad[i]), &e, err, sizeof err) == -1, "accepted: %s", bad[i]);
+        ck_assert_ptr_nonnull(strstr(err, "wrong type"));
+    }
 }
 END_TEST
 
@@ -304,6 +393,80 @@ START_TEST(replay_compare_and_masks)
     same("{\"a\":1}", "{\"a\":1}x", true, false, 7, 7);
     same("", "", true, true, 0, 0);
     same("", "{}", false, false, 0, 0);
+}
+END_TEST
+
+/* cqd_replay_same_values on bytes typed out from the msgpack spec. */
+static cqd_replay_values values(const char *a, size_t an, const char *b, size_t bn, bool mask, cqd_replay_where *w)
+{
+    *w = (cqd_replay_where){.exp_off = 9999, .got_off = 9999};
+    return cqd_replay_same_values(a, an, b, bn, mask, w);
+}
+#define VALUES_(a, b, mask, w) values(a, sizeof(a) - 1, b, sizeof(b) - 1, mask, w)
+
+START_TEST(replay_compare_msgpack_values)
+{
+    cqd_replay_where w;
+    /* {"a": 1, "b": 0.5}: fixmap, fixint, float32 0x3f000000 / map16,
+     * uint8, float64 0x3fe0000000000000: the same values */
+    ck_assert_int_eq(VALUES_("\x82\xa1" "a\x01\xa1" "b\xca\x3f\x00\x00\x00",
+                             "\xde\x00\x02\xa1" "a\xcc\x01\xa1" "b\xcb\x3f\xe0\x00\x00\x00\x00\x00\x00", true, &w),
+                     CQD_REPLAY_SAME_VALUES);
+    /* 1 and 1.0, -1 as a fixint and as an int8, int64 and uint64 forms of 5 */
+    ck_assert_int_eq(VALUES_("\x93\x01\xff\xd3\x00\x00\x00\x00\x00\x00\x00\x05",
+                             "\x93\xcb\x3f\xf0\x00\x00\x00\x00\x00\x00\xd0\xff\xcf\x00\x00\x00\x00\x00\x00\x00\x05",
+                             false, &w),
+                     CQD_REPLAY_SAME_VALUES);
+    /* {"pairs": [{"depth": 0.5}]} against a map16 root and depth 0.25 as a
+     * float32 (0x3e800000): the depths start at byte 15 and at byte 17 */
+    ck_assert_int_eq(VALUES_("\x81\xa5pairs\x91\x81\xa5" "depth\xcb\x3f\xe0\x00\x00\x00\x00\x00\x00",
+                             "\xde\x00\x01\xa5pairs\x91\x81\xa5" "depth\xca\x3e\x80\x00\x00", true, &w),
+                     CQD_REPLAY_DIFFERENT_VALUES);
+    ck_assert_str_eq(w.pointer, "/pairs/0/depth");
+    ck_assert_uint_eq(w.exp_off, 15);
+    ck_assert_uint_eq(w.got_off, 17);
+    /* the key differs: placed at the key, in the map's place */
+    ck_assert_int_eq(VALUES_("\x81\xa1" "a\x01", "\x81\xa1" "b\x01", true, &w), CQD_REPLAY_DIFFERENT_VALUES);
+    ck_assert_str_eq(w.pointer, "");
+    ck_assert_uint_eq(w.exp_off, 1);
+    /* a count: the whole array is the difference */
+    ck_assert_int_eq(VALUES_("\x92\x01\x02", "\x93\x01\x02\x03", true, &w), CQD_REPLAY_DIFFERENT_VALUES);
+    ck_assert_str_eq(w.pointer, "");
+    ck_assert_uint_eq(w.got_off, 0);
+    /* types: nil is not false, a string is not a number, UINT64_MAX is not -1 */
+    ck_assert_int_eq(VALUES_("\xc0", "\xc2", true, &w), CQD_REPLAY_DIFFERENT_VALUES);
+    ck_assert_int_eq(VALUES_("\xa1" "1", "\x31", true, &w), CQD_REPLAY_DIFFERENT_VALUES);
+    ck_assert_int_eq(VALUES_("\xcf\xff\xff\xff\xff\xff\xff\xff\xff", "\xff", true, &w), CQD_REPLAY_DIFFERENT_VALUES);
+    /* duration_us masked only when asked; RFC 6901 escapes in the pointer */
+    ck_assert_int_eq(VALUES_("\x81\xa5" "stats\x81\xab" "duration_us\x05",
+                             "\x81\xa5" "stats\x81\xab" "duration_us\xcd\x03\x84", true, &w),
+                     CQD_REPLAY_SAME_VALUES);
+    ck_assert_int_eq(VALUES_("\x81\xa5" "stats\x81\xab" "duration_us\x05",
+                             "\x81\xa5" "stats\x81\xab" "duration_us\xcd\x03\x84", false, &w),
+                     CQD_REPLAY_DIFFERENT_VALUES);
+    ck_assert_str_eq(w.pointer, "/stats/duration_us");
+    ck_assert_int_eq(VALUES_("\x81\xa5" "a/b~c\xc2", "\x81\xa5" "a/b~c\xc3", true, &w), CQD_REPLAY_DIFFERENT_VALUES);
+    ck_assert_str_eq(w.pointer, "/a~1b~0c");
+    /* not one well-formed value: left to the byte comparison */
+    ck_assert_int_eq(VALUES_("\x80", "{}", true, &w), CQD_REPLAY_NOT_MSGPACK); /* two fixints */
+    ck_assert_int_eq(VALUES_("\x81", "\x80", true, &w), CQD_REPLAY_NOT_MSGPACK);
+    ck_assert_int_eq(VALUES_("", "", true, &w), CQD_REPLAY_NOT_MSGPACK);
+}
+END_TEST
+
+/* A differing value as a human reads it: compact JSON, cut at max. */
+START_TEST(replay_value_text)
+{
+    /* {"a": [1, -0.0, "x\n", nil, true, -2], "b": 1.5 (float32 0x3fc00000)} */
+    static const char v[] = "\x82\xa1" "a\x96\x01\xcb\x80\x00\x00\x00\x00\x00\x00\x00\xa2x\n\xc0\xc3\xfe"
+                            "\xa1" "b\xca\x3f\xc0\x00\x00";
+    cqp_buf out = {0};
+    cqd_replay_value_text(&out, v, 100);
+    ck_assert_str_eq(out.data, "{\"a\":[1,-0,\"x\\n\",null,true,-2],\"b\":1.5}");
+    cqp_buf_reset(&out);
+    cqd_replay_value_text(&out, v, 6);
+    ck_assert_str_eq(out.data, "{\"a\":[...");
+    cqp_buf_free(&out);
 }
 END_TEST
 
@@ -417,6 +580,12 @@ START_TEST(http_client_request_bytes)
     cqd_hc_request bare = {.method = "GET", .path = "/healthz", .request_id = "", .body = "", .body_len = 0};
     cqd_hc_format_request(&out, "h", &bare);
     ck_assert_str_eq(out.data, "GET /healthz HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n");
+    cqp_buf_reset(&out);
+    cqd_hc_request mp = {.method = "POST", .path = "/v1/pair", .content_type = "application/msgpack",
+                         .accept = "application/msgpack", .body = "\x80", .body_len = 1};
+    cqd_hc_format_request(&out, "h", &mp);
+    ck_assert_str_eq(out.data, "POST /v1/pair HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nConnection: keep-alive\r\n"
+                               "Content-Type: application/msgpack\r\nAccept: application/msgpack\r\n\r\n\x80");
     cqp_buf_free(&out);
 }
 END_TEST
@@ -583,6 +752,8 @@ Suite *record_suite(void)
     tcase_add_test(tc, record_line_written_by_hand);
     tcase_add_test(tc, record_bodies_that_are_not_raw_json);
     tcase_add_test(tc, record_bytes_round_trip);
+    tcase_add_test(tc, record_line_msgpack);
+    tcase_add_test(tc, record_lines_msgpack_read_back);
     tcase_add_test(tc, record_lines_read_back);
     tcase_add_test(tc, record_lines_rejected);
     tcase_add_test(tc, record_utf8_classes);
@@ -590,6 +761,8 @@ Suite *record_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("replay");
     tcase_add_test(tc, replay_compare_and_masks);
+    tcase_add_test(tc, replay_compare_msgpack_values);
+    tcase_add_test(tc, replay_value_text);
     tcase_add_test(tc, replay_skipped_bodies_and_pretty);
     tcase_add_test(tc, http_client_heads);
     tcase_add_test(tc, http_client_chunks);

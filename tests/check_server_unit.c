@@ -6,6 +6,7 @@
  * config table: check_config.c. */
 #include <check.h>
 #include <jansson.h>
+#include <msgpuck.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,6 +271,9 @@ static void server_up(cqd_server *srv, const char *token, FILE **log)
 
 typedef struct req_opts {
     const char *query, *auth, *request_id, *body;
+    size_t len;               /* the body's bytes; 0: strlen(body) */
+    cqp_format body_format, accept;
+    cqp_value body_value;     /* a body the transport opened */
     bool no_pretty;
 } req_opts;
 
@@ -283,7 +287,10 @@ static void call(cqd_server *srv, const char *method, const char *path, req_opts
         .authorization = o.auth,
         .request_id = o.request_id,
         .body = o.body,
-        .body_len = o.body ? strlen(o.body) : 0,
+        .body_len = o.len ? o.len : o.body ? strlen(o.body) : 0,
+        .body_format = o.body_format,
+        .body_value = o.body_value,
+        .accept = o.accept,
         .allow_pretty = !o.no_pretty,
     };
     cqd_response_init(resp);
@@ -582,6 +589,147 @@ START_TEST(pipeline_bodies_pretty_204)
 }
 END_TEST
 
+/* The value of member key in the MessagePack map at p, read by msgpuck
+ * (not by the daemon's code), or NULL. */
+static const char *mp_member(const char *p, const char *key)
+{
+    if (mp_typeof(*p) != MP_MAP)
+        return NULL;
+    uint32_t n = mp_decode_map(&p);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t len;
+        ck_assert_int_eq(mp_typeof(*p), MP_STR);
+        const char *k = mp_decode_str(&p, &len);
+        if (len == strlen(key) && memcmp(k, key, len) == 0)
+            return p;
+        mp_next(&p);
+    }
+    return NULL;
+}
+
+/* A MessagePack problem: its content type, status and type slug. */
+static void assert_mp_problem(const cqd_response *resp, int status, const char *slug)
+{
+    ck_assert_int_eq(resp->status, status);
+    ck_assert_str_eq(resp->content_type, "application/problem+msgpack");
+    ck_assert(resp->negotiated);
+    const char *end = resp->body.data;
+    ck_assert_int_eq(mp_check(&end, resp->body.data + resp->body.len), 0);
+    ck_assert_ptr_eq(end, resp->body.data + resp->body.len); /* one value, nothing after */
+    const char *v = mp_member(resp->body.data, "status");
+    ck_assert_ptr_nonnull(v);
+    ck_assert_uint_eq(mp_decode_uint(&v), (uint64_t)status);
+    char type[128];
+    uint32_t len;
+    snprintf(type, sizeof type, "urn:collisiond:problem:%s", slug);
+    v = mp_member(resp->body.data, "type");
+    ck_assert_ptr_nonnull(v);
+    const char *got = mp_decode_str(&v, &len);
+    ck_assert_int_eq((int)len, (int)strlen(type));
+    ck_assert(memcmp(got, type, len) == 0);
+}
+
+/* Two unit spheres with centres 3 apart, as MessagePack bytes written by
+ * hand: {"a": {"shape": {"type": "sphere", "radius": 1}}, "b": {"shape":
+ * {"type": "sphere", "radius": 1}, "pose": {"position": [3, 0, 0]}}}. */
+static const char spheres_mp[] =
+    "\x82"
+    "\xa1" "a" "\x81" "\xa5" "shape" "\x82" "\xa4" "type" "\xa6" "sphere" "\xa6" "radius" "\x01"
+    "\xa1" "b" "\x82" "\xa5" "shape" "\x82" "\xa4" "type" "\xa6" "sphere" "\xa6" "radius" "\x01"
+    "\xa4" "pose" "\x81" "\xa8" "position" "\x93" "\x03" "\x00" "\x00";
+
+/* The pipeline in both formats: the body read in body_format (or the
+ * transport's view), the answer and every problem in accept's, with the
+ * matching content types; handlers that name their type keep it. */
+START_TEST(pipeline_formats)
+{
+    cqd_server srv;
+    FILE *log;
+    server_up(&srv, "", &log);
+    cqd_response resp;
+    const req_opts mp_in_out = {.body = spheres_mp, .len = sizeof spheres_mp - 1, .body_format = CQP_MSGPACK,
+                                .accept = CQP_MSGPACK};
+    call(&srv, "POST", "/v1/pair", mp_in_out, &resp);
+    ck_assert_int_eq(resp.status, 200);
+    ck_assert_str_eq(resp.content_type, "application/msgpack");
+    ck_assert(resp.negotiated);
+    const char *v = mp_member(resp.body.data, "distance");
+    ck_assert_ptr_nonnull(v);
+    ck_assert_double_eq_tol(mp_decode_double(&v), 1.0, 1e-12); /* 3 - 1 - 1 */
+    cqd_response_free(&resp);
+
+    /* MessagePack in, JSON out (Accept said nothing). */
+    req_opts mp_in = mp_in_out;
+    mp_in.accept = CQP_JSON;
+    call(&srv, "POST", "/v1/pair", mp_in, &resp);
+    ck_assert_int_eq(resp.status, 200);
+    ck_assert_str_eq(resp.content_type, "application/json");
+    ck_assert(resp.negotiated);
+    json_t *j = json_loadb(resp.body.data, resp.body.len, 0, NULL);
+    ck_assert_double_eq_tol(json_number_value(json_object_get(j, "distance")), 1.0, 1e-12);
+    json_decref(j);
+    cqd_response_free(&resp);
+
+    /* A view the transport opened is used as is: the bytes are not read. */
+    json_t *tree = json_loads("{\"a\":{\"shape\":{\"type\":\"sphere\",\"radius\":1}},"
+                              "\"b\":{\"shape\":{\"type\":\"sphere\",\"radius\":2},\"pose\":{\"position\":[5,0,0]}}}",
+                              0, NULL);
+    call(&srv, "POST", "/v1/pair", (req_opts){.body = "garbage", .body_value = cqp_value_json(tree)}, &resp);
+    ck_assert_int_eq(resp.status, 200);
+    j = json_loadb(resp.body.data, resp.body.len, 0, NULL);
+    ck_assert_double_eq_tol(json_number_value(json_object_get(j, "distance")), 2.0, 1e-12); /* 5 - 1 - 2 */
+    json_decref(j);
+    json_decref(tree);
+    cqd_response_free(&resp);
+
+    /* Problems follow accept, whatever the body's format. */
+    call(&srv, "GET", "/v1/nope", (req_opts){.accept = CQP_MSGPACK}, &resp);
+    assert_mp_problem(&resp, 404, "no-route");
+    cqd_response_free(&resp);
+    static const char truncated[] = "\x92\x01";
+    call(&srv, "POST", "/v1/pair", (req_opts){.body = truncated, .body_format = CQP_MSGPACK, .accept = CQP_MSGPACK},
+         &resp);
+    assert_mp_problem(&resp, 400, "malformed-msgpack");
+    cqd_response_free(&resp);
+    call(&srv, "POST", "/v1/pair", (req_opts){.body = truncated, .body_format = CQP_MSGPACK}, &resp);
+    assert_problem(&resp, 400, "malformed-msgpack");
+    cqd_response_free(&resp);
+    static const char array_root[] = "\x91\x01";
+    call(&srv, "POST", "/v1/pair", (req_opts){.body = array_root, .body_format = CQP_MSGPACK, .accept = CQP_MSGPACK},
+         &resp);
+    assert_mp_problem(&resp, 400, "wrong-type");
+    v = mp_member(resp.body.data, "detail");
+    uint32_t len;
+    const char *detail = mp_decode_str(&v, &len);
+    static const char want[] = "the request body must be a MessagePack map";
+    ck_assert_int_eq((int)len, (int)strlen(want));
+    ck_assert(memcmp(detail, want, len) == 0);
+    cqd_response_free(&resp);
+
+    /* One type whatever Accept says, and nothing negotiated; a 204 has no body. */
+    call(&srv, "GET", "/v1/openapi.json", (req_opts){.accept = CQP_MSGPACK}, &resp);
+    ck_assert_int_eq(resp.status, 200);
+    ck_assert_str_eq(resp.content_type, "application/json");
+    ck_assert(!resp.negotiated);
+    cqd_response_free(&resp);
+    call(&srv, "GET", "/metrics", (req_opts){.accept = CQP_MSGPACK}, &resp);
+    ck_assert_int_eq(resp.status, 200);
+    ck_assert_ptr_nonnull(strstr(resp.content_type, "text/plain"));
+    ck_assert(!resp.negotiated);
+    cqd_response_free(&resp);
+    call(&srv, "PUT", "/v1/worlds/f", (req_opts){.accept = CQP_MSGPACK}, &resp);
+    ck_assert_int_eq(resp.status, 201);
+    ck_assert_str_eq(resp.content_type, "application/msgpack");
+    cqd_response_free(&resp);
+    call(&srv, "DELETE", "/v1/worlds/f", (req_opts){.accept = CQP_MSGPACK}, &resp);
+    ck_assert_int_eq(resp.status, 204);
+    ck_assert(!resp.negotiated);
+    cqd_response_free(&resp);
+    fclose(log);
+    cqd_server_destroy(&srv);
+}
+END_TEST
+
 /* Requests of one route and status counted by this thread, all buckets. */
 static uint64_t counted(cqd_server *srv, int route, int status)
 {
@@ -830,6 +978,7 @@ Suite *server_unit_suite(void)
     tcase_add_test(tc, pipeline_auth);
     tcase_add_test(tc, pipeline_readiness);
     tcase_add_test(tc, pipeline_bodies_pretty_204);
+    tcase_add_test(tc, pipeline_formats);
     tcase_add_test(tc, pipeline_metrics_and_log);
     suite_add_tcase(s, tc);
     tc = tcase_create("threads_logs");

@@ -30,6 +30,7 @@
     X(mesh)          \
     X(exact)         \
     X(proto_write)   \
+    X(proto_write_mp) \
     X(proto_number)  \
     X(proto_read)    \
     X(proto_values)  \
@@ -42,4 +43,5 @@
     X(journal)       \
     X(json_arena)    \
     X(admit)         \
+    X(media)         \
     X(oom)

@@ -1,7 +1,7 @@
-/* The decoder core: parsing, the JSON-pointer path, failures with a dotted
- * field name in the detail, and the typed value and field helpers every
- * other decoder builds on (API.md sections 1 and 3). */
-#include <math.h>
+/* The decoder core: parsing, ids, the JSON-pointer path and failures with
+ * a dotted field name in the detail (API.md sections 1 and 3); the typed
+ * value and field helpers are decode_field.c's. */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -84,33 +84,55 @@ bool cqp_valid_id_char(char c)
            c == ':' || c == '-';
 }
 
-bool cqp_valid_id(const char *s)
+/* s[0..len) as an id: a NUL byte is no id character. */
+static bool valid_id_n(const char *s, size_t len)
 {
-    size_t n = 0;
-    for (; s[n]; n++)
-        if (!cqp_valid_id_char(s[n]) || n >= CQ_WORLD_ID_MAX)
+    if (len == 0 || len > CQ_WORLD_ID_MAX)
+        return false;
+    for (size_t n = 0; n < len; n++)
+        if (!cqp_valid_id_char(s[n]))
             return false;
-    return n > 0;
+    return true;
+}
+
+bool cqp_valid_id(const char *s) { return valid_id_n(s, strnlen(s, CQ_WORLD_ID_MAX + 1)); }
+
+/* Writes key byte c at buf[n] escaped as a JSON pointer wants it ('~' as
+ * "~0", '/' as "~1", a NUL, which a C string cannot hold, as U+FFFD);
+ * returns the bytes written, or 0 when they would pass cap. */
+static size_t put_key_byte(char *buf, size_t cap, size_t n, char c)
+{
+    if (c == '~' || c == '/') {
+        if (n + 2 > cap)
+            return 0;
+        buf[n] = '~';
+        buf[n + 1] = c == '~' ? '0' : '1';
+        return 2;
+    }
+    if (c == '\0') {
+        if (n + 3 > cap)
+            return 0;
+        memcpy(buf + n, "\xEF\xBF\xBD", 3);
+        return 3;
+    }
+    if (n + 1 > cap)
+        return 0;
+    buf[n] = c;
+    return 1;
 }
 
 /* Appends "/key" escaped to buf[0..n), at most cap bytes; returns the new length. */
-static size_t append_key(char *buf, size_t cap, size_t n, const char *key)
+static size_t append_key(char *buf, size_t cap, size_t n, const char *key, size_t len)
 {
     size_t mark = n;
     if (n < cap)
         buf[n++] = '/';
-    const char *s = key;
-    for (; *s && n < cap; s++) {
-        if (*s == '~' || *s == '/') {
-            if (n + 2 > cap)
-                break;
-            buf[n++] = '~';
-            buf[n++] = *s == '~' ? '0' : '1';
-        } else {
-            buf[n++] = *s;
-        }
+    size_t i = 0, w;
+    while (i < len && (w = put_key_byte(buf, cap, n, key[i])) > 0) {
+        n += w;
+        i++;
     }
-    if (*s) {
+    if (i < len) {
         /* Only a client's unknown key can be this long: never end the
          * pointer inside a UTF-8 sequence. */
         size_t lead = n;
@@ -127,15 +149,17 @@ size_t cqp_pointer_append(char *buf, size_t size, const char *key)
 {
     if (size == 0)
         return 0;
-    return append_key(buf, size - 1, strnlen(buf, size - 1), key);
+    return append_key(buf, size - 1, strnlen(buf, size - 1), key, strlen(key));
 }
 
-int cqpd_push_key(cqp_decoder *d, const char *key)
+int cqpd_push_keyn(cqp_decoder *d, const char *key, size_t len)
 {
     int mark = d->path_len;
-    d->path_len = (int)append_key(d->path, sizeof d->path - 1, (size_t)mark, key);
+    d->path_len = (int)append_key(d->path, sizeof d->path - 1, (size_t)mark, key, len);
     return mark;
 }
+
+int cqpd_push_key(cqp_decoder *d, const char *key) { return cqpd_push_keyn(d, key, strlen(key)); }
 
 int cqpd_push_index(cqp_decoder *d, size_t index)
 {
@@ -215,187 +239,51 @@ int cqpd_fail(cqp_decoder *d, cqp_problem_kind kind, const char *fmt, ...)
     return cqp_fail(d->problem, kind, d->path, "%s", detail);
 }
 
-size_t cqpd_limit(int lim, size_t hard)
+
+int cqpd_missing(cqp_decoder *d, const char *key)
 {
-    return lim > 0 && (size_t)lim < hard ? (size_t)lim : hard;
+    int mark = cqpd_push_key(d, key);
+    cqpd_fail(d, CQP_P_MISSING_FIELD, "is required");
+    cqpd_pop(d, mark);
+    return -1;
 }
 
-int cqpd_object(cqp_decoder *d, const json_t *v, const char *const *fields, const char *what)
-{
-    if (!v)
-        return 0;
-    if (!json_is_object(v))
-        return cqpd_fail(d, CQP_P_BAD_TYPE, "must be an object");
-    const char *key;
-    json_t *value;
-    json_object_foreach((json_t *)v, key, value) {
-        const char *const *f = fields;
-        while (*f && strcmp(*f, key) != 0)
-            f++;
-        if (!*f) {
-            int mark = cqpd_push_key(d, key);
-            cqpd_fail(d, CQP_P_UNKNOWN_FIELD, "is not a field of %s", what);
-            cqpd_pop(d, mark);
-            return -1;
-        }
-    }
-    return 0;
-}
+int cqpd_no_memory(cqp_decoder *d) { return cqp_fail(d->problem, CQP_P_BUSY, NULL, "out of memory"); }
 
-int cqpd_enter(cqp_decoder *d, const json_t *obj, const char *key, bool required, const json_t **v,
-               int *mark)
+/* An id given as an integer: its decimal string. */
+static int id_of_integer(cqp_decoder *d, cqp_value v, char out[CQ_WORLD_ID_MAX + 1])
 {
-    const json_t *x = json_object_get(obj, key);
-    if (!x) {
-        if (!required)
-            return 0;
-        int m = cqpd_push_key(d, key);
-        cqpd_fail(d, CQP_P_MISSING_FIELD, "is required");
-        cqpd_pop(d, m);
-        return -1;
-    }
-    *mark = cqpd_push_key(d, key);
-    *v = x;
-    return 1;
-}
-
-/* The largest magnitude a request number may have. Queries square and
- * multiply coordinates (a cross product's squared length is a fourth
- * power, a swept box's a product of velocity, time and size), and every such
- * product must stay a finite double: 1e50 keeps sixth powers finite while
- * leaving room for any real scene (and for float's maximum, 3.4e38, as a
- * "no limit" ray length). */
-#define CQPD_NUMBER_MAX 1e50
-
-int cqpd_finite(cqp_decoder *d, const json_t *v, double *out)
-{
-    if (!json_is_number(v))
-        return cqpd_fail(d, CQP_P_BAD_TYPE, "must be a number");
-    double x = json_number_value(v);
-    if (!isfinite(x))
-        return cqpd_fail(d, CQP_P_BAD_VALUE, "must be a finite number");
-    *out = x;
-    return 0;
-}
-
-int cqpd_number(cqp_decoder *d, const json_t *v, double *out)
-{
-    double x = 0;
-    if (cqpd_finite(d, v, &x))
-        return -1;
-    if (fabs(x) > CQPD_NUMBER_MAX)
-        return cqpd_fail(d, CQP_P_BAD_VALUE, "must be within -1e50..1e50");
-    *out = x;
-    return 0;
-}
-
-int cqpd_nonneg(cqp_decoder *d, const json_t *v, double *out)
-{
-    double x = 0;
-    if (cqpd_number(d, v, &x))
-        return -1;
+    int64_t x = cqpv_int(v);
     if (x < 0)
-        return cqpd_fail(d, CQP_P_BAD_VALUE, "must be >= 0");
-    *out = x;
+        return cqpd_fail(d, CQP_P_BAD_VALUE, "must be >= 0 when given as an integer");
+    /* A larger MessagePack uint64 reads as INT64_MAX: naming another shape
+     * than the client's would be worse than refusing it. */
+    if (cqpv_int_saturated(v))
+        return cqpd_fail(d, CQP_P_BAD_VALUE, "must be <= %" PRId64 " when given as an integer", INT64_MAX);
+    snprintf(out, CQ_WORLD_ID_MAX + 1, "%" PRId64, x);
     return 0;
 }
 
-int cqpd_integer(cqp_decoder *d, const json_t *v, json_int_t lo, json_int_t hi, json_int_t *out)
+int cqp_decode_id(cqp_decoder *d, cqp_value v, char out[CQ_WORLD_ID_MAX + 1])
 {
-    if (!json_is_integer(v))
-        return cqpd_fail(d, CQP_P_BAD_TYPE, "must be an integer");
-    json_int_t x = json_integer_value(v);
-    if (x < lo)
-        return cqpd_fail(d, CQP_P_BAD_VALUE, "must be >= %" JSON_INTEGER_FORMAT, lo);
-    if (x > hi)
-        return cqpd_fail(d, CQP_P_BAD_VALUE, "must be <= %" JSON_INTEGER_FORMAT, hi);
-    *out = x;
-    return 0;
-}
-
-int cqpd_uint32(cqp_decoder *d, const json_t *v, uint32_t *out)
-{
-    json_int_t x = 0;
-    if (cqpd_integer(d, v, 0, UINT32_MAX, &x))
-        return -1;
-    *out = (uint32_t)x;
-    return 0;
-}
-
-int cqpd_bool(cqp_decoder *d, const json_t *v, bool *out)
-{
-    if (!json_is_boolean(v))
-        return cqpd_fail(d, CQP_P_BAD_TYPE, "must be true or false");
-    *out = json_is_true(v);
-    return 0;
-}
-
-int cqpd_array(cqp_decoder *d, const json_t *v, size_t *n)
-{
-    if (!json_is_array(v))
-        return cqpd_fail(d, CQP_P_BAD_TYPE, "must be an array");
-    *n = json_array_size(v);
-    return 0;
-}
-
-int cqpd_array_limited(cqp_decoder *d, const json_t *v, bool nonempty, size_t max, const char *noun, size_t *n)
-{
-    if (cqpd_array(d, v, n))
-        return -1;
-    if (*n > max)
-        return cqpd_fail(d, CQP_P_OVER_LIMIT, "has %zu %s; the limit is %zu", *n, noun, max);
-    if (nonempty && *n == 0)
-        return cqpd_fail(d, CQP_P_BAD_VALUE, "must not be empty");
-    return 0;
-}
-
-static int vec3_of(cqp_decoder *d, const json_t *v, int (*number)(cqp_decoder *, const json_t *, double *),
-                   cq_vec3 *out)
-{
-    if (!json_is_array(v))
-        return cqpd_fail(d, CQP_P_BAD_TYPE, "must be an array of 3 numbers");
-    size_t n = json_array_size(v);
-    if (n != 3)
-        return cqpd_fail(d, CQP_P_BAD_VALUE, "must have 3 numbers, not %zu", n);
-    double c[3];
-    for (size_t k = 0; k < 3; k++) {
-        int mark = cqpd_push_index(d, k);
-        int rc = number(d, json_array_get(v, k), &c[k]);
-        cqpd_pop(d, mark);
-        if (rc)
-            return -1;
-    }
-    *out = cq_v3(c[0], c[1], c[2]);
-    return 0;
-}
-
-int cqp_decode_vec3(cqp_decoder *d, const json_t *v, cq_vec3 *out) { return vec3_of(d, v, cqpd_number, out); }
-
-int cqpd_finite_vec3(cqp_decoder *d, const json_t *v, cq_vec3 *out) { return vec3_of(d, v, cqpd_finite, out); }
-
-int cqp_decode_id(cqp_decoder *d, const json_t *v, char out[CQ_WORLD_ID_MAX + 1])
-{
-    if (json_is_integer(v)) {
-        json_int_t x = json_integer_value(v);
-        if (x < 0)
-            return cqpd_fail(d, CQP_P_BAD_VALUE, "must be >= 0 when given as an integer");
-        snprintf(out, CQ_WORLD_ID_MAX + 1, "%" JSON_INTEGER_FORMAT, x);
-        return 0;
-    }
-    if (!json_is_string(v))
+    cqp_vtype t = cqpv_type(v);
+    if (t == CQP_V_INT)
+        return id_of_integer(d, v, out);
+    if (t != CQP_V_STRING)
         return cqpd_fail(d, CQP_P_BAD_TYPE, "must be a string or a non-negative integer");
-    const char *s = json_string_value(v);
-    size_t len = json_string_length(v);
-    if (len > CQ_WORLD_ID_MAX || strlen(s) != len || !cqp_valid_id(s))
+    size_t len;
+    const char *s = cqpv_string(v, &len);
+    if (!valid_id_n(s, len))
         return cqpd_fail(d, CQP_P_BAD_VALUE, "must be 1 to %d characters of [A-Za-z0-9._:-]", CQ_WORLD_ID_MAX);
-    memcpy(out, s, len + 1);
+    memcpy(out, s, len);
+    out[len] = '\0';
     return 0;
 }
 
 int cqpd_fault(cqp_decoder *d, cq_fault f)
 {
     if (f.status == CQ_ENO_MEMORY)
-        return cqp_fail(d->problem, CQP_P_BUSY, NULL, "out of memory");
+        return cqpd_no_memory(d);
     int mark = d->path_len;
     if (f.field)
         cqpd_push_key(d, f.field);
@@ -429,104 +317,4 @@ int cqpd_fault(cqp_decoder *d, cq_fault f)
     }
     cqpd_pop(d, mark);
     return -1;
-}
-
-int cqpd_field_number(cqp_decoder *d, const json_t *obj, const char *key, bool required, double *out)
-{
-    const json_t *v;
-    int mark;
-    int in = cqpd_enter(d, obj, key, required, &v, &mark);
-    if (in <= 0)
-        return in;
-    int rc = cqpd_number(d, v, out);
-    cqpd_pop(d, mark);
-    return rc ? -1 : 1;
-}
-
-int cqpd_field_nonneg(cqp_decoder *d, const json_t *obj, const char *key, bool required, double *out)
-{
-    const json_t *v;
-    int mark;
-    int in = cqpd_enter(d, obj, key, required, &v, &mark);
-    if (in <= 0)
-        return in;
-    int rc = cqpd_nonneg(d, v, out);
-    cqpd_pop(d, mark);
-    return rc ? -1 : 1;
-}
-
-int cqpd_field_vec3(cqp_decoder *d, const json_t *obj, const char *key, bool required, cq_vec3 *out)
-{
-    const json_t *v;
-    int mark;
-    int in = cqpd_enter(d, obj, key, required, &v, &mark);
-    if (in <= 0)
-        return in;
-    int rc = cqp_decode_vec3(d, v, out);
-    cqpd_pop(d, mark);
-    return rc ? -1 : 1;
-}
-
-int cqpd_field_uint32(cqp_decoder *d, const json_t *obj, const char *key, uint32_t *out)
-{
-    const json_t *v;
-    int mark;
-    int in = cqpd_enter(d, obj, key, false, &v, &mark);
-    if (in <= 0)
-        return in;
-    int rc = cqpd_uint32(d, v, out);
-    cqpd_pop(d, mark);
-    return rc ? -1 : 1;
-}
-
-int cqpd_field_bool(cqp_decoder *d, const json_t *obj, const char *key, bool *out)
-{
-    const json_t *v;
-    int mark;
-    int in = cqpd_enter(d, obj, key, false, &v, &mark);
-    if (in <= 0)
-        return in;
-    int rc = cqpd_bool(d, v, out);
-    cqpd_pop(d, mark);
-    return rc ? -1 : 1;
-}
-
-int cqpd_field_integer(cqp_decoder *d, const json_t *obj, const char *key, json_int_t lo, json_int_t hi,
-                       json_int_t *out)
-{
-    const json_t *v;
-    int mark;
-    int in = cqpd_enter(d, obj, key, false, &v, &mark);
-    if (in <= 0)
-        return in;
-    int rc = cqpd_integer(d, v, lo, hi, out);
-    cqpd_pop(d, mark);
-    return rc ? -1 : 1;
-}
-
-int cqpd_field_pose(cqp_decoder *d, const json_t *obj, const char *key, bool required, cq_xform *out)
-{
-    const json_t *v;
-    int mark;
-    int in = cqpd_enter(d, obj, key, required, &v, &mark);
-    if (in <= 0) {
-        if (in == 0)
-            *out = cq_xform_identity();
-        return in;
-    }
-    int rc = cqp_decode_pose(d, v, out);
-    cqpd_pop(d, mark);
-    return rc ? -1 : 1;
-}
-
-int cqpd_field_shape(cqp_decoder *d, const json_t *obj, const char *key, cqp_shape *out)
-{
-    const json_t *v;
-    int mark;
-    int in = cqpd_enter(d, obj, key, true, &v, &mark);
-    if (in <= 0)
-        return in;
-    int rc = cqp_decode_shape(d, v, out);
-    cqpd_pop(d, mark);
-    return rc ? -1 : 1;
 }

@@ -1,6 +1,8 @@
 /* Helpers shared by the decoders (decode*.c): the JSON-pointer path kept in
  * cqp_decoder, failures at that path with a readable detail, and typed
- * field access that rejects wrong types, unknown and missing fields. */
+ * access to values and object fields through the format-neutral view
+ * (cqp/value.h), rejecting wrong types, unknown, duplicate and missing
+ * fields. */
 #ifndef CQP_DECODE_INTERNAL_H
 #define CQP_DECODE_INTERNAL_H
 
@@ -12,6 +14,9 @@
 /* Path: push returns a mark that pop restores. A key is escaped as JSON
  * pointer wants it ('~' -> "~0", '/' -> "~1"). */
 int cqpd_push_key(cqp_decoder *d, const char *key);
+/* The same for a key of len bytes that may hold a NUL (a MessagePack key):
+ * a NUL cannot stand in a C string, so it shows as U+FFFD. */
+int cqpd_push_keyn(cqp_decoder *d, const char *key, size_t len);
 int cqpd_push_index(cqp_decoder *d, size_t index);
 void cqpd_pop(cqp_decoder *d, int mark);
 
@@ -19,58 +24,101 @@ void cqpd_pop(cqp_decoder *d, int mark);
  * form ("a.shape.half_extents[1]", "body" at the root) followed by a space
  * and the formatted message. Returns -1. */
 int cqpd_fail(cqp_decoder *d, cqp_problem_kind kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* MISSING_FIELD "is required" at the current path plus key. Returns -1. */
+int cqpd_missing(cqp_decoder *d, const char *key);
+/* A BUSY problem for a failed allocation (the client may retry). Returns -1. */
+int cqpd_no_memory(cqp_decoder *d);
 
 /* The effective count limit: lim when > 0 (capped by hard), else hard. */
 size_t cqpd_limit(int lim, size_t hard);
 
-/* v must be an object (BAD_TYPE) whose every key is in fields (a
- * NULL-terminated list; else UNKNOWN_FIELD at that key, what naming the
- * object in the detail, e.g. "a box"). NULL (an absent body) passes as an
- * empty object. */
-int cqpd_object(cqp_decoder *d, const json_t *v, const char *const *fields, const char *what);
+/* The most fields any object of a request has (an upsert's six, settings'
+ * five); a field list longer than this does not compile (CQPD_FIELD_LIST). */
+#define CQPD_MAX_FIELDS 8
 
-/* obj[key]. Present: returns 1 with *v set and the path pushed to key
+/* A NULL-terminated static list of an object's field names. */
+#define CQPD_FIELD_LIST(name, ...)                                                                                   \
+    static const char *const name[] = {__VA_ARGS__, NULL};                                                           \
+    _Static_assert(sizeof name / sizeof name[0] <= CQPD_MAX_FIELDS + 1, #name " has too many fields")
+
+/* An object's members, found in one pass over it: v[k] is the member named
+ * names[k], or absent. A MessagePack map is read front to back, so looking
+ * each field up in it would walk it once per field (and skip every value
+ * before the key); one pass, then lookups in this small table, walk it
+ * once. Caller-owned, filled by cqpd_object. */
+typedef struct cqpd_fields {
+    const char *const *names;
+    cqp_value v[CQPD_MAX_FIELDS];
+} cqpd_fields;
+
+/* v must be an object (BAD_TYPE) whose every key is in names (else
+ * UNKNOWN_FIELD at that key, what naming the object in the detail, e.g. "a
+ * box") and appears once (else BAD_VALUE at the second: the JSON parser and
+ * the MessagePack check refuse duplicates first, but the decoder never takes
+ * one of two values silently). Fills *f. An absent v (an absent body)
+ * passes as an empty object. */
+int cqpd_object(cqp_decoder *d, cqp_value v, const char *const *names, const char *what, cqpd_fields *f);
+/* The member named key (one of f's names), or the absent view. */
+cqp_value cqpd_get(const cqpd_fields *f, const char *key);
+
+/* f's member key. Present: returns 1 with *v set and the path pushed to key
  * (*mark for cqpd_pop). Absent: 0, or -1 with MISSING_FIELD when required. */
-int cqpd_enter(cqp_decoder *d, const json_t *obj, const char *key, bool required, const json_t **v,
-               int *mark);
+int cqpd_enter(cqp_decoder *d, const cqpd_fields *f, const char *key, bool required, cqp_value *v, int *mark);
 
 /* Values at the current path. */
-int cqpd_number(cqp_decoder *d, const json_t *v, double *out);   /* any JSON number, finite, within +-1e50 */
+int cqpd_number(cqp_decoder *d, cqp_value v, double *out);   /* any number, finite, within +-1e50 */
 /* Finite, of any magnitude: only for numbers no query multiplies (a ray's
  * direction, which is made unit, and its length, which only clips). */
-int cqpd_finite(cqp_decoder *d, const json_t *v, double *out);
-int cqpd_finite_vec3(cqp_decoder *d, const json_t *v, cq_vec3 *out);
-int cqpd_nonneg(cqp_decoder *d, const json_t *v, double *out);   /* finite and >= 0 */
-int cqpd_integer(cqp_decoder *d, const json_t *v, json_int_t lo, json_int_t hi, json_int_t *out);
-int cqpd_uint32(cqp_decoder *d, const json_t *v, uint32_t *out); /* integer 0..4294967295 */
-int cqpd_bool(cqp_decoder *d, const json_t *v, bool *out);
+int cqpd_finite(cqp_decoder *d, cqp_value v, double *out);
+int cqpd_finite_vec3(cqp_decoder *d, cqp_value v, cq_vec3 *out);
+/* The n elements of array a (its size checked by the caller) into out[0..n)
+ * as cqpd_number (any_magnitude: cqpd_finite) checks each, a problem at
+ * its index. */
+int cqpd_numbers(cqp_decoder *d, cqp_value a, bool any_magnitude, double *out, size_t n);
+int cqpd_nonneg(cqp_decoder *d, cqp_value v, double *out);   /* finite and >= 0 */
+/* An integer (INT: no real, even one with a zero fraction) in lo..hi. */
+int cqpd_integer(cqp_decoder *d, cqp_value v, int64_t lo, int64_t hi, int64_t *out);
+int cqpd_uint32(cqp_decoder *d, cqp_value v, uint32_t *out); /* integer 0..4294967295 */
+int cqpd_bool(cqp_decoder *d, cqp_value v, bool *out);
 /* An array (BAD_TYPE otherwise); *n its size. */
-int cqpd_array(cqp_decoder *d, const json_t *v, size_t *n);
+int cqpd_array(cqp_decoder *d, cqp_value v, size_t *n);
 /* An array of at most max items (more is OVER_LIMIT, 422; noun names the
  * items in the detail), and not empty when nonempty (BAD_VALUE). */
-int cqpd_array_limited(cqp_decoder *d, const json_t *v, bool nonempty, size_t max, const char *noun, size_t *n);
+int cqpd_array_limited(cqp_decoder *d, cqp_value v, bool nonempty, size_t max, const char *noun, size_t *n);
 
-/* Optional or required fields of obj, decoded in place with the path at
- * the field during decoding: 1 present, 0 absent (out untouched), -1 failed. */
-int cqpd_field_number(cqp_decoder *d, const json_t *obj, const char *key, bool required, double *out);
-int cqpd_field_nonneg(cqp_decoder *d, const json_t *obj, const char *key, bool required, double *out);
-int cqpd_field_vec3(cqp_decoder *d, const json_t *obj, const char *key, bool required, cq_vec3 *out);
-int cqpd_field_uint32(cqp_decoder *d, const json_t *obj, const char *key, uint32_t *out);
-int cqpd_field_bool(cqp_decoder *d, const json_t *obj, const char *key, bool *out);
-int cqpd_field_integer(cqp_decoder *d, const json_t *obj, const char *key, json_int_t lo, json_int_t hi,
-                       json_int_t *out);
-int cqpd_field_pose(cqp_decoder *d, const json_t *obj, const char *key, bool required, cq_xform *out);
-int cqpd_field_shape(cqp_decoder *d, const json_t *obj, const char *key, cqp_shape *out);
+/* A check of one value that allocates nothing and has no effect but on
+ * *out and the problem, so running it twice gives the same answer. */
+typedef int (*cqpd_leaf_fn)(cqp_decoder *d, cqp_value v, void *out);
+/* leaf on v, member key of the value at the current path. The path is
+ * pushed only when the check fails, which then runs again at key for the
+ * pointer: a large body is mostly such values, and almost all pass. */
+int cqpd_leaf(cqp_decoder *d, const char *key, cqpd_leaf_fn leaf, cqp_value v, void *out);
+
+/* Optional or required fields of f, decoded in place with the path at the
+ * field for any problem: 1 present, 0 absent (out untouched), -1 failed.
+ * All but the shape and integer are leaves (cqpd_leaf). */
+int cqpd_field_number(cqp_decoder *d, const cqpd_fields *f, const char *key, bool required, double *out);
+int cqpd_field_nonneg(cqp_decoder *d, const cqpd_fields *f, const char *key, bool required, double *out);
+int cqpd_field_vec3(cqp_decoder *d, const cqpd_fields *f, const char *key, bool required, cq_vec3 *out);
+int cqpd_field_uint32(cqp_decoder *d, const cqpd_fields *f, const char *key, uint32_t *out);
+int cqpd_field_bool(cqp_decoder *d, const cqpd_fields *f, const char *key, bool *out);
+int cqpd_field_integer(cqp_decoder *d, const cqpd_fields *f, const char *key, int64_t lo, int64_t hi,
+                       int64_t *out);
+int cqpd_field_id(cqp_decoder *d, const cqpd_fields *f, const char *key, char out[CQ_WORLD_ID_MAX + 1]);
+/* An absent pose (0) leaves *out the identity. */
+int cqpd_field_pose(cqp_decoder *d, const cqpd_fields *f, const char *key, bool required, cq_xform *out);
+int cqpd_field_shape(cqp_decoder *d, const cqpd_fields *f, const char *key, cqp_shape *out);
 
 /* Maps a core fault on the value at the current path (its field, index and
- * sub become pointer segments) to a problem; CQ_ENO_MEMORY is INTERNAL. */
+ * sub become pointer segments) to a problem; CQ_ENO_MEMORY is BUSY. */
 int cqpd_fault(cqp_decoder *d, cq_fault f);
 
 /* A shape with its pose, velocity and filter, as one upsert of a batch body
  * or an import ({"id"?, "shape", "pose"?, "velocity"?, "layer"?, "mask"?}).
  * with_id: the object carries "id" (decoded into id); else id is the caller's.
- * On success op and shape are filled (op->id still unset). */
-int cqpd_upsert(cqp_decoder *d, const json_t *v, bool with_id, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op,
+ * op comes zeroed (as a batch's arrays do). On success op and shape are
+ * filled (op->id still unset). */
+int cqpd_upsert(cqp_decoder *d, cqp_value v, bool with_id, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op,
                 cqp_shape *shape);
 
 #endif

@@ -1,34 +1,36 @@
-/* World mutations from JSON (API.md section 2): a shape PUT, a batch,
- * world settings and imports, all decoded into cq_world_op arrays that
- * cq_world_apply takes as they are. */
+/* World mutations from a request value (API.md section 2): a shape PUT, a
+ * batch, world settings and imports, all decoded into cq_world_op arrays
+ * that cq_world_apply takes as they are. */
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "cqp/alloc.h"
 #include "decode_internal.h"
 
-static const char *const upsert_fields[] = {"id", "shape", "pose", "velocity", "layer", "mask", NULL};
-static const char *const put_fields[] = {"shape", "pose", "velocity", "layer", "mask", NULL};
-static const char *const move_fields[] = {"id", "pose", "velocity", NULL};
-static const char *const batch_fields[] = {"upsert", "move", "remove", NULL};
-static const char *const settings_fields[] = {
-    "skin", "capacity", "gjk_max_iterations", "epa_max_iterations", "sweep_max_iterations", NULL};
-static const char *const import_fields[] = {"settings", "shapes", NULL};
+CQPD_FIELD_LIST(upsert_fields, "id", "shape", "pose", "velocity", "layer", "mask");
+CQPD_FIELD_LIST(put_fields, "shape", "pose", "velocity", "layer", "mask");
+CQPD_FIELD_LIST(move_fields, "id", "pose", "velocity");
+CQPD_FIELD_LIST(batch_fields, "upsert", "move", "remove");
+CQPD_FIELD_LIST(settings_fields, "skin", "capacity", "gjk_max_iterations", "epa_max_iterations",
+                "sweep_max_iterations");
+CQPD_FIELD_LIST(import_fields, "settings", "shapes");
 
+/* Only upserts (the first b->upserts ops, counted before any is decoded)
+ * hold shapes. */
 void cqp_batch_release(cqp_batch *b)
 {
-    for (int i = 0; i < b->count; i++)
+    for (int i = 0; i < b->upserts; i++)
         cqp_shape_release(&b->shapes[i]);
-    free(b->ops);
-    free(b->shapes);
-    free(b->ids);
+    cqp_free(b->ops);
+    cqp_free(b->shapes);
+    cqp_free(b->ids);
     memset(b, 0, sizeof *b);
 }
 
 void cqp_batch_disown(cqp_batch *b)
 {
-    for (int i = 0; i < b->count; i++)
+    for (int i = 0; i < b->upserts; i++)
         cqp_shape_disown(&b->shapes[i]);
 }
 
@@ -46,20 +48,22 @@ void cqp_batch_pointer(const cqp_batch *b, bool import, int i, char *out, int si
         snprintf(out, (size_t)size, "/remove/%d", i - b->upserts - b->moves);
 }
 
-/* Zeroed arrays for n ops; the count is n from the start, since a zeroed
- * shape releases as a no-op. */
-static int batch_alloc(cqp_decoder *d, cqp_batch *b, size_t n)
+/* Zeroed arrays for n ops of which the first upserts are upserts (a
+ * request's memory: cqp_calloc). The counts hold from the start, since a
+ * zeroed shape releases as a no-op. */
+static int batch_alloc(cqp_decoder *d, cqp_batch *b, size_t n, size_t upserts)
 {
     if (n == 0)
         return 0;
-    b->ops = calloc(n, sizeof *b->ops);
-    b->shapes = calloc(n, sizeof *b->shapes);
-    b->ids = calloc(n, sizeof *b->ids);
+    b->ops = cqp_calloc(n, sizeof *b->ops);
+    b->shapes = cqp_calloc(n, sizeof *b->shapes);
+    b->ids = cqp_calloc(n, sizeof *b->ids);
     if (!b->ops || !b->shapes || !b->ids) {
         cqp_batch_release(b);
-        return cqp_fail(d->problem, CQP_P_BUSY, NULL, "out of memory");
+        return cqpd_no_memory(d);
     }
     b->count = (int)n;
+    b->upserts = (int)upserts;
     return 0;
 }
 
@@ -75,30 +79,20 @@ static int check_static(cqp_decoder *d, const cqp_shape *shape, cq_vec3 velocity
     return -1;
 }
 
-int cqpd_upsert(cqp_decoder *d, const json_t *v, bool with_id, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op,
+int cqpd_upsert(cqp_decoder *d, cqp_value v, bool with_id, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op,
                 cqp_shape *shape)
 {
-    memset(op, 0, sizeof *op);
+    cqpd_fields f;
     op->kind = CQ_WORLD_UPSERT;
     op->layer = UINT32_MAX;
     op->mask = UINT32_MAX;
-    if (with_id ? cqpd_object(d, v, upsert_fields, "a shape upsert") : cqpd_object(d, v, put_fields, "a shape"))
+    if (with_id ? cqpd_object(d, v, upsert_fields, "a shape upsert", &f) : cqpd_object(d, v, put_fields, "a shape", &f))
         return -1;
-    if (with_id) {
-        const json_t *x;
-        int mark;
-        if (cqpd_enter(d, v, "id", true, &x, &mark) < 0)
-            return -1;
-        int rc = cqp_decode_id(d, x, id);
-        cqpd_pop(d, mark);
-        if (rc)
-            return -1;
-    }
-    if (cqpd_field_shape(d, v, "shape", shape) < 0)
+    if ((with_id && cqpd_field_id(d, &f, "id", id) < 0) || cqpd_field_shape(d, &f, "shape", shape) < 0)
         return -1;
-    if (cqpd_field_pose(d, v, "pose", false, &op->pose) < 0 ||
-        cqpd_field_vec3(d, v, "velocity", false, &op->velocity) < 0 || check_static(d, shape, op->velocity) ||
-        cqpd_field_uint32(d, v, "layer", &op->layer) < 0 || cqpd_field_uint32(d, v, "mask", &op->mask) < 0) {
+    if (cqpd_field_pose(d, &f, "pose", false, &op->pose) < 0 ||
+        cqpd_field_vec3(d, &f, "velocity", false, &op->velocity) < 0 || check_static(d, shape, op->velocity) ||
+        cqpd_field_uint32(d, &f, "layer", &op->layer) < 0 || cqpd_field_uint32(d, &f, "mask", &op->mask) < 0) {
         cqp_shape_release(shape);
         return -1;
     }
@@ -106,45 +100,39 @@ int cqpd_upsert(cqp_decoder *d, const json_t *v, bool with_id, char id[CQ_WORLD_
     return 0;
 }
 
-int cqp_decode_shape_put(cqp_decoder *d, const json_t *body, const char *id, cqp_batch *out)
+int cqp_decode_shape_put(cqp_decoder *d, cqp_value body, const char *id, cqp_batch *out)
 {
     memset(out, 0, sizeof *out);
     if (!id || !cqp_valid_id(id))
         return cqp_fail(d->problem, CQP_P_BAD_VALUE, NULL, "the shape id must be 1 to %d characters of [A-Za-z0-9._:-]",
                         CQ_WORLD_ID_MAX);
-    if (batch_alloc(d, out, 1) || cqpd_upsert(d, body, false, out->ids[0], &out->ops[0], &out->shapes[0])) {
+    if (batch_alloc(d, out, 1, 1) || cqpd_upsert(d, body, false, out->ids[0], &out->ops[0], &out->shapes[0])) {
         cqp_batch_release(out);
         return -1;
     }
     memcpy(out->ids[0], id, strlen(id) + 1);
     out->ops[0].id = out->ids[0];
-    out->upserts = 1;
     return 0;
 }
 
-static int decode_move(cqp_decoder *d, const json_t *v, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op)
+static int decode_move(cqp_decoder *d, cqp_value v, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op)
 {
-    const json_t *x;
-    int mark;
-    memset(op, 0, sizeof *op);
+    cqpd_fields f;
     op->kind = CQ_WORLD_MOVE;
-    if (cqpd_object(d, v, move_fields, "a move") || cqpd_enter(d, v, "id", true, &x, &mark) < 0)
+    if (cqpd_object(d, v, move_fields, "a move", &f) || cqpd_field_id(d, &f, "id", id) < 0 ||
+        cqpd_field_pose(d, &f, "pose", true, &op->pose) < 0)
         return -1;
-    int rc = cqp_decode_id(d, x, id);
-    cqpd_pop(d, mark);
-    if (rc || cqpd_field_pose(d, v, "pose", true, &op->pose) < 0)
-        return -1;
-    int in = cqpd_field_vec3(d, v, "velocity", false, &op->velocity);
+    int in = cqpd_field_vec3(d, &f, "velocity", false, &op->velocity);
     op->keep_velocity = in == 0;
     return in < 0 ? -1 : 0;
 }
 
-/* body[key] as an optional array; *n its size (0 when absent). */
-static int batch_list(cqp_decoder *d, const json_t *body, const char *key, const json_t **a, size_t *n)
+/* f's list key as an optional array; *n its size (0 when absent). */
+static int batch_list(cqp_decoder *d, const cqpd_fields *f, const char *key, cqp_value *a, size_t *n)
 {
     int mark;
     *n = 0;
-    int in = cqpd_enter(d, body, key, false, a, &mark);
+    int in = cqpd_enter(d, f, key, false, a, &mark);
     if (in <= 0)
         return in;
     int rc = cqpd_array(d, *a, n);
@@ -152,13 +140,10 @@ static int batch_list(cqp_decoder *d, const json_t *body, const char *key, const
     return rc;
 }
 
-/* Item i of the list under key, decoded as kind 0 upsert, 1 move, 2 remove
- * into op k of the batch. */
-static int batch_item(cqp_decoder *d, const json_t *a, const char *key, size_t i, int kind, cqp_batch *b, int k)
+/* Item v of a list, decoded as kind 0 upsert, 1 move, 2 remove into op k
+ * of the batch. */
+static int batch_item(cqp_decoder *d, cqp_value v, int kind, cqp_batch *b, int k)
 {
-    int mark = cqpd_push_key(d, key);
-    cqpd_push_index(d, i);
-    const json_t *v = json_array_get(a, i);
     int rc;
     if (kind == 0) {
         rc = cqpd_upsert(d, v, true, b->ids[k], &b->ops[k], &b->shapes[k]);
@@ -169,50 +154,80 @@ static int batch_item(cqp_decoder *d, const json_t *a, const char *key, size_t i
         rc = cqp_decode_id(d, v, b->ids[k]);
     }
     b->ops[k].id = b->ids[k];
+    return rc;
+}
+
+/* The items of list a (under key, of the given kind) into the batch from
+ * op *k on, each at its own pointer. */
+static int batch_items(cqp_decoder *d, cqp_value a, const char *key, int kind, cqp_batch *b, int *k)
+{
+    cqp_iter it;
+    cqp_value v;
+    int mark = cqpd_push_key(d, key);
+    int rc = 0;
+    cqpv_iter_init(&it, a);
+    for (size_t i = 0; rc == 0 && cqpv_next(&it, &v); i++, (*k)++) {
+        int inner = cqpd_push_index(d, i);
+        rc = batch_item(d, v, kind, b, *k);
+        cqpd_pop(d, inner);
+    }
     cqpd_pop(d, mark);
     return rc;
 }
 
-int cqp_decode_batch(cqp_decoder *d, const json_t *body, cqp_batch *out)
+int cqp_decode_batch(cqp_decoder *d, cqp_value body, cqp_batch *out)
 {
     static const char *const keys[3] = {"upsert", "move", "remove"};
-    const json_t *lists[3] = {NULL, NULL, NULL};
+    cqpd_fields f;
+    cqp_value lists[3];
     size_t n[3];
     memset(out, 0, sizeof *out);
-    if (cqpd_object(d, body, batch_fields, "a batch"))
+    if (cqpd_object(d, body, batch_fields, "a batch", &f))
         return -1;
     for (int k = 0; k < 3; k++)
-        if (batch_list(d, body, keys[k], &lists[k], &n[k]))
+        if (batch_list(d, &f, keys[k], &lists[k], &n[k]))
             return -1;
     size_t total = n[0] + n[1] + n[2];
     size_t max = cqpd_limit(d->limits ? d->limits->batch_items : 0, INT_MAX);
     if (total > max)
         return cqpd_fail(d, CQP_P_OVER_LIMIT, "has %zu items (upsert, move and remove); the limit is %zu", total, max);
-    if (batch_alloc(d, out, total)) {
-        cqp_batch_release(out);
+    if (batch_alloc(d, out, total, n[0]))
         return -1;
-    }
     int op = 0;
     for (int k = 0; k < 3; k++)
-        for (size_t i = 0; i < n[k]; i++, op++)
-            if (batch_item(d, lists[k], keys[k], i, k, out, op)) {
-                cqp_batch_release(out);
-                return -1;
-            }
-    out->upserts = (int)n[0];
+        if (n[k] > 0 && batch_items(d, lists[k], keys[k], k, out, &op)) {
+            cqp_batch_release(out);
+            return -1;
+        }
     out->moves = (int)n[1];
     out->removes = (int)n[2];
     return 0;
 }
 
-static int decode_settings(cqp_decoder *d, const json_t *v, cq_world_settings *s)
+/* The three iteration caps of world settings, each 0..CQP_MAX_ITERATION_CAP. */
+static int decode_caps(cqp_decoder *d, const cqpd_fields *f, cq_world_settings *s)
 {
     static const char *const caps[3] = {"gjk_max_iterations", "epa_max_iterations", "sweep_max_iterations"};
     int *cap_fields[3] = {&s->gjk_max_iterations, &s->epa_max_iterations, &s->sweep_max_iterations};
-    json_int_t x = 0;
-    if (cqpd_object(d, v, settings_fields, "world settings") || cqpd_field_nonneg(d, v, "skin", false, &s->skin) < 0)
+    for (int k = 0; k < 3; k++) {
+        int64_t x = 0;
+        int in = cqpd_field_integer(d, f, caps[k], 0, CQP_MAX_ITERATION_CAP, &x);
+        if (in < 0)
+            return -1;
+        if (in > 0)
+            *cap_fields[k] = (int)x;
+    }
+    return 0;
+}
+
+static int decode_settings(cqp_decoder *d, cqp_value v, cq_world_settings *s)
+{
+    cqpd_fields f;
+    int64_t x = 0;
+    if (cqpd_object(d, v, settings_fields, "world settings", &f) ||
+        cqpd_field_nonneg(d, &f, "skin", false, &s->skin) < 0)
         return -1;
-    int in = cqpd_field_integer(d, v, "capacity", 0, CQ_WORLD_MAX_SHAPES, &x);
+    int in = cqpd_field_integer(d, &f, "capacity", 0, CQ_WORLD_MAX_SHAPES, &x);
     if (in < 0)
         return -1;
     /* Capacity is storage allocated up front: a client may not ask for more
@@ -226,46 +241,50 @@ static int decode_settings(cqp_decoder *d, const json_t *v, cq_world_settings *s
     }
     if (in > 0)
         s->capacity = (int)x;
-    for (int k = 0; k < 3; k++) {
-        in = cqpd_field_integer(d, v, caps[k], 0, CQP_MAX_ITERATION_CAP, &x);
-        if (in < 0)
+    return decode_caps(d, &f, s);
+}
+
+/* The shapes of an import, array v of upserts, into out->batch. */
+static int decode_import_shapes(cqp_decoder *d, cqp_value v, cqp_batch *b)
+{
+    cqp_iter it;
+    cqp_value x;
+    size_t n;
+    size_t max = cqpd_limit(d->limits ? d->limits->batch_items : 0, INT_MAX);
+    if (cqpd_array_limited(d, v, false, max, "shapes", &n) || batch_alloc(d, b, n, n))
+        return -1;
+    cqpv_iter_init(&it, v);
+    for (size_t i = 0; cqpv_next(&it, &x); i++) {
+        int mark = cqpd_push_index(d, i);
+        int rc = cqpd_upsert(d, x, true, b->ids[i], &b->ops[i], &b->shapes[i]);
+        b->ops[i].id = b->ids[i];
+        cqpd_pop(d, mark);
+        if (rc)
             return -1;
-        if (in > 0)
-            *cap_fields[k] = (int)x;
     }
     return 0;
 }
 
 /* The export format: {"settings"?, "shapes"?}; "shapes" makes it an import. */
-static int decode_import(cqp_decoder *d, const json_t *body, cqp_world_req *out)
+static int decode_import(cqp_decoder *d, cqp_value body, cqp_world_req *out)
 {
-    const json_t *v;
+    cqpd_fields f;
+    cqp_value v;
     int mark;
-    size_t n;
-    if (cqpd_object(d, body, import_fields, "a world import"))
+    if (cqpd_object(d, body, import_fields, "a world import", &f))
         return -1;
-    int in = cqpd_enter(d, body, "settings", false, &v, &mark);
+    int in = cqpd_enter(d, &f, "settings", false, &v, &mark);
     if (in > 0) {
         int rc = decode_settings(d, v, &out->settings);
         cqpd_pop(d, mark);
-        in = rc ? -1 : 1;
+        if (rc)
+            return -1;
     }
-    if (in < 0)
-        return -1;
-    in = cqpd_enter(d, body, "shapes", false, &v, &mark);
-    if (in == 0)
+    if (cqpd_enter(d, &f, "shapes", false, &v, &mark) == 0)
         return 0;
     out->import = true;
-    size_t max = cqpd_limit(d->limits ? d->limits->batch_items : 0, INT_MAX);
-    int rc = cqpd_array_limited(d, v, false, max, "shapes", &n) || batch_alloc(d, &out->batch, n) ? -1 : 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        int inner = cqpd_push_index(d, i);
-        rc = cqpd_upsert(d, json_array_get(v, i), true, out->batch.ids[i], &out->batch.ops[i], &out->batch.shapes[i]);
-        out->batch.ops[i].id = out->batch.ids[i];
-        cqpd_pop(d, inner);
-    }
+    int rc = decode_import_shapes(d, v, &out->batch);
     cqpd_pop(d, mark);
-    out->batch.upserts = rc ? 0 : (int)n;
     return rc;
 }
 
@@ -275,14 +294,16 @@ void cqp_world_req_release(cqp_world_req *r)
     memset(r, 0, sizeof *r);
 }
 
-int cqp_decode_world(cqp_decoder *d, const json_t *body, cqp_world_req *out)
+int cqp_decode_world(cqp_decoder *d, cqp_value body, cqp_world_req *out)
 {
     memset(out, 0, sizeof *out);
-    if (!body)
+    if (!cqpv_present(body))
         return 0;
-    if (!json_is_object(body))
+    if (cqpv_type(body) != CQP_V_OBJECT)
         return cqpd_fail(d, CQP_P_BAD_TYPE, "must be an object");
-    bool export_form = json_object_get(body, "settings") || json_object_get(body, "shapes");
+    /* "shapes" first: an import's members are walked up to it only, and a
+     * body without it is a few settings. */
+    bool export_form = cqpv_present(cqpv_get(body, "shapes")) || cqpv_present(cqpv_get(body, "settings"));
     int rc = export_form ? decode_import(d, body, out) : decode_settings(d, body, &out->settings);
     if (rc)
         cqp_world_req_release(out);

@@ -130,7 +130,7 @@ static bool frames(const uint8_t *buf, size_t len, size_t pos, cqp_record *rec)
         return false;
     const uint8_t *h = buf + pos;
     if (h[0] != 0xFF || h[1] != 'Q' || h[2] != CQP_RECORD_VERSION || h[3] < CQP_REC_MUTATION ||
-        h[3] > CQP_REC_SNAP_END)
+        h[3] > CQP_REC_MUTATION_MSGPACK)
         return false;
     uint32_t n = get32(h + 4);
     if (n > CQP_RECORD_MAX_PAYLOAD || n > len - pos - CQP_RECORD_HEADER)
@@ -172,6 +172,20 @@ cqp_scan cqp_record_next(const uint8_t *buf, size_t len, size_t *pos, cqp_record
         }
     }
     return CQP_SCAN_TORN;
+}
+
+cqp_record_kind cqp_mutation_kind(cqp_format f)
+{
+    return f == CQP_MSGPACK ? CQP_REC_MUTATION_MSGPACK : CQP_REC_MUTATION;
+}
+
+bool cqp_record_is_mutation(cqp_record_kind kind, cqp_format *f)
+{
+    if (kind != CQP_REC_MUTATION && kind != CQP_REC_MUTATION_MSGPACK)
+        return false;
+    if (f)
+        *f = kind == CQP_REC_MUTATION_MSGPACK ? CQP_MSGPACK : CQP_JSON;
+    return true;
 }
 
 size_t cqp_mutation_prefix(uint8_t *out, size_t size, const char *method, size_t method_len, const char *path,

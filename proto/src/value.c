@@ -44,11 +44,61 @@ int64_t cqpv_int(cqp_value v)
     return json_integer_value(v.ref);
 }
 
+bool cqpv_int_saturated(cqp_value v)
+{
+    if (v.format != CQP_MSGPACK || cqpv_type(v) != CQP_V_INT)
+        return false;
+    /* Only MessagePack's uint 64 (0xcf, then 8 bytes big-endian) holds a
+     * value above INT64_MAX: its top bit is set. */
+    const unsigned char *p = v.ref;
+    return p[0] == 0xcf && (p[1] & 0x80);
+}
+
 double cqpv_number(cqp_value v)
 {
     if (v.format == CQP_MSGPACK)
         return cqpv_mp_number(v.ref);
     return json_number_value(v.ref);
+}
+
+static size_t numbers_of_mp(const char *p, double *out, size_t n)
+{
+    if (cqpv_mp_type(p) != CQP_V_ARRAY)
+        return 0;
+    if (cqpv_mp_size(p) < n)
+        n = cqpv_mp_size(p);
+    p = cqpv_mp_first(p);
+    size_t k = 0;
+    for (; k < n; k++) {
+        cqp_vtype t = cqpv_mp_type(p);
+        if (t != CQP_V_INT && t != CQP_V_REAL)
+            break;
+        out[k] = cqpv_mp_number(p);
+        if (k + 1 < n)
+            p = cqpv_mp_skip(p);
+    }
+    return k;
+}
+
+static size_t numbers_of_json(const json_t *a, double *out, size_t n)
+{
+    size_t k = 0;
+    for (; k < n && k < json_array_size(a); k++) {
+        const json_t *x = json_array_get(a, k);
+        if (!json_is_number(x))
+            break;
+        out[k] = json_number_value(x);
+    }
+    return k;
+}
+
+size_t cqpv_numbers(cqp_value array, double *out, size_t n)
+{
+    if (!array.ref)
+        return 0;
+    if (array.format == CQP_MSGPACK)
+        return numbers_of_mp(array.ref, out, n);
+    return numbers_of_json(array.ref, out, n);
 }
 
 const char *cqpv_string(cqp_value v, size_t *len)
@@ -81,13 +131,19 @@ void cqpv_iter_init(cqp_iter *it, cqp_value v)
         it->json_iter = json_object_iter((json_t *)v.ref);
 }
 
+/* A MessagePack iteration steps past an element only when the next one is
+ * asked for: it->at is the element last returned (a member's value), or
+ * before the first call the first element (key). Skipping is a walk of the
+ * whole value, and the last element of an array or map (a body's one list
+ * of 10,000 items, say) is then never walked just to find its end. */
 bool cqpv_next(cqp_iter *it, cqp_value *elem)
 {
     if (it->index >= it->count)
         return false;
     if (it->of.format == CQP_MSGPACK) {
+        if (it->index > 0)
+            it->at = cqpv_mp_skip(it->at);
         *elem = cqp_value_mp(it->at);
-        it->at = cqpv_mp_skip(it->at);
     } else {
         *elem = cqp_value_json(json_array_get(it->of.ref, it->index));
     }
@@ -100,10 +156,13 @@ bool cqpv_next_member(cqp_iter *it, const char **key, size_t *key_len, cqp_value
     if (it->index >= it->count)
         return false;
     if (it->of.format == CQP_MSGPACK) {
+        if (it->index > 0)
+            it->at = cqpv_mp_skip(it->at);
+        /* A key is a string (cqp_mp_check saw to it): its value follows
+         * its bytes. */
         *key = cqpv_mp_string(it->at, key_len);
-        it->at = cqpv_mp_skip(it->at);
+        it->at = *key + *key_len;
         *value = cqp_value_mp(it->at);
-        it->at = cqpv_mp_skip(it->at);
     } else {
         *key = json_object_iter_key(it->json_iter);
         *key_len = json_object_iter_key_len(it->json_iter);

@@ -1,5 +1,6 @@
 """docs/openapi.json: a well-formed OpenAPI 3.1 document covering every
-path of API.md, served unchanged at GET /v1/openapi.json."""
+path of API.md, served unchanged at GET /v1/openapi.json (whatever Accept
+says), describing both wire formats on every operation."""
 
 import json
 import os
@@ -10,6 +11,10 @@ from wire import ENDPOINTS
 
 DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "openapi.json")
 METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
+# Each body type and its MessagePack twin (API.md section 1: the same schema).
+TWINS = {"application/json": "application/msgpack", "application/problem+json": "application/problem+msgpack"}
+# Documents that are JSON by nature, whatever Accept says.
+JSON_ONLY = {("get", "/v1/openapi.json")}
 
 
 def load_doc():
@@ -88,6 +93,65 @@ class OpenAPI(DaemonCase):
                 self.assertIn(method.lower(), doc["paths"][template])
         documented = {(m.upper(), p) for p, item in doc["paths"].items() for m in item if m in METHODS}
         self.assertEqual(documented, {(m, p) for m, p, _ in ENDPOINTS}, "the document lists other operations")
+
+    def operations(self, doc):
+        for path, item in doc["paths"].items():
+            for method, op in item.items():
+                if method in METHODS:
+                    yield path, method, op
+
+    def test_request_bodies_take_both_formats(self):
+        _, doc = load_doc()
+        checked = 0
+        for path, method, op in self.operations(doc):
+            if "requestBody" not in op:
+                continue
+            with self.subTest(path=path, method=method):
+                body = op["requestBody"]
+                body = resolve(doc, body["$ref"]) if "$ref" in body else body
+                content = body["content"]
+                self.assertEqual(set(content), {"application/json", "application/msgpack"})
+                self.assertEqual(content["application/msgpack"], content["application/json"], "the same schema")
+                checked += 1
+        self.assertGreaterEqual(checked, 9, "operations with a request body")
+
+    def test_responses_come_in_both_formats(self):
+        # Every JSON answer has its MessagePack twin with the same schema and
+        # says it varies with Accept; so does every problem. Text, HTML and
+        # the inspector's files have one type, as does this document.
+        _, doc = load_doc()
+        twinned = 0
+        for path, method, op in self.operations(doc):
+            for status, resp in op["responses"].items():
+                with self.subTest(path=path, method=method, status=status):
+                    resp = resolve(doc, resp["$ref"]) if "$ref" in resp else resp
+                    content = resp.get("content", {})
+                    if (method, path) in JSON_ONLY and int(status) < 400:
+                        self.assertEqual(set(content), {"application/json"})
+                        self.assertNotIn("Vary", resp.get("headers", {}))
+                        continue
+                    bodies = set(content) & set(TWINS)
+                    for t in bodies:
+                        self.assertIn(TWINS[t], content, "%s without its MessagePack twin" % t)
+                        self.assertEqual(content[TWINS[t]], content[t], "the same schema")
+                        twinned += 1
+                    if bodies:
+                        self.assertEqual(resp["headers"]["Vary"], {"$ref": "#/components/headers/Vary"})
+                    self.assertFalse(set(content) & set(TWINS.values()) - {TWINS[t] for t in bodies},
+                                     "a MessagePack type without its JSON twin")
+                    if int(status) >= 400:
+                        self.assertIn("application/problem+json", content, "a problem response")
+        self.assertGreaterEqual(twinned, 100, "responses in both formats")
+
+    def test_served_document_ignores_accept(self):
+        _, served = load_doc()
+        for accept in ("application/msgpack", "application/problem+msgpack, */*;q=0.1"):
+            with self.subTest(accept=accept):
+                r = self.daemon.request("GET", "/v1/openapi.json", headers={"Accept": accept})
+                self.assertEqual(r.status, 200, r.describe())
+                self.assertTrue(r.content_type.startswith("application/json"), r.content_type)
+                self.assertEqual(r.json, served)
+                self.assertNotIn("vary", r.headers)
 
     def check_file_operations(self, doc, path, item):
         """{file} (the inspector's files) keeps no id rule: no pattern, no

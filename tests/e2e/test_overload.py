@@ -309,8 +309,9 @@ class WorldCap(DaemonCase):
 @json_only("--max-request-memory holds the tree a JSON body parses into; a MessagePack body is read in place, "
            "with no tree (test_msgpack_hostile.py has its huge counts)")
 class RequestMemory(DaemonCase):
-    """--max-request-memory holds what one request's JSON decodes to, the
-    same on both listeners (the stream's envelope is not charged twice)."""
+    """--max-request-memory holds what one request's JSON decodes to (the
+    tree and the decoders' arrays), the same on both listeners (the
+    stream's envelope is not charged twice)."""
 
     FLAGS = ("--max-request-memory", "1M")
 
@@ -330,12 +331,13 @@ class RequestMemory(DaemonCase):
 
     def test_budget_on_both_listeners(self):
         self.ok("PUT", "/v1/worlds/w", {}, status=201)
-        # Under the budget (about 0.7 MB decoded, so twice that would not
-        # fit): decoded, then refused for what it says.
-        r, line = self.answer_both(self.bodies(4500))
-        self.assertProblem(r, 400, "wrong-type", "/rays/0", "4,500 arrays over HTTP")
+        # Under the budget (about 0.5 MB of tree, and the decoder's 64 bytes
+        # a ray, so twice that would not fit): decoded, then refused for
+        # what it says.
+        r, line = self.answer_both(self.bodies(3000))
+        self.assertProblem(r, 400, "wrong-type", "/rays/0", "3,000 arrays over HTTP")
         self.assertEqual(line["status"], 400, line)
-        check_problem_body(self, line["body"], 400, "wrong-type", "/rays/0", "4,500 arrays over the stream")
+        check_problem_body(self, line["body"], 400, "wrong-type", "/rays/0", "3,000 arrays over the stream")
         # 20,000 empty arrays need over 1.2 MB decoded: refused as too large.
         r, line = self.answer_both(self.bodies(20000))
         self.assertProblem(r, 413, "body-too-large", context="20,000 arrays over HTTP")

@@ -15,7 +15,8 @@ import time
 import unittest
 
 import harness
-from harness import Daemon, strict_msgpack
+import mp
+from harness import Daemon, json_only, strict_msgpack
 from wire import box, pose, sphere
 
 TOKEN = "rec-T0ken-9f3a"
@@ -317,6 +318,130 @@ class RecordReplay(unittest.TestCase):
         proc = self.against_fresh_daemon(self.recording, token=None)
         self.assertEqual(proc.returncode, 1)
         self.assertIn("status: expected 201, got 401", proc.stdout.decode())
+
+
+def drive_msgpack_session(d):
+    """Requests in MessagePack, JSON asking for MessagePack, and one plain
+    JSON request; returns [(body bytes sent or None, asked for MessagePack,
+    status)] in order."""
+    seen = []
+    auth = {"Authorization": "Bearer " + TOKEN}
+
+    def send(method, path, value=None, accept=True, json_body=None, expect=200):
+        if json_body is not None:
+            h = dict(auth, **({"Accept": mp.MEDIA} if accept else {}))
+            r = d.request(method, path, json_body, headers=h)
+            sent = json.dumps(json_body, separators=(",", ":")).encode()
+        else:
+            r = mp.request(d, method, path, value, accept=accept, headers=auth)
+            sent = None if value is None else mp.packb(value)
+        if r.status != expect:
+            raise AssertionError("%s %s: expected %d, got %s" % (method, path, expect, r.describe()))
+        seen.append((sent, accept, r.status, json_body is not None))
+        return r
+
+    w = "/v1/worlds/mpw"
+    send("POST", "/v1/pair", {"a": {"shape": sphere(1)}, "b": {"shape": sphere(1.5), "pose": pose([3, 0, 0])}})
+    send("PUT", w, {"skin": 0.02}, expect=201)
+    send("PUT", w + "/shapes/ball", {"shape": sphere(0.5), "pose": pose([0, 0.45, 0]), "velocity": [2, 0, 0]},
+         expect=201)
+    send("PUT", w + "/shapes/crate", {"shape": box(0.5, 0.5, 0.5), "pose": pose([0.8, 0.5, 0])}, expect=201)
+    send("POST", w + "/contacts", json_body={"dt": 0.0166})
+    send("POST", "/v1/pair", {"a": {"shape": box(1, -1, 1)}, "b": {"shape": sphere(1)}}, expect=400)
+    send("POST", w + "/contacts", json_body={"dt": 0.0166}, accept=False)
+    send("GET", w + "/shapes/ball")
+    return seen
+
+
+@json_only("sends MessagePack and JSON itself, whatever the run's encoding: one run (the JSON pass) covers it")
+class RecordReplayMsgpack(unittest.TestCase):
+    """A session in MessagePack: recorded with its formats, replayed with
+    them, and its answers compared as values."""
+
+    @classmethod
+    def setUpClass(cls):
+        tmp = tempfile.TemporaryDirectory(prefix="collisiond-replay-mp-")
+        cls.addClassCleanup(tmp.cleanup)
+        cls.dir = tmp.name
+        cls.recording = os.path.join(cls.dir, "session.jsonl")
+        d = Daemon(["--token", TOKEN, "--record", cls.recording])
+        cls.addClassCleanup(d.cleanup)
+        d.start()
+        try:
+            cls.seen = drive_msgpack_session(d)
+        finally:
+            rc = d.stop()
+        if rc != 0:
+            raise AssertionError("the recording daemon exited with %s: %s" % (rc, d.log_tail()))
+        with open(cls.recording, "rb") as f:
+            cls.lines = f.read().splitlines()
+
+    against_fresh_daemon = RecordReplay.against_fresh_daemon
+    tampered = RecordReplay.tampered
+
+    def test_formats_are_recorded(self):
+        records = [json.loads(line) for line in self.lines]
+        self.assertEqual(len(records), len(self.seen))
+        for i, (rec, (sent, accept, status, json_body)) in enumerate(zip(records, self.seen)):
+            with self.subTest(seq=i + 1, path=rec["path"]):
+                self.assertEqual(rec["status"], status)
+                binary_body = sent is not None and not json_body
+                self.assertEqual(rec.get("body_format"), "msgpack" if binary_body else None)
+                self.assertEqual(rec.get("accept"), "msgpack" if accept else None)
+                self.assertEqual(rec.get("response_format"), "msgpack" if accept else None)
+                if binary_body:
+                    self.assertEqual(base64.b64decode(rec["body"]), sent)
+                elif sent is not None:
+                    self.assertEqual(rec["body"], json.loads(sent))
+                if accept:
+                    self.assertIn("response", rec["base64"])
+                    answer = mp.unpackb(base64.b64decode(rec["response"]))
+                    self.assertIsInstance(answer, dict)
+                else:
+                    self.assertIsInstance(rec["response"], dict)
+        pair = mp.unpackb(base64.b64decode(records[0]["response"]))
+        self.assertEqual((pair["overlap"], pair["distance"]), (False, 0.5))
+        problem = mp.unpackb(base64.b64decode(records[5]["response"]))
+        self.assertEqual((problem["status"], problem["type"]), (400, "urn:collisiond:problem:invalid-value"))
+
+    def test_replay_reproduces_every_answer(self):
+        proc = self.against_fresh_daemon(self.recording)
+        self.assertEqual(proc.returncode, 0, proc.stdout.decode() + proc.stderr.decode())
+        self.assertEqual(summary(proc), "replayed %d, differing 0" % len(self.lines))
+
+    def recorded_response_replaced(self, i, answer, **pack):
+        """Line i with its response replaced by answer packed with pack."""
+        rec = json.loads(self.lines[i])
+        rec["response"] = base64.b64encode(msgpack_packb(answer, **pack)).decode()
+        return json.dumps(rec, separators=(",", ":")).encode()
+
+    def test_another_encoding_of_the_same_values_is_no_difference(self):
+        rec = json.loads(self.lines[0])
+        answer = mp.unpackb(base64.b64decode(rec["response"]))
+        # every float of this answer (0, 0.5, 1, 1.5, 2) is a float32 exactly
+        line = self.recorded_response_replaced(0, answer, use_single_float=True)
+        self.assertNotEqual(line, self.lines[0])
+        proc = self.against_fresh_daemon(self.tampered("float32.jsonl", {0: line}))
+        self.assertEqual(proc.returncode, 0, proc.stdout.decode() + proc.stderr.decode())
+        self.assertEqual(summary(proc), "replayed %d, differing 0" % len(self.lines))
+
+    def test_a_changed_value_is_reported_where_it_is(self):
+        rec = json.loads(self.lines[0])
+        answer = mp.unpackb(base64.b64decode(rec["response"]))
+        answer["witness"]["b"][0] = 2.25
+        line = self.recorded_response_replaced(0, answer)
+        proc = self.against_fresh_daemon(self.tampered("changed.jsonl", {0: line}))
+        out = proc.stdout.decode()
+        self.assertEqual(proc.returncode, 1, out + proc.stderr.decode())
+        self.assertEqual(summary(proc), "replayed %d, differing 1" % len(self.lines))
+        self.assertIn("seq 1: POST /v1/pair", out)
+        self.assertIn("body (MessagePack, compared as values): first difference at /witness/b/0 (byte ", out)
+        self.assertIn("expected: 2.25\n", out)
+        self.assertIn("got:      1.5\n", out)
+
+
+def msgpack_packb(value, **options):
+    return mp.msgpack.packb(value, use_bin_type=True, **options)
 
 
 class ReplayErrors(unittest.TestCase):

@@ -1,19 +1,25 @@
 /// @file cqp/decode.h
-/// JSON (jansson) to core values, validated at the edge (API.md section 1):
-/// wrong types, unknown fields, missing fields and invalid values are all
+/// Request values to core values, validated at the edge (API.md section 1).
+/// Every decoder reads a cqp_value (cqp/value.h), so a JSON tree and a
+/// MessagePack body go through the same checks, limits and defaults: wrong
+/// types, unknown, duplicate and missing fields and invalid values are all
 /// reported as a cqp_problem whose pointer names the bad field, e.g.
-/// "/a/shape/half_extents/1". Every decoder returns 0, or -1 with the
-/// problem filled and nothing left allocated.
+/// "/a/shape/half_extents/1". An absent view is an absent body. Every
+/// decoder returns 0, or -1 with the problem filled and nothing left
+/// allocated. The arrays a decoded request holds come from cqp_calloc
+/// (cqp/alloc.h), so they count against the request's memory.
 #ifndef CQP_DECODE_H
 #define CQP_DECODE_H
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "cq/mesh.h"
 #include "cq/shape.h"
 #include "cq/world.h"
 #include "cqp/problem.h"
+#include "cqp/value.h"
 
 /// Per-request limits; a well-formed request beyond one is a 422
 /// (CQP_P_OVER_LIMIT). Zero means "no limit" only for tests.
@@ -49,7 +55,7 @@ void cqp_decoder_init(cqp_decoder *d, const cqp_limits *limits, cqp_problem *pro
 /// or a BUSY problem when an allocation failed.
 json_t *cqp_parse(const char *text, size_t len, cqp_problem *p);
 
-/// A shape decoded from JSON. A convex shape owns its hull and a mesh
+/// A shape decoded from a request. A convex shape owns its hull and a mesh
 /// shape its mesh until cqp_shape_release or until ownership is handed
 /// over (cqp_shape_disown, e.g. once a world took them).
 typedef struct cqp_shape {
@@ -78,13 +84,14 @@ bool cqp_valid_id_char(char c);
 
 /// A shape object {"type":..., fields of the type}. Plane shapes are
 /// accepted here; the caller rejects them where they do not belong.
-int cqp_decode_shape(cqp_decoder *d, const json_t *v, cqp_shape *out);
-/// A pose {"position", "rotation" | "axes"}; v NULL is the identity.
-int cqp_decode_pose(cqp_decoder *d, const json_t *v, cq_xform *out);
+int cqp_decode_shape(cqp_decoder *d, cqp_value v, cqp_shape *out);
+/// A pose {"position", "rotation" | "axes"}; v absent or null is the identity.
+int cqp_decode_pose(cqp_decoder *d, cqp_value v, cq_xform *out);
 /// [x, y, z] of finite numbers.
-int cqp_decode_vec3(cqp_decoder *d, const json_t *v, cq_vec3 *out);
-/// A shape id: a valid id string, or a non-negative integer (its decimal string).
-int cqp_decode_id(cqp_decoder *d, const json_t *v, char out[CQ_WORLD_ID_MAX + 1]);
+int cqp_decode_vec3(cqp_decoder *d, cqp_value v, cq_vec3 *out);
+/// A shape id: a valid id string (its bytes, so one holding a NUL is
+/// invalid), or an integer 0..INT64_MAX (its decimal string).
+int cqp_decode_id(cqp_decoder *d, cqp_value v, char out[CQ_WORLD_ID_MAX + 1]);
 
 /// A posed shape {"shape", "pose"} (the two sides of a pair).
 typedef struct cqp_posed {
@@ -98,7 +105,7 @@ typedef struct cqp_pair_req {
     double skin;
     bool explain;
 } cqp_pair_req;
-int cqp_decode_pair(cqp_decoder *d, const json_t *body, cqp_pair_req *out);
+int cqp_decode_pair(cqp_decoder *d, cqp_value body, cqp_pair_req *out);
 void cqp_pair_req_release(cqp_pair_req *r);
 
 /// POST /v1/pairs: {"pairs": [pair request, ...]} (each item as /v1/pair).
@@ -106,7 +113,7 @@ typedef struct cqp_pairs_req {
     cqp_pair_req *items; ///< owned array
     int count;
 } cqp_pairs_req;
-int cqp_decode_pairs(cqp_decoder *d, const json_t *body, cqp_pairs_req *out);
+int cqp_decode_pairs(cqp_decoder *d, cqp_value body, cqp_pairs_req *out);
 void cqp_pairs_req_release(cqp_pairs_req *r);
 
 /// Shape operations bound for cq_world_apply, in the order upserts, moves,
@@ -117,7 +124,7 @@ typedef struct cqp_batch {
     cqp_shape *shapes;
     char (*ids)[CQ_WORLD_ID_MAX + 1];
     int count;
-    int upserts, moves, removes; ///< how count splits, for error pointers
+    int upserts, moves, removes; ///< how count splits (error pointers; only upserts own shapes)
 } cqp_batch;
 /// Frees the batch; shapes still owned are freed too.
 void cqp_batch_release(cqp_batch *b);
@@ -131,11 +138,11 @@ void cqp_batch_pointer(const cqp_batch *b, bool import, int i, char *out, int si
 /// PUT /v1/worlds/{world}/shapes/{id}: {"shape", "pose"?, "velocity"?,
 /// "layer"?, "mask"?} into a batch of one upsert under id (layer and mask
 /// default to all bits). Plane shapes are static: a velocity is rejected.
-int cqp_decode_shape_put(cqp_decoder *d, const json_t *body, const char *id, cqp_batch *out);
+int cqp_decode_shape_put(cqp_decoder *d, cqp_value body, const char *id, cqp_batch *out);
 /// POST /v1/worlds/{world}/batch: {"upsert"?: [{"id", "shape", "pose"?,
 /// "velocity"?, "layer"?, "mask"?}], "move"?: [{"id", "pose", "velocity"?}],
 /// "remove"?: [id]}.
-int cqp_decode_batch(cqp_decoder *d, const json_t *body, cqp_batch *out);
+int cqp_decode_batch(cqp_decoder *d, cqp_value body, cqp_batch *out);
 
 /// PUT /v1/worlds/{world}: settings {"skin"?, "capacity"? (over
 /// limits->world_capacity is a 422), "gjk_max_iterations"?,
@@ -148,7 +155,7 @@ typedef struct cqp_world_req {
     bool import;      ///< the body had "shapes": replace the world's content with batch
     cqp_batch batch;  ///< upserts of an import
 } cqp_world_req;
-int cqp_decode_world(cqp_decoder *d, const json_t *body, cqp_world_req *out);
+int cqp_decode_world(cqp_decoder *d, cqp_value body, cqp_world_req *out);
 void cqp_world_req_release(cqp_world_req *r);
 
 /// POST /v1/worlds/{world}/contacts: {"ids"?: [id], "dt"?: seconds >= 0}.
@@ -158,7 +165,7 @@ typedef struct cqp_contacts_req {
     int id_count;
     double dt;
 } cqp_contacts_req;
-int cqp_decode_contacts(cqp_decoder *d, const json_t *body, cqp_contacts_req *out);
+int cqp_decode_contacts(cqp_decoder *d, cqp_value body, cqp_contacts_req *out);
 void cqp_contacts_req_release(cqp_contacts_req *r);
 
 /// POST /v1/worlds/{world}/raycast: {"rays": [{"origin", "direction",
@@ -169,7 +176,7 @@ typedef struct cqp_raycast_req {
     int count;
     bool all;
 } cqp_raycast_req;
-int cqp_decode_raycast(cqp_decoder *d, const json_t *body, cqp_raycast_req *out);
+int cqp_decode_raycast(cqp_decoder *d, cqp_value body, cqp_raycast_req *out);
 void cqp_raycast_req_release(cqp_raycast_req *r);
 
 /// POST /v1/worlds/{world}/sweep {"shape", "pose"?, "translation", "mask"?}
@@ -180,8 +187,8 @@ typedef struct cqp_shape_req {
     cq_vec3 translation;
     uint32_t mask; ///< default all bits
 } cqp_shape_req;
-int cqp_decode_sweep(cqp_decoder *d, const json_t *body, cqp_shape_req *out);
-int cqp_decode_overlap(cqp_decoder *d, const json_t *body, cqp_shape_req *out);
+int cqp_decode_sweep(cqp_decoder *d, cqp_value body, cqp_shape_req *out);
+int cqp_decode_overlap(cqp_decoder *d, cqp_value body, cqp_shape_req *out);
 void cqp_shape_req_release(cqp_shape_req *r);
 
 #endif

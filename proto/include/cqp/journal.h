@@ -4,7 +4,7 @@
 /// A file is a sequence of records, each a 20-byte header and a payload:
 ///
 ///     offset 0  u8  0xFF   magic (a byte no UTF-8 text holds, so no JSON
-///     offset 1  u8  'Q'    payload can hold the start of a frame)
+///     offset 1  u8  'Q'    payload can hold the start of a frame; see below)
 ///     offset 2  u8  version (CQP_RECORD_VERSION)
 ///     offset 3  u8  kind (cqp_record_kind)
 ///     offset 4  u32 payload length, little-endian
@@ -13,12 +13,31 @@
 ///
 /// A mutation's payload is a u8 method length, the method, a u16 path
 /// length (little-endian), the path, and the request body (the rest).
+///
+/// The record's kind says how its body is encoded: CQP_REC_MUTATION is a
+/// JSON body (every journal written before MessagePack bodies existed holds
+/// only these, and recovers unchanged), CQP_REC_MUTATION_MSGPACK the same
+/// payload with a MessagePack body, kept as the client sent it. A new kind
+/// rather than a version: version-1 files stay readable, and a file stays
+/// one format. A daemon older than kind 5 takes such a record for damage
+/// (it would cut the journal there); a clean shutdown leaves only a
+/// snapshot, whose records are JSON, so a directory is safe to hand to an
+/// older daemon after one. Snapshot records (kind 3) stay JSON.
+///
+/// A MessagePack body can hold 0xFF (a float's bytes, the fixint -1), so a
+/// body can hold bytes that frame as a record of their own. That changes
+/// only how damage is reported: a torn tail holding such bytes is told to
+/// be corruption (recovery then refuses to start without --repair, which
+/// keeps the same prefix a torn tail keeps). Records are only ever read
+/// from the start, so a valid journal is never misread.
 #ifndef CQP_JOURNAL_H
 #define CQP_JOURNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "cqp/format.h"
 
 /// Bytes of a record header.
 #define CQP_RECORD_HEADER 20
@@ -33,7 +52,14 @@ typedef enum cqp_record_kind {
     CQP_REC_SNAP_BEGIN = 2, ///< snapshot: first record; seq = the first journal seq after it; empty payload
     CQP_REC_SNAP_WORLD = 3, ///< snapshot: one world (cqp_mutation of its import); seq = its last applied seq
     CQP_REC_SNAP_END = 4,   ///< snapshot: last record; seq = the number of worlds; empty payload
+    CQP_REC_MUTATION_MSGPACK = 5, ///< journal: one mutating request whose body is MessagePack
 } cqp_record_kind;
+
+/// The kind of a journal record holding a mutation whose body is in f.
+cqp_record_kind cqp_mutation_kind(cqp_format f);
+/// True when kind is a journal mutation (of either body format); *f (may
+/// be NULL) then receives its body's format.
+bool cqp_record_is_mutation(cqp_record_kind kind, cqp_format *f);
 
 /// CRC32C of n bytes continuing from crc (start with 0): the SSE4.2
 /// instruction when the CPU has it, else cqp_crc32c_table.

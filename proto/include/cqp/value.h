@@ -56,9 +56,18 @@ bool cqpv_bool(cqp_value v);
 /// An INT's value. A MessagePack uint64 above INT64_MAX reads as INT64_MAX,
 /// which every range check refuses as too large.
 int64_t cqpv_int(cqp_value v);
+/// True when an INT read as INT64_MAX only because it is larger (a
+/// MessagePack uint64 above INT64_MAX; JSON's parser refuses such numbers),
+/// for the few integers no range check bounds (an id given as an integer).
+bool cqpv_int_saturated(cqp_value v);
 /// An INT's or REAL's value as a double (float32 widened, any integer
 /// rounded to the nearest double). It may be NaN or infinite: callers check.
 double cqpv_number(cqp_value v);
+/// Up to n leading elements of an ARRAY read as numbers (as cqpv_number
+/// reads them) into out, stopping at the first that is not a number (INT
+/// or REAL); returns how many were read. One call for a vector's few
+/// numbers, which are most of a large body.
+size_t cqpv_numbers(cqp_value array, double *out, size_t n);
 /// A STRING's bytes (valid UTF-8, *len of them, not NUL-terminated, and
 /// possibly holding a NUL byte).
 const char *cqpv_string(cqp_value v, size_t *len);
@@ -70,7 +79,7 @@ size_t cqpv_size(cqp_value v);
 typedef struct cqp_iter {
     cqp_value of;
     size_t index, count;
-    const char *at;   ///< MessagePack: the next element's first byte
+    const char *at;   ///< MessagePack: where the iteration stands (value.c)
     void *json_iter;  ///< JSON objects: jansson's iterator
 } cqp_iter;
 
@@ -107,7 +116,12 @@ static inline bool cqpv_key_is(const char *key, size_t key_len, const char *name
 /// refused at once. Refused with a CQP_P_BAD_MSGPACK problem whose detail
 /// says what and where (the byte offset): truncation, trailing bytes, a
 /// non-string map key, a duplicate key, an ext or bin value, the reserved
-/// byte 0xc1, a string that is not UTF-8, nesting past max_depth.
+/// byte 0xc1, a string that is not UTF-8, nesting past max_depth (at most
+/// CQP_MP_MAX_DEPTH: a larger one acts as CQP_MP_MAX_DEPTH; 0 admits no
+/// array or map). The empty input is refused too (cqp_body_open opens an
+/// empty body as absent without calling this), and so is one over INT_MAX
+/// bytes (msgpuck's mp_next, which the view skips values with, counts in
+/// an int).
 /// Numbers of every width, float32, NaN and Inf pass: the decoders check
 /// them as they check JSON numbers. O(n log n) in the bytes; scratch memory
 /// (through cqp_malloc, so a request's budget applies) only for the

@@ -1,8 +1,9 @@
 /// @file cqp/write.h
-/// A growable byte buffer and a streaming JSON writer over it. Responses of
-/// tens of thousands of results are written straight into one buffer (no
-/// tree, no quadratic work); doubles are written in the shortest form that
-/// reads back to the same double. Not thread-safe: one writer per request.
+/// A growable byte buffer and a streaming JSON or MessagePack writer over
+/// it. Responses of tens of thousands of results are written straight into
+/// one buffer (no tree, no quadratic work); JSON doubles are written in the
+/// shortest form that reads back to the same double, MessagePack ones as
+/// float64. Not thread-safe: one writer per request.
 #ifndef CQP_WRITE_H
 #define CQP_WRITE_H
 
@@ -43,7 +44,22 @@ void cqp_buf_printf(cqp_buf *buf, const char *fmt, ...) __attribute__((format(pr
 /// with two-space indentation are inserted by the writer. MessagePack:
 /// every header and integer takes its smallest encoding (a map or array's
 /// count is patched in when it ends), every cqp_num is a float64, keys
-/// and strings are str.
+/// and strings are str. In full:
+///  - map/array: fixmap/fixarray up to 15 elements (a map's are its
+///    members), map16/array16 up to 65535, else map32/array32; more than
+///    2^32-1 is not representable and marks the buffer oom;
+///  - str (keys too): fixstr up to 31 bytes, str8 to 255, str16 to 65535,
+///    else str32; bytes are copied as given (no escaping);
+///  - cqp_int/cqp_uint: positive fixint 0..127 or negative fixint -32..-1,
+///    else a non-negative value as the smallest of uint8/16/32/64 and a
+///    negative one as the smallest of int8/16/32/64;
+///  - cqp_num: always float64 (0xcb), integral values included; -0 as +0
+///    unless keep_negative_zero; NaN and the infinities as nil;
+///  - bool: true/false; cqp_null: nil; cqp_vec3: a fixarray of 3 float64.
+/// An open container's header is kept the size its count so far needs:
+/// its content moves right by 2 bytes when the 16th element starts and
+/// again at the 65536th, so no container moves more than its first 65535
+/// elements, whatever its length.
 typedef struct cqp_writer {
     cqp_buf *buf;  ///< borrowed
     cqp_format format;
@@ -68,13 +84,14 @@ void cqp_arr_begin(cqp_writer *w);
 void cqp_arr_end(cqp_writer *w);
 /// An object key; the next call writes its value.
 void cqp_key(cqp_writer *w, const char *key);
-/// A string value, escaped (control characters, quote, backslash; UTF-8 passes through).
+/// A string value of strlen(s) bytes; JSON escapes control characters,
+/// quote and backslash (UTF-8 passes through).
 void cqp_str(cqp_writer *w, const char *s);
 /// A double in its shortest round-trip form (cqp_format_double). -0 is
 /// written "0" unless keep_negative_zero is set: a negated or mirrored
 /// zero (a normal's 0 components, a zero depth) is the same number, and one
-/// value has one spelling. A non-finite value is written as null; the core
-/// never produces one.
+/// value has one spelling. A non-finite value is written as null (nil);
+/// the core never produces one. MessagePack: always a float64.
 void cqp_num(cqp_writer *w, double v);
 void cqp_int(cqp_writer *w, int64_t v);
 void cqp_uint(cqp_writer *w, uint64_t v);
@@ -82,7 +99,8 @@ void cqp_bool(cqp_writer *w, bool v);
 void cqp_null(cqp_writer *w);
 /// [x, y, z]
 void cqp_vec3(cqp_writer *w, cq_vec3 v);
-/// A string value of n bytes (UTF-8, may hold NUL).
+/// A string value of n bytes (UTF-8, may hold NUL), escaped in JSON as
+/// cqp_str escapes (a NUL as \u0000).
 void cqp_strn(cqp_writer *w, const char *s, size_t n);
 /// One complete value already encoded in the writer's format, copied
 /// verbatim (e.g. a handler's body inside the stream transport's envelope).
