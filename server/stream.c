@@ -1,5 +1,6 @@
 /// @file server/stream.c
-/// The JSON-lines stream listener (API.md section 4): listens on the socket
+/// The stream listener (API.md section 11: JSON lines or MessagePack
+/// frames, by each connection's first byte): listens on the socket
 /// main opened (listen.h), accepts (connections live in stream_conn.c) and
 /// drains.
 #include <stdlib.h>

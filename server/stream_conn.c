@@ -1,18 +1,20 @@
 /// @file server/stream_conn.c
-/// One stream connection: reads lines into a FIFO, answers them in order
+/// One stream connection: reads requests (JSON lines or MessagePack
+/// frames, as its first byte chose) into a FIFO, answers them in order
 /// on the libuv thread pool, one batch at a time (so a mutation is applied
 /// before the query behind it), writes each batch's replies with one
 /// write, and applies back-pressure both ways. A pipelining client's lines
 /// share one hand-off to a worker and back and one write, instead of
 /// paying for both per line.
 ///
-/// Life cycle: reading -> input done (client EOF, overlong line, drain) ->
-/// every read line answered -> closed (after a half-close and a short
-/// linger when the client may still be sending). The connection is freed
-/// once its handles are closed and no work or write of it is in flight.
-/// A progress timer (the rules are in stream_watch.c) closes a connection
-/// that is idle too long, stalls in the middle of a line, or leaves its
-/// replies unread, so no client holds a slot or its buffers for ever.
+/// Life cycle: reading -> input done (client EOF, overlong line or frame,
+/// lost framing, drain) -> every request read answered -> closed (after a
+/// half-close and a short linger when the client may still be sending).
+/// The connection is freed once its handles are closed and no work or
+/// write of it is in flight. A progress timer (the rules are in
+/// stream_watch.c) closes a connection that is idle too long, stalls in
+/// the middle of a line or frame, or leaves its replies unread, so no
+/// client holds a slot or its buffers for ever.
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,17 +38,17 @@
 #define BATCH_MAX 32
 #define BATCH_NS 1000000
 
-/// One request line and then its reply. A batch is a chain of jobs (next)
-/// taken off the queue together; its first job's work and write requests
-/// serve the whole chain.
+/// One request (a line or a frame's envelope) and then its reply. A batch
+/// is a chain of jobs (next) taken off the queue together; its first job's
+/// work and write requests serve the whole chain.
 typedef struct job {
     uv_work_t work;
     uv_write_t write;
     struct job *next;
     cqd_conn *conn;
     char *line; ///< owned; NULL once answered, or for a reply made on the loop
-    size_t len; ///< the line's length, kept for the queue's byte count
-    size_t charge; ///< what the line holds of --max-buffered while it is held
+    size_t len; ///< the request's length, kept for the queue's byte count
+    size_t charge; ///< what the request holds of --max-buffered while it is held
     cqp_buf out;
 } job;
 
@@ -57,7 +59,10 @@ struct cqd_conn {
     uv_shutdown_t shutdown;
     cqd_stream *s;
     cqd_conn *prev, *next;
-    cqd_lines lines;
+    cqd_lines lines;     ///< a JSON connection's splitter
+    cqd_frames frames;   ///< a MessagePack connection's
+    cqp_format format;   ///< set by the first byte read (CQD_FRAME_MARK: MessagePack)
+    bool sniffed;        ///< that byte was read
     job *head, *tail;    ///< read, waiting for their turn
     job *running;        ///< the batch on a worker thread
     int queued;          ///< jobs read but not yet answered (the running one included)
@@ -123,6 +128,7 @@ static void maybe_free(cqd_conn *c)
         c->next->prev = c->prev;
     free_jobs(c->head);
     cqd_lines_free(&c->lines);
+    cqd_frames_free(&c->frames);
     free(c);
     s->conns--;
     atomic_fetch_sub_explicit(&s->srv->stream_connections, 1, memory_order_relaxed);
@@ -167,7 +173,7 @@ static cqd_wait waiting_for(const cqd_conn *c, uint64_t *due, uint64_t *look)
         .unwritten = c->unacked > 0,
         .busy = c->running || c->head,
         .reading = c->reading,
-        .partial = c->lines.partial.len > 0 || c->lines.skipping,
+        .partial = c->lines.partial.len > 0 || c->lines.skipping || cqd_frames_partial(&c->frames),
         .active_at = c->active_at,
         .write_at = c->write_at,
         .now = now_ms(c),
@@ -268,28 +274,31 @@ static void enqueue(cqd_conn *c, job *j)
     c->queued_bytes += j->len;
 }
 
-// Queues the answer p to a line the transport refuses, in the line's place
+// Queues the answer p to a request the transport refuses, in its place
 // (id null). Made (counted and logged) here on the loop thread: it is
-// cheap, and there is no line to hand a worker. -1 when out of memory.
+// cheap, and there is no request to hand a worker. -1 when out of memory.
 static int queue_refusal(cqd_conn *c, const cqp_problem *p)
 {
     job *j = calloc(1, sizeof *j);
     if (!j)
         return -1;
-    cqd_stream_refuse(c->s->srv, NULL, 0, NULL, p, &j->out);
+    cqd_stream_refuse(c->s->srv, c->format, NULL, 0, NULL, p, &j->out);
     enqueue(c, j);
     return 0;
 }
 
-static int on_line(void *ctx, const char *line, size_t len)
+// A request shed for --max-buffered: 503 as over HTTP, the connection stays open.
+static int queue_shed(cqd_conn *c)
 {
-    cqd_conn *c = ctx;
-    if (!line) { /* shed for --max-buffered: 503 as over HTTP, the connection stays open */
-        cqp_problem p;
-        cqp_fail(&p, CQP_P_BUSY, NULL, "request bytes held past --max-buffered; retry shortly");
-        return queue_refusal(c, &p);
-    }
-    size_t charge = cqd_lines_charge(&c->lines, len); /* ours now (stream_internal.h) */
+    cqp_problem p;
+    cqp_fail(&p, CQP_P_BUSY, NULL, "request bytes held past --max-buffered; retry shortly");
+    return queue_refusal(c, &p);
+}
+
+// Queues a copy of the request line or envelope, which holds `charge` of
+// --max-buffered (ours now, also when this fails).
+static int queue_request(cqd_conn *c, const char *line, size_t len, size_t charge)
+{
     job *j = calloc(1, sizeof *j);
     char *copy = j ? malloc(len) : NULL;
     if (!copy) {
@@ -305,15 +314,48 @@ static int on_line(void *ctx, const char *line, size_t len)
     return 0;
 }
 
-// No more lines: the unfinished one is dropped (drain, overlong line) or
-// is the last line (client EOF).
+static int on_line(void *ctx, const char *line, size_t len)
+{
+    cqd_conn *c = ctx;
+    if (!line)
+        return queue_shed(c);
+    return queue_request(c, line, len, cqd_lines_charge(&c->lines, len));
+}
+
+static int on_frame(void *ctx, const char *env, size_t len)
+{
+    cqd_conn *c = ctx;
+    if (!env)
+        return queue_shed(c);
+    return queue_request(c, env, len, cqd_frames_charge(&c->frames, len));
+}
+
+// The end of a MessagePack connection's input (client EOF): a frame cut
+// short is never run, but answered, as the client may still read.
+static int finish_frames(cqd_conn *c)
+{
+    if (cqd_frames_end(&c->frames) != CQD_FRAMES_TRUNCATED)
+        return 0;
+    cqp_problem p;
+    cqd_frames_problem(&c->frames, CQD_FRAMES_TRUNCATED, &p);
+    cqd_log(&c->s->srv->log, CQD_LOG_INFO, "stream: %s", p.detail);
+    return queue_refusal(c, &p);
+}
+
+// No more requests: the unfinished one is dropped (drain, overlong line
+// or frame, lost framing) or is the last line (client EOF; a frame is
+// refused).
 static void end_input(cqd_conn *c, bool keep_partial)
 {
     c->input_done = true;
     stop_reading(c);
-    if (keep_partial && cqd_lines_finish(&c->lines, on_line, c) != 0)
+    int rc = 0;
+    if (keep_partial)
+        rc = c->format == CQP_MSGPACK ? finish_frames(c) : cqd_lines_finish(&c->lines, on_line, c);
+    if (rc != 0)
         close_now(c);
     cqd_lines_free(&c->lines);
+    cqd_frames_free(&c->frames);
 }
 
 // The answer to an overlong line, queued behind the lines before it; the
@@ -325,6 +367,61 @@ static void refuse_line(cqd_conn *c)
     cqd_log(&c->s->srv->log, CQD_LOG_INFO, "stream: %s; closing the connection", p.detail);
     if (queue_refusal(c, &p) != 0)
         close_now(c);
+}
+
+// Feeds a JSON connection's bytes to its line splitter; false once the
+// connection is closed.
+static bool read_lines(cqd_conn *c, const char *data, size_t n)
+{
+    switch (cqd_lines_feed(&c->lines, data, n, on_line, c)) {
+    case CQD_LINES_OK:
+        break;
+    case CQD_LINES_TOO_LONG: {
+        bool shed = c->lines.skipping; /* answered 503 already: no second answer */
+        end_input(c, false);
+        if (shed)
+            cqd_log(&c->s->srv->log, CQD_LOG_INFO,
+                    "stream: a shed request line passed --max-body; closing the connection");
+        else
+            refuse_line(c);
+        break;
+    }
+    case CQD_LINES_FAILED:
+        cqd_log(&c->s->srv->log, CQD_LOG_ERROR, "stream: out of memory reading a request; closing the connection");
+        close_now(c);
+        return false;
+    }
+    return true;
+}
+
+// Feeds a MessagePack connection's bytes to its frame splitter. A frame
+// over --max-body, or lost framing, is answered behind the frames before
+// it, and the connection closes after it, as after an overlong line.
+// False once the connection is closed.
+static bool read_frames(cqd_conn *c, const char *data, size_t n)
+{
+    cqd_frames_result r = cqd_frames_feed(&c->frames, data, n, on_frame, c);
+    if (r == CQD_FRAMES_OK)
+        return true;
+    if (r == CQD_FRAMES_FAILED) {
+        cqd_log(&c->s->srv->log, CQD_LOG_ERROR, "stream: out of memory reading a request; closing the connection");
+        close_now(c);
+        return false;
+    }
+    cqp_problem p;
+    cqd_frames_problem(&c->frames, r, &p);
+    cqd_log(&c->s->srv->log, CQD_LOG_INFO, "stream: %s; closing the connection", p.detail);
+    end_input(c, false);
+    if (queue_refusal(c, &p) != 0)
+        close_now(c);
+    return true;
+}
+
+// The first byte read chooses the connection's encoding for good.
+static void sniff(cqd_conn *c, unsigned char first)
+{
+    c->sniffed = true;
+    c->format = first == CQD_FRAME_MARK ? CQP_MSGPACK : CQP_JSON;
 }
 
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
@@ -345,25 +442,12 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     if (c->input_done)
         return; // lingering: the input is discarded
     c->active_at = now_ms(c);
-    switch (cqd_lines_feed(&c->lines, buf->base, (size_t)nread, on_line, c)) {
-    case CQD_LINES_OK:
-        break;
-    case CQD_LINES_TOO_LONG: {
-        bool shed = c->lines.skipping; /* answered 503 already: no second answer */
-        end_input(c, false);
-        if (shed)
-            cqd_log(&c->s->srv->log, CQD_LOG_INFO,
-                    "stream: a shed request line passed --max-body; closing the connection");
-        else
-            refuse_line(c);
-        break;
-    }
-    case CQD_LINES_FAILED:
-        cqd_log(&c->s->srv->log, CQD_LOG_ERROR, "stream: out of memory reading a request; closing the connection");
-        close_now(c);
-        return;
-    }
-    pump(c);
+    if (!c->sniffed)
+        sniff(c, (unsigned char)buf->base[0]);
+    bool open = c->format == CQP_MSGPACK ? read_frames(c, buf->base, (size_t)nread)
+                                         : read_lines(c, buf->base, (size_t)nread);
+    if (open)
+        pump(c);
 }
 
 /* ---- answering --------------------------------------------------------- */
@@ -464,7 +548,7 @@ static void on_work(uv_work_t *w)
     for (job *j = first; j; j = j->next) {
         if (j != first && uv_hrtime() - start >= BATCH_NS)
             break;
-        cqd_stream_answer(srv, j->line, j->len, &j->out);
+        cqd_stream_answer(srv, first->conn->format, j->line, j->len, &j->out);
         drop_line(j);
         if (cqd_failpoint_hit(&srv->fp, "stream_reply"))
             j->out.oom = true;
@@ -613,6 +697,9 @@ void cqd_conn_accept(cqd_stream *s)
     c->lines.max = s->srv->cfg.max_body;
     c->lines.admit = &s->srv->admit;
     c->lines.uncharged = LINE_UNCHARGED;
+    c->frames.max = s->srv->cfg.max_body;
+    c->frames.admit = &s->srv->admit;
+    c->frames.uncharged = LINE_UNCHARGED;
     uv_tcp_init(s->loop, &c->tcp);
     uv_timer_init(s->loop, &c->timer);
     uv_timer_init(s->loop, &c->watchdog);

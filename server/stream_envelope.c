@@ -1,20 +1,23 @@
 /// @file server/stream_envelope.c
-/// The stream's request and reply lines (API.md section 4): decoding the
-/// envelope {"id", "method", "path", "headers", "body"} into a cqd_request
-/// and writing {"id", "status", "request_id", "body"} back; a line refused
-/// before the pipeline is counted and logged through cqd_refuse.
+/// The stream's requests and replies (API.md section 11), JSON lines and
+/// MessagePack frames alike: decoding the envelope {"id", "method",
+/// "path", "headers", "body"} into a cqd_request and writing {"id",
+/// "status", "request_id", "body"} back; a request refused before the
+/// pipeline is counted and logged through cqd_refuse.
 ///
-/// The "id" and "body" members are taken verbatim from the line (located by
-/// a scan of the already validated text) rather than re-serialised: the id
-/// echoes byte for byte, and the body a recording keeps is exactly what the
-/// client sent, within the same --max-body as the line. The pipeline
-/// decodes the body's tree from the line's one parse.
+/// The "id" and "body" members are taken verbatim from the line or frame
+/// (located by a scan of the already validated text, or by the span of a
+/// checked MessagePack value) rather than re-serialised: the id echoes
+/// byte for byte, and the body a recording keeps is exactly what the
+/// client sent, within the same --max-body. The pipeline decodes the body
+/// from the line's one parse, or from the frame's one check.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "cqp/scan.h"
+#include "cqp/value.h"
 #include "refuse.h"
 #include "router.h"
 #include "stream_internal.h"
@@ -42,81 +45,189 @@ static void find_members(const char *s, size_t n, cqd_envelope *env)
     cqp_scan_object(s, n, take_id_and_body, env, NULL);
 }
 
-static int get_string(const json_t *root, const char *name, const char **out, cqp_problem *p)
+/* ---- the envelope's members, through the value view ------------------- */
+
+#define POINTER_SIZE sizeof ((cqp_problem *)0)->pointer
+
+// A string member's bytes, not NUL-terminated until keep_texts copies them.
+typedef struct span {
+    const char *s; ///< NULL: absent
+    size_t n;
+} span;
+
+// The texts a request keeps from its envelope.
+typedef struct texts {
+    span method, path, authorization, request_id;
+} texts;
+
+// True when key[0..n) is name, ASCII case ignored (header names).
+static bool name_is(const char *key, size_t n, const char *name)
 {
-    const json_t *v = json_object_get(root, name);
+    return strlen(name) == n && strncasecmp(key, name, n) == 0;
+}
+
+// Appends the pointer token of key[0..n) to ptr. A key is copied to be
+// NUL-terminated; a pointer holds fewer bytes than the copy, so cutting
+// the copy never shows.
+static void append_key(char ptr[POINTER_SIZE], const char *key, size_t n)
+{
+    char name[POINTER_SIZE];
+    n = n < sizeof name - 1 ? n : sizeof name - 1;
+    memcpy(name, key, n);
+    name[n] = '\0';
+    cqp_pointer_append(ptr, POINTER_SIZE, name);
+}
+
+// How many bytes of a name a detail quotes.
+static int quoted(size_t n) { return n < 64 ? (int)n : 64; }
+
+// Refuses any member but the five the envelope has.
+static int check_members(cqp_value root, cqp_problem *p)
+{
+    static const char *const known[] = {"id", "method", "path", "headers", "body"};
+    enum { N = sizeof known / sizeof known[0] };
+    cqp_iter it;
+    const char *key;
+    size_t n;
+    cqp_value v;
+    cqpv_iter_init(&it, root);
+    while (cqpv_next_member(&it, &key, &n, &v)) {
+        size_t k = 0;
+        while (k < N && !cqpv_key_is(key, n, known[k]))
+            k++;
+        if (k == N) {
+            char ptr[sizeof p->pointer] = "";
+            append_key(ptr, key, n);
+            return cqp_fail(p, CQP_P_UNKNOWN_FIELD, ptr,
+                            "unknown member %.*s (expected id, method, path, headers, body)", quoted(n), key);
+        }
+    }
+    return 0;
+}
+
+// A string that becomes a C string: a NUL byte (only MessagePack can hold
+// one) would cut it, and the request would not be the one sent.
+static int no_nul(const span *t, const char *ptr, const char *what, cqp_problem *p)
+{
+    if (memchr(t->s, '\0', t->n))
+        return cqp_fail(p, CQP_P_BAD_VALUE, ptr, "%s must not hold a NUL byte", what);
+    return 0;
+}
+
+static int get_string(cqp_value root, const char *name, span *out, cqp_problem *p)
+{
+    cqp_value v = cqpv_get(root, name);
     char ptr[16] = "";
     cqp_pointer_append(ptr, sizeof ptr, name);
-    if (!v)
+    if (!cqpv_present(v))
         return cqp_fail(p, CQP_P_MISSING_FIELD, ptr, "%s is required", name);
-    if (!json_is_string(v))
+    if (cqpv_type(v) != CQP_V_STRING)
         return cqp_fail(p, CQP_P_BAD_TYPE, ptr, "%s must be a string", name);
-    *out = json_string_value(v);
-    return 0;
+    out->s = cqpv_string(v, &out->n);
+    return no_nul(out, ptr, name, p);
 }
 
 // "headers": {name: string}; Authorization and X-Request-Id are kept
 // (names case-insensitive), other headers are accepted and ignored.
-static int get_headers(const json_t *root, cqd_envelope *env, cqp_problem *p)
+static int get_headers(cqp_value root, texts *t, cqp_problem *p)
 {
-    const json_t *h = json_object_get(root, "headers");
-    if (!h || json_is_null(h))
+    cqp_value h = cqpv_get(root, "headers");
+    cqp_vtype type = cqpv_type(h);
+    if (type == CQP_V_ABSENT || type == CQP_V_NULL)
         return 0;
-    if (!json_is_object(h))
+    if (type != CQP_V_OBJECT)
         return cqp_fail(p, CQP_P_BAD_TYPE, "/headers", "headers must be an object of strings");
+    cqp_iter it;
     const char *name;
-    const json_t *v;
-    json_object_foreach ((json_t *)h, name, v) {
+    size_t n;
+    cqp_value v;
+    cqpv_iter_init(&it, h);
+    while (cqpv_next_member(&it, &name, &n, &v)) {
         char ptr[sizeof p->pointer] = "/headers";
-        cqp_pointer_append(ptr, sizeof ptr, name);
-        if (!json_is_string(v))
-            return cqp_fail(p, CQP_P_BAD_TYPE, ptr, "header %.64s must be a string", name);
-        const char **slot = strcasecmp(name, "authorization") == 0  ? &env->authorization
-                            : strcasecmp(name, "x-request-id") == 0 ? &env->request_id
-                                                                     : NULL;
+        append_key(ptr, name, n);
+        if (cqpv_type(v) != CQP_V_STRING)
+            return cqp_fail(p, CQP_P_BAD_TYPE, ptr, "header %.*s must be a string", quoted(n), name);
+        span *slot = name_is(name, n, "authorization")  ? &t->authorization
+                     : name_is(name, n, "x-request-id") ? &t->request_id
+                                                        : NULL;
         if (!slot)
             continue;
-        if (*slot)
-            return cqp_fail(p, CQP_P_BAD_VALUE, ptr, "header %.64s is given twice", name);
-        *slot = json_string_value(v);
+        if (slot->s)
+            return cqp_fail(p, CQP_P_BAD_VALUE, ptr, "header %.*s is given twice", quoted(n), name);
+        slot->s = cqpv_string(v, &slot->n);
+        if (no_nul(slot, ptr, "a header", p) != 0)
+            return -1;
     }
     return 0;
 }
 
-// Copies the texts a request needs out of env->root and frees the tree:
-// the handler then runs with nothing of the envelope alive but the line.
-static int keep_texts(cqd_envelope *env, const char *path, cqp_problem *p)
+// Copies the n spans into one allocation, each NUL-terminated; dst[i] is
+// NULL for an absent one. NULL when out of memory.
+static char *copy_spans(const span *const *src, int n, char **dst)
 {
-    const char *src[] = {env->method, path, env->authorization, env->request_id};
-    enum { N = sizeof src / sizeof src[0] };
-    size_t len[N], total = 0;
-    for (int i = 0; i < N; i++) {
-        len[i] = src[i] ? strlen(src[i]) + 1 : 0;
-        total += len[i];
+    size_t total = 1;
+    for (int i = 0; i < n; i++)
+        total += src[i]->s ? src[i]->n + 1 : 0;
+    char *copy = malloc(total), *at = copy;
+    for (int i = 0; copy && i < n; i++) {
+        dst[i] = src[i]->s ? at : NULL;
+        if (!dst[i])
+            continue;
+        memcpy(at, src[i]->s, src[i]->n);
+        at[src[i]->n] = '\0';
+        at += src[i]->n + 1;
     }
-    env->copy = malloc(total);
+    return copy;
+}
+
+// Copies the texts a request needs and frees the JSON tree: the handler
+// then runs with nothing of the envelope alive but the line or frame.
+static int keep_texts(cqd_envelope *env, const texts *t, cqp_problem *p)
+{
+    const span *src[] = {&t->method, &t->path, &t->authorization, &t->request_id};
+    char *dst[4];
+    env->copy = copy_spans(src, 4, dst);
+    json_decref(env->root); // the spans pointed into it
+    env->root = NULL;
     if (!env->copy)
         return cqp_fail(p, CQP_P_BUSY, NULL, "out of memory");
-    char *dst[N];
-    char *at = env->copy;
-    for (int i = 0; i < N; i++) {
-        dst[i] = src[i] ? memcpy(at, src[i], len[i]) : NULL;
-        at += len[i];
-    }
     env->method = dst[0];
-    env->path = dst[1];
     env->authorization = dst[2];
     env->request_id = dst[3];
-    char *q = strchr(dst[1], '?');
+    char *path = dst[1];
+    env->path = path;
+    char *q = path ? strchr(path, '?') : NULL;
     if (q) {
         *q = '\0';
         env->query = q + 1;
     }
-    cqd_path_unescape(dst[1]); // as HTTP's path is: the same path, the same answer
-    json_decref(env->root);
-    env->root = NULL;
+    if (path)
+        cqd_path_unescape(path); // as HTTP's path is: the same path, the same answer
     return 0;
 }
+
+// Decodes the envelope's members but id and body, which the caller
+// located: in either format the same checks in the same order, so a frame
+// is refused where and as a line would be. A refusal still keeps the
+// request id, when the headers named one before the fault.
+static int decode_members(cqp_value root, cqd_envelope *env, cqp_problem *p)
+{
+    texts t = {0};
+    int rc = check_members(root, p);
+    if (rc == 0)
+        rc = get_string(root, "method", &t.method, p);
+    if (rc == 0)
+        rc = get_string(root, "path", &t.path, p);
+    if (rc == 0)
+        rc = get_headers(root, &t, p);
+    if (rc == 0)
+        return keep_texts(env, &t, p);
+    cqp_problem lost; // out of memory for the copy: the refusal generates an id
+    keep_texts(env, &(texts){.request_id = t.request_id}, &lost);
+    return -1;
+}
+
+/* ---- JSON lines --------------------------------------------------------- */
 
 int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_problem *p)
 {
@@ -133,30 +244,47 @@ int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_prob
         env->body_len = 0;
     } else if (body) {
         env->body_tree = json_incref(body);
+        env->body_value = cqp_value_json(body);
     }
-    // Out of the root, so the member check below sees only the others.
-    json_object_del(env->root, "body");
-    json_object_del(env->root, "id");
+    return decode_members(cqp_value_json(env->root), env, p);
+}
 
-    static const char *const known[] = {"method", "path", "headers"};
-    const char *name;
-    json_t *v;
-    json_object_foreach (env->root, name, v) {
-        size_t k = 0;
-        while (k < sizeof known / sizeof known[0] && strcmp(name, known[k]) != 0)
-            k++;
-        if (k == sizeof known / sizeof known[0]) {
-            char ptr[sizeof p->pointer] = "";
-            cqp_pointer_append(ptr, sizeof ptr, name);
-            return cqp_fail(p, CQP_P_UNKNOWN_FIELD, ptr, "unknown member %.64s (expected id, method, path, headers, body)",
-                            name);
+/* ---- MessagePack frames ------------------------------------------------- */
+
+// Points env's id and body at those members' bytes in the checked map.
+static void find_mp_members(cqp_value root, cqd_envelope *env)
+{
+    cqp_iter it;
+    const char *key;
+    size_t n;
+    cqp_value v;
+    cqpv_iter_init(&it, root);
+    while (cqpv_next_member(&it, &key, &n, &v)) {
+        if (cqpv_key_is(key, n, "id")) {
+            env->id = v.ref;
+            env->id_len = cqp_mp_span(v.ref);
+        } else if (cqpv_key_is(key, n, "body") && cqpv_type(v) != CQP_V_NULL) {
+            env->body = v.ref; // nil is no body, as JSON's null
+            env->body_len = cqp_mp_span(v.ref);
+            env->body_value = v;
         }
     }
-    const char *path;
-    if (get_string(env->root, "method", &env->method, p) != 0 || get_string(env->root, "path", &path, p) != 0 ||
-        get_headers(env->root, env, p) != 0)
+}
+
+int cqd_envelope_parse_frame(const char *frame, size_t len, cqd_envelope *env, cqp_problem *p)
+{
+    memset(env, 0, sizeof *env);
+    // Checked once, whole: the body's view is then read where it lies, and
+    // the pipeline does not check it again. The envelope counts as one of
+    // the CQP_MP_MAX_DEPTH levels (value.h), so the body may nest one
+    // level less than over HTTP: still far beyond any valid request.
+    if (cqp_mp_check(frame, len, CQP_MP_MAX_DEPTH, p) != 0)
         return -1;
-    return keep_texts(env, path, p);
+    cqp_value root = cqp_value_mp(frame);
+    if (cqpv_type(root) != CQP_V_OBJECT)
+        return cqp_fail(p, CQP_P_BAD_TYPE, NULL, "a request frame must hold a MessagePack map");
+    find_mp_members(root, env);
+    return decode_members(root, env, p);
 }
 
 void cqd_envelope_free(cqd_envelope *env)
@@ -189,78 +317,134 @@ static void put_raw(cqp_writer *w, const char *json, size_t n)
     blank_out(w->buf->data + from, w->buf->len - from, '\r');
 }
 
-static void begin_reply(cqp_writer *w, cqp_buf *out, const char *id, size_t id_len, int status)
+// The id as the request had it: its text or bytes, verbatim.
+static void put_id(cqp_writer *w, const char *id, size_t id_len)
 {
-    cqp_writer_init(w, out, false);
+    if (!id)
+        cqp_null(w);
+    else if (w->format == CQP_MSGPACK)
+        cqp_raw(w, id, id_len);
+    else
+        put_raw(w, id, id_len);
+}
+
+// Starts a reply in out: a frame's prefix (its length patched in by
+// end_reply), then the envelope map's id and status.
+static void begin_reply(cqp_writer *w, cqp_buf *out, cqp_format f, const char *id, size_t id_len, int status)
+{
+    if (f == CQP_MSGPACK)
+        cqp_buf_append(out, "\xce\0\0\0\0", CQD_FRAME_PREFIX);
+    cqp_writer_init_format(w, out, f, false);
     cqp_obj_begin(w);
     cqp_key(w, "id");
-    if (id)
-        put_raw(w, id, id_len);
-    else
-        cqp_null(w);
+    put_id(w, id, id_len);
     cqp_key(w, "status");
     cqp_int(w, status);
 }
 
-static void end_reply(cqp_writer *w)
+// Ends the reply that began at byte `at` of the buffer: a line's newline,
+// or the frame's length. A frame past 4 GiB cannot be sent (oom).
+static void end_reply(cqp_writer *w, size_t at)
 {
     cqp_obj_end(w);
-    cqp_buf_append(w->buf, "\n", 1);
+    cqp_buf *out = w->buf;
+    if (w->format != CQP_MSGPACK) {
+        cqp_buf_append(out, "\n", 1);
+        return;
+    }
+    if (out->oom)
+        return;
+    size_t n = out->len - at - CQD_FRAME_PREFIX;
+    if (n > UINT32_MAX) {
+        out->oom = true;
+        return;
+    }
+    unsigned char *len = (unsigned char *)out->data + at + 1;
+    len[0] = (unsigned char)(n >> 24);
+    len[1] = (unsigned char)(n >> 16);
+    len[2] = (unsigned char)(n >> 8);
+    len[3] = (unsigned char)n;
 }
 
 static bool is_json(const char *content_type) { return !content_type || strstr(content_type, "json"); }
 
-void cqd_stream_reply(cqp_buf *out, const char *id, size_t id_len, const cqd_response *resp)
+static bool is_msgpack(const char *content_type) { return content_type && strstr(content_type, "msgpack"); }
+
+// The handler's body: embedded when it is in the reply's format (a JSON
+// line's newlines blanked), else a string of its bytes (metrics, a JSON
+// document on a MessagePack connection), nothing as null.
+static void put_body(cqp_writer *w, const cqd_response *resp)
+{
+    cqp_key(w, "body");
+    if (resp->body.len == 0)
+        cqp_null(w);
+    else if (w->format == CQP_MSGPACK && is_msgpack(resp->content_type))
+        cqp_raw(w, resp->body.data, resp->body.len);
+    else if (w->format != CQP_MSGPACK && is_json(resp->content_type))
+        put_raw(w, resp->body.data, resp->body.len);
+    else
+        cqp_strn(w, resp->body.data, resp->body.len);
+}
+
+// What HTTP carries in response headers, where it applies.
+static void put_headers(cqp_writer *w, const cqd_response *resp)
+{
+    bool allow = resp->status == 405 && resp->allow[0];
+    bool retry = (resp->status == 429 || resp->status == 503) && resp->retry_after > 0;
+    if (!allow && !retry)
+        return;
+    cqp_key(w, "headers");
+    cqp_obj_begin(w);
+    if (allow) {
+        cqp_key(w, "Allow");
+        cqp_str(w, resp->allow);
+    }
+    if (retry) {
+        char secs[16];
+        snprintf(secs, sizeof secs, "%d", resp->retry_after);
+        cqp_key(w, "Retry-After");
+        cqp_str(w, secs);
+    }
+    cqp_obj_end(w);
+}
+
+// The reply to a request whose response could not be built.
+static void reply_out_of_memory(cqp_buf *out, cqp_format f, const char *id, size_t id_len)
 {
     cqp_writer w;
+    size_t at = out->len;
+    cqp_problem p;
+    cqp_fail(&p, CQP_P_BUSY, NULL, "out of memory");
+    begin_reply(&w, out, f, id, id_len, cqp_problem_status(p.kind));
+    cqp_key(&w, "headers");
+    cqp_obj_begin(&w);
+    cqp_key(&w, "Retry-After");
+    cqp_str(&w, "1");
+    cqp_obj_end(&w);
+    cqp_key(&w, "body");
+    cqp_write_problem(&w, &p);
+    end_reply(&w, at);
+}
+
+void cqd_stream_reply(cqp_buf *out, cqp_format f, const char *id, size_t id_len, const cqd_response *resp)
+{
     if (resp->body.oom) {
-        cqp_problem p;
-        cqp_fail(&p, CQP_P_BUSY, NULL, "out of memory");
-        begin_reply(&w, out, id, id_len, cqp_problem_status(p.kind));
-        cqp_key(&w, "headers");
-        cqp_obj_begin(&w);
-        cqp_key(&w, "Retry-After");
-        cqp_str(&w, "1");
-        cqp_obj_end(&w);
-        cqp_key(&w, "body");
-        cqp_write_problem(&w, &p);
-        end_reply(&w);
+        reply_out_of_memory(out, f, id, id_len);
         return;
     }
-    begin_reply(&w, out, id, id_len, resp->status);
+    cqp_writer w;
+    size_t at = out->len;
+    begin_reply(&w, out, f, id, id_len, resp->status);
     if (resp->request_id[0]) {
         cqp_key(&w, "request_id");
         cqp_str(&w, resp->request_id);
     }
-    // What HTTP carries in response headers, where it applies.
-    bool allow = resp->status == 405 && resp->allow[0];
-    bool retry = (resp->status == 429 || resp->status == 503) && resp->retry_after > 0;
-    if (allow || retry) {
-        cqp_key(&w, "headers");
-        cqp_obj_begin(&w);
-        if (allow) {
-            cqp_key(&w, "Allow");
-            cqp_str(&w, resp->allow);
-        }
-        if (retry) {
-            char secs[16];
-            snprintf(secs, sizeof secs, "%d", resp->retry_after);
-            cqp_key(&w, "Retry-After");
-            cqp_str(&w, secs);
-        }
-        cqp_obj_end(&w);
-    }
-    cqp_key(&w, "body");
-    if (resp->body.len == 0)
-        cqp_null(&w);
-    else if (is_json(resp->content_type))
-        put_raw(&w, resp->body.data, resp->body.len);
-    else
-        cqp_str(&w, resp->body.data);
-    end_reply(&w);
+    put_headers(&w, resp);
+    put_body(&w, resp);
+    end_reply(&w, at);
 }
 
-void cqd_stream_refuse(cqd_server *srv, const char *id, size_t id_len, const char *request_id,
+void cqd_stream_refuse(cqd_server *srv, cqp_format f, const char *id, size_t id_len, const char *request_id,
                        const cqp_problem *p, cqp_buf *out)
 {
     // No method or path: a line the transport could not read as a request
@@ -272,14 +456,17 @@ void cqd_stream_refuse(cqd_server *srv, const char *id, size_t id_len, const cha
     // cqd_refuse's problem has no pointer; the envelope's may have one.
     cqp_buf_reset(&resp.body);
     cqp_writer w;
-    cqp_writer_init(&w, &resp.body, false);
+    cqp_writer_init_format(&w, &resp.body, f, false);
     cqp_write_problem(&w, p);
-    cqd_stream_reply(out, id, id_len, &resp);
+    resp.content_type = cqp_format_problem_type(f);
+    cqd_stream_reply(out, f, id, id_len, &resp);
     cqd_response_free(&resp);
 }
 
-/// Answers a line that decoded as a request, unless too many are in flight.
-static void answer_request(cqd_server *srv, const cqd_envelope *env, cqp_buf *out)
+/// Answers a request that decoded, unless too many are in flight; in the
+/// connection's format, its body already opened (a JSON tree, or a
+/// MessagePack view the frame's check covered).
+static void answer_request(cqd_server *srv, cqp_format f, const cqd_envelope *env, cqp_buf *out)
 {
     cqd_request req = {
         .transport = "stream",
@@ -290,12 +477,14 @@ static void answer_request(cqd_server *srv, const cqd_envelope *env, cqp_buf *ou
         .request_id = env->request_id,
         .body = env->body,
         .body_len = env->body_len,
-        .body_value = cqp_value_json(env->body_tree),
+        .body_format = f,
+        .body_value = env->body_value,
+        .accept = f,
         .allow_pretty = false,
     };
     cqd_response resp;
     cqd_response_init(&resp);
-    // The line is already read: admission bounds the work, not the bytes.
+    // The request is already read: admission bounds the work, not the bytes.
     if (req.method && req.path && cqd_route_always_admitted(req.method, req.path)) {
         cqd_handle(srv, &req, &resp);
     } else if (cqd_admit_enter(&srv->admit)) {
@@ -304,33 +493,45 @@ static void answer_request(cqd_server *srv, const cqd_envelope *env, cqp_buf *ou
     } else {
         cqd_refuse(srv, &req, CQP_P_BUSY, "too many requests in flight; retry shortly", &resp);
     }
-    cqd_stream_reply(out, env->id, env->id_len, &resp);
+    cqd_stream_reply(out, f, env->id, env->id_len, &resp);
     cqd_response_free(&resp);
 }
 
-void cqd_stream_answer(cqd_server *srv, const char *line, size_t len, cqp_buf *out)
+// An envelope refused when the request's memory ran out: past
+// --max-request-memory it is the request's size (413), else the machine's
+// (503, retry). Anything else keeps its problem.
+static void parse_refused(const cqd_thread *self, cqd_server *srv, cqp_format f, cqp_problem *p)
 {
-    // The line's tree is held to the request memory budget, in the arena
-    // the pipeline then enters again (nested, so the budget is shared and
-    // the body, decoded from this tree, is charged once).
+    bool mp = f == CQP_MSGPACK;
+    if (self && self->json.over_budget && mp)
+        cqp_fail(p, CQP_P_TOO_LARGE, NULL, "the frame needs more than %zu bytes to check (--max-request-memory)",
+                 srv->cfg.max_request_memory);
+    else if (self && self->json.over_budget)
+        cqp_fail(p, CQP_P_TOO_LARGE, NULL, "the line decodes to more than %zu bytes of JSON values (--max-request-memory)",
+                 srv->cfg.max_request_memory);
+    else if (self && self->json.failed)
+        cqp_fail(p, CQP_P_BUSY, NULL, "out of memory decoding the %s", mp ? "frame" : "line");
+}
+
+void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_t len, cqp_buf *out)
+{
+    // The line's tree (or the frame check's scratch) is held to the request
+    // memory budget, in the arena the pipeline then enters again (nested,
+    // so the budget is shared and the body, decoded from this tree, is
+    // charged once).
     cqd_thread *self = cqd_thread_self(srv);
     cqd_json_arena *previous = self ? cqd_json_arena_enter(&self->json, srv->cfg.max_request_memory) : NULL;
     cqd_envelope env;
     cqp_problem p;
-    if (cqd_envelope_parse(line, len, &env, &p) == 0) {
-        answer_request(srv, &env, out);
-        cqd_envelope_free(&env);
-        if (self)
-            cqd_json_arena_leave(&self->json, previous);
-        return;
+    bool mp = f == CQP_MSGPACK;
+    int rc = mp ? cqd_envelope_parse_frame(request, len, &env, &p) : cqd_envelope_parse(request, len, &env, &p);
+    if (rc == 0) {
+        answer_request(srv, f, &env, out);
+    } else {
+        parse_refused(self, srv, f, &p);
+        cqd_log(&srv->log, CQD_LOG_DEBUG, "stream: refused request %s: %s", mp ? "frame" : "line", p.detail);
+        cqd_stream_refuse(srv, f, env.id, env.id_len, env.request_id, &p, out);
     }
-    if (self && self->json.over_budget)
-        cqp_fail(&p, CQP_P_TOO_LARGE, NULL, "the line decodes to more than %zu bytes of JSON values (--max-request-memory)",
-                 srv->cfg.max_request_memory);
-    else if (self && self->json.failed)
-        cqp_fail(&p, CQP_P_BUSY, NULL, "out of memory decoding the line");
-    cqd_log(&srv->log, CQD_LOG_DEBUG, "stream: refused request line: %s", p.detail);
-    cqd_stream_refuse(srv, env.id, env.id_len, env.request_id, &p, out);
     cqd_envelope_free(&env);
     if (self)
         cqd_json_arena_leave(&self->json, previous);

@@ -1,8 +1,8 @@
 /// @file server/stream_internal.h
-/// The pieces of the stream transport (API.md section 4) shared by its
-/// files: the line splitter, the envelope codec and the progress timer's
-/// rules (pure, unit-tested without sockets), and the listener and
-/// connection state.
+/// The pieces of the stream transport (API.md section 11) shared by its
+/// files: the line and frame splitters, the envelope codec and the
+/// progress timer's rules (pure, unit-tested without sockets), and the
+/// listener and connection state.
 #ifndef CQD_STREAM_INTERNAL_H
 #define CQD_STREAM_INTERNAL_H
 
@@ -13,6 +13,7 @@
 #include <uv.h>
 
 #include "cqp/problem.h"
+#include "cqp/value.h"
 #include "cqp/write.h"
 #include "request.h"
 #include "server.h"
@@ -64,53 +65,125 @@ int cqd_lines_finish(cqd_lines *l, int (*emit)(void *ctx, const char *line, size
 /// Drops the unfinished line (shed or not) and gives back its charge.
 void cqd_lines_free(cqd_lines *l);
 
+/* ---- frame splitter (MessagePack connections) -------------------------- */
+
+/// The first byte of every frame, and so of a MessagePack connection: with
+/// the 4 length bytes after it, the prefix is MessagePack's uint32.
+#define CQD_FRAME_MARK 0xCE
+/// A frame's prefix: the mark, then the envelope's length N (big-endian).
+#define CQD_FRAME_PREFIX 5
+
+/// Splits a byte stream into frames, 0xce + N (4 bytes, big-endian) + N
+/// envelope bytes. Holds the bytes of the frame not yet ended (never more
+/// than max). Charged to --max-buffered as cqd_lines is, a frame counting
+/// its prefix too: a frame that would pass the budget is shed, its bytes
+/// dropped by count. Zero-initialise, then set max (and admit, uncharged).
+typedef struct cqd_frames {
+    cqp_buf partial;  ///< the unfinished frame's envelope bytes
+    size_t max;       ///< the longest envelope accepted (N), in bytes
+    cqd_admit *admit; ///< borrowed; NULL: nothing is charged
+    size_t uncharged; ///< the first bytes of every frame (prefix included) that are not charged
+    size_t held;      ///< what the unfinished frame is charged
+    unsigned char prefix[CQD_FRAME_PREFIX]; ///< the unfinished frame's prefix bytes so far
+    size_t prefix_len; ///< how many; 0 between frames
+    size_t length;    ///< its N, once the prefix is whole
+    size_t got;       ///< its envelope bytes so far, buffered or dropped
+    bool skipping;    ///< it was shed: drop its bytes to its end
+} cqd_frames;
+
+/// What a frame of len envelope bytes is charged: its 5 + len bytes past
+/// the first `uncharged`.
+size_t cqd_frames_charge(const cqd_frames *f, size_t len);
+
+/// Outcome of cqd_frames_feed and cqd_frames_end.
+typedef enum cqd_frames_result {
+    CQD_FRAMES_OK,        ///< every byte consumed (cqd_frames_end: no frame begun, or it was shed)
+    CQD_FRAMES_TOO_LONG,  ///< a frame's N exceeds max: the frames before it were emitted, the rest is not consumed
+    CQD_FRAMES_LOST,      ///< a frame starts with another byte than 0xce, or has N = 0: likewise
+    CQD_FRAMES_FAILED,    ///< out of memory, or emit returned nonzero
+    CQD_FRAMES_TRUNCATED, ///< cqd_frames_end: the input ended inside a frame
+} cqd_frames_result;
+
+/// Feeds n bytes. For every complete frame calls emit(ctx, envelope, N);
+/// envelope is borrowed for the call, and its charge,
+/// cqd_frames_charge(f, N), becomes emit's to give back, also when emit
+/// fails. A frame is refused (TOO_LONG, LOST) at its prefix, before any of
+/// its envelope is buffered or charged. A frame that cannot be charged is
+/// shed: emit is called with envelope NULL at once, in the frame's place
+/// in the order, and the rest of the frame is dropped as it arrives.
+cqd_frames_result cqd_frames_feed(cqd_frames *f, const char *data, size_t n,
+                                  int (*emit)(void *ctx, const char *env, size_t len), void *ctx);
+/// True while part of a frame (a prefix byte at least) is read.
+bool cqd_frames_partial(const cqd_frames *f);
+/// At the end of the input: TRUNCATED when a frame was begun and neither
+/// finished nor shed, else OK. (A truncated frame is never decoded.)
+cqd_frames_result cqd_frames_end(const cqd_frames *f);
+/// The refusal answering a TOO_LONG or LOST feed, or a TRUNCATED end: a
+/// 413 naming N and max, or a 400 malformed-msgpack saying what was read.
+void cqd_frames_problem(const cqd_frames *f, cqd_frames_result r, cqp_problem *p);
+/// Drops the unfinished frame (shed or not) and gives back its charge.
+void cqd_frames_free(cqd_frames *f);
+
 /* ---- envelope --------------------------------------------------------- */
 
-/// One request line, decoded. id and body borrow from the line; the other
-/// texts are owned copies. The line is parsed once: of its JSON tree only
-/// the body's part outlives a successful cqd_envelope_parse, and the
-/// pipeline decodes that instead of parsing the body again (jansson's
-/// parse is most of a small request's cost).
+/// One request line or frame, decoded. id and body borrow from the line
+/// or frame; the other texts are owned copies. The line is parsed once: of its JSON tree only
+/// the body's part outlives cqd_envelope_parse, and the pipeline decodes
+/// that instead of parsing the body again (jansson's parse is most of a
+/// small request's cost).
 typedef struct cqd_envelope {
-    json_t *root;              ///< owned while a failed parse's texts point into it; NULL after a success
-    json_t *body_tree;         ///< owned: the body's tree, NULL when body is absent or null
+    json_t *root;              ///< owned while parsing; NULL once the texts are copied
+    json_t *body_tree;         ///< owned: a line's body tree, NULL when body is absent or null (and for a frame)
+    cqp_value body_value;      ///< the body's view (of body_tree, or of a frame's bytes); absent with no body
     char *copy;                ///< owned: method, target, authorization, request_id (each NUL-terminated)
-    const char *id;            ///< the "id" member's text, verbatim from the line; NULL = null
+    const char *id;            ///< the "id" member's text or bytes, verbatim; NULL = null
     size_t id_len;
     const char *method;        ///< NULL when the line has none (a failed parse)
     const char *path;          ///< "path" up to its '?', or NULL
     const char *query;         ///< what follows the '?', or NULL
     const char *authorization; ///< the Authorization header, or NULL
     const char *request_id;    ///< the X-Request-Id header, or NULL
-    const char *body;          ///< the "body" member's text, verbatim from the line; NULL when absent or null
+    const char *body;          ///< the "body" member's text or bytes, verbatim; NULL when absent or null
     size_t body_len;
 } cqd_envelope;
 
 /// Decodes the line {"id"?, "method", "path", "headers"?, "body"?} (len
 /// bytes, no newline). Returns 0, or -1 with p filled (id is still set
 /// when the line is an object with an "id", request_id when the headers
-/// named one before the fault). Always cqd_envelope_free env, and while
+/// named one before the fault). A NUL byte in method, path or a kept
+/// header (which only a MessagePack string can hold) is refused. Always cqd_envelope_free env, and while
 /// the calling thread is inside the same JSON arena (json_arena.h) as
 /// for the parse: the trees live there.
 int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_problem *p);
+/// Decodes a frame's envelope, the len bytes after its prefix: one
+/// MessagePack map with the members of a line, checked whole by
+/// cqp_mp_check (to CQP_MP_MAX_DEPTH levels, the envelope's among them)
+/// before anything is read, then refused as a line would be. A
+/// failed check leaves id NULL: nothing of such a frame is trusted.
+/// Returns 0, or -1 with p filled; always cqd_envelope_free env.
+int cqd_envelope_parse_frame(const char *frame, size_t len, cqd_envelope *env, cqp_problem *p);
 void cqd_envelope_free(cqd_envelope *env);
 
-/// Appends the reply line {"id", "status", "request_id", "headers"?, "body"}
-/// and its '\n' to out: a JSON body is inserted as is (any '\r' or '\n'
-/// turned into spaces), another body as a JSON string, an empty one as null.
-/// id NULL writes null.
-void cqd_stream_reply(cqp_buf *out, const char *id, size_t id_len, const cqd_response *resp);
+/// Appends the reply {"id", "status", "request_id", "headers"?, "body"} to
+/// out in format f: a JSON line with its '\n', or a MessagePack frame
+/// (prefix and map). A body in the reply's format is inserted as is (a
+/// JSON body's '\r' or '\n' turned into spaces), another body as a
+/// string of its bytes, an empty one as null. id (the request's own text
+/// or bytes) is copied verbatim; NULL writes null.
+void cqd_stream_reply(cqp_buf *out, cqp_format f, const char *id, size_t id_len, const cqd_response *resp);
 
-/// Answers a line refused before the pipeline (bad envelope, overlong
-/// line): counts and logs it as every request is (cqd_refuse: route
-/// "unmatched", request_id sanitised or generated), then appends the reply
-/// line with the problem p, its pointer included. id NULL writes null.
-void cqd_stream_refuse(cqd_server *srv, const char *id, size_t id_len, const char *request_id,
+/// Answers a request refused before the pipeline (bad envelope, overlong
+/// line or frame, lost framing): counts and logs it as every request is
+/// (cqd_refuse: route "unmatched", request_id sanitised or generated),
+/// then appends the reply in format f with the problem p, its pointer
+/// included. id NULL writes null.
+void cqd_stream_refuse(cqd_server *srv, cqp_format f, const char *id, size_t id_len, const char *request_id,
                        const cqp_problem *p, cqp_buf *out);
 
-/// Answers one line: decodes it, runs cqd_handle, appends the reply line to
-/// out. Runs on a worker thread.
-void cqd_stream_answer(cqd_server *srv, const char *line, size_t len, cqp_buf *out);
+/// Answers one request of format f (a JSON line, or a frame's envelope):
+/// decodes it, runs cqd_handle with the body's format and Accept both f,
+/// appends the reply (a line or a frame) to out. Runs on a worker thread.
+void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_t len, cqp_buf *out);
 
 /* ---- progress timer --------------------------------------------------- */
 

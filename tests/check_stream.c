@@ -6,6 +6,7 @@
 #include <check.h>
 #include <jansson.h>
 #include <math.h>
+#include <msgpuck.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,6 +264,300 @@ START_TEST(lines_random_cuts_and_budgets)
 }
 END_TEST
 
+/* ---- frame splitter ---------------------------------------------------- */
+
+/* What take_frame keeps: each frame emitted (NULL for a shed one), in order. */
+typedef struct frame_log {
+    int count;
+    size_t len[16];
+    char bytes[16][300];
+    bool shed[16];
+    int fail_at;        /* take_frame fails on this frame (-1: never) */
+    cqd_frames *from;   /* whose charges take_frame gives back at once */
+} frame_log;
+
+static int take_frame(void *ctx, const char *env, size_t len)
+{
+    frame_log *r = ctx;
+    if (env && r->from && r->from->admit)
+        cqd_admit_release(r->from->admit, cqd_frames_charge(r->from, len));
+    if (r->count == r->fail_at)
+        return -1;
+    ck_assert_int_lt(r->count, 16);
+    r->shed[r->count] = !env;
+    r->len[r->count] = len;
+    if (env && len <= sizeof r->bytes[0])
+        memcpy(r->bytes[r->count], env, len);
+    r->count++;
+    return 0;
+}
+
+/* Three frames written out by hand: N = 1 (nil), N = 3 (the array [1, 2])
+ * and N = 258 = 0x00000102 (258 x 'x': the length's bytes above the
+ * lowest count). */
+static size_t three_frames(unsigned char *out)
+{
+    static const unsigned char head[] = {0xce, 0, 0, 0, 1, 0xc0, 0xce, 0, 0, 0, 3, 0x92, 0x01, 0x02,
+                                         0xce, 0, 0, 1, 2};
+    memcpy(out, head, sizeof head);
+    memset(out + sizeof head, 'x', 258);
+    return sizeof head + 258;
+}
+
+static void check_three(const frame_log *r)
+{
+    ck_assert_int_eq(r->count, 3);
+    ck_assert_uint_eq(r->len[0], 1);
+    ck_assert_int_eq((unsigned char)r->bytes[0][0], 0xc0);
+    ck_assert_uint_eq(r->len[1], 3);
+    ck_assert(memcmp(r->bytes[1], "\x92\x01\x02", 3) == 0);
+    ck_assert_uint_eq(r->len[2], 258);
+    for (int i = 0; i < 258; i++)
+        ck_assert_int_eq(r->bytes[2][i], 'x');
+}
+
+START_TEST(frames_whole_bytewise_and_cut_anywhere)
+{
+    unsigned char text[300];
+    size_t n = three_frames(text);
+    /* All at once, then one byte a read. */
+    for (int bytewise = 0; bytewise < 2; bytewise++) {
+        cqd_frames f = {.max = 1000};
+        frame_log r = {.fail_at = -1};
+        for (size_t at = 0, step = bytewise ? 1 : n; at < n; at += step)
+            ck_assert_int_eq(cqd_frames_feed(&f, (const char *)text + at, step, take_frame, &r), CQD_FRAMES_OK);
+        check_three(&r);
+        ck_assert(!cqd_frames_partial(&f));
+        ck_assert_int_eq(cqd_frames_end(&f), CQD_FRAMES_OK);
+        cqd_frames_free(&f);
+    }
+    /* Three reads cut at every pair of places: inside a prefix, between
+     * frames, inside an envelope. */
+    for (size_t i = 0; i <= n; i++)
+        for (size_t j = i; j <= n; j += 7) {
+            cqd_frames f = {.max = 1000};
+            frame_log r = {.fail_at = -1};
+            ck_assert_int_eq(cqd_frames_feed(&f, (const char *)text, i, take_frame, &r), CQD_FRAMES_OK);
+            ck_assert_int_eq(cqd_frames_feed(&f, (const char *)text + i, j - i, take_frame, &r), CQD_FRAMES_OK);
+            ck_assert_int_eq(cqd_frames_feed(&f, (const char *)text + j, n - j, take_frame, &r), CQD_FRAMES_OK);
+            check_three(&r);
+            cqd_frames_free(&f);
+        }
+}
+END_TEST
+
+START_TEST(frames_length_cap)
+{
+    /* N = max is accepted; N = max + 1 is refused at its prefix, after the
+     * frames before it. */
+    static const unsigned char text[] = {0xce, 0, 0, 0, 3, 0x92, 0x01, 0x02, 0xce, 0, 0, 0, 4, 0x93};
+    cqd_frames f = {.max = 3};
+    frame_log r = {.fail_at = -1};
+    ck_assert_int_eq(cqd_frames_feed(&f, (const char *)text, sizeof text, take_frame, &r), CQD_FRAMES_TOO_LONG);
+    ck_assert_int_eq(r.count, 1);
+    ck_assert_uint_eq(r.len[0], 3);
+    cqp_problem p;
+    cqd_frames_problem(&f, CQD_FRAMES_TOO_LONG, &p);
+    ck_assert_int_eq(p.kind, CQP_P_TOO_LARGE);
+    ck_assert_str_eq(p.detail, "request frame of 4 bytes, longer than 3 bytes (--max-body)");
+    cqd_frames_free(&f);
+
+    /* The prefix split across reads: refused once it is whole, nothing of
+     * the envelope buffered or charged. 0x01000000 = 16777216. */
+    cqd_admit a;
+    cqd_admit_init(&a, 100, 1000);
+    cqd_frames g = {.max = 16777215, .admit = &a};
+    frame_log t = {.fail_at = -1, .from = &g};
+    ck_assert_int_eq(cqd_frames_feed(&g, "\xce\x01\x00", 3, take_frame, &t), CQD_FRAMES_OK);
+    ck_assert(cqd_frames_partial(&g));
+    ck_assert_int_eq(cqd_frames_feed(&g, "\x00\x00zzzz", 6, take_frame, &t), CQD_FRAMES_TOO_LONG);
+    ck_assert_uint_eq(g.partial.len, 0);
+    ck_assert_uint_eq(atomic_load(&a.buffered), 0);
+    cqd_frames_problem(&g, CQD_FRAMES_TOO_LONG, &p);
+    ck_assert_str_eq(p.detail, "request frame of 16777216 bytes, longer than 16777215 bytes (--max-body)");
+    ck_assert_int_eq(t.count, 0);
+    cqd_frames_free(&g);
+}
+END_TEST
+
+START_TEST(frames_lost_framing)
+{
+    /* A byte other than 0xce where a frame starts: lost at that byte,
+     * without waiting for four more. */
+    cqd_frames f = {.max = 100};
+    frame_log r = {.fail_at = -1};
+    ck_assert_int_eq(cqd_frames_feed(&f, "\xce\0\0\0\x01\xc0{", 7, take_frame, &r), CQD_FRAMES_LOST);
+    ck_assert_int_eq(r.count, 1);
+    cqp_problem p;
+    cqd_frames_problem(&f, CQD_FRAMES_LOST, &p);
+    ck_assert_int_eq(p.kind, CQP_P_BAD_MSGPACK);
+    ck_assert_str_eq(p.pointer, "");
+    ck_assert_str_eq(p.detail, "framing lost: a frame starts with byte 0x7b, not 0xce");
+    cqd_frames_free(&f);
+
+    /* 0xcf (a uint64's marker) is not a frame's either. */
+    cqd_frames g = {.max = 100};
+    ck_assert_int_eq(cqd_frames_feed(&g, "\xcf", 1, take_frame, &r), CQD_FRAMES_LOST);
+    cqd_frames_problem(&g, CQD_FRAMES_LOST, &p);
+    ck_assert_str_eq(p.detail, "framing lost: a frame starts with byte 0xcf, not 0xce");
+    cqd_frames_free(&g);
+
+    /* N = 0: no envelope can be empty. */
+    cqd_frames h = {.max = 100};
+    ck_assert_int_eq(cqd_frames_feed(&h, "\xce\0\0", 3, take_frame, &r), CQD_FRAMES_OK);
+    ck_assert_int_eq(cqd_frames_feed(&h, "\0\0\xce", 3, take_frame, &r), CQD_FRAMES_LOST);
+    cqd_frames_problem(&h, CQD_FRAMES_LOST, &p);
+    ck_assert_int_eq(p.kind, CQP_P_BAD_MSGPACK);
+    ck_assert_str_eq(p.detail, "framing lost: a frame of length 0");
+    ck_assert_int_eq(r.count, 1);
+    cqd_frames_free(&h);
+}
+END_TEST
+
+START_TEST(frames_truncated_at_the_end)
+{
+    cqp_problem p;
+    cqd_frames f = {.max = 100};
+    frame_log r = {.fail_at = -1};
+    ck_assert_int_eq(cqd_frames_end(&f), CQD_FRAMES_OK); /* nothing read */
+    ck_assert_int_eq(cqd_frames_feed(&f, "\xce\0\0", 3, take_frame, &r), CQD_FRAMES_OK);
+    ck_assert_int_eq(cqd_frames_end(&f), CQD_FRAMES_TRUNCATED);
+    cqd_frames_problem(&f, CQD_FRAMES_TRUNCATED, &p);
+    ck_assert_int_eq(p.kind, CQP_P_BAD_MSGPACK);
+    ck_assert_str_eq(p.detail, "the input ended inside a frame's prefix (3 of 5 bytes)");
+    ck_assert_int_eq(cqd_frames_feed(&f, "\0\x03\x92\x01", 4, take_frame, &r), CQD_FRAMES_OK);
+    ck_assert_int_eq(cqd_frames_end(&f), CQD_FRAMES_TRUNCATED);
+    cqd_frames_problem(&f, CQD_FRAMES_TRUNCATED, &p);
+    ck_assert_str_eq(p.detail, "the input ended inside a frame (2 of 3 bytes)");
+    ck_assert_int_eq(r.count, 0); /* never emitted */
+    ck_assert_int_eq(cqd_frames_feed(&f, "\x02", 1, take_frame, &r), CQD_FRAMES_OK);
+    ck_assert_int_eq(r.count, 1);
+    ck_assert_int_eq(cqd_frames_end(&f), CQD_FRAMES_OK);
+    cqd_frames_free(&f);
+}
+END_TEST
+
+START_TEST(frames_emit_failure)
+{
+    cqd_frames f = {.max = 100};
+    frame_log r = {.fail_at = 1};
+    ck_assert_int_eq(cqd_frames_feed(&f, "\xce\0\0\0\x01\xc0\xce\0\0\0\x01\xc2\xce\0\0\0\x01\xc3", 18, take_frame, &r),
+                     CQD_FRAMES_FAILED);
+    ck_assert_int_eq(r.count, 1);
+    cqd_frames_free(&f);
+}
+END_TEST
+
+/* Frames are charged as lines are, their prefix included: budget 10 and
+ * nothing free, a frame of N = 5 (5 + 5 bytes) passes, N = 6 is shed
+ * when its 11th byte arrives, in its place, and dropped to its end by
+ * count; the frame after it is read as before. */
+START_TEST(frames_charged_to_the_budget)
+{
+    cqd_admit a;
+    cqd_admit_init(&a, 100, 10);
+    cqd_frames f = {.max = 100, .admit = &a};
+    frame_log r = {.fail_at = -1, .from = &f};
+    ck_assert_int_eq(cqd_frames_feed(&f, "\xce\0\0\0\x05" "abcde", 10, take_frame, &r), CQD_FRAMES_OK);
+    ck_assert_int_eq(r.count, 1);
+    ck_assert_uint_eq(atomic_load(&a.buffered), 0);
+    ck_assert_int_eq(cqd_frames_feed(&f, "\xce\0\0\0\x06" "abc", 8, take_frame, &r), CQD_FRAMES_OK);
+    ck_assert_uint_eq(atomic_load(&a.buffered), 8); /* held while it arrives */
+    ck_assert_int_eq(r.count, 1);
+    ck_assert_int_eq(cqd_frames_feed(&f, "de", 2, take_frame, &r), CQD_FRAMES_OK);
+    ck_assert_uint_eq(atomic_load(&a.buffered), 10); /* at the bound */
+    ck_assert_int_eq(cqd_frames_feed(&f, "f\xce\0\0\0\x01", 6, take_frame, &r), CQD_FRAMES_OK); /* 11: shed */
+    ck_assert_int_eq(r.count, 2);
+    ck_assert(r.shed[1]);
+    ck_assert_uint_eq(atomic_load(&a.buffered), 5); /* the next frame's prefix */
+    ck_assert_uint_eq(atomic_load(&a.shed), 1);
+    ck_assert_int_eq(cqd_frames_feed(&f, "\xc0", 1, take_frame, &r), CQD_FRAMES_OK);
+    ck_assert_int_eq(r.count, 3);
+    ck_assert(!r.shed[2] && r.len[2] == 1);
+    ck_assert_uint_eq(atomic_load(&a.buffered), 0);
+
+    /* A prefix that cannot be charged sheds the frame at once; its N bytes
+     * are dropped unread, and a shed frame is no truncated one. */
+    cqd_admit b;
+    cqd_admit_init(&b, 100, 4);
+    cqd_frames g = {.max = 100, .admit = &b};
+    frame_log t = {.fail_at = -1, .from = &g};
+    ck_assert_int_eq(cqd_frames_feed(&g, "\xce\0\0\0\x04" "\xce\0", 7, take_frame, &t), CQD_FRAMES_OK);
+    ck_assert_int_eq(t.count, 1);
+    ck_assert(t.shed[0]);
+    ck_assert_int_eq(cqd_frames_end(&g), CQD_FRAMES_OK);
+    ck_assert_int_eq(cqd_frames_feed(&g, "\0\0", 2, take_frame, &t), CQD_FRAMES_OK);
+    ck_assert(!cqd_frames_partial(&g)); /* the 4 bytes, whatever they were, are gone */
+    ck_assert_uint_eq(atomic_load(&b.buffered), 0);
+
+    /* The first 4096 bytes of a frame, prefix included, are free: with a
+     * spent budget a frame of 4091 passes, one of 4092 is shed. */
+    cqd_admit c;
+    cqd_admit_init(&c, 100, 0);
+    cqd_frames h = {.max = 10000, .admit = &c, .uncharged = 4096};
+    ck_assert_uint_eq(cqd_frames_charge(&h, 4091), 0);
+    ck_assert_uint_eq(cqd_frames_charge(&h, 4092), 1);
+    static char big[5 + 4092 + 5 + 4091];
+    memcpy(big, "\xce\0\0\x0f\xfc", 5); /* 0x0ffc = 4092 */
+    memcpy(big + 5 + 4092, "\xce\0\0\x0f\xfb", 5); /* 0x0ffb = 4091 */
+    frame_log u = {.fail_at = -1, .from = &h};
+    ck_assert_int_eq(cqd_frames_feed(&h, big, sizeof big, take_frame, &u), CQD_FRAMES_OK);
+    ck_assert_int_eq(u.count, 2);
+    ck_assert(u.shed[0] && !u.shed[1]);
+    ck_assert_uint_eq(u.len[1], 4091);
+    cqd_frames_free(&h);
+    cqd_frames_free(&g);
+    cqd_frames_free(&f);
+}
+END_TEST
+
+/* Random frames (random bytes, 0xce among them) cut into random reads,
+ * with random budgets and free prefixes. Oracle: the frames as written;
+ * as the taker gives each frame's charge back at once, a frame is shed
+ * exactly when its 5 + N bytes past the free prefix exceed the budget,
+ * however the reads cut it. */
+START_TEST(frames_random_cuts_and_budgets)
+{
+    tu_rng rng = {78};
+    for (int round = 0; round < 3000; round++) {
+        unsigned char text[16 * 45];
+        size_t n = 0, lens[16];
+        int nframes = 1 + (int)tu_uniform(&rng, 0, 12);
+        for (int k = 0; k < nframes; k++) {
+            size_t len = 1 + (size_t)tu_uniform(&rng, 0, 40);
+            lens[k] = len;
+            unsigned char prefix[5] = {0xce, 0, 0, 0, (unsigned char)len};
+            memcpy(text + n, prefix, 5);
+            n += 5;
+            for (size_t i = 0; i < len; i++)
+                text[n++] = (unsigned char)tu_uniform(&rng, 0, 256);
+        }
+        size_t budget = (size_t)tu_uniform(&rng, 0, 60), uncharged = (size_t)tu_uniform(&rng, 0, 30);
+        cqd_admit a;
+        cqd_admit_init(&a, 100, budget);
+        cqd_frames f = {.max = 100, .admit = &a, .uncharged = uncharged};
+        frame_log r = {.fail_at = -1, .from = &f};
+        for (size_t at = 0; at < n;) {
+            size_t piece = 1 + (size_t)tu_uniform(&rng, 0, 30);
+            piece = piece < n - at ? piece : n - at;
+            ck_assert_int_eq(cqd_frames_feed(&f, (const char *)text + at, piece, take_frame, &r), CQD_FRAMES_OK);
+            at += piece;
+        }
+        ck_assert_int_eq(cqd_frames_end(&f), CQD_FRAMES_OK);
+        cqd_frames_free(&f);
+        ck_assert_uint_eq(atomic_load(&a.buffered), 0);
+        ck_assert_int_eq(r.count, nframes);
+        for (int k = 0, at = 0; k < nframes; at += 5 + (int)lens[k], k++) {
+            size_t all = 5 + lens[k];
+            bool shed = all > uncharged && all - uncharged > budget;
+            ck_assert_msg(r.shed[k] == shed, "round %d frame %d: shed %d, expected %d", round, k, r.shed[k], shed);
+            if (!shed)
+                ck_assert(r.len[k] == lens[k] && memcmp(r.bytes[k], text + at + 5, lens[k]) == 0);
+        }
+    }
+}
+END_TEST
+
 /* ---- envelope --------------------------------------------------------- */
 
 static const char *span(const char *p, size_t n)
@@ -426,6 +721,158 @@ START_TEST(envelope_refusals)
 }
 END_TEST
 
+/* ---- MessagePack envelope ------------------------------------------------ */
+
+/* Envelopes written out by hand: a map of up to 15 members is 0x80 +
+ * count, a str of up to 31 bytes 0xa0 + length. */
+#define M_ID "\xa2id"
+#define M_METHOD "\xa6method"
+#define M_PATH "\xa4path"
+#define M_HEADERS "\xa7headers"
+#define M_BODY "\xa4" "body"
+#define M_GET "\xa3GET"
+#define M_ROOT "\xa1/"
+
+START_TEST(envelope_frame_basic)
+{
+    /* {"id": 7, "method": "GET", "path": "/v1/worlds/a?q=1", "body": {"a": [1, 2]}}:
+     * the path is 16 bytes (0xb0). */
+    static const char frame[] = "\x84" M_ID "\x07" M_METHOD M_GET M_PATH "\xb0/v1/worlds/a?q=1" M_BODY
+                                "\x81\xa1" "a\x92\x01\x02";
+    cqd_envelope e;
+    cqp_problem p;
+    ck_assert_int_eq(cqd_envelope_parse_frame(frame, sizeof frame - 1, &e, &p), 0);
+    ck_assert_ptr_eq(e.id, frame + 4);
+    ck_assert_uint_eq(e.id_len, 1);
+    ck_assert_str_eq(e.method, "GET");
+    ck_assert_str_eq(e.path, "/v1/worlds/a");
+    ck_assert_str_eq(e.query, "q=1");
+    ck_assert_ptr_eq(e.body, frame + sizeof frame - 1 - 6);
+    ck_assert_uint_eq(e.body_len, 6);
+    ck_assert_ptr_null(e.body_tree);
+    ck_assert_ptr_null(e.root);
+    ck_assert_int_eq(e.body_value.format, CQP_MSGPACK);
+    ck_assert_ptr_eq(e.body_value.ref, e.body);
+    ck_assert_int_eq(cqpv_type(e.body_value), CQP_V_OBJECT);
+    ck_assert_ptr_null(e.authorization);
+    ck_assert_ptr_null(e.request_id);
+    cqd_envelope_free(&e);
+}
+END_TEST
+
+START_TEST(envelope_frame_members)
+{
+    cqd_envelope e;
+    cqp_problem p;
+    /* A map id and a str8 id span all their bytes; no id is NULL; a nil
+     * body is none. */
+    static const char map_id[] = "\x83" M_ID "\x81\xa1k\x92\x01\x02" M_METHOD M_GET M_PATH M_ROOT;
+    ck_assert_int_eq(cqd_envelope_parse_frame(map_id, sizeof map_id - 1, &e, &p), 0);
+    ck_assert_ptr_eq(e.id, map_id + 4);
+    ck_assert_uint_eq(e.id_len, 6);
+    cqd_envelope_free(&e);
+    static const char str8_id[] = "\x84" M_METHOD M_GET M_PATH M_ROOT M_BODY "\xc0" M_ID "\xd9\x01x";
+    ck_assert_int_eq(cqd_envelope_parse_frame(str8_id, sizeof str8_id - 1, &e, &p), 0);
+    ck_assert_uint_eq(e.id_len, 3);
+    ck_assert(memcmp(e.id, "\xd9\x01x", 3) == 0);
+    ck_assert_ptr_null(e.body);
+    ck_assert(!cqpv_present(e.body_value));
+    cqd_envelope_free(&e);
+    static const char bare[] = "\x82" M_METHOD M_GET M_PATH M_ROOT;
+    ck_assert_int_eq(cqd_envelope_parse_frame(bare, sizeof bare - 1, &e, &p), 0);
+    ck_assert_ptr_null(e.id);
+    cqd_envelope_free(&e);
+
+    /* Headers by any case; others ignored. */
+    static const char headers[] = "\x83" M_METHOD M_GET M_PATH M_ROOT M_HEADERS "\x83\xad" "AUTHORIZATION\xa8"
+                                  "Bearer t\xacx-request-ID\xa3r-1\xa6" "Accept\xa3" "a/b";
+    ck_assert_int_eq(cqd_envelope_parse_frame(headers, sizeof headers - 1, &e, &p), 0);
+    ck_assert_str_eq(e.authorization, "Bearer t");
+    ck_assert_str_eq(e.request_id, "r-1");
+    cqd_envelope_free(&e);
+}
+END_TEST
+
+static void expect_frame_refusal(const char *frame, size_t len, cqp_problem_kind kind, const char *pointer,
+                                 const char *id, size_t id_len)
+{
+    cqd_envelope e;
+    cqp_problem p;
+    ck_assert_int_eq(cqd_envelope_parse_frame(frame, len, &e, &p), -1);
+    ck_assert_int_eq(p.kind, kind);
+    ck_assert_int_eq(cqp_problem_status(p.kind), 400);
+    ck_assert_str_eq(p.pointer, pointer ? pointer : "");
+    if (id) {
+        ck_assert_uint_eq(e.id_len, id_len);
+        ck_assert(memcmp(e.id, id, id_len) == 0);
+    } else {
+        ck_assert_ptr_null(e.id);
+    }
+    cqd_envelope_free(&e);
+}
+
+#define REFUSED(frame, kind, pointer) expect_frame_refusal(frame, sizeof frame - 1, kind, pointer, NULL, 0)
+#define REFUSED_ID(frame, kind, pointer, id) \
+    expect_frame_refusal(frame, sizeof frame - 1, kind, pointer, id, sizeof id - 1)
+
+START_TEST(envelope_frame_refusals)
+{
+    /* Refused by the check: nothing of the frame is trusted, not even its id. */
+    REFUSED("\x84" M_ID "\x01" M_ID "\x02" M_METHOD M_GET M_PATH M_ROOT, CQP_P_BAD_MSGPACK, NULL);
+    REFUSED("\x83" M_ID "\xc4\x01\x00" M_METHOD M_GET M_PATH M_ROOT, CQP_P_BAD_MSGPACK, NULL);
+    REFUSED("\x82" M_METHOD M_GET M_PATH M_ROOT "\xc0", CQP_P_BAD_MSGPACK, NULL); /* trailing nil */
+    /* Not a map. */
+    REFUSED("\x92\x01\x02", CQP_P_BAD_TYPE, NULL);
+    /* The JSON envelope's refusals, with their pointers and the id. */
+    REFUSED_ID("\x82" M_ID "\x03" M_METHOD M_GET, CQP_P_MISSING_FIELD, "/path", "\x03");
+    REFUSED_ID("\x82" M_ID "\x03" M_PATH M_ROOT, CQP_P_MISSING_FIELD, "/method", "\x03");
+    REFUSED_ID("\x83" M_ID "\x91\x04" M_METHOD M_GET M_PATH "\x05", CQP_P_BAD_TYPE, "/path", "\x91\x04");
+    REFUSED("\x83" M_METHOD M_GET M_PATH M_ROOT "\xa4" "a/b~\x01", CQP_P_UNKNOWN_FIELD, "/a~1b~0");
+    REFUSED("\x83" M_METHOD M_GET M_PATH M_ROOT M_HEADERS "\x91\x01", CQP_P_BAD_TYPE, "/headers");
+    REFUSED("\x83" M_METHOD M_GET M_PATH M_ROOT M_HEADERS "\x81\xacX-Request-Id\x01", CQP_P_BAD_TYPE,
+            "/headers/X-Request-Id");
+    REFUSED("\x83" M_METHOD M_GET M_PATH M_ROOT M_HEADERS "\x82\xad" "authorization\xa1" "a\xad" "Authorization\xa1" "b",
+            CQP_P_BAD_VALUE, "/headers/Authorization");
+    /* A NUL byte, which a str may hold, would cut the C string. */
+    REFUSED("\x82" M_METHOD M_GET M_PATH "\xa3/\x00x", CQP_P_BAD_VALUE, "/path");
+    REFUSED("\x82" M_METHOD "\xa3G\x00T" M_PATH M_ROOT, CQP_P_BAD_VALUE, "/method");
+    REFUSED("\x83" M_METHOD M_GET M_PATH M_ROOT M_HEADERS "\x81\xacX-Request-Id\xa2r\x00", CQP_P_BAD_VALUE,
+            "/headers/X-Request-Id");
+
+    /* A refusal keeps the request id the headers named before the fault. */
+    static const char late[] = "\x83" M_METHOD M_GET M_PATH M_ROOT M_HEADERS "\x82\xacX-Request-Id\xa2r9\xa6"
+                               "Accept\x02";
+    cqd_envelope e;
+    cqp_problem p;
+    ck_assert_int_eq(cqd_envelope_parse_frame(late, sizeof late - 1, &e, &p), -1);
+    ck_assert_str_eq(p.pointer, "/headers/Accept");
+    ck_assert_str_eq(e.request_id, "r9");
+    cqd_envelope_free(&e);
+}
+END_TEST
+
+START_TEST(envelope_frame_depth)
+{
+    /* 32 levels with the envelope's: the body's map and 30 arrays pass,
+     * one more array is refused. */
+    char frame[128] = "\x83" M_METHOD "\xa4POST" M_PATH M_ROOT M_BODY "\x81\xa1" "a";
+    size_t n = strlen(frame);
+    memset(frame + n, 0x91, 30);
+    frame[n + 30] = 0x01;
+    cqd_envelope e;
+    cqp_problem p;
+    ck_assert_int_eq(cqd_envelope_parse_frame(frame, n + 31, &e, &p), 0);
+    ck_assert_uint_eq(e.body_len, 3 + 30 + 1);
+    cqd_envelope_free(&e);
+    memset(frame + n, 0x91, 31);
+    frame[n + 31] = 0x01;
+    ck_assert_int_eq(cqd_envelope_parse_frame(frame, n + 32, &e, &p), -1);
+    ck_assert_int_eq(p.kind, CQP_P_BAD_MSGPACK);
+    ck_assert_ptr_nonnull(strstr(p.detail, "nesting deeper than 32"));
+    cqd_envelope_free(&e);
+}
+END_TEST
+
 /* ---- replies ---------------------------------------------------------- */
 
 static void respond(cqd_response *r, int status, const char *type, const char *body)
@@ -444,34 +891,34 @@ START_TEST(reply_json_and_text)
 
     respond(&r, 200, "application/json", "{\"a\":[1,2]}");
     strcpy(r.request_id, "r-1");
-    cqd_stream_reply(&out, "{\"k\": 7}", 8, &r);
+    cqd_stream_reply(&out, CQP_JSON, "{\"k\": 7}", 8, &r);
     ck_assert_str_eq(out.data, "{\"id\":{\"k\": 7},\"status\":200,\"request_id\":\"r-1\",\"body\":{\"a\":[1,2]}}\n");
     cqd_response_free(&r);
 
     /* A pretty JSON body stays on one line; a text body becomes a string. */
     cqp_buf_reset(&out);
     respond(&r, 200, "application/json", "{\n  \"a\": 1\r\n}");
-    cqd_stream_reply(&out, NULL, 0, &r);
+    cqd_stream_reply(&out, CQP_JSON, NULL, 0, &r);
     ck_assert_str_eq(out.data, "{\"id\":null,\"status\":200,\"body\":{   \"a\": 1  }}\n");
     cqd_response_free(&r);
 
     cqp_buf_reset(&out);
     respond(&r, 200, "text/plain; version=0.0.4", "m 1\nn \"2\"\n");
-    cqd_stream_reply(&out, "3", 1, &r);
+    cqd_stream_reply(&out, CQP_JSON, "3", 1, &r);
     ck_assert_str_eq(out.data, "{\"id\":3,\"status\":200,\"body\":\"m 1\\nn \\\"2\\\"\\n\"}\n");
     cqd_response_free(&r);
 
     /* 204: no body; 405 and 503 carry what HTTP puts in headers. */
     cqp_buf_reset(&out);
     respond(&r, 204, "application/json", NULL);
-    cqd_stream_reply(&out, "\"d\"", 3, &r);
+    cqd_stream_reply(&out, CQP_JSON, "\"d\"", 3, &r);
     ck_assert_str_eq(out.data, "{\"id\":\"d\",\"status\":204,\"body\":null}\n");
     cqd_response_free(&r);
 
     cqp_buf_reset(&out);
     respond(&r, 405, "application/problem+json", "{\"status\":405}");
     strcpy(r.allow, "GET, PUT");
-    cqd_stream_reply(&out, "1", 1, &r);
+    cqd_stream_reply(&out, CQP_JSON, "1", 1, &r);
     ck_assert_str_eq(out.data, "{\"id\":1,\"status\":405,\"headers\":{\"Allow\":\"GET, PUT\"},"
                                "\"body\":{\"status\":405}}\n");
     cqd_response_free(&r);
@@ -479,7 +926,7 @@ START_TEST(reply_json_and_text)
     cqp_buf_reset(&out);
     respond(&r, 503, "application/problem+json", "{\"status\":503}");
     r.retry_after = 2;
-    cqd_stream_reply(&out, "1", 1, &r);
+    cqd_stream_reply(&out, CQP_JSON, "1", 1, &r);
     ck_assert_str_eq(out.data, "{\"id\":1,\"status\":503,\"headers\":{\"Retry-After\":\"2\"},"
                                "\"body\":{\"status\":503}}\n");
     cqd_response_free(&r);
@@ -488,8 +935,169 @@ START_TEST(reply_json_and_text)
     cqp_buf_reset(&out);
     respond(&r, 200, "application/json", "{}");
     strcpy(r.allow, "GET");
-    cqd_stream_reply(&out, "1", 1, &r);
+    cqd_stream_reply(&out, CQP_JSON, "1", 1, &r);
     ck_assert_str_eq(out.data, "{\"id\":1,\"status\":200,\"body\":{}}\n");
+    cqd_response_free(&r);
+    cqp_buf_free(&out);
+}
+END_TEST
+
+/* The bytes written as hex pairs ("ce 00 ..."), spaces ignored. */
+static void expect_hex(const cqp_buf *out, size_t from, const char *hex)
+{
+    unsigned char want[512];
+    size_t n = 0;
+    for (const char *h = hex; *h;) {
+        if (*h == ' ') {
+            h++;
+            continue;
+        }
+        unsigned v;
+        ck_assert_int_eq(sscanf(h, "%2x", &v), 1);
+        ck_assert_uint_lt(n, sizeof want);
+        want[n++] = (unsigned char)v;
+        h += 2;
+    }
+    ck_assert(!out->oom);
+    ck_assert_uint_eq(out->len - from, n);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg((unsigned char)out->data[from + i] == want[i], "byte %zu: %02x, expected %02x", i,
+                      (unsigned char)out->data[from + i], want[i]);
+}
+
+START_TEST(reply_msgpack_frames)
+{
+    /* Each frame written out by hand: 0xce, the map's length (4 bytes,
+     * big-endian), then the map with its keys as fixstr (0xa0 + length). */
+    cqd_response r;
+    cqp_buf out = {0};
+
+    /* The body (application/msgpack, {"a": [1, 2]}) and the id (7) are
+     * copied as they are; 200 is a uint8 (cc c8). 40 bytes after the prefix. */
+    respond(&r, 200, "application/msgpack", NULL);
+    cqp_buf_append(&r.body, "\x81\xa1\x61\x92\x01\x02", 6);
+    strcpy(r.request_id, "r-1");
+    cqd_stream_reply(&out, CQP_MSGPACK, "\x07", 1, &r);
+    expect_hex(&out, 0, "ce 00 00 00 28 84 a2 69 64 07 a6 73 74 61 74 75 73 cc c8"
+                        " aa 72 65 71 75 65 73 74 5f 69 64 a3 72 2d 31 a4 62 6f 64 79 81 a1 61 92 01 02");
+    cqd_response_free(&r);
+
+    /* Appended behind it: a 204 without id, request id or body (nil, nil). */
+    size_t second = out.len;
+    respond(&r, 204, "application/msgpack", NULL);
+    cqd_stream_reply(&out, CQP_MSGPACK, NULL, 0, &r);
+    expect_hex(&out, second, "ce 00 00 00 14 83 a2 69 64 c0 a6 73 74 61 74 75 73 cc cc a4 62 6f 64 79 c0");
+    cqd_response_free(&r);
+
+    /* A text body is a str of its bytes; a str id ("d") is copied. */
+    cqp_buf_reset(&out);
+    respond(&r, 200, "text/plain; version=0.0.4", "m 1\n");
+    cqd_stream_reply(&out, CQP_MSGPACK, "\xa1\x64", 2, &r);
+    expect_hex(&out, 0, "ce 00 00 00 19 83 a2 69 64 a1 64 a6 73 74 61 74 75 73 cc c8 a4 62 6f 64 79 a4 6d 20 31 0a");
+    cqd_response_free(&r);
+
+    /* A JSON document (a handler that names its own type) is a str too. */
+    cqp_buf_reset(&out);
+    respond(&r, 200, "application/json", "{\"x\":1}");
+    cqd_stream_reply(&out, CQP_MSGPACK, "\x02", 1, &r);
+    expect_hex(&out, 0, "ce 00 00 00 1b 83 a2 69 64 02 a6 73 74 61 74 75 73 cc c8 a4 62 6f 64 79"
+                        " a7 7b 22 78 22 3a 31 7d");
+    cqd_response_free(&r);
+
+    /* 405: "headers": {"Allow": "GET, PUT"}; 405 is a uint16 (cd 01 95). */
+    cqp_buf_reset(&out);
+    respond(&r, 405, "application/problem+msgpack", NULL);
+    cqp_buf_append(&r.body, "\x81\xa6status\xcd\x01\x95", 11);
+    strcpy(r.allow, "GET, PUT");
+    cqd_stream_reply(&out, CQP_MSGPACK, "\x01", 1, &r);
+    expect_hex(&out, 0, "ce 00 00 00 37 84 a2 69 64 01 a6 73 74 61 74 75 73 cd 01 95"
+                        " a7 68 65 61 64 65 72 73 81 a5 41 6c 6c 6f 77 a8 47 45 54 2c 20 50 55 54"
+                        " a4 62 6f 64 79 81 a6 73 74 61 74 75 73 cd 01 95");
+    cqd_response_free(&r);
+
+    /* 503: "headers": {"Retry-After": "2"}; 503 is cd 01 f7. */
+    cqp_buf_reset(&out);
+    respond(&r, 503, "application/problem+msgpack", NULL);
+    cqp_buf_append(&r.body, "\x80", 1);
+    r.retry_after = 2;
+    cqd_stream_reply(&out, CQP_MSGPACK, "\x03", 1, &r);
+    expect_hex(&out, 0, "ce 00 00 00 2c 84 a2 69 64 03 a6 73 74 61 74 75 73 cd 01 f7"
+                        " a7 68 65 61 64 65 72 73 81 ab 52 65 74 72 79 2d 41 66 74 65 72 a1 32"
+                        " a4 62 6f 64 79 80");
+    cqd_response_free(&r);
+    cqp_buf_free(&out);
+}
+END_TEST
+
+/* A frame's envelope read with msgpuck (an independent decoder): the value
+ * of key in the map at *p, or NULL. */
+static const char *mp_member(const char *map, const char *key)
+{
+    const char *p = map;
+    ck_assert_int_eq(mp_typeof(*p), MP_MAP);
+    uint32_t n = mp_decode_map(&p);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t len;
+        const char *k = mp_decode_str(&p, &len);
+        if (len == strlen(key) && memcmp(k, key, len) == 0)
+            return p;
+        mp_next(&p);
+    }
+    return NULL;
+}
+
+/* The frame in out[from..]: its prefix names exactly the bytes after it,
+ * which hold one valid value; returns the envelope. */
+static const char *frame_of(const cqp_buf *out, size_t from)
+{
+    ck_assert(!out->oom);
+    ck_assert_uint_ge(out->len - from, 6);
+    const unsigned char *b = (const unsigned char *)out->data + from;
+    ck_assert_int_eq(b[0], 0xce);
+    size_t n = (size_t)b[1] << 24 | (size_t)b[2] << 16 | (size_t)b[3] << 8 | b[4];
+    ck_assert_uint_eq(n, out->len - from - 5);
+    const char *env = out->data + from + 5, *end = env;
+    ck_assert_int_eq(mp_check(&end, env + n), 0);
+    ck_assert_ptr_eq(end, env + n);
+    return env;
+}
+
+static const char *mp_text(const char *v)
+{
+    static char text[256];
+    ck_assert_int_eq(mp_typeof(*v), MP_STR);
+    uint32_t n;
+    const char *s = mp_decode_str(&v, &n);
+    ck_assert_uint_lt(n, sizeof text);
+    memcpy(text, s, n);
+    text[n] = '\0';
+    return text;
+}
+
+static int64_t mp_integer(const char *v)
+{
+    ck_assert_int_eq(mp_typeof(*v), MP_UINT);
+    return (int64_t)mp_decode_uint(&v);
+}
+
+START_TEST(reply_msgpack_out_of_memory)
+{
+    /* A response that could not be built: 503, Retry-After 1, the problem
+     * as a map. */
+    cqd_response r;
+    respond(&r, 200, "application/msgpack", NULL);
+    r.body.oom = true;
+    cqp_buf out = {0};
+    cqd_stream_reply(&out, CQP_MSGPACK, "\x05", 1, &r);
+    const char *env = frame_of(&out, 0);
+    ck_assert_int_eq(mp_integer(mp_member(env, "id")), 5);
+    ck_assert_int_eq(mp_integer(mp_member(env, "status")), 503);
+    ck_assert_str_eq(mp_text(mp_member(mp_member(env, "headers"), "Retry-After")), "1");
+    const char *body = mp_member(env, "body");
+    ck_assert_str_eq(mp_text(mp_member(body, "type")), "urn:collisiond:problem:unavailable");
+    ck_assert_int_eq(mp_integer(mp_member(body, "status")), 503);
+    ck_assert_str_eq(mp_text(mp_member(body, "detail")), "out of memory");
+    r.body.oom = false;
     cqd_response_free(&r);
     cqp_buf_free(&out);
 }
@@ -647,7 +1255,7 @@ START_TEST(refusals_counted_and_answered)
      * the header's, and it is counted and logged as an unmatched 400. */
     const char *line = "{\"id\":[5],\"method\":\"GET\",\"path\":\"/healthz\","
                        "\"headers\":{\"X-Request-Id\":\"tick-1\",\"Accept\":2}}";
-    cqd_stream_answer(&srv, line, strlen(line), &out);
+    cqd_stream_answer(&srv, CQP_JSON, line, strlen(line), &out);
     json_t *r = reply_of(&out);
     json_t *id = json_object_get(r, "id");
     ck_assert(json_is_array(id) && json_array_size(id) == 1 &&
@@ -660,7 +1268,7 @@ START_TEST(refusals_counted_and_answered)
 
     /* Not JSON: a null id and a generated request id. */
     cqp_buf_reset(&out);
-    cqd_stream_answer(&srv, "{\"id\": 4,", 9, &out);
+    cqd_stream_answer(&srv, CQP_JSON, "{\"id\": 4,", 9, &out);
     r = reply_of(&out);
     ck_assert(json_is_null(json_object_get(r, "id")));
     ck_assert_uint_gt(strlen(json_string_value(json_object_get(r, "request_id"))), 0);
@@ -672,7 +1280,7 @@ START_TEST(refusals_counted_and_answered)
     cqp_buf_reset(&out);
     cqp_problem p;
     cqp_fail(&p, CQP_P_TOO_LARGE, NULL, "too long");
-    cqd_stream_refuse(&srv, NULL, 0, NULL, &p, &out);
+    cqd_stream_refuse(&srv, CQP_JSON, NULL, 0, NULL, &p, &out);
     r = reply_of(&out);
     ck_assert(json_is_null(json_object_get(r, "id")));
     expect_problem(r, 413, "body-too-large", NULL);
@@ -683,7 +1291,7 @@ START_TEST(refusals_counted_and_answered)
     /* A good line is counted on its route, not as a refusal. */
     cqp_buf_reset(&out);
     line = "{\"id\":1,\"method\":\"GET\",\"path\":\"/healthz\"}";
-    cqd_stream_answer(&srv, line, strlen(line), &out);
+    cqd_stream_answer(&srv, CQP_JSON, line, strlen(line), &out);
     r = reply_of(&out);
     ck_assert_int_eq(json_integer_value(json_object_get(r, "status")), 200);
     json_decref(r);
@@ -703,6 +1311,68 @@ START_TEST(refusals_counted_and_answered)
 }
 END_TEST
 
+START_TEST(refusals_in_msgpack)
+{
+    /* A MessagePack connection's refusal is a frame, counted and logged as
+     * a line's is; the problem's pointer is kept. */
+    cqp_buf out = {0};
+    cqp_problem p;
+    cqp_fail(&p, CQP_P_BAD_MSGPACK, "/headers/x", "framing lost");
+    cqd_stream_refuse(&srv, CQP_MSGPACK, "\xa1k", 2, "tick-2", &p, &out);
+    const char *env = frame_of(&out, 0);
+    ck_assert_str_eq(mp_text(mp_member(env, "id")), "k");
+    ck_assert_int_eq(mp_integer(mp_member(env, "status")), 400);
+    ck_assert_str_eq(mp_text(mp_member(env, "request_id")), "tick-2");
+    const char *body = mp_member(env, "body");
+    ck_assert_str_eq(mp_text(mp_member(body, "type")), "urn:collisiond:problem:malformed-msgpack");
+    ck_assert_int_eq(mp_integer(mp_member(body, "status")), 400);
+    ck_assert_str_eq(mp_text(mp_member(body, "detail")), "framing lost");
+    ck_assert_str_eq(mp_text(mp_member(body, "pointer")), "/headers/x");
+    ck_assert(requests_total("other", "unmatched", "400") == 1);
+    cqp_buf_free(&out);
+}
+END_TEST
+
+START_TEST(frames_answered_by_the_pipeline)
+{
+    /* A frame's request runs as a line's does, answered with a frame whose
+     * id is the request's bytes; a frame failing its check is a counted
+     * 400 with a nil id. */
+    cqp_buf out = {0};
+    static const char health[] = "\x83" M_ID "\xcd\x00\x07" M_METHOD M_GET M_PATH "\xa8/healthz";
+    cqd_stream_answer(&srv, CQP_MSGPACK, health, sizeof health - 1, &out);
+    const char *env = frame_of(&out, 0);
+    ck_assert(memcmp(mp_member(env, "id"), "\xcd\x00\x07", 3) == 0);
+    ck_assert_int_eq(mp_integer(mp_member(env, "status")), 200);
+    ck_assert(requests_total("GET", "/healthz", "200") == 1);
+
+    cqp_buf_reset(&out);
+    static const char dup[] = "\x84" M_ID "\x01" M_ID "\x02" M_METHOD M_GET M_PATH "\xa8/healthz";
+    cqd_stream_answer(&srv, CQP_MSGPACK, dup, sizeof dup - 1, &out);
+    env = frame_of(&out, 0);
+    ck_assert_int_eq(mp_typeof(*mp_member(env, "id")), MP_NIL);
+    ck_assert_int_eq(mp_integer(mp_member(env, "status")), 400);
+    ck_assert_str_eq(mp_text(mp_member(mp_member(env, "body"), "type")), "urn:collisiond:problem:malformed-msgpack");
+    ck_assert(requests_total("other", "unmatched", "400") == 1);
+
+    /* A pair's body, read where it lies: {"a": sphere 1, "b": sphere 1 at
+     * [3, 0, 0]}, the answer's distance 1 a float64. */
+    cqp_buf_reset(&out);
+    static const char pair_frame[] =
+        "\x84" M_ID "\x01" M_METHOD "\xa4POST" M_PATH "\xa8/v1/pair" M_BODY
+        "\x82\xa1" "a\x81\xa5shape\x82\xa4type\xa6sphere\xa6radius\x01"
+        "\xa1" "b\x82\xa5shape\x82\xa4type\xa6sphere\xa6radius\x01\xa4pose\x81\xa8position\x93\x03\x00\x00";
+    ck_assert_uint_eq(sizeof pair_frame - 1, 116); /* API.md's example */
+    cqd_stream_answer(&srv, CQP_MSGPACK, pair_frame, sizeof pair_frame - 1, &out);
+    env = frame_of(&out, 0);
+    ck_assert_int_eq(mp_integer(mp_member(env, "status")), 200);
+    const char *d = mp_member(mp_member(env, "body"), "distance");
+    ck_assert_int_eq((unsigned char)*d, 0xcb);
+    ck_assert(mp_decode_double(&d) == 1.0);
+    cqp_buf_free(&out);
+}
+END_TEST
+
 Suite *stream_suite(void)
 {
     Suite *s = suite_create("stream");
@@ -713,15 +1383,30 @@ Suite *stream_suite(void)
     tcase_add_test(t, lines_charged_to_the_budget);
     tcase_add_test(t, lines_random_cuts_and_budgets);
     suite_add_tcase(s, t);
+    t = tcase_create("frames");
+    tcase_add_test(t, frames_whole_bytewise_and_cut_anywhere);
+    tcase_add_test(t, frames_length_cap);
+    tcase_add_test(t, frames_lost_framing);
+    tcase_add_test(t, frames_truncated_at_the_end);
+    tcase_add_test(t, frames_emit_failure);
+    tcase_add_test(t, frames_charged_to_the_budget);
+    tcase_add_test(t, frames_random_cuts_and_budgets);
+    suite_add_tcase(s, t);
     t = tcase_create("envelope");
     tcase_add_test(t, envelope_basic);
     tcase_add_test(t, envelope_keeps_only_the_body_tree);
     tcase_add_test(t, envelope_verbatim_members);
     tcase_add_test(t, envelope_headers);
     tcase_add_test(t, envelope_refusals);
+    tcase_add_test(t, envelope_frame_basic);
+    tcase_add_test(t, envelope_frame_members);
+    tcase_add_test(t, envelope_frame_refusals);
+    tcase_add_test(t, envelope_frame_depth);
     suite_add_tcase(s, t);
     t = tcase_create("reply");
     tcase_add_test(t, reply_json_and_text);
+    tcase_add_test(t, reply_msgpack_frames);
+    tcase_add_test(t, reply_msgpack_out_of_memory);
     suite_add_tcase(s, t);
     t = tcase_create("pointer");
     tcase_add_test(t, pointer_append);
@@ -732,6 +1417,8 @@ Suite *stream_suite(void)
     t = tcase_create("refusals");
     tcase_add_checked_fixture(t, server_setup, server_teardown);
     tcase_add_test(t, refusals_counted_and_answered);
+    tcase_add_test(t, refusals_in_msgpack);
+    tcase_add_test(t, frames_answered_by_the_pipeline);
     suite_add_tcase(s, t);
     return s;
 }

@@ -34,6 +34,7 @@
     X(proto_number)  \
     X(proto_read)    \
     X(proto_values)  \
+    X(proto_mp)      \
     X(server_unit)   \
     X(config)        \
     X(metrics)       \

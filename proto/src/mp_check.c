@@ -447,11 +447,11 @@ static int large_map_keys(mp_state *s, size_t base)
         return -1;
     mp_key *a = s->keys + base;
     sort_keys(s, a, a + n, n);
+    // In a run of equal keys the second is the repeat the body reaches first.
     const mp_key *again = NULL;
     size_t first = 0;
     for (size_t i = 1; i < n; i++)
-        if ((i < 2 || !same_key(s, &a[i - 2], &a[i - 1])) && same_key(s, &a[i - 1], &a[i]) &&
-            (!again || a[i].at < again->at)) {
+        if (same_key(s, &a[i - 1], &a[i]) && (!again || a[i].at < again->at)) {
             first = i - 1;
             again = &a[i];
         }

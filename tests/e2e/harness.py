@@ -423,6 +423,9 @@ def _answer_format(headers):
     accept = next((v for k, v in headers.items() if k.lower() == "accept"), "")
     return "msgpack" if MEDIA_TYPES["msgpack"] in accept else "json"
 
+    def stream_msgpack(self, timeout=IO_TIMEOUT):
+        return MsgpackStreamClient(self.stream_port, timeout)
+
 
 def _split_head(data):
     i = data.find(b"\r\n\r\n")
@@ -602,6 +605,88 @@ class StreamClient:
                 lines.append(strict_json(line))
         self.buf = b""
         return lines
+
+    def close(self):
+        self.sock.close()
+
+
+def import_msgpack():
+    """python3-msgpack (run.py makes sure this interpreter has it)."""
+    return msgpack
+
+
+class MsgpackStreamClient:
+    """A MessagePack connection to the stream listener (docs/API.md section
+    11): every frame is 0xce, the envelope's length as 4 bytes big-endian,
+    then the envelope, one map."""
+
+    def __init__(self, port, timeout):
+        self.msgpack = import_msgpack()
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.buf = b""
+
+    @staticmethod
+    def frame(envelope):
+        """A frame around the envelope's bytes."""
+        return b"\xce" + len(envelope).to_bytes(4, "big") + envelope
+
+    def pack(self, message):
+        return self.msgpack.packb(message, use_bin_type=True)
+
+    def send_raw(self, data):
+        self.sock.sendall(data)
+
+    def send(self, *messages):
+        """Sends every message as one write, one frame each: a dict is
+        packed, bytes are an envelope sent as they are."""
+        self.send_raw(b"".join(self.frame(m if isinstance(m, bytes) else self.pack(m)) for m in messages))
+
+    def _fill(self, n):
+        while len(self.buf) < n:
+            b = self.sock.recv(65536)
+            if not b:
+                return False
+            self.buf += b
+        return True
+
+    def read_raw(self):
+        """The next reply frame's envelope bytes, or None at end of stream."""
+        if not self._fill(5):
+            return None
+        if self.buf[0] != 0xCE:
+            raise ValueError("a reply frame starts with 0x%02x, not 0xce" % self.buf[0])
+        n = int.from_bytes(self.buf[1:5], "big")
+        if not self._fill(5 + n):
+            return None
+        raw, self.buf = self.buf[5:5 + n], self.buf[5 + n:]
+        return raw
+
+    def read(self):
+        """The next reply frame unpacked, or None at end of stream."""
+        raw = self.read_raw()
+        return None if raw is None else strict_msgpack(raw)
+
+    def read_until_closed(self):
+        """Reads every remaining frame until the server closes; returns
+        (frames, closed) where closed is False on a read timeout. A frame
+        cut short by the close is an error."""
+        frames = []
+        closed = True
+        try:
+            while True:
+                b = self.sock.recv(65536)
+                if not b:
+                    break
+                self.buf += b
+        except socket.timeout:
+            closed = False
+        except ConnectionResetError:
+            pass
+        while self.buf:
+            if len(self.buf) < 5 or len(self.buf) < 5 + int.from_bytes(self.buf[1:5], "big"):
+                raise ValueError("the stream ended inside a reply frame: %r" % self.buf[:40])
+            frames.append(self.read())
+        return frames, closed
 
     def close(self):
         self.sock.close()
