@@ -415,6 +415,9 @@ class Daemon:
     def stream(self, timeout=IO_TIMEOUT, encoding=None):
         return StreamClient(self.stream_port, timeout, encoding)
 
+    def stream_msgpack(self, timeout=IO_TIMEOUT):
+        return MsgpackStreamClient(self.stream_port, timeout)
+
 
 def _answer_format(headers):
     """The encoding a request's headers ask the answer in (an Accept of
@@ -422,9 +425,6 @@ def _answer_format(headers):
     q-values)."""
     accept = next((v for k, v in headers.items() if k.lower() == "accept"), "")
     return "msgpack" if MEDIA_TYPES["msgpack"] in accept else "json"
-
-    def stream_msgpack(self, timeout=IO_TIMEOUT):
-        return MsgpackStreamClient(self.stream_port, timeout)
 
 
 def _split_head(data):
