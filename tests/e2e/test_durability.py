@@ -9,6 +9,7 @@ the file format of proto/include/cqp/journal.h read here independently
 import glob
 import hashlib
 import http.client
+import json
 import os
 import random
 import signal
@@ -613,7 +614,8 @@ class Durability(unittest.TestCase):
         ]
         d = self.start()
         for method, path, body, binary in changes:
-            r = mp.request(d, method, path, body, accept=binary) if binary else d.request(method, path, body)
+            r = mp.request(d, method, path, body, accept=binary) if binary else d.request(method, path, body,
+                                                                                         encoding="json")
             want = 400 if body and "nope" in json.dumps(body) else None
             self.assertIn(r.status, (want,) if want else (200, 201, 204), "%s %s: %s" % (method, path, r.describe()))
         before = self.state(d)
@@ -636,7 +638,7 @@ class Durability(unittest.TestCase):
         self.assertEqual(self.state(d), before)
         twin = self.start(data_dir=os.path.join(self.tmp.name, "twin"))
         for method, path, body, _ in changes:
-            twin.request(method, path, body)
+            twin.request(method, path, body, encoding="json")
         self.assertEqual(self.state(twin), before)
 
     def test_journal_from_before_msgpack_recovers(self):
@@ -657,9 +659,9 @@ class Durability(unittest.TestCase):
         self.assertIn("journal-00000000000000000001.log: records 1..5 (%d bytes)\n" % len(data), out)
         d = self.start()
         self.assertEqual(self.shape_x(d, "old"), {"a": 4})
-        shape = json.loads(self.export(d, "old"))["shapes"][0]
-        self.assertEqual(shape["pose"]["position"], [4, 5, 6])
-        self.assertEqual(json.loads(self.export(d, "old"))["settings"]["skin"], 0.05)
+        exported = d.request("GET", "/v1/worlds/old/export").json
+        self.assertEqual(exported["shapes"][0]["pose"]["position"], [4, 5, 6])
+        self.assertEqual(exported["settings"]["skin"], 0.05)
 
     def test_one_daemon_per_directory(self):
         d = self.start()
