@@ -37,7 +37,10 @@ def drive_session(d):
         if expect is not None and r.status != expect:
             raise AssertionError("%s %s: expected %d, got %s" % (method, path, expect, r.describe()))
         seen.append(("http", method, path.split("?")[0], r.status))
-        sent = harness.ENCODING if body is not None else None
+        if data is not None:
+            sent = harness.format_of(h.get("Content-Type", "application/json"))
+        else:
+            sent = harness.ENCODING if body is not None else None
         formats.append((sent if sent != "json" else None, "msgpack" if r.format == "msgpack" else None))
         return r
 
@@ -121,8 +124,9 @@ def drive_session(d):
             if reply["status"] != want:
                 raise AssertionError("stream %s: expected %d, got %s" % (line["path"], want, reply))
             seen.append(("stream", line["method"], line["path"].split("?")[0], reply["status"]))
+            # a stream request's formats are its connection's, body or not
             msgpack = "msgpack" if harness.ENCODING == "msgpack" else None
-            formats.append((msgpack if "body" in line else None, msgpack))
+            formats.append((msgpack, msgpack))
     finally:
         s.close()
     http("DELETE", w + "/shapes/ball", expect=204)
