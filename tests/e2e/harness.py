@@ -12,8 +12,10 @@ MessagePack into the same Python values JSON gives (Response.json, also
 .value), and stream connections carry length-prefixed frames. So every
 scenario runs in both without change. A test of JSON text itself (raw
 JSON bytes, pretty printing, exact JSON bytes) is marked @json_only(why)
-and skipped in the other encoding. Besides the standard library only
-python3-msgpack is used (run.py makes sure the interpreter has it).
+and skipped in the other encoding; a test that picks its encodings itself
+is marked @once(why) and runs in the JSON pass only. Besides the standard
+library only python3-msgpack is used (run.py makes sure the interpreter
+has it).
 """
 
 import functools
@@ -197,9 +199,20 @@ def json_only(reason):
     JSON, pretty printing, exact JSON bytes): in another encoding it is
     skipped, with reason, since there is no MessagePack twin of what it
     checks. A class is skipped before its setUpClass starts anything."""
+    return _json_pass_only("JSON-only: ", reason)
+
+
+def once(reason):
+    """Marks a test method or class that picks each request's encoding
+    itself (comparing the encodings, or sending hand-made MessagePack):
+    it runs in the JSON pass only, since another pass would repeat it."""
+    return _json_pass_only("one pass: ", reason)
+
+
+def _json_pass_only(prefix, reason):
     if not reason:
-        raise ValueError("json_only needs the reason the test is JSON-only")
-    why = "JSON-only: " + reason
+        raise ValueError("say why the test runs in the JSON pass only")
+    why = prefix + reason
 
     def mark(obj):
         if isinstance(obj, type):
@@ -214,7 +227,7 @@ def json_only(reason):
                     super(obj, cls).setUpClass()
 
             obj.setUpClass = classmethod(setUpClass)
-            obj.json_only = reason
+            obj.json_pass_only = why
             return obj
 
         @functools.wraps(obj)
@@ -223,7 +236,7 @@ def json_only(reason):
                 raise unittest.SkipTest(why)
             return obj(self, *args, **kw)
 
-        test.json_only = reason
+        test.json_pass_only = why
         return test
 
     return mark

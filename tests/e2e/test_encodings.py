@@ -25,11 +25,11 @@ import struct
 import unittest
 
 import harness
-from harness import MEDIA_TYPES, PROBLEM_TYPES, DaemonCase, StreamClient, json_only
+from harness import MEDIA_TYPES, PROBLEM_TYPES, DaemonCase, StreamClient, once
 from wire import body_item, box, pair, pose, posed, sphere
 
 WAYS = [("json", "http"), ("msgpack", "http"), ("json", "stream"), ("msgpack", "stream")]
-ONE_RUN = "sends both encodings itself: one run (the JSON pass) covers it"
+ONE_RUN = "sends both encodings itself"
 TOKEN = "enc-T0ken"
 AUTH = {"Authorization": "Bearer " + TOKEN}
 
@@ -284,7 +284,7 @@ def world_shapes():
     ]
 
 
-@json_only(ONE_RUN)
+@once(ONE_RUN)
 class Scenario(SameAnswers):
     """A world's life, step by step the same in each way's world."""
 
@@ -379,7 +379,7 @@ class Scenario(SameAnswers):
         self.check("PUT", "/v1/worlds/{w}/raycast", {"rays": []}, status=405, slug="method-not-allowed")
 
 
-@json_only(ONE_RUN)
+@once(ONE_RUN)
 class Unauthorized(SameAnswers):
     """401 in both encodings; with the token the same answer."""
 

@@ -25,7 +25,7 @@ import time
 import unittest
 
 import harness
-from harness import DaemonCase, check_problem_body, frame, json_only, strict_msgpack
+from harness import DaemonCase, check_problem_body, frame, once, strict_msgpack
 from test_hostile import exchange
 from wire import body_item, box, pair, posed, sphere
 
@@ -217,7 +217,7 @@ class Encoder(unittest.TestCase):
         self.assertTrue(math.isnan(struct.unpack(">f", NAN32[1:])[0]))
 
 
-@json_only("sends MessagePack whatever the run's encoding: one run (the JSON pass) covers it")
+@once("sends hand-made MessagePack whatever the run's encoding")
 class Hostile(DaemonCase):
     """A daemon holding world "keep", and the checks after each case."""
 

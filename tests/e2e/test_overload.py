@@ -15,7 +15,7 @@ import threading
 import time
 
 import harness
-from harness import DaemonCase, check_problem_body, decode_messages, encode_body, encode_message, json_only
+from harness import DaemonCase, check_problem_body, decode_messages, encode_body, encode_message
 
 PAIR = {"a": {"shape": {"type": "sphere", "radius": 1}, "pose": {"position": [0, 0, 0]}},
         "b": {"shape": {"type": "sphere", "radius": 1}, "pose": {"position": [1.5, 0, 0]}}}
@@ -306,24 +306,23 @@ class WorldCap(DaemonCase):
         self.ok("PUT", "/v1/worlds/d", {}, status=201)
 
 
-@json_only("--max-request-memory holds the tree a JSON body parses into; a MessagePack body is read in place, "
-           "with no tree (test_msgpack_hostile.py has its huge counts)")
 class RequestMemory(DaemonCase):
-    """--max-request-memory holds what one request's JSON decodes to (the
-    tree and the decoders' arrays), the same on both listeners (the
-    stream's envelope is not charged twice)."""
+    """--max-request-memory holds what one request's body decodes to (a
+    JSON body's tree, and in either encoding the decoders' arrays), the
+    same on both listeners (the stream's envelope is not charged twice)."""
 
     FLAGS = ("--max-request-memory", "1M")
 
     def bodies(self, n):
-        # n empty arrays: each takes over 64 bytes decoded, 3 bytes as text
-        return '{"rays":[%s]}' % ",".join(["[]"] * n)
+        # n empty arrays: each takes over 64 bytes decoded, 3 bytes as JSON
+        # text and 1 as MessagePack
+        return {"rays": [[]] * n}
 
-    def answer_both(self, text):
-        r = self.daemon.request("POST", "/v1/worlds/w/raycast", data=text)
+    def answer_both(self, body):
+        r = self.daemon.request("POST", "/v1/worlds/w/raycast", body)
         s = self.daemon.stream()
         try:
-            s.send_raw('{"id":1,"method":"POST","path":"/v1/worlds/w/raycast","body":%s}\n' % text)
+            s.send({"id": 1, "method": "POST", "path": "/v1/worlds/w/raycast", "body": body})
             line = s.read_line()
         finally:
             s.close()
@@ -331,9 +330,9 @@ class RequestMemory(DaemonCase):
 
     def test_budget_on_both_listeners(self):
         self.ok("PUT", "/v1/worlds/w", {}, status=201)
-        # Under the budget (about 0.5 MB of tree, and the decoder's 64 bytes
-        # a ray, so twice that would not fit): decoded, then refused for
-        # what it says.
+        # Under the budget (the decoder's 64 bytes a ray, and in JSON about
+        # 0.5 MB of tree, so twice that would not fit): decoded, then
+        # refused for what it says.
         r, line = self.answer_both(self.bodies(3000))
         self.assertProblem(r, 400, "wrong-type", "/rays/0", "3,000 arrays over HTTP")
         self.assertEqual(line["status"], 400, line)
