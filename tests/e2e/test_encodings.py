@@ -306,19 +306,25 @@ class Scenario(SameAnswers):
         self.check("GET", "/v1/worlds/{w}")
         self.check("GET", "/v1/worlds/{w}/shapes/extra")
         self.check("GET", "/v1/worlds/{w}/shapes/7")
-        self.check("GET", "/v1/worlds/{w}/pairs")
-        for body in ({}, {"dt": 0.0166}, {"ids": ["ball", "bullet"], "dt": 0.05}):
-            self.check("POST", "/v1/worlds/{w}/contacts", body)
+        self.assertTrue(self.check("GET", "/v1/worlds/{w}/pairs")["pairs"])
+        # Each query below must find something, or its answers would agree
+        # trivially: touching pairs, the bullet's impact, hits, an overlap.
+        touching = self.check("POST", "/v1/worlds/{w}/contacts", {})
+        self.assertTrue(touching["pairs"] and all(p["points"] for p in touching["pairs"] if p["overlap"]), touching)
+        for body in ({"dt": 0.0166}, {"ids": ["ball", "bullet"], "dt": 0.05}):
+            self.assertTrue(self.check("POST", "/v1/worlds/{w}/contacts", body)["toi"], body)
         rays = [{"origin": [-5, 0.45, 2], "direction": [1, 0, 0]},
                 {"origin": [0.4, 10, 2], "direction": [ODD[0], -1, ODD[2]], "max_distance": 100, "mask": 2},
                 {"origin": [0, 10, 0], "direction": [0, 1, 0]}]
-        self.check("POST", "/v1/worlds/{w}/raycast", {"rays": rays})
-        self.check("POST", "/v1/worlds/{w}/raycast", {"rays": rays, "all": True})
-        self.check("POST", "/v1/worlds/{w}/sweep", {"shape": sphere(0.2), "pose": pose((-5, 0.45, 2)),
-                                                    "translation": [10, ODD[2], 0]})
+        hits = self.check("POST", "/v1/worlds/{w}/raycast", {"rays": rays})["hits"]
+        self.assertEqual([h is not None for h in hits], [True, True, False], hits)
+        self.assertGreater(len(self.check("POST", "/v1/worlds/{w}/raycast", {"rays": rays, "all": True})["hits"][0]), 1)
+        self.assertIsNotNone(self.check("POST", "/v1/worlds/{w}/sweep", {
+            "shape": sphere(0.2), "pose": pose((-5, 0.45, 2)), "translation": [10, ODD[2], 0]})["hit"])
         self.check("POST", "/v1/worlds/{w}/sweep", {"shape": box(0.1, 0.1, 0.1), "pose": pose((0, 50, 0)),
                                                     "translation": [0, 1, 0], "mask": 1})
-        self.check("POST", "/v1/worlds/{w}/overlap", {"shape": sphere(1.5), "pose": pose((0.5, 0.5, 2))})
+        self.assertGreater(len(self.check("POST", "/v1/worlds/{w}/overlap", {"shape": sphere(1.5),
+                                                                           "pose": pose((0.5, 0.5, 2))})["ids"]), 2)
         self.check("POST", "/v1/worlds/{w}/overlap", {"shape": box(1, 1, 1), "pose": pose((0, 0.5, 2)), "mask": 2})
         self.check("GET", "/v1/worlds/{w}/export")
         self.check("GET", "/v1/worlds", rename=False)  # every way's world, as each way sees them
@@ -345,7 +351,8 @@ class Scenario(SameAnswers):
     def test_pair_tests(self):
         a = {"shape": box(1, 0.5, ODD[1]), "pose": {"position": [0, 0, 0], "rotation": ROT}}
         b = {"shape": box(0.5, 0.5, 0.5), "pose": {"position": [1.2, ODD[0], -0.1]}}
-        self.check("POST", "/v1/pair", pair(a, b, explain=True))
+        explained = self.check("POST", "/v1/pair", pair(a, b, explain=True))
+        self.assertEqual(len(explained["axes"]), 15, explained)
         self.check("POST", "/v1/pair", pair(a, b, skin=0.5))
         self.check("POST", "/v1/pair", pair(posed(sphere(1)), posed(sphere(ODD[1]), (3, ODD[2], 0))))
         hull = {"shape": {"type": "convex", "points": TETRA, "radius": 0.1}, "pose": pose((0.2, 0.3, 0.1))}
