@@ -14,8 +14,7 @@ scenario runs in both without change. A test of JSON text itself (raw
 JSON bytes, pretty printing, exact JSON bytes) is marked @json_only(why)
 and skipped in the other encoding; a test that picks its encodings itself
 is marked @once(why) and runs in the JSON pass only. Besides the standard
-library only python3-msgpack is used (run.py makes sure the interpreter
-has it).
+library only python3-msgpack is used (mp.py finds it).
 """
 
 import functools
@@ -31,7 +30,7 @@ import tempfile
 import time
 import unittest
 
-import msgpack
+from mp import msgpack
 
 # Path of the binary under test; run.py sets it.
 DAEMON = None
@@ -624,7 +623,7 @@ class StreamClient:
 
 
 def import_msgpack():
-    """python3-msgpack (run.py makes sure this interpreter has it)."""
+    """python3-msgpack, as mp.py found it."""
     return msgpack
 
 

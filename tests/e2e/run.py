@@ -21,24 +21,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # leave no __pycache__ in the source tree
 
-# Debian's python3-msgpack installs into /usr/lib/python3/dist-packages,
-# which an interpreter of another build (pyenv) does not see: run there.
-SYSTEM_PYTHON = "/usr/bin/python3"
-
-
-def ensure_msgpack(argv):
-    """Returns when this interpreter can import msgpack; else re-runs
-    under SYSTEM_PYTHON if that one can, or exits 2 saying what to install."""
-    try:
-        import msgpack  # noqa: F401
-        return
-    except ImportError:
-        pass
-    if os.path.realpath(sys.executable) != os.path.realpath(SYSTEM_PYTHON) and os.access(SYSTEM_PYTHON, os.X_OK):
-        os.execv(SYSTEM_PYTHON, [SYSTEM_PYTHON, os.path.abspath(__file__)] + argv)
-    print("e2e: no python3 can import msgpack: apt-get install python3-msgpack (make test-deps)", file=sys.stderr)
-    sys.exit(2)
-
 
 def parse(argv):
     """(verbose, encoding, positional arguments), or None on a usage error."""
@@ -67,8 +49,11 @@ def main(argv):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     verbose, encoding, args = parsed
-    ensure_msgpack(argv)
-    import harness
+    try:
+        import harness
+    except ImportError as e:  # python3-msgpack missing (mp.py says so)
+        print("e2e: %s" % e, file=sys.stderr)
+        return 2
     if encoding not in harness.ENCODINGS:
         print("e2e: unknown encoding %r (%s)" % (encoding, " or ".join(harness.ENCODINGS)), file=sys.stderr)
         return 2
