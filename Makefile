@@ -189,10 +189,12 @@ $(RAYS_FILE): $(SCENE_FILE) $(GEN_BIN)
 	$(GEN_BIN) rays 100000 99 $$(head -n 1 $(SCENE_FILE) | cut -d' ' -f1) > $@.tmp && mv $@.tmp $@
 
 # Every suite runs in one runner so the run ends with Check's one summary line.
-# The end-to-end tests start the real daemon on ephemeral loopback ports.
+# The end-to-end tests start the real daemon on ephemeral loopback ports,
+# once with JSON bodies and once with MessagePack ones.
 test: deps test-deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BIN) $(DAEMON) $(PAIRS_FILE)
 	$(PYTHON) tests/e2e/run.py $(DAEMON)
+	$(PYTHON) tests/e2e/run.py $(DAEMON) --encoding msgpack
 	CK_FORK=yes CQ_PAIRS_FILE=$(PAIRS_FILE) $(TEST_BIN)
 	@$(MAKE) --no-print-directory fuzz-regress
 
@@ -203,6 +205,7 @@ asan: deps test-deps
 	  SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  build/asan/check_all build/asan/collisiond build/asan/data/pairs-10000-11423.txt
 	ASAN_OPTIONS=detect_leaks=1 $(PYTHON) tests/e2e/run.py build/asan/collisiond
+	ASAN_OPTIONS=detect_leaks=1 $(PYTHON) tests/e2e/run.py build/asan/collisiond --encoding msgpack
 	CQ_PAIRS_FILE=build/asan/data/pairs-10000-11423.txt ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(PYTHON) tests/run_suites.py build/asan/check_all tests/suites.h $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 $(MAKE) --no-print-directory BUILD=build/asan SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" fuzz-regress

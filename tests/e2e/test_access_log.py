@@ -178,7 +178,7 @@ def drive_mix(d):
         line("s-422", ORDINARY, 422, "POST", "/v1/pairs", {"pairs": [PAIR, PAIR, PAIR]})
         line("s-pair-3", ORDINARY, 200, "POST", "/v1/pair", PAIR)
         # Over --max-body: answered 413 without a request id, then the connection closes.
-        s.send_raw('{"id": 1, "pad": "' + "x" * 5000 + '"}\n')
+        s.send_oversized(5000)
         lines, closed = s.read_until_closed()
         if not closed or [x["status"] for x in lines] != [413]:
             raise AssertionError("stream line over --max-body: %s (closed %s)" % (lines, closed))

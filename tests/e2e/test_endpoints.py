@@ -4,7 +4,7 @@ shape; request ids and ?pretty=1."""
 import json
 import re
 
-from harness import DaemonCase
+from harness import DaemonCase, json_only
 from wire import body_item, box, pair, pose, posed, sphere
 
 
@@ -203,6 +203,7 @@ class Endpoints(DaemonCase):
             ids.add(rid)
         self.assertEqual(len(ids), 3, "generated request ids repeat: %s" % ids)
 
+    @json_only("?pretty=1 indents JSON text; it does nothing to MessagePack")
     def test_pretty(self):
         body = pair(posed(box(1, 1, 1)), posed(box(1, 1, 1), (1.5, 0.2, 0)), explain=True)
         compact = self.req("POST", "/v1/pair", body)

@@ -170,10 +170,10 @@ class Exposition(DaemonCase):
             self.assertEqual(reply["status"], want[reply["id"]], reply)
             sent = lines[reply["id"] - 1]
             self.count(method_label(sent["method"]), route_of(sent["method"], sent["path"]), reply["status"])
-        s.send("[1, 2")                                              # not a request: no method, no route
+        s.send(s.malformed()[0])                                     # not a request: no method, no route
         self.assertEqual(s.read_line()["status"], 400)
         self.count("other", "unmatched", 400)
-        s.send_raw(b"x" * (MAX_BODY + 10) + b"\n")                   # too long: 413, then closed
+        s.send_oversized(MAX_BODY + 10)                              # too long: 413, then closed
         replies, closed = s.read_until_closed()
         self.assertEqual([r["status"] for r in replies], [413])
         self.assertTrue(closed)

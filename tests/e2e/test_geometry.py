@@ -5,6 +5,7 @@ its 15 axes re-derived from box corners, quaternion poses."""
 import math
 import random
 import re
+import struct
 
 import oracle as o
 from harness import DaemonCase
@@ -32,6 +33,11 @@ def seed_request(explain):
     def side(b):
         return {"shape": box(*b["half"]), "pose": {"position": b["center"], "axes": b["axes"]}}
     return pair(side(SEED_A), side(SEED_B), explain=explain)
+
+
+def bits(x):
+    """x's IEEE double, bit for bit (a number read from JSON digits or MessagePack)."""
+    return struct.pack("<d", float(x))
 
 
 def unit_check(tc, v, what):
@@ -132,22 +138,21 @@ class BoxPairs(DaemonCase):
     def test_seed_obb_case_reports_one_gap(self):
         """sat.gap, the explain row of A1xB2 and the distance (the closest
         points lie on two edges, along A1xB2) are one quantity: the same
-        digits in the bytes, whichever box is named first."""
-        texts = []
+        double (so, in JSON, the same digits), whichever box is named first."""
+        gaps = []
         for req in (seed_request(explain=True), seed_request(explain=True)):
-            if texts:
+            if gaps:
                 req = pair(req["b"], req["a"], explain=True)
-            raw = self.req("POST", "/v1/pair", req).raw.decode()
-            name = "A1xB2" if not texts else "A2xB1"
-            sat = re.search(r'"sat":\{"axis":"%s","gap":([^}]+)\}' % name, raw)
-            row = re.search(r'\{"name":"%s","gap":([^}]+)\}' % name, raw)
-            dist = re.search(r'"distance":([^,]+),', raw)
-            self.assertTrue(sat and row and dist, raw)
-            self.assertEqual(sat.group(1), row.group(1), raw)
-            self.assertEqual(sat.group(1), dist.group(1), raw)
-            texts.append(sat.group(1))
-        self.assertEqual(texts[0], texts[1], "swapping the boxes changed the gap")
-        self.assertAlmostEqual(float(texts[0]), SEED_GAP, delta=SEED_TOL)
+            r = self.ok("POST", "/v1/pair", req)
+            name = "A1xB2" if not gaps else "A2xB1"
+            self.assertEqual(r["sat"]["axis"], name, r["sat"])
+            row = [a for a in r["axes"] if a["name"] == name]
+            self.assertEqual(len(row), 1, r["axes"])
+            self.assertEqual(bits(row[0]["gap"]), bits(r["sat"]["gap"]), r)
+            self.assertEqual(bits(r["distance"]), bits(r["sat"]["gap"]), r)
+            gaps.append(r["sat"]["gap"])
+        self.assertEqual(bits(gaps[0]), bits(gaps[1]), "swapping the boxes changed the gap")
+        self.assertAlmostEqual(gaps[0], SEED_GAP, delta=SEED_TOL)
 
     def test_seed_obb_case_without_explain(self):
         r = self.ok("POST", "/v1/pair", seed_request(explain=False))
@@ -225,9 +230,44 @@ class BoxPairs(DaemonCase):
             self.assertLessEqual(len(r["points"]), 4, what)
 
 
-# A "-0" in the bytes: a minus sign, a zero, and no digit or point after it
-# (so -0.5 and 1e-07 are not matches).
+# A "-0" in the bytes of JSON: a minus sign, a zero, and no digit or point
+# after it (so -0.5 and 1e-07 are not matches).
 NEGATIVE_ZERO = re.compile(rb"-0(?![0-9.])")
+
+
+def negative_zero(r):
+    """Where r's answer writes a zero with its sign bit set, or None: in
+    JSON text the pattern above (Python reads "-0" as the integer 0), in
+    MessagePack a float -0.0 in the decoded value."""
+    if r.format != "msgpack":
+        m = NEGATIVE_ZERO.search(r.raw)
+        return None if m is None else "byte %d" % m.start()
+    return _negative_zero_in(r.json, "")
+
+
+def _negative_zero_in(value, where):
+    if isinstance(value, float) and value == 0 and math.copysign(1, value) < 0:
+        return where or "/"
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for k, v in items:
+        found = _negative_zero_in(v, "%s/%s" % (where, k))
+        if found:
+            return found
+    return None
+
+
+def signs(r, *path):
+    """The signs (+1 or -1) of the numbers of the array at path in r's
+    answer, as written: "-0" in JSON text is negative."""
+    node = r.json
+    for k in path:
+        node = node[k]
+    if r.format != "msgpack":
+        key = b'"%s":[' % path[-1].encode()
+        start = r.raw.index(key) + len(key)
+        texts = r.raw[start:r.raw.index(b"]", start)].split(b",")
+        return [-1 if t.strip().startswith(b"-") else 1 for t in texts]
+    return [int(math.copysign(1, x)) for x in node]
 
 
 class NegativeZeros(DaemonCase):
@@ -243,9 +283,10 @@ class NegativeZeros(DaemonCase):
         for body in cases:
             r = self.req("POST", "/v1/pair", body)
             self.assertEqual(r.status, 200, r.describe())
-            self.assertIsNone(NEGATIVE_ZERO.search(r.raw), r.raw)
+            self.assertIsNone(negative_zero(r), r.describe())
         # the oracle's own check: the same pattern does find the old spelling
         self.assertIsNotNone(NEGATIVE_ZERO.search(b'"normal":[-0,-1,-0]'))
+        self.assertEqual(_negative_zero_in({"normal": [-0.0, -1.0, -0.0]}, ""), "/normal/0")
         self.assertEqual(self.ok("POST", "/v1/pair", cases[0])["normal"], [0, -1, 0])
         self.assertEqual(self.ok("POST", "/v1/pair", cases[1])["points"][0]["depth"], 0)
 
@@ -253,8 +294,11 @@ class NegativeZeros(DaemonCase):
         self.ok("PUT", "/v1/worlds/nz", {}, status=201)
         r = self.req("PUT", "/v1/worlds/nz/shapes/s", {"shape": sphere(1), "pose": {"position": [-0.0, 1, -0.0]}})
         self.assertEqual(r.status, 201, r.describe())
-        self.assertIn(b'"position":[0,1,0]', r.raw)
-        self.assertIsNone(NEGATIVE_ZERO.search(self.req("GET", "/v1/worlds/nz/shapes/s").raw))
+        self.assertEqual(r.json["pose"]["position"], [0, 1, 0])
+        self.assertEqual(signs(r, "pose", "position"), [1, 1, 1], r.describe())
+        self.assertIsNone(negative_zero(self.req("GET", "/v1/worlds/nz/shapes/s")))
         # the export is the stored world, bit for bit: the client's -0 stays
-        self.assertIn(b'"position":[-0,1,-0]', self.req("GET", "/v1/worlds/nz/export").raw)
+        exported = self.req("GET", "/v1/worlds/nz/export")
+        self.assertEqual(exported.json["shapes"][0]["pose"]["position"], [0, 1, 0], exported.describe())
+        self.assertEqual(signs(exported, "shapes", 0, "pose", "position"), [-1, 1, -1], exported.describe())
         self.ok("DELETE", "/v1/worlds/nz", status=204)

@@ -14,7 +14,7 @@ import socket
 import threading
 import time
 
-from harness import (DaemonCase, _complete_response, _parse_raw_response, check_problem_body,
+from harness import (DaemonCase, _complete_response, _parse_raw_response, check_problem_body, json_only,
                      strict_json)
 from wire import body_item, box, pair, pose, posed, sphere
 
@@ -257,6 +257,8 @@ class HostileCase(DaemonCase):
             s.close()
 
 
+@json_only("hostile JSON text: nesting, huge strings, duplicate keys, bad UTF-8 and numbers in JSON syntax "
+           "(test_msgpack_hostile.py has the MessagePack twins)")
 class HostileBodies(HostileCase):
     """Bodies no parser should choke on, over HTTP and the stream, with the
     default --max-body (16 MiB)."""
@@ -696,6 +698,8 @@ class HostileGeometry(HostileCase):
         self.assertIntact("extreme world queries")
 
 
+@json_only("broken HTTP and JSON-lines framing built from JSON text (test_msgpack_hostile.py breaks "
+           "MessagePack bodies and frames)")
 class HostileProtocol(HostileCase):
     """Broken HTTP and stream framing, with a short --timeout so a stalled
     client is cut off within seconds."""

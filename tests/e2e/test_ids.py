@@ -14,7 +14,8 @@ import json
 import re
 import urllib.parse
 
-from harness import DaemonCase, check_problem_body
+import harness
+from harness import PROBLEM_TYPES, DaemonCase, check_problem_body, malformed_body
 from wire import body_item, sphere
 
 # API.md section 1: "1-64 characters of [A-Za-z0-9._:-]", matched whole.
@@ -133,7 +134,7 @@ class PathIds(DaemonCase):
                 what = "%s %s" % (method, path)
                 r = self.req(method, path, body)
                 self.assertEqual(r.status, 400, what + " -> " + r.describe())
-                self.assertTrue(r.content_type.startswith("application/problem+json"), what)
+                self.assertTrue(r.content_type.startswith(PROBLEM_TYPES[r.requested]), what)
                 self.assertIdProblem(r.json, param, what + " -> " + r.describe())
         self.assertOnlyPresent()
 
@@ -155,9 +156,10 @@ class PathIds(DaemonCase):
             if not takes_body:
                 continue
             path = fill(template, "bad!name", "s")
-            for data in ("{", "[1]", '{"nope": 1}'):
+            media = harness.MEDIA_TYPES[harness.ENCODING]
+            for data in (malformed_body()[0], harness.encode_body([1]), harness.encode_body({"nope": 1})):
                 with self.subTest(method=method, path=path, body=data):
-                    r = self.req(method, path, data=data)
+                    r = self.req(method, path, data=data, headers={"Content-Type": media})
                     self.assertProblem(r, 400, "invalid-value", context="%s %s %s" % (method, path, data))
                     self.assertIn("world name", r.json["detail"])
         self.assertOnlyPresent()

@@ -111,11 +111,12 @@ class Lifecycle(unittest.TestCase):
     def test_client_going_away_is_survived(self):
         d = self.start()
         big = {"pairs": [pair(posed(sphere(1)), posed(sphere(1), (1, 0, 0)))] * 2000}
-        data = json.dumps(big).encode()
+        data = harness.encode_body(big)
+        media = harness.MEDIA_TYPES[harness.ENCODING].encode()
         for _ in range(5):
             c = socket.create_connection(("127.0.0.1", d.http_port))
-            c.sendall(b"POST /v1/pairs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                      b"Content-Length: %d\r\n\r\n" % len(data) + data)
+            c.sendall(b"POST /v1/pairs HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\nAccept: %s\r\n"
+                      b"Content-Length: %d\r\n\r\n" % (media, media, len(data)) + data)
             c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
             c.close()  # reset: the response has nowhere to go
         s = d.stream()

@@ -8,21 +8,27 @@ Requests are held deterministically: "in flight" by an answer the client
 does not read, body bytes by a declared body the client withholds. No test
 here depends on how fast the machine is, only on generous upper bounds."""
 
-import json
 import os
 import resource
 import socket
 import threading
 import time
 
-from harness import DaemonCase, check_problem_body
+import harness
+from harness import DaemonCase, check_problem_body, decode_messages, encode_body, encode_message
 
 PAIR = {"a": {"shape": {"type": "sphere", "radius": 1}, "pose": {"position": [0, 0, 0]}},
         "b": {"shape": {"type": "sphere", "radius": 1}, "pose": {"position": [1.5, 0, 0]}}}
-PAIR_BODY = json.dumps(PAIR).encode()
-PAIR_REQUEST = (b"POST /v1/pair HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
-                b"Content-Length: %d\r\n\r\n" % len(PAIR_BODY)) + PAIR_BODY
 FAST = 2.0  # seconds: a refusal or a small request on an idle daemon takes milliseconds
+
+
+def post(path, body):
+    """The bytes of an HTTP request POSTing body to path in the run's
+    encoding, asking for the answer in it."""
+    data = encode_body(body)
+    media = harness.MEDIA_TYPES[harness.ENCODING].encode()
+    return (b"POST %s HTTP/1.1\r\nHost: t\r\nContent-Type: %s\r\nAccept: %s\r\n"
+            b"Content-Length: %d\r\n\r\n" % (path.encode(), media, media, len(data))) + data
 
 
 def hold(port, declared):
@@ -79,13 +85,11 @@ class Admission(Shedding, DaemonCase):
         not read (a 4 KiB receive buffer), so the daemon cannot finish
         sending it."""
         rays = [{"origin": [i * 0.01, 10, 0], "direction": [0, -1, 0]} for i in range(100000)]
-        body = json.dumps({"rays": rays}).encode()
         s = socket.socket()
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         s.settimeout(30)
         s.connect(("127.0.0.1", self.daemon.http_port))
-        s.sendall(b"POST /v1/worlds/big/raycast HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
-                  b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        s.sendall(post("/v1/worlds/big/raycast", {"rays": rays}))
         return s
 
     def test_503_beyond_max_inflight_then_normal_service(self):
@@ -254,9 +258,10 @@ class Flood(DaemonCase):
     def test_flood_then_normal_service_and_bounded_memory(self):
         pid = self.daemon.proc.pid
         self.ok("POST", "/v1/pair", PAIR)
+        pair_request = post("/v1/pair", PAIR)
         before = rss_kib(pid)
         for round_ in range(2):
-            replies = self.flood(self.daemon.http_port, PAIR_REQUEST, 3000)
+            replies = self.flood(self.daemon.http_port, pair_request, 3000)
             statuses = [r.split(b" ", 2)[1] if r.startswith(b"HTTP/1.1 ") else b"closed" for r in replies]
             counts = {s: statuses.count(s) for s in set(statuses)}
             self.assertLessEqual(set(counts), {b"200", b"503"}, counts)
@@ -264,14 +269,15 @@ class Flood(DaemonCase):
                 if b" 503 " in r.split(b"\r\n", 1)[0]:
                     self.assertIn(b"\r\nRetry-After: 1\r\n", r)
             self.assertGreater(counts.get(b"200", 0), 0, counts)
-            lines = self.flood(self.daemon.stream_port, b'{"id":1,"method":"POST","path":"/v1/pair","body":'
-                               + PAIR_BODY + b'}\n', 1500)
-            self.assertTrue(all(b'"status":200' in r or b'"status":503' in r for r in lines),
-                            [r for r in lines if b'"status":200' not in r][:3])
+            lines = self.flood(self.daemon.stream_port,
+                               encode_message({"id": 1, "method": "POST", "path": "/v1/pair", "body": PAIR}), 1500)
+            statuses = [[m["status"] for m in decode_messages(r)] for r in lines]
+            self.assertTrue(all(s in ([200], [503]) for s in statuses),
+                            [(s, r[:100]) for s, r in zip(statuses, lines) if s != [200]][:3])
         # Abrupt disconnects (RST) in the middle of requests.
         for _ in range(1000):
             s = socket.create_connection(("127.0.0.1", self.daemon.http_port))
-            s.sendall(PAIR_REQUEST[:40])
+            s.sendall(pair_request[:40])
             s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
             s.close()
         for _ in range(20):
@@ -301,21 +307,22 @@ class WorldCap(DaemonCase):
 
 
 class RequestMemory(DaemonCase):
-    """--max-request-memory holds what one request's JSON decodes to (the
-    tree and the decoders' arrays), the same on both listeners (the
-    stream's envelope is not charged twice)."""
+    """--max-request-memory holds what one request's body decodes to (a
+    JSON body's tree, and in either encoding the decoders' arrays), the
+    same on both listeners (the stream's envelope is not charged twice)."""
 
     FLAGS = ("--max-request-memory", "1M")
 
     def bodies(self, n):
-        # n empty arrays: each takes over 64 bytes decoded, 3 bytes as text
-        return '{"rays":[%s]}' % ",".join(["[]"] * n)
+        # n empty arrays: each takes over 64 bytes decoded, 3 bytes as JSON
+        # text and 1 as MessagePack
+        return {"rays": [[]] * n}
 
-    def answer_both(self, text):
-        r = self.daemon.request("POST", "/v1/worlds/w/raycast", data=text)
+    def answer_both(self, body):
+        r = self.daemon.request("POST", "/v1/worlds/w/raycast", body)
         s = self.daemon.stream()
         try:
-            s.send_raw('{"id":1,"method":"POST","path":"/v1/worlds/w/raycast","body":%s}\n' % text)
+            s.send({"id": 1, "method": "POST", "path": "/v1/worlds/w/raycast", "body": body})
             line = s.read_line()
         finally:
             s.close()
@@ -323,9 +330,9 @@ class RequestMemory(DaemonCase):
 
     def test_budget_on_both_listeners(self):
         self.ok("PUT", "/v1/worlds/w", {}, status=201)
-        # Under the budget (about 0.5 MB of tree, and the decoder's 64 bytes
-        # a ray, so twice that would not fit): decoded, then refused for
-        # what it says.
+        # Under the budget (the decoder's 64 bytes a ray, and in JSON about
+        # 0.5 MB of tree, so twice that would not fit): decoded, then
+        # refused for what it says.
         r, line = self.answer_both(self.bodies(3000))
         self.assertProblem(r, 400, "wrong-type", "/rays/0", "3,000 arrays over HTTP")
         self.assertEqual(line["status"], 400, line)

@@ -5,6 +5,7 @@ response that differs. The oracles: the statuses the session itself saw, the
 token the session used (never in the file), and a response tampered by hand
 at a known byte."""
 
+import base64
 import json
 import os
 import socket
@@ -13,11 +14,9 @@ import tempfile
 import time
 import unittest
 
-import base64
-
 import harness
 import mp
-from harness import Daemon
+from harness import Daemon, once, strict_msgpack
 from wire import box, pose, sphere
 
 TOKEN = "rec-T0ken-9f3a"
@@ -25,9 +24,11 @@ REPLAY_TIMEOUT = 60
 
 
 def drive_session(d):
-    """Every endpoint, every shape type, errors and both transports; returns
-    what the client saw, in order: (transport, method, path, status)."""
-    seen = []
+    """Every endpoint, every shape type, errors and both transports, in the
+    run's encoding; returns what the client saw, in order: (transport,
+    method, path, status), and each request's (body format, response
+    format), "msgpack" or None for JSON or no body."""
+    seen, formats = [], []
 
     def http(method, path, body=None, data=None, token=True, headers=None, expect=None):
         h = {"Authorization": "Bearer " + TOKEN} if token else {}
@@ -36,6 +37,11 @@ def drive_session(d):
         if expect is not None and r.status != expect:
             raise AssertionError("%s %s: expected %d, got %s" % (method, path, expect, r.describe()))
         seen.append(("http", method, path.split("?")[0], r.status))
+        if data is not None:
+            sent = harness.format_of(h.get("Content-Type", "application/json"))
+        else:
+            sent = harness.ENCODING if body is not None else None
+        formats.append((sent if sent != "json" else None, "msgpack" if r.format == "msgpack" else None))
         return r
 
     w = "/v1/worlds/arena"
@@ -72,7 +78,7 @@ def drive_session(d):
         "move": [{"id": "pill", "pose": pose([-0.6, 0.9, 0], rotation=[0, 0.3826834, 0, 0.9238795])}],
         "remove": ["tri"]}, expect=200)
     http("GET", w + "/shapes/crate", expect=200)
-    http("GET", w + "?pretty=1", expect=200)
+    http("GET", w + "?pretty=1", headers={"Accept": "application/json"}, expect=200)  # pretty is JSON text
     http("GET", "/v1/worlds", expect=200)
     http("GET", w + "/pairs", expect=200)
     http("POST", w + "/contacts", {"dt": 0.0166}, expect=200)
@@ -85,7 +91,8 @@ def drive_session(d):
          expect=200)
     http("POST", w + "/overlap", {"shape": sphere(1), "pose": pose([0.5, 0.5, 0])}, expect=200)
     exported = http("GET", w + "/export", expect=200)
-    http("PUT", "/v1/worlds/arena-copy", data=exported.raw, expect=201)
+    http("PUT", "/v1/worlds/arena-copy", data=exported.raw, headers={"Content-Type": exported.content_type},
+         expect=201)
     http("GET", "/metrics", expect=200)
     http("GET", "/metrics/fallbacks?limit=5", expect=200)
     http("GET", "/v1/openapi.json", expect=200)
@@ -117,12 +124,28 @@ def drive_session(d):
             if reply["status"] != want:
                 raise AssertionError("stream %s: expected %d, got %s" % (line["path"], want, reply))
             seen.append(("stream", line["method"], line["path"].split("?")[0], reply["status"]))
+            # a stream request's formats are its connection's, body or not
+            msgpack = "msgpack" if harness.ENCODING == "msgpack" else None
+            formats.append((msgpack, msgpack))
     finally:
         s.close()
     http("DELETE", w + "/shapes/ball", expect=204)
     http("DELETE", "/v1/worlds/arena-copy", expect=204)
     http("GET", "/v1/worlds", expect=200)
-    return seen
+    return seen, formats
+
+
+def record_value(rec, key):
+    """A record's "body" or "response" as the value sent or answered: a
+    base64 member decoded (to bytes, or to its value when its format
+    member says MessagePack), any other as it is."""
+    v = rec[key]
+    if key not in rec.get("base64", []):
+        return v
+    raw = base64.b64decode(v)
+    if rec.get("body_format" if key == "body" else "response_format") == "msgpack":
+        return strict_msgpack(raw)
+    return raw
 
 
 def replay(path, url, *extra, token=TOKEN):
@@ -151,7 +174,7 @@ class RecordReplay(unittest.TestCase):
         cls.addClassCleanup(d.cleanup)
         d.start()
         try:
-            cls.seen = drive_session(d)
+            cls.seen, cls.formats = drive_session(d)
         finally:
             rc = d.stop()
         if rc != 0:
@@ -197,13 +220,19 @@ class RecordReplay(unittest.TestCase):
                 self.assertEqual(rec["seq"], i + 1)
                 self.assertEqual((rec["transport"], rec["method"], rec["path"], rec["status"]),
                                  (transport, method, path, status))
-                self.assertEqual(set(rec) - {"base64"},
+                self.assertEqual(set(rec) - {"base64", "accept", "body_format", "response_format"},
                                  {"seq", "time", "transport", "method", "path", "query", "request_id",
                                   "authorization", "body", "status", "response"})
+                # MessagePack is named; JSON, the default, is not
+                body_format, response_format = self.formats[i]
+                self.assertEqual(rec.get("body_format"), body_format, rec)
+                self.assertEqual(rec.get("response_format"), response_format, rec)
+                if response_format:
+                    self.assertEqual(rec.get("accept"), "msgpack", rec)
         # bodies are embedded as sent, responses as answered
         batch = records[self.index_of("POST", "/arena/batch")]
-        self.assertEqual(batch["body"]["remove"], ["tri"])
-        self.assertEqual(batch["response"], {"upserted": 1, "moved": 1, "removed": 1, "shapes": 7})
+        self.assertEqual(record_value(batch, "body")["remove"], ["tri"])
+        self.assertEqual(record_value(batch, "response"), {"upserted": 1, "moved": 1, "removed": 1, "shapes": 7})
         bad = [r for r in records if r["request_id"] == "bad-bytes"][0]
         self.assertEqual(bad["base64"], ["body"])
         self.assertEqual(bad["body"], "//57")  # base64 of ff fe 7b
@@ -229,22 +258,39 @@ class RecordReplay(unittest.TestCase):
         self.assertEqual(summary(proc), "replayed %d, differing 0" % len(self.lines))
         self.assertLess(self.took, 10.0, "a replay should take seconds")
 
-    def test_a_tampered_response_is_the_one_difference(self):
+    def tamper_contacts(self):
+        """The contacts record with its stats.broadphase_pairs count
+        changed by hand: (its index, the new line, the byte of the response
+        changed, what the replay must report)."""
         i = self.index_of("POST", "/arena/contacts")
         line = self.lines[i]
+        rec = json.loads(line)
+        if rec.get("response_format") == "msgpack":
+            response = base64.b64decode(rec["response"])
+            key = b"\xb0broadphase_pairs"  # the key as a fixstr of 16 bytes
+            at = response.index(key) + len(key)
+            self.assertLess(response[at], 10, "broadphase_pairs should be a small fixint")
+            changed = response[:at] + bytes([(response[at] + 1) % 10]) + response[at + 1:]
+            new = line.replace(rec["response"].encode(), base64.b64encode(changed))
+            return i, new, "body (MessagePack, compared as values): first difference at /stats/broadphase_pairs " \
+                           "(byte %d" % at
         start = line.index(b'"response":') + len(b'"response":')
         response = line[start:-1]  # raw JSON up to the record's closing brace
-        self.assertEqual(json.loads(response)["stats"], json.loads(line)["response"]["stats"])
+        self.assertEqual(json.loads(response)["stats"], rec["response"]["stats"])
         at = response.index(b'"broadphase_pairs":') + len(b'"broadphase_pairs":')
         digit = response[at:at + 1]
         other = str((int(digit) + 1) % 10).encode()
-        path = self.tampered("tampered.jsonl", {i: line[:start + at] + other + line[start + at + 1:]})
+        return i, line[:start + at] + other + line[start + at + 1:], "body: first difference at byte %d;" % at
+
+    def test_a_tampered_response_is_the_one_difference(self):
+        i, line, report = self.tamper_contacts()
+        path = self.tampered("tampered.jsonl", {i: line})
         proc = self.against_fresh_daemon(path)
         out = proc.stdout.decode()
         self.assertEqual(proc.returncode, 1, out + proc.stderr.decode())
         self.assertEqual(summary(proc), "replayed %d, differing 1" % len(self.lines))
         self.assertIn("seq %d: POST /v1/worlds/arena/contacts" % (i + 1), out)
-        self.assertIn("body: first difference at byte %d;" % at, out)
+        self.assertIn(report, out)
         self.assertNotIn("status:", out)
         self.assertEqual(out.count("seq "), 1, out)
 
@@ -311,6 +357,7 @@ def drive_msgpack_session(d):
     return seen
 
 
+@once("sends MessagePack and JSON itself, whatever the run's encoding")
 class RecordReplayMsgpack(unittest.TestCase):
     """A session in MessagePack: recorded with its formats, replayed with
     them, and its answers compared as values."""
@@ -469,7 +516,8 @@ class RecordingFile(unittest.TestCase):
             self.assertEqual(d.stop(), 0)
         with open(rec) as f:
             records = [json.loads(line) for line in f]
-        self.assertEqual([(r["seq"], r["path"], r["response"]) for r in records], [(1, "/healthz", {"status": "ok"})])
+        self.assertEqual([(r["seq"], r["path"], record_value(r, "response")) for r in records],
+                         [(1, "/healthz", {"status": "ok"})])
         self.assertEqual(os.stat(rec).st_mode & 0o777, 0o600)
 
     def test_unwritable_recording_keeps_serving(self):

@@ -1,9 +1,8 @@
-"""The JSON-lines stream transport (API.md section 4): pipelining, ids,
-bad lines, auth through "headers", and the line limit."""
+"""The stream transport (API.md section 11), JSON lines or MessagePack
+frames as the run's encoding says: pipelining, ids, bad messages, auth
+through "headers", and the message limit."""
 
-import json
-
-from harness import DaemonCase, check_problem_body
+from harness import DaemonCase, check_problem_body, json_only
 from wire import body_item, pair, posed, sphere
 
 PAIR = pair(posed(sphere(1)), posed(sphere(1.5), (3, 0, 0)))
@@ -84,7 +83,7 @@ class Stream(DaemonCase):
             lines.append({"id": "g%d" % k, "method": "GET", "path": "/v1/worlds/w"})
             expect.append(("g%d" % k, 200, 2001 + k))
             if k % 7 == 3:
-                lines.append("not json")
+                lines.append(self.s.not_an_envelope())
                 expect.append((None, 400, None))
         self.s.send(*lines)
         replies = [self.s.read_line() for _ in lines]
@@ -97,6 +96,7 @@ class Stream(DaemonCase):
         for pairs in contacts:
             self.assertEqual(pairs, contacts[0], "the spheres added far away touch nothing")
 
+    @json_only("lines of JSON text that are no envelope (test_msgpack_hostile.py has the MessagePack cases)")
     def test_bad_lines_keep_the_connection(self):
         for line in ("this is not json", "[1, 2, 3]", '"text"', "42", '{"id": 1, "method": "GET"',
                      "{}", '{"method": "GET"}', '{"id": 3, "id": 4, "method": "GET", "path": "/healthz"}'):
@@ -123,6 +123,7 @@ class Stream(DaemonCase):
                                 "method-not-allowed")
         self.assertReplyProblem(self.roundtrip({"id": 4, "method": "POST", "path": "/v1/pair"}), 400, 4)
 
+    @json_only("blank lines and CRLF line ends are JSON-lines framing")
     def test_crlf_and_blank_lines(self):
         self.s.send_raw('\n\r\n{"id": 1, "method": "GET", "path": "/readyz"}\r\n')
         reply = self.s.read_line()
@@ -136,7 +137,7 @@ class Stream(DaemonCase):
         self.assertRegex(reply.get("request_id", ""), r"^[A-Za-z0-9._:-]{1,64}$", "a generated id: %s" % reply)
 
     def test_split_writes(self):
-        line = '{"id": 11, "method": "POST", "path": "/v1/pair", "body": %s}\n' % json.dumps(PAIR)
+        line = self.s.encode({"id": 11, "method": "POST", "path": "/v1/pair", "body": PAIR})
         for i in range(0, len(line), 7):
             self.s.send_raw(line[i:i + 7])
         reply = self.s.read_line()
@@ -144,7 +145,8 @@ class Stream(DaemonCase):
 
     def test_abandoned_connection(self):
         other = self.daemon.stream()
-        other.send_raw('{"id": 1, "method": "POST", "path": "/v1/pair", "body": {"a":')
+        half = other.encode({"id": 1, "method": "POST", "path": "/v1/pair", "body": PAIR})
+        other.send_raw(half[:len(half) // 2])
         other.close()
         other = self.daemon.stream()
         other.send(*[{"id": i, "method": "POST", "path": "/v1/pair", "body": PAIR} for i in range(50)])
@@ -182,7 +184,7 @@ class StreamLineLimit(DaemonCase):
         try:
             s.send({"id": 1, "method": "GET", "path": "/healthz"})
             self.assertEqual(s.read_line()["status"], 200)
-            s.send_raw('{"id": 2, "method": "POST", "path": "/v1/pair", "body": {"pad": "' + "x" * 5000 + '"}}\n')
+            s.send_oversized(5000)
             lines, closed = s.read_until_closed()
             self.assertTrue(closed, "the server should close a connection whose line passes --max-body")
             self.assertEqual(len(lines), 1, "expected one 413 reply before the close: %s" % lines)
@@ -193,18 +195,18 @@ class StreamLineLimit(DaemonCase):
         # a line that never ends is cut off as well
         s = self.daemon.stream(timeout=5)
         try:
-            s.send_raw("x" * 10000)
+            s.send_raw(s.encode({"id": 3, "pad": "x" * 10000})[:-10])
             _, closed = s.read_until_closed()
-            self.assertTrue(closed, "a 10000-byte unfinished line with --max-body 4096 should be refused")
+            self.assertTrue(closed, "a 10000-byte unfinished message with --max-body 4096 should be refused")
         finally:
             s.close()
 
     def test_line_under_max_body_is_served(self):
-        line = json.dumps({"id": 1, "method": "POST", "path": "/v1/pair", "body": PAIR})
-        line = line[:-1] + " " * (4000 - len(line)) + "}"
         s = self.daemon.stream()
         try:
-            s.send(line)
+            message = s.padded({"id": 1, "method": "POST", "path": "/v1/pair", "body": PAIR}, 4000)
+            self.assertGreater(len(message), 3990)
+            s.send(message)
             self.assertEqual(s.read_line()["status"], 200)
         finally:
             s.close()

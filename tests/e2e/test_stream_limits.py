@@ -56,7 +56,8 @@ class StreamProgressTimer(DaemonCase):
     def test_stalled_half_line_is_cut_off(self):
         s = self.daemon.stream(timeout=6)
         try:
-            s.send_raw('{"id": 1, "method": "GET", "pa')
+            whole = s.encode({"id": 1, "method": "GET", "path": "/healthz"})
+            s.send_raw(whole[:len(whole) // 2])
             t0 = time.monotonic()
             lines, closed = s.read_until_closed()
             took = time.monotonic() - t0
@@ -69,8 +70,8 @@ class StreamProgressTimer(DaemonCase):
 
     def test_slow_line_with_progress_is_served(self):
         # Longer than --timeout in all, but never a second without a byte.
-        line = '{"id": 2, "method": "GET", "path": "/healthz"}\n'
         s = self.daemon.stream(timeout=6)
+        line = s.encode({"id": 2, "method": "GET", "path": "/healthz"})
         try:
             for piece in (line[:10], line[10:20], line[20:30], line[30:]):
                 s.send_raw(piece)
@@ -85,11 +86,12 @@ class StreamProgressTimer(DaemonCase):
         before = self.daemon.request("GET", "/metrics").raw.decode()
         s = self.daemon.stream(timeout=6)
         try:
-            s.send('{"id": 3, "method": "GET"')
+            bad, slug = s.malformed()
+            s.send(bad)
             reply = s.read_line()
             self.assertEqual((reply["id"], reply["status"]), (None, 400), reply)
             self.assertRegex(reply.get("request_id", ""), r"^[A-Za-z0-9._:-]{1,64}$", reply)
-            check_problem_body(self, reply["body"], 400, "malformed-json", None)
+            check_problem_body(self, reply["body"], 400, slug, None)
             s.send({"id": 4, "method": "GET", "path": "/healthz", "headers": {"X-Request-Id": "tick-9", "Accept": 2}})
             reply = s.read_line()
             self.assertEqual((reply["id"], reply["status"], reply.get("request_id")), (4, 400, "tick-9"), reply)
@@ -98,7 +100,7 @@ class StreamProgressTimer(DaemonCase):
             s.close()
         s = self.daemon.stream(timeout=6)
         try:
-            s.send_raw('{"id": 5, "pad": "' + "x" * 5000 + '"}\n')
+            s.send_oversized(5000)
             lines, closed = s.read_until_closed()
         finally:
             s.close()
@@ -162,10 +164,10 @@ def metric(daemon, name):
     return float(m.group(1)) if m else None
 
 
-def padded_health(rid, size):
-    """A /healthz request line about size bytes long (whitespace inside the JSON)."""
-    head = '{"id":%d,"method":"GET","path":"/healthz"' % rid
-    return head + " " * max(0, size - len(head) - 2) + "}\n"
+def padded_health(s, rid, size):
+    """A /healthz request about size bytes long in s's encoding (a padding
+    header the server ignores)."""
+    return s.padded({"id": rid, "method": "GET", "path": "/healthz"}, size)
 
 
 class StreamBufferBudget(DaemonCase):
@@ -180,7 +182,7 @@ class StreamBufferBudget(DaemonCase):
         s = self.daemon.stream(timeout=5)
         try:
             s.send(HEALTH)
-            line = padded_health(1, 200 * 1024)
+            line = padded_health(s, 1, 200 * 1024)
             s.send_raw(line[: 100 * 1024])  # unfinished, and already past 64 KiB
             self.assertEqual(s.read_line()["status"], 200)
             shed = s.read_line()  # answered before the line ends
@@ -201,17 +203,17 @@ class StreamBufferBudget(DaemonCase):
         a = self.daemon.stream(timeout=5)
         b = self.daemon.stream(timeout=5)
         try:
-            held = padded_health(3, 40 * 1024)
+            held = padded_health(a, 3, 40 * 1024)
             a.send_raw(held[:-10])  # 40 KiB held for A
             time.sleep(0.3)
-            b.send_raw(padded_health(4, 40 * 1024))  # with A's, past 64 KiB
+            b.send_raw(padded_health(b, 4, 40 * 1024))  # with A's, past 64 KiB
             refused = b.read_line()
             self.assertEqual((refused["id"], refused["status"]), (None, 503))
             b.send(HEALTH)  # a line's first 4 KiB are free: health checks always pass
             self.assertEqual(b.read_line()["status"], 200)
             a.send_raw(held[-10:])  # A's line ends: its bytes are given back
             self.assertEqual(a.read_line()["id"], 3)
-            b.send_raw(padded_health(5, 40 * 1024))
+            b.send_raw(padded_health(b, 5, 40 * 1024))
             self.assertEqual(b.read_line()["status"], 200)
         finally:
             a.close()
@@ -229,10 +231,10 @@ class StreamBufferBudget(DaemonCase):
             time.sleep(0.1)
 
     def test_closed_connections_give_their_bytes_back(self):
-        lines = "".join(padded_health(10 + i, 8 * 1024) for i in range(12))
         self.wait_until_freed()  # the connections of the tests before
         for _ in range(3):
             s = self.daemon.stream(timeout=5)
+            lines = b"".join(padded_health(s, 10 + i, 8 * 1024) for i in range(12))
             s.send_raw(lines + lines[:-3000])  # queued, running and unfinished lines
             # The first reply shows the server has the connection; the rest
             # are never read.
@@ -245,7 +247,7 @@ class StreamBufferBudget(DaemonCase):
             self.wait_until_freed()
         s = self.daemon.stream(timeout=5)
         try:
-            s.send_raw(padded_health(99, 60 * 1024))  # the whole budget is there again
+            s.send_raw(padded_health(s, 99, 60 * 1024))  # the whole budget is there again
             self.assertEqual(s.read_line()["status"], 200)
         finally:
             s.close()

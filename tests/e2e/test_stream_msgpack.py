@@ -564,7 +564,7 @@ class StreamBothEncodings(DaemonCase):
     each answered in its own encoding, each seeing the other's changes."""
 
     def test_side_by_side(self):
-        j = self.daemon.stream()
+        j = self.daemon.stream(encoding="json")
         m = self.daemon.stream_msgpack()
         try:
             m.send({"id": "m1", "method": "PUT", "path": "/v1/worlds/both", "body": {}})

@@ -2,13 +2,13 @@
 round-trip exactly, concurrent clients, slow clients cut off."""
 
 import http.client
-import json
 import socket
 import struct
 import threading
 import time
 
-from harness import DaemonCase, strict_json
+import harness
+from harness import DaemonCase, decode_body, encode_body, json_only
 from wire import body_item, pair, pose, posed, sphere
 
 
@@ -19,12 +19,15 @@ class Transport(DaemonCase):
     def test_keep_alive(self):
         conn = http.client.HTTPConnection("127.0.0.1", self.daemon.http_port, timeout=10)
         try:
+            media = harness.MEDIA_TYPES[harness.ENCODING]
             for i in range(20):
-                body = json.dumps(pair(posed(sphere(1)), posed(sphere(1), (3 + i, 0, 0))))
-                conn.request("POST", "/v1/pair", body=body, headers={"Content-Type": "application/json"})
+                body = encode_body(pair(posed(sphere(1)), posed(sphere(1), (3 + i, 0, 0))))
+                conn.request("POST", "/v1/pair", body=body, headers={"Content-Type": media, "Accept": media})
                 r = conn.getresponse()
                 self.assertEqual(r.status, 200)
-                self.assertAlmostEqual(strict_json(r.read())["distance"], 1 + i, delta=1e-12)
+                raw = r.read()
+                self.assertAlmostEqual(decode_body(raw, r.getheader("Content-Type", ""))["distance"], 1 + i,
+                                       delta=1e-12)
             conn.request("GET", "/v1/nope")
             r = conn.getresponse()
             self.assertEqual(r.status, 404)
@@ -34,9 +37,11 @@ class Transport(DaemonCase):
         finally:
             conn.close()
 
-    def test_numbers_round_trip(self):
-        values = [0.1 + 0.2, 5e-324, 2.2250738585072014e-308, 123456789.12345679, -1e-7, 2.0 ** 53 + 2,
+    ROUND_TRIP = [0.1 + 0.2, 5e-324, 2.2250738585072014e-308, 123456789.12345679, -1e-7, 2.0 ** 53 + 2,
                   1.2345678901234567e49, -2.5, 1 / 3]
+
+    def test_numbers_round_trip(self):
+        values = self.ROUND_TRIP
         self.ok("PUT", "/v1/worlds/num", {}, status=201)
         for i in range(0, len(values), 3):
             position = values[i:i + 3]
@@ -48,9 +53,17 @@ class Transport(DaemonCase):
                                  "position %r came back as %r" % (want, g))
                 self.assertEqual(struct.pack("<d", float(v)), struct.pack("<d", want))
             self.assertEqual(got["shape"]["radius"], values[-1])
-        raw = self.daemon.request("GET", "/v1/worlds/num/shapes/s0").raw
+        self.ok("DELETE", "/v1/worlds/num", status=204)
+
+    @json_only("the shortest digits of a number in JSON text")
+    def test_numbers_are_written_shortest(self):
+        self.ok("PUT", "/v1/worlds/digits", {}, status=201)
+        self.ok("PUT", "/v1/worlds/digits/shapes/s0", {"shape": sphere(1), "pose": pose(self.ROUND_TRIP[:3])},
+                status=201)
+        raw = self.daemon.request("GET", "/v1/worlds/digits/shapes/s0").raw
         self.assertIn(b"0.30000000000000004", raw)
         self.assertNotRegex(raw.decode(), r"\d{18,}", "more than 17 significant digits")
+        self.ok("DELETE", "/v1/worlds/digits", status=204)
 
     def test_large_requests(self):
         n = 20000
