@@ -319,7 +319,7 @@ static const unsigned char *key_bytes(const mp_state *s, const mp_key *k)
     return s->d + k->at + str_header(s->d[k->at]);
 }
 
-static bool same_key(const mp_state *s, const mp_key *a, const mp_key *b)
+static inline bool same_key(const mp_state *s, const mp_key *a, const mp_key *b)
 {
     // Equal prefixes and lengths settle keys of up to 8 bytes.
     return a->prefix == b->prefix && a->len == b->len &&
@@ -378,20 +378,27 @@ static int duplicate(mp_state *s, const mp_key *first, const mp_key *again)
                n < (int)again->len ? "..." : "", again->at, first->at);
 }
 
-/* Records the key led by the byte at `at`, bytes q[0..n), of the map f;
- * a small map compares it with its keys before. */
-static int key_seen(mp_state *s, const mp_frame *f, size_t at, const unsigned char *q, size_t n)
+/* Records the key led by the byte at `at`, of n bytes whose first 8 are
+ * prefix (key_prefix), of the map f; a small map compares it with its
+ * keys before. */
+static inline int key_note(mp_state *s, const mp_frame *f, size_t at, uint64_t prefix, size_t n)
 {
     if (keys_reserve(s, 1))
         return -1;
     mp_key *k = &s->keys[s->top];
-    *k = (mp_key){key_prefix(q, n, (size_t)(s->d + s->len - q)), (uint32_t)at, (uint32_t)n};
+    *k = (mp_key){prefix, (uint32_t)at, (uint32_t)n};
     if (f->members <= SMALL_MAP)
         for (size_t i = f->keys; i < s->top; i++)
             if (same_key(s, &s->keys[i], k))
                 return duplicate(s, &s->keys[i], k);
     s->top++;
     return 0;
+}
+
+/* key_note for the key q[0..n) (its lead byte at `at`). */
+static int key_seen(mp_state *s, const mp_frame *f, size_t at, const unsigned char *q, size_t n)
+{
+    return key_note(s, f, at, key_prefix(q, n, (size_t)(s->d + s->len - q)), n);
 }
 
 static void insertion_sort(const mp_state *s, mp_key *a, size_t n)
@@ -490,8 +497,15 @@ static int string(mp_state *s, const mp_frame *f, const unsigned char *q, size_t
 /* The single pass. It is the hot loop of every MessagePack request (a
  * 10,000-move batch has 210,000 values), so the position, the values due
  * and the innermost frame's count stay in locals (the frame in memory is
- * written only when another opens inside it), every lead byte is one table
- * lookup, and each value costs one bounds check. */
+ * written only when another opens inside it), and each value costs one
+ * bounds check: own bytes plus one for each value due after it must fit in
+ * what is left. The values a request is mostly made of come first, each
+ * tested straight from its lead byte: a float64 (and the rest of a vector's
+ * run of them), a fixint, a fixstr of up to 8 ASCII bytes (a key, an id)
+ * tested from one 8-byte load. Everything else, and any of those that does
+ * not pass, goes through the general path, one table lookup per lead byte,
+ * which finds and reports the fault; the function is long because those
+ * paths share the locals. */
 static int walk(mp_state *s)
 {
     const unsigned char *q = s->d, *end = s->d + s->len;
@@ -501,13 +515,56 @@ static int walk(mp_state *s)
     for (;;) {
         // need <= end - q holds throughout: the byte at q is there.
         unsigned char c = *q;
-        mp_lead l = leads[c];
         bool key = map && left % 2 == 0;
+        size_t rest = (size_t)(end - q) - 1;
         left--;
         need--;
+        if ((c & 0xe0) == 0xa0 && (c & 0x1f) <= 8 && rest >= 8 && (c & 0x1fu) + need <= rest) {
+            size_t n = c & 0x1f;
+            uint64_t w = load8_be(q + 1);
+            uint64_t head = n == 8 ? w : w & ~(UINT64_MAX >> (8 * n));
+            if ((head & 0x8080808080808080u) == 0) {
+                if (key && key_note(s, f, (size_t)(q - s->d), head, n))
+                    return -1;
+                q += 1 + n;
+                goto closed;
+            }
+        } else if (key) {
+            // Only a string may be a key: the general path says what this is.
+        } else if (c == 0xcb) {
+            if (rest < 8 + need)
+                goto general;
+            q += 9;
+            // The bound for the next float64: 9 bytes and need - 1 after it.
+            if (!map)
+                for (; left > 0 && *q == 0xcb && (size_t)(end - q) >= 8 + need; left--, need--)
+                    q += 9;
+            goto closed;
+        } else if ((c & 0xe0) == 0x80) {
+            // A fixmap (0x80-0x8f) or fixarray (0x90-0x9f).
+            uint64_t n = c & 0x0f;
+            bool m = c < 0x90;
+            uint64_t own = m ? 2 * n : n;
+            if (own + need > rest || f - s->frames >= s->max_depth)
+                goto general;
+            q++;
+            need += own;
+            if (n == 0)
+                goto closed;
+            // A container with values due closes nothing.
+            f->left = left;
+            *++f = (mp_frame){0, n, s->top, m};
+            left = own;
+            map = m;
+            continue;
+        } else if (c < 0x80 || c >= 0xe0) {
+            q++;
+            goto closed;
+        }
+    general:;
+        mp_lead l = leads[c];
         if (l.kind > LEAD_MAP || (key && l.kind != LEAD_STR))
             return refused(s, q, key);
-        size_t rest = (size_t)(end - q) - 1;
         if (rest < l.field)
             return cut_header(s, q);
         rest -= l.field;
@@ -533,6 +590,7 @@ static int walk(mp_state *s)
                 map = f->map;
             }
         }
+    closed:
         // The frames whose last value this was close.
         while (left == 0) {
             if (f == s->frames)
