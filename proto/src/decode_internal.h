@@ -116,7 +116,7 @@ int cqpd_fault(cqp_decoder *d, cq_fault f);
 /* A shape with its pose, velocity and filter, as one upsert of a batch body
  * or an import ({"id"?, "shape", "pose"?, "velocity"?, "layer"?, "mask"?}).
  * with_id: the object carries "id" (decoded into id); else id is the caller's.
- * op comes zeroed (as a batch's arrays do). On success op and shape are
+ * shape comes zeroed; op is zeroed here. On success op and shape are
  * filled (op->id still unset). */
 int cqpd_upsert(cqp_decoder *d, cqp_value v, bool with_id, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op,
                 cqp_shape *shape);
