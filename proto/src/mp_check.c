@@ -495,31 +495,33 @@ static int string(mp_state *s, const mp_frame *f, const unsigned char *q, size_t
 }
 
 /* The single pass. It is the hot loop of every MessagePack request (a
- * 10,000-move batch has 210,000 values), so the position, the values due
- * and the innermost frame's count stay in locals (the frame in memory is
- * written only when another opens inside it), and each value costs one
- * bounds check: own bytes plus one for each value due after it must fit in
- * what is left. The values a request is mostly made of come first, each
- * tested straight from its lead byte: a float64 (and the rest of a vector's
- * run of them), a fixint, a fixstr of up to 8 ASCII bytes (a key, an id)
- * tested from one 8-byte load. Everything else, and any of those that does
- * not pass, goes through the general path, one table lookup per lead byte,
- * which finds and reports the fault; the function is long because those
- * paths share the locals. */
+ * 10,000-move batch has 210,000 values), so its state stays in locals: the
+ * position, the innermost frame's count (the frame in memory is written
+ * only when another opens inside it) and the slack, the bytes left beyond
+ * one for each value still due in every open array and map, which is what
+ * every bound is about: a value fits when its bytes past the one counted
+ * for it are within the slack. The values a request is mostly made of
+ * come first, each tested straight from its lead byte: a fixstr of up to 8
+ * ASCII bytes (a key, an id) from one 8-byte load, a float64 (and the rest
+ * of a vector's run of them), a fixmap or fixarray, a fixint. Everything
+ * else, and any of those that does not pass, goes through the general
+ * path, one table lookup per lead byte, which finds and reports the fault
+ * with the count of values due; the function is long because those paths
+ * share the locals. */
 static int walk(mp_state *s)
 {
-    const unsigned char *q = s->d, *end = s->d + s->len;
-    uint64_t need = 1, left = 1; // the root is due
+    const unsigned char *q = s->d;
+    // The root is due: its one byte is counted, the rest is slack.
+    uint64_t slack = s->len - 1, left = 1;
     bool map = false;
     mp_frame *f = s->frames;
     for (;;) {
-        // need <= end - q holds throughout: the byte at q is there.
+        // slack >= 0 holds throughout: the byte at q is there.
         unsigned char c = *q;
         bool key = map && left % 2 == 0;
-        size_t rest = (size_t)(end - q) - 1;
         left--;
-        need--;
-        if ((c & 0xe0) == 0xa0 && (c & 0x1f) <= 8 && rest >= 8 && (c & 0x1fu) + need <= rest) {
+        if ((c & 0xe0) == 0xa0 && (c & 0x1f) <= 8 && slack >= 8) {
+            // Slack of 8 or more: the 8 bytes after the lead are there.
             size_t n = c & 0x1f;
             uint64_t w = load8_be(q + 1);
             uint64_t head = n == 8 ? w : w & ~(UINT64_MAX >> (8 * n));
@@ -527,17 +529,18 @@ static int walk(mp_state *s)
                 if (key && key_note(s, f, (size_t)(q - s->d), head, n))
                     return -1;
                 q += 1 + n;
+                slack -= n;
                 goto closed;
             }
         } else if (key) {
             // Only a string may be a key: the general path says what this is.
         } else if (c == 0xcb) {
-            if (rest < 8 + need)
+            if (slack < 8)
                 goto general;
             q += 9;
-            // The bound for the next float64: 9 bytes and need - 1 after it.
+            slack -= 8;
             if (!map)
-                for (; left > 0 && *q == 0xcb && (size_t)(end - q) >= 8 + need; left--, need--)
+                for (; left > 0 && *q == 0xcb && slack >= 8; left--, slack -= 8)
                     q += 9;
             goto closed;
         } else if ((c & 0xe0) == 0x80) {
@@ -545,10 +548,10 @@ static int walk(mp_state *s)
             uint64_t n = c & 0x0f;
             bool m = c < 0x90;
             uint64_t own = m ? 2 * n : n;
-            if (own + need > rest || f - s->frames >= s->max_depth)
+            if (own > slack || f - s->frames >= s->max_depth)
                 goto general;
             q++;
-            need += own;
+            slack -= own;
             if (n == 0)
                 goto closed;
             // A container with values due closes nothing.
@@ -562,6 +565,10 @@ static int walk(mp_state *s)
             goto closed;
         }
     general:;
+        const unsigned char *end = s->d + s->len;
+        // The values due after this one (each at least a byte), the bytes after its lead.
+        uint64_t need = (uint64_t)(end - q) - slack - 1;
+        size_t rest = (size_t)(end - q) - 1;
         mp_lead l = leads[c];
         if (l.kind > LEAD_MAP || (key && l.kind != LEAD_STR))
             return refused(s, q, key);
@@ -590,11 +597,12 @@ static int walk(mp_state *s)
                 map = f->map;
             }
         }
+        slack = (uint64_t)(end - q) - need;
     closed:
         // The frames whose last value this was close.
         while (left == 0) {
             if (f == s->frames)
-                return q == end ? 0 : trailing(s, q);
+                return q == s->d + s->len ? 0 : trailing(s, q);
             if (map && f->members > SMALL_MAP && large_map_keys(s, f->keys))
                 return -1;
             s->top = f->keys;
