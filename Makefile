@@ -88,6 +88,7 @@ help:
 	@echo "make fuzz-regress replay tests/fuzz/corpus and tests/fuzz/regress through the targets (part of test and asan)"
 	@echo "make bench      collisiond vs Bullet, libccd and FCL on the same inputs: one table (docs/PERFORMANCE.md)"
 	@echo "make bench-all  make bench plus the rows of make bench-http and make bench-tick"
+	@echo "make bench-decode proto's check and decode of a tick's move batch, JSON and MessagePack, on CPU 0"
 	@echo "make bench-http POST /v1/pair under wrk: collisiond, libmicrohttpd+jansson alone, nginx; contacts latency"
 	@echo "make bench-tick the game tick over HTTP and the stream, JSON and MessagePack, beside libcq and Bullet in process"
 	@echo "make run        start the daemon on 127.0.0.1:7878 (data in ./var/collisiond)"
@@ -369,6 +370,25 @@ bench-tick: deps
 	  $(if $(TICK_DAEMON_CPU),--daemon-cpu $(TICK_DAEMON_CPU)) $(if $(TICK_CLIENT_CPU),--client-cpu $(TICK_CLIENT_CPU)) \
 	  --raw $(BUILD)/bench-tick-raw.txt
 
+# `make bench-decode`: proto's check and decode of a tick's move batch, in
+# JSON and MessagePack, 10,000 and 100,000 moves (bench/decode/main.c;
+# docs/PERFORMANCE.md, "Decoding a tick's batch"), on one CPU.
+DECODE_BENCH_BIN := $(BUILD)/cq-bench-decode
+DECODE_CPU       ?= 0
+DECODE_ARGS      ?=
+
+$(DECODE_BENCH_BIN): $(BUILD)/bench/decode/main.o $(LIBCQP) $(LIBCQ)
+	$(CC) $(SANITIZE) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
+$(BUILD)/bench/decode/%.o: bench/decode/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+
+.PHONY: bench-decode
+bench-decode: deps
+	@$(MAKE) --no-print-directory -j$(JOBS) $(DECODE_BENCH_BIN)
+	taskset -c $(DECODE_CPU) $(DECODE_BENCH_BIN) $(DECODE_ARGS)
+
 # Three daemons and the nginx router of deploy/nginx on loopback, run for real
 # (tests/cluster/run.py; docs/DEPLOY.md).
 # nginx and its stream module for the router (Debian starts nginx on port 80
@@ -418,5 +438,5 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(CORE_OBJ:.o=.d) $(PROTO_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(BUILD)/server/main.d $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
--include $(GEN_OBJ:.o=.d) $(BUILD)/bench/gen/main.d $(TICK_OBJ:.o=.d)
+-include $(GEN_OBJ:.o=.d) $(BUILD)/bench/gen/main.d $(TICK_OBJ:.o=.d) $(BUILD)/bench/decode/main.d
 -include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_TARGETS:%=$(FUZZ_OBJDIR)/tests/fuzz/%.d) $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/%.d) $(BUILD)/tests/fuzz/driver.d

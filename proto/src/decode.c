@@ -78,11 +78,7 @@ json_t *cqp_parse(const char *text, size_t len, cqp_problem *p)
     return v;
 }
 
-bool cqp_valid_id_char(char c)
-{
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-           c == ':' || c == '-';
-}
+bool cqp_valid_id_char(char c) { return cqpd_id_char(c); }
 
 /* s[0..len) as an id: a NUL byte is no id character. */
 static bool valid_id_n(const char *s, size_t len)
@@ -90,7 +86,7 @@ static bool valid_id_n(const char *s, size_t len)
     if (len == 0 || len > CQ_WORLD_ID_MAX)
         return false;
     for (size_t n = 0; n < len; n++)
-        if (!cqp_valid_id_char(s[n]))
+        if (!cqpd_id_char(s[n]))
             return false;
     return true;
 }

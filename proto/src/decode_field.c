@@ -84,14 +84,6 @@ int cqpd_enter(cqp_decoder *d, const cqpd_fields *f, const char *key, bool requi
     return 1;
 }
 
-/* The largest magnitude a request number may have. Queries square and
- * multiply coordinates (a cross product's squared length is a fourth
- * power, a swept box's a product of velocity, time and size), and every such
- * product must stay a finite double: 1e50 keeps sixth powers finite while
- * leaving room for any real scene (and for float's maximum, 3.4e38, as a
- * "no limit" ray length). */
-#define CQPD_NUMBER_MAX 1e50
-
 /* What is wrong with number x (NULL: nothing): it must be finite (JSON
  * cannot spell NaN or Inf, but MessagePack floats can), and within +-1e50
  * unless any magnitude will do. */

@@ -29,6 +29,26 @@ int cqpd_missing(cqp_decoder *d, const char *key);
 /* A BUSY problem for a failed allocation (the client may retry). Returns -1. */
 int cqpd_no_memory(cqp_decoder *d);
 
+/* The largest magnitude a request number may have. Queries square and
+ * multiply coordinates (a cross product's squared length is a fourth
+ * power, a swept box's a product of velocity, time and size), and every such
+ * product must stay a finite double: 1e50 keeps sixth powers finite while
+ * leaving room for any real scene (and for float's maximum, 3.4e38, as a
+ * "no limit" ray length). */
+#define CQPD_NUMBER_MAX 1e50
+
+/* cqp_valid_id_char, inline for the loops over an id's bytes: [A-Za-z0-9._:-]
+ * as two 64-bit sets, one test a byte. */
+static inline bool cqpd_id_char(char c)
+{
+    static const uint64_t set[2] = {
+        0x07ff600000000000u, // '-' 45, '.' 46, '0'-'9' 48-57, ':' 58
+        0x07fffffe87fffffeu, // 'A'-'Z' 65-90, '_' 95, 'a'-'z' 97-122
+    };
+    unsigned char u = (unsigned char)c;
+    return u < 128 && (set[u >> 6] >> (u & 63) & 1);
+}
+
 /* The effective count limit: lim when > 0 (capped by hard), else hard. */
 size_t cqpd_limit(int lim, size_t hard);
 
@@ -116,9 +136,27 @@ int cqpd_fault(cqp_decoder *d, cq_fault f);
 /* A shape with its pose, velocity and filter, as one upsert of a batch body
  * or an import ({"id"?, "shape", "pose"?, "velocity"?, "layer"?, "mask"?}).
  * with_id: the object carries "id" (decoded into id); else id is the caller's.
- * op comes zeroed (as a batch's arrays do). On success op and shape are
+ * shape comes zeroed; op is zeroed here. On success op and shape are
  * filled (op->id still unset). */
 int cqpd_upsert(cqp_decoder *d, cqp_value v, bool with_id, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op,
                 cqp_shape *shape);
+
+/* What a move's pose holds before cq_pose_from_quat makes it a rotation. */
+typedef struct cqpd_move_raw {
+    cq_vec3 position;
+    cq_quat rotation;
+} cqpd_move_raw;
+
+/* A batch's move at p (MessagePack, inside checked bytes) in one pass,
+ * when it is the common form {"id": string, "pose": {"position"?,
+ * "rotation"?}, "velocity"?} and the view-based decoder would accept all
+ * but the rotation, which cq_pose_from_quat(raw->position, raw->rotation,
+ * &op->pose) checks and makes (the caller's, so it can run several such
+ * latency-bound calls back to back): then *op (zeroed first, op->id and
+ * op->pose unset) and id are what that decoder makes of it, and the byte
+ * after the item is returned. Otherwise NULL, with *op, id and *raw
+ * undefined: the caller decodes the item through the view, which reports
+ * any problem (decode_move_mp.c). */
+const char *cqpd_move_mp(const char *p, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op, cqpd_move_raw *raw);
 
 #endif

@@ -319,7 +319,7 @@ static const unsigned char *key_bytes(const mp_state *s, const mp_key *k)
     return s->d + k->at + str_header(s->d[k->at]);
 }
 
-static bool same_key(const mp_state *s, const mp_key *a, const mp_key *b)
+static inline bool same_key(const mp_state *s, const mp_key *a, const mp_key *b)
 {
     // Equal prefixes and lengths settle keys of up to 8 bytes.
     return a->prefix == b->prefix && a->len == b->len &&
@@ -378,20 +378,27 @@ static int duplicate(mp_state *s, const mp_key *first, const mp_key *again)
                n < (int)again->len ? "..." : "", again->at, first->at);
 }
 
-/* Records the key led by the byte at `at`, bytes q[0..n), of the map f;
- * a small map compares it with its keys before. */
-static int key_seen(mp_state *s, const mp_frame *f, size_t at, const unsigned char *q, size_t n)
+/* Records the key led by the byte at `at`, of n bytes whose first 8 are
+ * prefix (key_prefix), of the map f; a small map compares it with its
+ * keys before. */
+static inline int key_note(mp_state *s, const mp_frame *f, size_t at, uint64_t prefix, size_t n)
 {
     if (keys_reserve(s, 1))
         return -1;
     mp_key *k = &s->keys[s->top];
-    *k = (mp_key){key_prefix(q, n, (size_t)(s->d + s->len - q)), (uint32_t)at, (uint32_t)n};
+    *k = (mp_key){prefix, (uint32_t)at, (uint32_t)n};
     if (f->members <= SMALL_MAP)
         for (size_t i = f->keys; i < s->top; i++)
             if (same_key(s, &s->keys[i], k))
                 return duplicate(s, &s->keys[i], k);
     s->top++;
     return 0;
+}
+
+/* key_note for the key q[0..n) (its lead byte at `at`). */
+static int key_seen(mp_state *s, const mp_frame *f, size_t at, const unsigned char *q, size_t n)
+{
+    return key_note(s, f, at, key_prefix(q, n, (size_t)(s->d + s->len - q)), n);
 }
 
 static void insertion_sort(const mp_state *s, mp_key *a, size_t n)
@@ -488,26 +495,83 @@ static int string(mp_state *s, const mp_frame *f, const unsigned char *q, size_t
 }
 
 /* The single pass. It is the hot loop of every MessagePack request (a
- * 10,000-move batch has 210,000 values), so the position, the values due
- * and the innermost frame's count stay in locals (the frame in memory is
- * written only when another opens inside it), every lead byte is one table
- * lookup, and each value costs one bounds check. */
+ * 10,000-move batch has 210,000 values), so its state stays in locals: the
+ * position, the innermost frame's count (the frame in memory is written
+ * only when another opens inside it) and the slack, the bytes left beyond
+ * one for each value still due in every open array and map, which is what
+ * every bound is about: a value fits when its bytes past the one counted
+ * for it are within the slack. The values a request is mostly made of
+ * come first, each tested straight from its lead byte: a fixstr of up to 8
+ * ASCII bytes (a key, an id) from one 8-byte load, a float64 (and the rest
+ * of a vector's run of them), a fixmap or fixarray, a fixint. Everything
+ * else, and any of those that does not pass, goes through the general
+ * path, one table lookup per lead byte, which finds and reports the fault
+ * with the count of values due; the function is long because those paths
+ * share the locals. */
 static int walk(mp_state *s)
 {
-    const unsigned char *q = s->d, *end = s->d + s->len;
-    uint64_t need = 1, left = 1; // the root is due
+    const unsigned char *q = s->d;
+    // The root is due: its one byte is counted, the rest is slack.
+    uint64_t slack = s->len - 1, left = 1;
     bool map = false;
     mp_frame *f = s->frames;
     for (;;) {
-        // need <= end - q holds throughout: the byte at q is there.
+        // slack >= 0 holds throughout: the byte at q is there.
         unsigned char c = *q;
-        mp_lead l = leads[c];
         bool key = map && left % 2 == 0;
         left--;
-        need--;
+        if ((c & 0xe0) == 0xa0 && (c & 0x1f) <= 8 && slack >= 8) {
+            // Slack of 8 or more: the 8 bytes after the lead are there.
+            size_t n = c & 0x1f;
+            uint64_t w = load8_be(q + 1);
+            uint64_t head = n == 8 ? w : w & ~(UINT64_MAX >> (8 * n));
+            if ((head & 0x8080808080808080u) == 0) {
+                if (key && key_note(s, f, (size_t)(q - s->d), head, n))
+                    return -1;
+                q += 1 + n;
+                slack -= n;
+                goto closed;
+            }
+        } else if (key) {
+            // Only a string may be a key: the general path says what this is.
+        } else if (c == 0xcb) {
+            if (slack < 8)
+                goto general;
+            q += 9;
+            slack -= 8;
+            if (!map)
+                for (; left > 0 && *q == 0xcb && slack >= 8; left--, slack -= 8)
+                    q += 9;
+            goto closed;
+        } else if ((c & 0xe0) == 0x80) {
+            // A fixmap (0x80-0x8f) or fixarray (0x90-0x9f).
+            uint64_t n = c & 0x0f;
+            bool m = c < 0x90;
+            uint64_t own = m ? 2 * n : n;
+            if (own > slack || f - s->frames >= s->max_depth)
+                goto general;
+            q++;
+            slack -= own;
+            if (n == 0)
+                goto closed;
+            // A container with values due closes nothing.
+            f->left = left;
+            *++f = (mp_frame){0, n, s->top, m};
+            left = own;
+            map = m;
+            continue;
+        } else if (c < 0x80 || c >= 0xe0) {
+            q++;
+            goto closed;
+        }
+    general:;
+        const unsigned char *end = s->d + s->len;
+        // The values due after this one (each at least a byte), the bytes after its lead.
+        uint64_t need = (uint64_t)(end - q) - slack - 1;
+        size_t rest = (size_t)(end - q) - 1;
+        mp_lead l = leads[c];
         if (l.kind > LEAD_MAP || (key && l.kind != LEAD_STR))
             return refused(s, q, key);
-        size_t rest = (size_t)(end - q) - 1;
         if (rest < l.field)
             return cut_header(s, q);
         rest -= l.field;
@@ -533,10 +597,12 @@ static int walk(mp_state *s)
                 map = f->map;
             }
         }
+        slack = (uint64_t)(end - q) - need;
+    closed:
         // The frames whose last value this was close.
         while (left == 0) {
             if (f == s->frames)
-                return q == end ? 0 : trailing(s, q);
+                return q == s->d + s->len ? 0 : trailing(s, q);
             if (map && f->members > SMALL_MAP && large_map_keys(s, f->keys))
                 return -1;
             s->top = f->keys;

@@ -120,9 +120,9 @@ void cqp_pairs_req_release(cqp_pairs_req *r);
 /// removes. ops[i].id points into ids[i]; an upsert's shape is shapes[i]
 /// (ops[i].shape is a copy of shapes[i].shape).
 typedef struct cqp_batch {
-    cq_world_op *ops;   ///< owned arrays of count items
-    cqp_shape *shapes;
-    char (*ids)[CQ_WORLD_ID_MAX + 1];
+    cq_world_op *ops;   ///< owned, count items
+    cqp_shape *shapes;  ///< owned, upserts items (NULL for none)
+    char (*ids)[CQ_WORLD_ID_MAX + 1]; ///< owned, count items
     int count;
     int upserts, moves, removes; ///< how count splits (error pointers; only upserts own shapes)
 } cqp_batch;
