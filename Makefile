@@ -213,7 +213,7 @@ asan: deps test-deps
 # with tests/fuzz/driver.c instead of libFuzzer (any CC, this build's flags),
 # replaying the committed corpus and every input that once crashed.
 FUZZ_DEB_PKGS := clang libclang-rt-14-dev
-FUZZ_TARGETS  := fuzz_request fuzz_store fuzz_geometry fuzz_msgpack
+FUZZ_TARGETS  := fuzz_request fuzz_store fuzz_geometry fuzz_msgpack fuzz_differential
 FUZZ_CC       := clang
 FUZZ_OBJDIR   := $(BUILD)/fuzzobj
 FUZZ_SAN      := -fsanitize=address,undefined -fno-sanitize-recover=all
