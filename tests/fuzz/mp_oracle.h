@@ -51,13 +51,14 @@ static inline uint64_t mpo_be(const uint8_t *p, int bytes)
     return x;
 }
 
-/* Reads the header at p (left bytes available). False when it is cut. */
+/* Reads the header at p (left bytes available). False when it is cut;
+ * *h is written either way (a refused byte reads as MPO_BAD). */
 static inline bool mpo_read_head(const uint8_t *p, size_t left, mpo_head *h)
 {
+    *h = (mpo_head){.kind = MPO_BAD, .head = 1};
     if (left == 0)
         return false;
     uint8_t b = p[0];
-    *h = (mpo_head){.kind = MPO_BAD, .head = 1};
     int len_bytes = 0; /* a big-endian length or count after the type byte */
     if (b <= 0x7f) {
         h->kind = MPO_UINT;
