@@ -8,9 +8,7 @@
  * must be one the API documents: an allowed status, a JSON body (jansson
  * refuses NaN and Infinity, so a parse also proves there is none), and a
  * problem+json body with a urn:collisiond:problem: type for an error. */
-#include <fcntl.h>
 #include <jansson.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,39 +16,17 @@
 
 #define FUZZ_TARGET "fuzz_request"
 #include "fuzz_check.h"
-#include "config.h"
-#include "registry.h"
-#include "request.h"
+#include "fuzz_server.h"
 #include "router.h"
-#include "server.h"
 #include "stream_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Every run starts from the same state, so a saved crash replays alone:
- * the world "arena" holding one shape of each type, and no other world. */
-#define ARENA_IMPORT                                                                                           \
-    "{\"settings\":{\"skin\":0.02,\"capacity\":64},\"shapes\":["                                       \
-    "{\"id\":\"ground\",\"shape\":{\"type\":\"plane\",\"normal\":[0,1,0],\"offset\":0},\"layer\":4},"  \
-    "{\"id\":\"crate\",\"shape\":{\"type\":\"box\",\"half_extents\":[0.5,0.5,0.5]},"                 \
-    "\"pose\":{\"position\":[0.8,0.5,0],\"rotation\":[0,0.3826834,0,0.9238795]},\"layer\":2},"         \
-    "{\"id\":\"player\",\"shape\":{\"type\":\"capsule\",\"radius\":0.4,\"half_height\":0.5},"     \
-    "\"pose\":{\"position\":[0,0.9,0]},\"velocity\":[3,0,0],\"layer\":1,\"mask\":6},"                \
-    "{\"id\":\"bullet\",\"shape\":{\"type\":\"sphere\",\"radius\":0.05},"                           \
-    "\"pose\":{\"position\":[-6,1,0]},\"velocity\":[400,0,0],\"layer\":8},"                            \
-    "{\"id\":\"rock\",\"shape\":{\"type\":\"convex\",\"points\":[[0,0,0],[1,0,0],[0,1,0],[0,0,1]],"  \
-    "\"radius\":0.05},\"pose\":{\"position\":[2,0.2,1]}},"                                              \
-    "{\"id\":\"shard\",\"shape\":{\"type\":\"triangle\",\"vertices\":[[0,0,0],[1,0,0],[0,0,1]]},"      \
-    "\"pose\":{\"position\":[-1,0.5,-1]}},"                                                                \
-    "{\"id\":\"terrain\",\"shape\":{\"type\":\"mesh\",\"vertices\":[[0,0,0],[10,0,0],[0,0,10],[10,1,10]],"\
-    "\"triangles\":[[0,2,1],[1,2,3]]},\"pose\":{\"position\":[-5,-0.1,-5]}}]}"
 
 static const char *const methods[] = {"GET", "POST", "PUT", "DELETE", "HEAD", "BREW"};
 #define METHOD_COUNT ((int)(sizeof methods / sizeof methods[0]))
 
 #define PROBLEM_PREFIX "urn:collisiond:problem:"
 
-/* libFuzzer saves the input that aborted; the message says what failed. */
 /* The arena's export with "worlds: N" after it: what a rejected request
  * must leave as it was. Owned by the caller (cqp_buf_free). */
 static cqp_buf snapshot(cqd_server *srv)
@@ -70,31 +46,9 @@ static cqp_buf snapshot(cqd_server *srv)
     return b;
 }
 
-/* Puts the server back in the state every run starts from. */
-static void reset(cqd_server *srv)
-{
-    int count = 0;
-    cqd_world_info *worlds = cqd_registry_list(srv->worlds, &count);
-    for (int i = 0; i < count; i++)
-        if (strcmp(worlds[i].name, "arena") != 0)
-            cqd_registry_delete(srv->worlds, worlds[i].name);
-    free(worlds);
-    static const char arena[] = ARENA_IMPORT;
-    cqd_request req = {.transport = "fuzz", .method = "PUT", .path = "/v1/worlds/arena",
-                       .body = arena, .body_len = sizeof arena - 1};
-    cqd_response resp;
-    cqd_response_init(&resp);
-    cqd_handle(srv, &req, &resp);
-    if (resp.status != 200 && resp.status != 201) {
-        fprintf(stderr, "fuzz_request: the arena import failed (%d): %s\n", resp.status, resp.body.data);
-        abort();
-    }
-    cqd_response_free(&resp);
-}
-
-/* The one server every run uses: no data directory, no listeners, logs to
- * /dev/null, ready. Made on first use (libFuzzer has no setup hook in C),
- * when *initial gets the snapshot of the state every run starts from. */
+/* The one server every run uses (fuzz_server.h). Made on first use
+ * (libFuzzer has no setup hook in C), when *initial gets the snapshot of
+ * the state every run starts from. */
 static cqd_server *server(const cqp_buf **initial)
 {
     static cqd_server srv;
@@ -103,21 +57,7 @@ static cqd_server *server(const cqp_buf **initial)
     *initial = &start;
     if (ready)
         return &srv;
-    char *argv[] = {"collisiond", NULL};
-    char *envp[] = {NULL};
-    cqd_config cfg;
-    if (cqd_config_load(1, argv, envp, &cfg) != CQD_CONFIG_RUN)
-        abort();
-    cfg.data_dir[0] = '\0';
-    cfg.access_log = CQD_ACCESS_ALL; // every hostile path and method goes through the access line
-    if (cqd_server_init(&srv, &cfg) != 0)
-        abort();
-    int null_fd = open("/dev/null", O_WRONLY);
-    if (null_fd < 0)
-        abort();
-    srv.log.fd = null_fd;
-    atomic_store(&srv.state, CQD_READY);
-    reset(&srv);
+    fuzz_server_init(&srv, NULL);
     start = snapshot(&srv);
     ready = 1;
     return &srv;
@@ -233,7 +173,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     const cqp_buf *initial;
     cqd_server *srv = server(&initial);
-    reset(srv);
+    fuzz_server_reset(srv);
     const char *method = methods[data[0] % METHOD_COUNT];
     const char *rest = (const char *)data + 1;
     size_t rest_len = size - 1;
@@ -298,7 +238,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cqp_buf_puts(&line, "}");
     if (!line.oom) {
         // From the same state: the stream must answer as HTTP did.
-        reset(srv);
+        fuzz_server_reset(srv);
         json_t *reply = answer_line(srv, line.data, line.len);
         if (comparable)
             check(json_integer_value(json_object_get(reply, "status")) == http_status,
