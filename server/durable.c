@@ -2,6 +2,7 @@
 /// The handlers' side of the journal (durable.h).
 #include "durable.h"
 
+#include "router.h"
 #include "server.h"
 #include "store.h"
 
@@ -14,9 +15,13 @@ int cqd_journal_call(cqd_call *c, cqd_world *w, uint64_t *seq)
     uint64_t s = cqd_store_replaying(st);
     if (s == 0) {
         const cqd_request *req = c->req;
+        /* A route without a body (the DELETEs) ignores whatever was sent
+         * with it, garbage included: journaling those bytes would have
+         * recovery judge a body the request never had. */
+        bool body = req->body && cqd_route_takes_body(c->route);
         char why[200];
-        if (cqd_store_append(st, req->method, req->path, req->body ? req->body : "", req->body ? req->body_len : 0,
-                             req->body_format, &s, why, sizeof why) < 0) {
+        if (cqd_store_append(st, req->method, req->path, body ? req->body : "", body ? req->body_len : 0,
+                             body ? req->body_format : CQP_JSON, &s, why, sizeof why) < 0) {
             /* No Retry-After: a journal that failed stays failed until a
              * restart, and a record too large for it stays too large. */
             c->resp->retry_after = -1;

@@ -205,7 +205,11 @@ static int read_response(cqd_hc *c, bool head_request, int *status, cqp_buf *bod
 int cqd_hc_exchange(cqd_hc *c, const cqd_hc_request *rq, int *status, cqp_buf *body, char *err, size_t err_size)
 {
     cqp_buf_reset(&c->out);
-    cqd_hc_format_request(&c->out, c->host_header, rq);
+    if (cqd_hc_format_request(&c->out, c->host_header, rq) < 0) {
+        snprintf(err, err_size, "the request cannot be sent: its method is no token or a header value holds a "
+                                "control character");
+        return -1;
+    }
     if (c->out.oom) {
         snprintf(err, err_size, "out of memory formatting a request");
         return -1;

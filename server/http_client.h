@@ -45,12 +45,18 @@ typedef struct cqd_hc_request {
     size_t body_len;
 } cqd_hc_request;
 
+/// True when method is an RFC 9110 token, as a request line needs (never
+/// empty, no blank or control character).
+bool cqd_hc_is_token(const char *method);
+
 /// Appends the request as it goes on the wire: the path percent-encoded
 /// (the server decodes it back), bytes of the query that cannot stand in a
 /// request line encoded, then Host, Content-Length (always), Connection:
 /// keep-alive, X-Request-Id (when non-empty), Authorization, Content-Type,
-/// Accept (each when set) and the body.
-void cqd_hc_format_request(cqp_buf *out, const char *host_header, const cqd_hc_request *rq);
+/// Accept (each when set) and the body. Returns 0, or -1 with nothing
+/// appended when the method is not an RFC 9110 token or a header value
+/// holds a control character (a CR or LF would start a header of its own).
+int cqd_hc_format_request(cqp_buf *out, const char *host_header, const cqd_hc_request *rq);
 
 /// A connection to one server (reconnected when the server closed it).
 typedef struct cqd_hc {

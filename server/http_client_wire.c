@@ -215,8 +215,35 @@ static bool path_char(unsigned char c)
 /// What may stand in a request line's query (the server sees the query raw).
 static bool query_char(unsigned char c) { return c > 0x20 && c < 0x7f && c != '#'; }
 
-void cqd_hc_format_request(cqp_buf *out, const char *host_header, const cqd_hc_request *rq)
+/// True when v (NULL: no header) may be a header value: no control
+/// character, so no CR or LF that would end it and start a header of its own.
+static bool header_value_ok(const char *v)
 {
+    for (const unsigned char *p = (const unsigned char *)v; p && *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return false;
+    return true;
+}
+
+bool cqd_hc_is_token(const char *method)
+{
+    for (const char *p = method; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              strchr("!#$%&'*+-.^_`|~", *p)))
+            return false;
+    return method[0] != '\0';
+}
+
+int cqd_hc_format_request(cqp_buf *out, const char *host_header, const cqd_hc_request *rq)
+{
+    /* The callers check what they pass; this is the last line before the
+     * wire, where a CR or LF would let a value write headers of its own. */
+    const char *values[] = {host_header, rq->request_id, rq->authorization, rq->content_type, rq->accept};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
+        if (!header_value_ok(values[i]))
+            return -1;
+    if (!cqd_hc_is_token(rq->method))
+        return -1;
     cqp_buf_puts(out, rq->method);
     cqp_buf_puts(out, " ");
     put_encoded(out, rq->path, path_char);
@@ -236,4 +263,5 @@ void cqd_hc_format_request(cqp_buf *out, const char *host_header, const cqd_hc_r
         cqp_buf_printf(out, "Accept: %s\r\n", rq->accept);
     cqp_buf_puts(out, "\r\n");
     cqp_buf_append(out, rq->body, rq->body_len);
+    return 0;
 }

@@ -271,18 +271,62 @@ static int take_member(const char *key, const char *v, size_t vn, cqd_record_ent
 typedef struct parse_ctx {
     cqd_record_entry *e;
     bool seen[4]; // seq, status, method, path
+    json_t *keys; // every member name so far (an object used as a set)
     const char *b64;
     size_t b64_len;
     char *err;
     size_t err_size;
 } parse_ctx;
 
+/// Writes s[0..n) into out (size bytes) as printable ASCII: other bytes as
+/// \xHH, cut to fit. For quoting what a record holds in a message.
+static void quoted(char *out, size_t size, const char *s, size_t n)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < n && w + 5 < size; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f && c != '\\')
+            out[w++] = (char)c;
+        else
+            w += (size_t)snprintf(out + w, size - w, "\\x%02x", c);
+    }
+    out[w] = '\0';
+}
+
+/// Adds the member name key (key_len bytes) to p->keys. 0, or -1 with
+/// p->err set: a name seen before (the recorder never writes one twice,
+/// and which of the two would count is anybody's guess), or holding NUL.
+static int note_key(parse_ctx *p, const char *key, size_t key_len)
+{
+    char shown[80];
+    quoted(shown, sizeof shown, key, key_len);
+    if (memchr(key, '\0', key_len)) {
+        snprintf(p->err, p->err_size, "the member name \"%s\" holds a NUL byte", shown);
+        return -1;
+    }
+    if (json_object_get(p->keys, key)) {
+        snprintf(p->err, p->err_size, "member \"%s\" appears twice", shown);
+        return -1;
+    }
+    if (json_object_set_new(p->keys, key, json_null()) < 0) {
+        snprintf(p->err, p->err_size, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 static int take_member_text(const cqp_member *m, void *arg)
 {
     parse_ctx *p = arg;
     json_t *k = scalar(m->key, m->key_len);
+    if (!json_is_string(k) || note_key(p, json_string_value(k), json_string_length(k)) < 0) {
+        if (!json_is_string(k))
+            snprintf(p->err, p->err_size, "a member name is not a string");
+        json_decref(k);
+        return 1;
+    }
     char key[32];
-    snprintf(key, sizeof key, "%s", json_is_string(k) ? json_string_value(k) : "");
+    snprintf(key, sizeof key, "%s", json_string_value(k));
     json_decref(k);
     if (strcmp(key, "base64") == 0) {
         p->b64 = m->value;
@@ -292,12 +336,68 @@ static int take_member_text(const cqp_member *m, void *arg)
     return take_member(key, m->value, m->value_len, p->e, p->seen, p->err, p->err_size) < 0 ? 1 : 0;
 }
 
+/// True when ch may stand in a request id: the rule of request.c's
+/// set_request_id (id_char), which keeps only these of a client's id, so
+/// every id the recorder writes is made of them. check_record holds the
+/// two rules together through the pipeline.
+static bool request_id_char(unsigned char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+           ch == '_' || ch == ':' || ch == '-';
+}
+
+bool cqd_request_id_valid(const char *id, size_t n, char *why, size_t why_size)
+{
+    if (n > CQD_REQUEST_ID_MAX) {
+        snprintf(why, why_size, "is %zu bytes long (at most %d)", n, CQD_REQUEST_ID_MAX);
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!request_id_char((unsigned char)id[i])) {
+            snprintf(why, why_size, "has the byte 0x%02X at offset %zu (only [A-Za-z0-9._:-])", (unsigned char)id[i],
+                     i);
+            return false;
+        }
+    }
+    return true;
+}
+
+/// Refuses a record whose fields the recorder could not have written, so
+/// nothing replay sends comes from a line edited or made by hand: text
+/// cut at a NUL (every one was a C string), or a request id outside the
+/// server's rule (the one value that goes into a header). 0, or -1 with err.
+static int check_fields(const cqd_record_entry *e, char *err, size_t err_size)
+{
+    static const char *const names[] = {"transport", "method", "path", "query", "request_id"};
+    const cqp_buf *text[] = {&e->transport, &e->method, &e->path, &e->query, &e->request_id};
+    for (size_t k = 0; k < sizeof text / sizeof text[0]; k++) {
+        const char *nul = text[k]->len ? memchr(text[k]->data, '\0', text[k]->len) : NULL;
+        if (nul) {
+            snprintf(err, err_size, "\"%s\" holds a NUL byte at offset %zu", names[k], (size_t)(nul - text[k]->data));
+            return -1;
+        }
+    }
+    char why[96];
+    if (!cqd_request_id_valid(e->request_id.data, e->request_id.len, why, sizeof why)) {
+        char shown[80];
+        quoted(shown, sizeof shown, e->request_id.data, e->request_id.len);
+        snprintf(err, err_size, "the request id \"%s\" %s, which the server never writes", shown, why);
+        return -1;
+    }
+    return 0;
+}
+
 int cqd_record_parse(const char *s, size_t n, cqd_record_entry *e, char *err, size_t err_size)
 {
     memset(e, 0, sizeof *e);
-    parse_ctx p = {.e = e, .err = err, .err_size = err_size};
+    parse_ctx p = {.e = e, .keys = json_object(), .err = err, .err_size = err_size};
+    if (!p.keys) {
+        snprintf(err, err_size, "out of memory");
+        return -1;
+    }
     size_t at = 0;
     int rc = cqp_scan_object(s, n, take_member_text, &p, &at);
+    json_decref(p.keys);
     if (rc != 0) {
         if (rc < 0)
             snprintf(err, err_size, "not a well-formed JSON object (at byte %zu)", at);
@@ -324,6 +424,10 @@ int cqd_record_parse(const char *s, size_t n, cqd_record_entry *e, char *err, si
             cqd_record_entry_free(e);
             return -1;
         }
+    }
+    if (check_fields(e, err, err_size) < 0) {
+        cqd_record_entry_free(e);
+        return -1;
     }
     return 0;
 }

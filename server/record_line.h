@@ -59,8 +59,19 @@ typedef struct cqd_record_entry {
 } cqd_record_entry;
 
 /// Parses one line (without its newline) into *e (zeroed first). Returns 0,
-/// or -1 with the reason in err (the entry is then freed).
+/// or -1 with the reason in err (the entry is then freed). Besides lines
+/// that are no record, refuses what the recorder never writes: a member
+/// name twice, a NUL in "transport", "method", "path", "query" or
+/// "request_id" (each was a C string), and a request id outside the
+/// server's rule (cqd_request_id_valid; empty or null: none).
 int cqd_record_parse(const char *line, size_t len, cqd_record_entry *e, char *err, size_t err_size);
+
+/// Whether id[0..n) keeps the server's request id rule: at most
+/// CQD_REQUEST_ID_MAX characters of [A-Za-z0-9._:-], what request.c keeps
+/// of a client's X-Request-Id (so every id it answers with, and every one
+/// recorded). When not, why (e.g. "has the byte 0x0D at offset 1") goes
+/// into why.
+bool cqd_request_id_valid(const char *id, size_t n, char *why, size_t why_size);
 
 void cqd_record_entry_free(cqd_record_entry *e);
 

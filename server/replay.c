@@ -101,6 +101,12 @@ static int parse_args(int argc, char **argv, replay_opts *o)
     }
     if (o->token && !o->token[0])
         o->token = NULL;
+    for (const char *p = o->token; p && *p; p++) {
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) { // it goes into a header: a CR or LF would end it
+            fprintf(stderr, PROGRAM ": the token holds a control character (byte 0x%02X)\n", (unsigned char)*p);
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -223,20 +229,10 @@ static bool report(const replay_opts *o, const cqd_record_entry *e, int status, 
     return true;
 }
 
-/// True when method can stand in a request line (an RFC 9110 token).
-static bool is_token(const char *method)
-{
-    for (const char *p = method; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-              strchr("!#$%&'*+-.^_`|~", *p)))
-            return false;
-    return method[0] != '\0';
-}
-
 /// Re-sends one record. Returns 0 (same), 1 (differs) or -1 (error printed).
 static int replay_one(const replay_opts *o, cqd_hc *hc, cqd_record_entry *e, cqp_buf *got)
 {
-    if (!is_token(e->method.data)) { // a stream request may have had any method
+    if (!cqd_hc_is_token(e->method.data)) { // a stream request may have had any method
         printf("seq %lld: ", e->seq);
         print_target(e);
         printf(" (request id %s)\n  method cannot be sent over HTTP\n",

@@ -57,6 +57,11 @@ const cqd_route *cqd_routes(int *count)
     return routes;
 }
 
+bool cqd_route_takes_body(int route)
+{
+    return route >= 0 && route < ROUTE_COUNT && (routes[route].flags & CQD_ROUTE_BODY);
+}
+
 bool cqd_route_always_admitted(const char *method, const char *path)
 {
     // Patterns with parameters never match here: the flag is for literals.

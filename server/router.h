@@ -10,7 +10,7 @@
 
 /// Route flags.
 enum {
-    CQD_ROUTE_BODY = 1, ///< the handler takes a JSON body (parsed before the call)
+    CQD_ROUTE_BODY = 1, ///< the handler takes a body (opened before the call); without it one sent is ignored
     CQD_ROUTE_OPEN = 2, ///< no bearer token needed (health probes)
     CQD_ROUTE_QUIET = 4, ///< polled by machines (probes, scrapes): never a sampled access line
     CQD_ROUTE_ALWAYS_ADMIT = 8, ///< never shed by admission control (health probes): a busy server is not dead
@@ -25,6 +25,11 @@ typedef struct cqd_route {
 
 /// The table and its length (static storage).
 const cqd_route *cqd_routes(int *count);
+
+/// Whether the route at index route (in cqd_routes) takes a body: only
+/// then does the pipeline open one, so only then may the journal keep one
+/// and recovery open it. False for an index outside the table.
+bool cqd_route_takes_body(int route);
 
 /// True when method and path name a CQD_ROUTE_ALWAYS_ADMIT route (the
 /// health probes, which have no parameters): admission control lets them

@@ -75,11 +75,14 @@ static bool world_gone(cqd_store *st, const char *world, const cqp_problem *p)
 }
 
 /// Opens m's body, of format f (the record's kind says which), into *b and
-/// points c->body at it; an empty body stays absent. 0, or -1 with
+/// points c->body at it; an empty body stays absent, and so does any body
+/// of a route that takes none: the pipeline never opened it when the
+/// request came, so whatever bytes an earlier version journaled with it
+/// (a DELETE's garbage) were no part of the change. 0, or -1 with
 /// c->problem filled (BUSY when memory ran out).
 static int open_record_body(cqd_call *c, cqp_body *b, cqp_format f, const cqp_mutation *m)
 {
-    if (m->body_len == 0)
+    if (m->body_len == 0 || !cqd_route_takes_body(c->route))
         return 0;
     if (cqp_body_open(b, f, m->body, m->body_len, &c->problem) != 0) {
         if (c->self->json.failed)

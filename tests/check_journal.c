@@ -368,26 +368,150 @@ START_TEST(msgpack_mutation_kind)
 }
 END_TEST
 
-/* journal.h's caveat: a MessagePack body may hold the bytes of a whole
- * record, so a torn record holding one is reported as corruption, with
- * the resume offset inside it. Read from the start, the intact record is
- * still one record. */
-START_TEST(msgpack_body_holding_a_frame)
+/* A record whose payload holds a whole valid record (a MessagePack body
+ * can: here an empty snapshot header, numbered as the record after its
+ * own would be), after a whole record. Read from the start, it is one
+ * record; cut at any byte, it is a torn tail at its start, not corruption
+ * resuming at the record inside it: an append-only file ends short only
+ * by an interrupted write. */
+START_TEST(torn_record_holding_a_frame)
 {
-    uint8_t inner[32], outer[96];
-    size_t in = ref_record(inner, 1, 9, (const uint8_t *)"{}", 2);
+    uint8_t inner[32], buf[160];
+    size_t in = ref_record(inner, 2, 9, (const uint8_t *)"", 0);
     uint8_t payload[64] = {4, 'P', 'O', 'S', 'T', 2, 0, '/', 'b'};
     memcpy(payload + 9, inner, in);
     payload[9 + in] = 0xc0; /* a byte after it, so a cut last byte leaves it whole */
-    size_t plen = 10 + in, n = ref_record(outer, 5, 8, payload, (uint32_t)plen);
+    size_t first = ref_record(buf, 1, 7, (const uint8_t *)"{}", 2);
+    size_t n = first + ref_record(buf + first, 5, 8, payload, (uint32_t)(10 + in));
     size_t pos = 0, resume = 0;
     cqp_record r;
-    ck_assert_int_eq(cqp_record_next(outer, n, &pos, &r, &resume), CQP_SCAN_RECORD);
-    ck_assert_uint_eq(pos, n);
-    pos = 0;
-    ck_assert_int_eq(cqp_record_next(outer, n - 1, &pos, &r, &resume), CQP_SCAN_CORRUPT);
-    ck_assert_uint_eq(pos, 0);
-    ck_assert_uint_eq(resume, 20 + 9);
+    ck_assert_int_eq(cqp_record_next(buf, n, &pos, &r, &resume), CQP_SCAN_RECORD);
+    ck_assert_int_eq(cqp_record_next(buf, n, &pos, &r, &resume), CQP_SCAN_RECORD);
+    ck_assert_uint_eq(r.seq, 8);
+    ck_assert_int_eq(cqp_record_next(buf, n, &pos, &r, &resume), CQP_SCAN_END);
+    for (size_t cut = first + 1; cut < n; cut++) {
+        pos = first;
+        ck_assert_msg(cqp_record_next(buf, cut, &pos, &r, &resume) == CQP_SCAN_TORN, "cut at %zu", cut);
+        ck_assert_uint_eq(pos, first);
+    }
+}
+END_TEST
+
+/* A middle record's length field damaged to any length a record may have
+ * (past the end of the file, or not): corruption resuming at the next
+ * record, since the record checks out with its true length. Over the
+ * limit the header is no record's, and the same. */
+START_TEST(damaged_length_is_corruption)
+{
+    tu_rng rng = {14};
+    log_buf lb;
+    make_log(&lb, &rng, 9, 50);
+    int mid = 4;
+    size_t at = lb.starts[mid];
+    const uint32_t lengths[] = {lb.lens[mid] + 1, lb.lens[mid] + 200, (uint32_t)lb.len, (uint32_t)lb.len + 1000,
+                                1u << 20, CQP_RECORD_MAX_PAYLOAD, CQP_RECORD_MAX_PAYLOAD + 1, 0xFFFFFFFFu};
+    uint8_t *buf = malloc(lb.len);
+    ck_assert_ptr_nonnull(buf);
+    for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
+        memcpy(buf, lb.data, lb.len);
+        for (int k = 0; k < 4; k++)
+            buf[at + 4 + (size_t)k] = (uint8_t)(lengths[i] >> (8 * k));
+        int n;
+        size_t stop, resume = 0;
+        ck_assert_msg(decode_all(&lb, buf, lb.len, 50, &n, &stop, &resume) == CQP_SCAN_CORRUPT, "length %u",
+                      lengths[i]);
+        ck_assert_int_eq(n, mid);
+        ck_assert_uint_eq(stop, at);
+        ck_assert_uint_eq(resume, lb.starts[mid + 1]);
+    }
+    free(buf);
+    free(lb.data);
+}
+END_TEST
+
+/* The reference CRC32C of a record's payload then its header's first 16
+ * bytes: what the header stores. */
+static uint32_t stored_crc(const uint8_t *payload, size_t n, const uint8_t *head16)
+{
+    uint8_t tmp[256];
+    ck_assert_uint_le(n + 16, sizeof tmp);
+    memcpy(tmp, payload, n);
+    memcpy(tmp + n, head16, 16);
+    return ref_crc(tmp, n + 16);
+}
+
+/* Sets the 4 bytes at payload + at so that the reference CRC of the
+ * payload (n bytes) then head16 is want: the CRC is affine in those 32
+ * bits, so one column per bit and Gauss-Jordan elimination over GF(2). */
+static void forge_crc(uint8_t *payload, size_t n, const uint8_t *head16, size_t at, uint32_t want)
+{
+    memset(payload + at, 0, 4);
+    uint32_t base = stored_crc(payload, n, head16), col[32];
+    for (int b = 0; b < 32; b++) {
+        payload[at + (size_t)(b / 8)] = (uint8_t)(1u << (b % 8));
+        col[b] = stored_crc(payload, n, head16) ^ base;
+        payload[at + (size_t)(b / 8)] = 0;
+    }
+    /* rows: the 32 output bits; each row holds its coefficients and its target */
+    uint64_t row[32];
+    for (int r = 0; r < 32; r++) {
+        row[r] = (uint64_t)(((want ^ base) >> r) & 1u) << 32;
+        for (int b = 0; b < 32; b++)
+            row[r] |= (uint64_t)((col[b] >> r) & 1u) << b;
+    }
+    for (int b = 0; b < 32; b++) {
+        int p = b;
+        while (p < 32 && !((row[p] >> b) & 1u))
+            p++;
+        ck_assert_int_lt(p, 32); /* CRC32C is a bijection on 32 bits: always solvable */
+        uint64_t t = row[p];
+        row[p] = row[b];
+        row[b] = t;
+        for (int r = 0; r < 32; r++)
+            if (r != b && ((row[r] >> b) & 1u))
+                row[r] ^= row[b];
+    }
+    uint32_t x = 0;
+    for (int b = 0; b < 32; b++)
+        x |= (uint32_t)((row[b] >> 32) & 1u) << b;
+    for (int k = 0; k < 4; k++)
+        payload[at + (size_t)k] = (uint8_t)(x >> (8 * k));
+    ck_assert_uint_eq(stored_crc(payload, n, head16), want);
+}
+
+/* A body that forges its CRC so that its record, cut where the record it
+ * holds starts, checks out: only a frame numbered as the record after its
+ * own then passes for it (corruption); numbered otherwise, as a body that
+ * cannot see its record's number would guess, the cut record is torn. */
+START_TEST(forged_length_needs_the_next_number)
+{
+    const uint64_t seq = 41;
+    const uint64_t inner_seqs[] = {seq + 1, seq, seq + 2, 1, 0};
+    for (size_t i = 0; i < sizeof inner_seqs / sizeof inner_seqs[0]; i++) {
+        uint8_t payload[96] = {3, 'P', 'U', 'T', 2, 0, '/', 'b', 0x81};
+        size_t cut_at = 9; /* where the record inside starts, in the payload */
+        size_t in = ref_record(payload + cut_at, 1, inner_seqs[i], (const uint8_t *)"", 0);
+        size_t n = cut_at + in + 4 + 1; /* the inner record, 4 forged bytes, a last byte */
+        payload[n - 1] = 0xc0;
+        uint8_t head[128], head_cut[16];
+        ref_record(head, 5, seq, payload, (uint32_t)n); /* for its first 16 bytes, which the forging leaves alone */
+        memcpy(head_cut, head, 16);
+        for (int k = 0; k < 4; k++)
+            head_cut[4 + k] = (uint8_t)(cut_at >> (8 * k));
+        forge_crc(payload, n, head, cut_at + in, stored_crc(payload, cut_at, head_cut));
+        uint8_t rec[128];
+        size_t len = ref_record(rec, 5, seq, payload, (uint32_t)n);
+        size_t pos = 0, resume = 0;
+        cqp_record r;
+        ck_assert_int_eq(cqp_record_next(rec, len, &pos, &r, &resume), CQP_SCAN_RECORD);
+        pos = 0;
+        cqp_scan want = inner_seqs[i] == seq + 1 ? CQP_SCAN_CORRUPT : CQP_SCAN_TORN;
+        ck_assert_msg(cqp_record_next(rec, len - 1, &pos, &r, &resume) == want, "inner seq %llu",
+                      (unsigned long long)inner_seqs[i]);
+        ck_assert_uint_eq(pos, 0);
+        if (want == CQP_SCAN_CORRUPT)
+            ck_assert_uint_eq(resume, 20 + cut_at);
+    }
 }
 END_TEST
 
@@ -405,7 +529,9 @@ Suite *journal_suite(void)
     tcase_add_test(tc, unknown_version_or_kind);
     tcase_add_test(tc, mutation_payload);
     tcase_add_test(tc, msgpack_mutation_kind);
-    tcase_add_test(tc, msgpack_body_holding_a_frame);
+    tcase_add_test(tc, torn_record_holding_a_frame);
+    tcase_add_test(tc, damaged_length_is_corruption);
+    tcase_add_test(tc, forged_length_needs_the_next_number);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -396,6 +396,14 @@ START_TEST(problem_table)
     ck_assert_int_eq(cqp_problem_status(CQP_P_BUSY), 503);
     ck_assert_str_eq(cqp_problem_slug(CQP_P_UNKNOWN_FIELD), "unknown-field");
     ck_assert_str_eq(cqp_problem_title(CQP_P_NO_ROUTE), "No such endpoint");
+    ck_assert_str_eq(cqp_problem_title(CQP_P_BAD_TYPE), "Wrong type");
+    /* A title goes out in either format: only the two malformed-body
+     * kinds, each of one format, may name it. */
+    for (int k = 0; k < CQP_P_COUNT; k++) {
+        const char *t = cqp_problem_title((cqp_problem_kind)k);
+        if (k != CQP_P_BAD_JSON && k != CQP_P_BAD_MSGPACK)
+            ck_assert_msg(!strstr(t, "JSON") && !strstr(t, "MessagePack"), "title \"%s\" names a format", t);
+    }
     /* Out of range is reported as internal, never read past the table. */
     ck_assert_int_eq(cqp_problem_status(CQP_P_COUNT), 500);
     ck_assert_int_eq(cqp_problem_status((cqp_problem_kind)-1), 500);

@@ -313,6 +313,64 @@ START_TEST(record_lines_rejected)
 }
 END_TEST
 
+#define LINE_(extra) "{\"seq\":1,\"method\":\"GET\",\"path\":\"/healthz\",\"status\":200" extra "}"
+
+/* What the recorder never writes is refused, each with its reason: a
+ * request id outside the server's rule (the one recorded value that goes
+ * into a header), a NUL in any text member, a member twice (however its
+ * name is spelled). */
+START_TEST(record_lines_refused_fields)
+{
+    static const struct {
+        const char *line, *why;
+    } bad[] = {
+        {LINE_(",\"request_id\":\"a\\r\\nX-Injected: yes\\r\\nContent-Length: 0\""),
+         "the request id \"a\\x0d\\x0aX-Injected: yes\\x0d\\x0aContent-Length: 0\" has the byte 0x0D at offset 1"},
+        {LINE_(",\"request_id\":\"tick 1\""), "has the byte 0x20 at offset 4"},
+        {LINE_(",\"request_id\":\"caf\\u00e9\""), "has the byte 0xC3 at offset 3"},
+        {LINE_(",\"request_id\":\"a\\tb\""), "has the byte 0x09 at offset 1"},
+        {LINE_(",\"request_id\":\"YQ0K\",\"base64\":[\"request_id\"]"), "has the byte 0x0D at offset 1"},
+        {LINE_(",\"request_id\":\"0123456789012345678901234567890123456789012345678901234567890123x\""),
+         "is 65 bytes long (at most 64)"},
+        {LINE_(",\"request_id\":\"a\\u0000b\""), "\"request_id\" holds a NUL byte at offset 1"},
+        {"{\"seq\":1,\"method\":\"GET\",\"path\":\"/v1/worlds/a\\u0000/shapes/b\",\"status\":200}",
+         "\"path\" holds a NUL byte at offset 12"},
+        {LINE_(",\"query\":\"pretty=1\\u0000&x=2\""), "\"query\" holds a NUL byte at offset 8"},
+        {"{\"seq\":1,\"method\":\"GET\\u0000X\",\"path\":\"/\",\"status\":200}", "\"method\" holds a NUL byte"},
+        {LINE_(",\"transport\":\"\\u0000\""), "\"transport\" holds a NUL byte at offset 0"},
+        {LINE_(",\"path\":\"/v1/worlds\""), "member \"path\" appears twice"},
+        {LINE_(",\"\\u0070ath\":\"/v1/worlds\""), "member \"path\" appears twice"},
+        {LINE_(",\"request_id\":\"a\",\"request_id\":\"b\""), "member \"request_id\" appears twice"},
+        {LINE_(",\"later\":1,\"later\":2"), "member \"later\" appears twice"},
+        {LINE_(",\"base64\":null,\"base64\":[\"path\"]"), "member \"base64\" appears twice"},
+        {LINE_(",\"a\\u0000b\":1"), "the member name \"a\\x00b\" holds a NUL byte"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cqd_record_entry e;
+        char err[300] = "";
+        ck_assert_msg(cqd_record_parse(bad[i].line, strlen(bad[i].line), &e, err, sizeof err) == -1, "accepted: %s",
+                      bad[i].line);
+        ck_assert_msg(strstr(err, bad[i].why) != NULL, "%s: said \"%s\", not \"%s\"", bad[i].line, err, bad[i].why);
+    }
+    /* what the server writes reads back: its own ids, generated ones, none */
+    static const char *const good[] = {
+        LINE_(",\"request_id\":\"0123456789012345678901234567890123456789012345678901234567890123\""),
+        LINE_(",\"request_id\":\"2f9c4e1a00b3d5e7-42\""),
+        LINE_(",\"request_id\":\"Az09._:-\""),
+        LINE_(",\"request_id\":\"\""),
+        LINE_(",\"request_id\":null"),
+        LINE_(",\"later\":{\"later\":1}"), /* a name may repeat inside a value */
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        cqd_record_entry e;
+        parse_ok(good[i], &e);
+        cqd_record_entry_free(&e);
+    }
+}
+END_TEST
+
+#undef LINE_
+
 /* ---- encodings ---------------------------------------------------------- */
 
 START_TEST(record_utf8_classes)
@@ -590,6 +648,50 @@ START_TEST(http_client_request_bytes)
 }
 END_TEST
 
+/* A control character in any header value, or a method that is no token,
+ * is refused and nothing is written: a CR or LF would start a header of
+ * its own (the reviewer's "a\r\nX-Injected: yes\r\nContent-Length: 0"). */
+START_TEST(http_client_refuses_header_injection)
+{
+    const cqd_hc_request ok = {.method = "GET", .path = "/healthz", .request_id = "r-1", .authorization = "Bearer t",
+                               .content_type = "application/json", .accept = "application/json", .body = ""};
+    static const char *const values[] = {"a\r\nX-Injected: yes\r\nContent-Length: 0", "a\nb", "a\rb", "\t",
+                                         "a\x01", "\x7f"};
+    cqp_buf out = {0};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        for (int field = 0; field < 5; field++) {
+            cqd_hc_request rq = ok;
+            const char *host = field == 4 ? values[i] : "h";
+            if (field == 0)
+                rq.request_id = values[i];
+            else if (field == 1)
+                rq.authorization = values[i];
+            else if (field == 2)
+                rq.content_type = values[i];
+            else if (field == 3)
+                rq.accept = values[i];
+            cqp_buf_reset(&out);
+            ck_assert_msg(cqd_hc_format_request(&out, host, &rq) == -1, "value %zu in field %d", i, field);
+            ck_assert_uint_eq(out.len, 0);
+        }
+    }
+    static const char *const methods[] = {"", "GET /x", "GE\tT", "GET\r\nX: y", "G(T"};
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
+        cqd_hc_request rq = ok;
+        rq.method = methods[i];
+        cqp_buf_reset(&out);
+        ck_assert_msg(cqd_hc_format_request(&out, "h", &rq) == -1, "method %zu", i);
+        ck_assert_uint_eq(out.len, 0);
+        ck_assert(!cqd_hc_is_token(methods[i]));
+    }
+    ck_assert(cqd_hc_is_token("PATCH") && cqd_hc_is_token("M-SEARCH") && cqd_hc_is_token("!#$%&'*+-.^_`|~09az"));
+    cqp_buf_reset(&out);
+    ck_assert_int_eq(cqd_hc_format_request(&out, "h", &ok), 0);
+    ck_assert_ptr_nonnull(strstr(out.data, "\r\nX-Request-Id: r-1\r\n"));
+    cqp_buf_free(&out);
+}
+END_TEST
+
 /* ---- the recorder in the pipeline ---------------------------------------- */
 
 typedef struct init_args {
@@ -745,6 +847,46 @@ START_TEST(recorder_failures_keep_serving)
 }
 END_TEST
 
+/* cqd_request_id_valid against the pipeline itself: an id the server
+ * answers with unchanged is valid, and one it changes (drops a byte, cuts
+ * it) is not, for every byte and around the length limit. */
+START_TEST(request_id_rule_is_the_servers)
+{
+    cqd_config cfg = cu_default_config();
+    cqd_server srv;
+    quiet_init(&srv, &cfg);
+    FILE *log = tmpfile();
+    srv.log.fd = fileno(log);
+    atomic_store(&srv.state, CQD_READY);
+    char id[CQD_REQUEST_ID_MAX + 8], why[96];
+    for (int c = 1; c < 256; c++) {
+        snprintf(id, sizeof id, "a%cb", c);
+        cqd_request req = {.transport = "test", .method = "GET", .path = "/healthz", .request_id = id};
+        cqd_response resp;
+        cqd_response_init(&resp);
+        cqd_handle(&srv, &req, &resp);
+        bool kept = strcmp(resp.request_id, id) == 0;
+        ck_assert_msg(cqd_request_id_valid(id, strlen(id), why, sizeof why) == kept, "byte 0x%02X: the server %s it",
+                      c, kept ? "keeps" : "changes");
+        cqd_response_free(&resp);
+    }
+    for (size_t n = CQD_REQUEST_ID_MAX - 1; n <= CQD_REQUEST_ID_MAX + 2; n++) {
+        memset(id, 'x', n);
+        id[n] = '\0';
+        cqd_request req = {.transport = "test", .method = "GET", .path = "/healthz", .request_id = id};
+        cqd_response resp;
+        cqd_response_init(&resp);
+        cqd_handle(&srv, &req, &resp);
+        bool kept = strcmp(resp.request_id, id) == 0;
+        ck_assert_msg(cqd_request_id_valid(id, n, why, sizeof why) == kept, "length %zu", n);
+        ck_assert(kept == (n <= CQD_REQUEST_ID_MAX));
+        cqd_response_free(&resp);
+    }
+    cqd_server_destroy(&srv);
+    fclose(log);
+}
+END_TEST
+
 Suite *record_suite(void)
 {
     Suite *s = suite_create("record");
@@ -756,6 +898,7 @@ Suite *record_suite(void)
     tcase_add_test(tc, record_lines_msgpack_read_back);
     tcase_add_test(tc, record_lines_read_back);
     tcase_add_test(tc, record_lines_rejected);
+    tcase_add_test(tc, record_lines_refused_fields);
     tcase_add_test(tc, record_utf8_classes);
     tcase_add_test(tc, record_base64_rfc4648_vectors);
     suite_add_tcase(s, tc);
@@ -768,8 +911,10 @@ Suite *record_suite(void)
     tcase_add_test(tc, http_client_chunks);
     tcase_add_test(tc, http_client_urls);
     tcase_add_test(tc, http_client_request_bytes);
+    tcase_add_test(tc, http_client_refuses_header_injection);
     suite_add_tcase(s, tc);
     tc = tcase_create("recorder");
+    tcase_add_test(tc, request_id_rule_is_the_servers);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, recorder_lines_from_many_threads);
     tcase_add_test(tc, recorder_failures_keep_serving);

@@ -123,17 +123,26 @@ int cqp_record_header(uint8_t out[CQP_RECORD_HEADER], cqp_record_kind kind, uint
     return 0;
 }
 
-/// True when a whole valid record starts at pos (filling *rec).
-static bool frames(const uint8_t *buf, size_t len, size_t pos, cqp_record *rec)
+/// True when the header at pos could be a record's, as far as it can be
+/// judged without its payload: magic, version, a known kind, and a length
+/// a record may have. False when fewer than CQP_RECORD_HEADER bytes remain.
+static bool plausible(const uint8_t *buf, size_t len, size_t pos)
 {
     if (len - pos < CQP_RECORD_HEADER)
         return false;
     const uint8_t *h = buf + pos;
-    if (h[0] != 0xFF || h[1] != 'Q' || h[2] != CQP_RECORD_VERSION || h[3] < CQP_REC_MUTATION ||
-        h[3] > CQP_REC_MUTATION_MSGPACK)
+    return h[0] == 0xFF && h[1] == 'Q' && h[2] == CQP_RECORD_VERSION && h[3] >= CQP_REC_MUTATION &&
+           h[3] <= CQP_REC_MUTATION_MSGPACK && get32(h + 4) <= CQP_RECORD_MAX_PAYLOAD;
+}
+
+/// True when a whole valid record starts at pos (filling *rec).
+static bool frames(const uint8_t *buf, size_t len, size_t pos, cqp_record *rec)
+{
+    if (!plausible(buf, len, pos))
         return false;
+    const uint8_t *h = buf + pos;
     uint32_t n = get32(h + 4);
-    if (n > CQP_RECORD_MAX_PAYLOAD || n > len - pos - CQP_RECORD_HEADER)
+    if (n > len - pos - CQP_RECORD_HEADER)
         return false;
     uint32_t crc = cqp_crc32c(cqp_crc32c(0, h + CQP_RECORD_HEADER, n), h, 16);
     if (crc != get32(h + 16))
@@ -144,6 +153,23 @@ static bool frames(const uint8_t *buf, size_t len, size_t pos, cqp_record *rec)
     rec->len = n;
     rec->offset = pos;
     return true;
+}
+
+/// Whether the damaged record whose header is h would check out had its
+/// length field said n, and next (the valid record right after those n
+/// bytes) is the one that follows it: its length field alone was damaged.
+/// payload_crc is the CRC32C of those n bytes. A journal numbers its
+/// records one by one, so after a mutation next must be numbered next: a
+/// client's body, which does not know its record's number, cannot then
+/// pass for the record after its own.
+static bool length_alone_damaged(const uint8_t *h, uint32_t n, uint32_t payload_crc, const cqp_record *next)
+{
+    if (cqp_record_is_mutation((cqp_record_kind)h[3], NULL) && next->seq != get64(h + 8) + 1)
+        return false;
+    uint8_t fixed[16];
+    memcpy(fixed, h, sizeof fixed);
+    put32(fixed + 4, n);
+    return cqp_crc32c(payload_crc, fixed, sizeof fixed) == get32(h + 16);
 }
 
 cqp_scan cqp_record_next(const uint8_t *buf, size_t len, size_t *pos, cqp_record *rec, size_t *resume)
@@ -158,14 +184,33 @@ cqp_scan cqp_record_next(const uint8_t *buf, size_t len, size_t *pos, cqp_record
         return CQP_SCAN_RECORD;
     }
     /* Damage, or an interrupted write: it is corruption only if a valid
-     * record follows. Frames start with 0xFF, so only those bytes are tried. */
+     * record follows. Frames start with 0xFF, so only those bytes are
+     * tried. Behind a plausible header, though, a frame inside the bytes
+     * it claims is its payload proves nothing, since a MessagePack body
+     * can hold a whole record's bytes: it counts only where the record
+     * would have ended had its length field alone been damaged. So a
+     * plausible header whose length runs past the end of the file, the one
+     * way an append-only file ends short, is a torn tail whatever its
+     * payload holds. */
+    bool header = plausible(buf, len, at);
+    size_t claimed = header ? CQP_RECORD_HEADER + (size_t)get32(buf + at + 4) : 0;
+    uint32_t crc = 0; /* of the payload bytes from at + CQP_RECORD_HEADER to crc_to */
+    size_t crc_to = at + CQP_RECORD_HEADER;
     for (size_t q = at + 1; q < len; q++) {
         const uint8_t *hit = memchr(buf + q, 0xFF, len - q);
         if (!hit)
             break;
         q = (size_t)(hit - buf);
         cqp_record later;
-        if (frames(buf, len, q, &later)) {
+        if (!frames(buf, len, q, &later))
+            continue;
+        bool counts = !header || q - at >= claimed;
+        if (!counts && q >= crc_to) {
+            crc = cqp_crc32c(crc, buf + crc_to, q - crc_to);
+            crc_to = q;
+            counts = length_alone_damaged(buf + at, (uint32_t)(q - at - CQP_RECORD_HEADER), crc, &later);
+        }
+        if (counts) {
             if (resume)
                 *resume = q;
             return CQP_SCAN_CORRUPT;

@@ -132,7 +132,9 @@ class MessagePackHTTP(MessagePackCase):
 
     def test_wrong_type_inside_a_msgpack_body(self):
         body = pair(posed(sphere("one")), posed(sphere(1)))
-        self.mp_problem(self.send("POST", "/v1/pair", body, accept=MP), 400, "wrong-type", "/a/shape/radius")
+        p = self.mp_problem(self.send("POST", "/v1/pair", body, accept=MP), 400, "wrong-type", "/a/shape/radius")
+        self.assertEqual(p["title"], "Wrong type")  # not "Wrong JSON type": the body was MessagePack
+        self.assertEqual(p["detail"], "a.shape.radius must be a number")
 
     def test_malformed_msgpack(self):
         cases = {

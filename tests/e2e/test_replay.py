@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 
@@ -498,6 +499,127 @@ class ReplayErrors(unittest.TestCase):
         self.assertEqual(proc.returncode, 2)
         self.assertIn(b"bad.jsonl:3: not a record", proc.stderr)
         self.assertIn(b"replayed 1, differing 1", proc.stdout)  # the first one had an empty body recorded
+
+
+class Listener:
+    """A plain HTTP/1.1 server on a loopback socket: keeps the bytes of
+    every request it reads and answers each 200 with {"status":"ok"}, so a
+    test sees exactly what the replay put on the wire."""
+
+    ANSWER = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{"status":"ok"}'
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(4)
+        self.sock.settimeout(0.05)  # to see self.done: closing the socket does not wake accept()
+        self.port = self.sock.getsockname()[1]
+        self.requests = []  # the bytes of each request, head and body
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        while not self.done.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(REPLAY_TIMEOUT)
+                self.converse(conn)
+
+    def converse(self, conn):
+        buf = b""
+        while True:
+            end = buf.find(b"\r\n\r\n")
+            if end >= 0:
+                head = buf[:end + 4]
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value)
+                if len(buf) >= len(head) + length:
+                    self.requests.append(buf[:len(head) + length])
+                    buf = buf[len(head) + length:]
+                    conn.sendall(self.ANSWER)
+                    continue
+            try:
+                chunk = conn.recv(65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            buf += chunk
+
+    def close(self):
+        self.done.set()
+        self.thread.join(10)
+        self.sock.close()
+
+
+@once("the recordings are written by hand; nothing is sent in the run's encoding")
+class ReplayWire(unittest.TestCase):
+    """What replay sends, seen by a plain socket listener: every field it
+    takes from a record line keeps the server's rules, or the line is
+    refused with its number before anything of it is sent."""
+
+    GOOD = '{"seq":1,"method":"GET","path":"/healthz","request_id":"tick-1","status":200,"response":{"status":"ok"}}'
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory(prefix="collisiond-replay-")
+        self.addCleanup(tmp.cleanup)
+        self.dir = tmp.name
+
+    def replay_lines(self, name, lines, *extra):
+        """Replays lines against a new listener; (process, requests received)."""
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write("".join(line + "\n" for line in lines))
+        listener = Listener()
+        try:
+            proc = replay(path, "http://127.0.0.1:%d" % listener.port, *extra, token=None)
+        finally:
+            listener.close()
+        return proc, listener.requests
+
+    def test_a_refused_record_is_never_sent(self):
+        cases = [
+            ("injected-id.jsonl",
+             '{"seq":2,"method":"GET","path":"/healthz","request_id":"a\\r\\nX-Injected: yes\\r\\nContent-Length: 0",'
+             '"status":200,"response":{"status":"ok"}}',
+             'the request id "a\\x0d\\x0aX-Injected: yes\\x0d\\x0aContent-Length: 0" has the byte 0x0D at offset 1'),
+            ("spaced-id.jsonl", '{"seq":2,"method":"GET","path":"/healthz","request_id":"tick 2","status":200}',
+             'the request id "tick 2" has the byte 0x20 at offset 4 (only [A-Za-z0-9._:-])'),
+            ("twice.jsonl", '{"seq":2,"method":"GET","path":"/healthz","path":"/x","status":200}',
+             'member "path" appears twice'),
+            ("nul.jsonl", '{"seq":2,"method":"GET","path":"/healthz\\u0000/../metrics","status":200}',
+             '"path" holds a NUL byte at offset 8'),
+        ]
+        for name, bad, why in cases:
+            with self.subTest(case=name):
+                proc, got = self.replay_lines(name, [self.GOOD, bad, self.GOOD])
+                err = proc.stderr.decode("utf-8", "replace")
+                self.assertEqual(proc.returncode, 2, proc.stdout.decode() + err)
+                self.assertIn("%s:2: not a record: %s" % (name, why), err)
+                self.assertEqual(len(got), 1, got)  # the first line only
+                self.assertTrue(got[0].startswith(b"GET /healthz HTTP/1.1\r\n"), got[0])
+                self.assertIn(b"\r\nX-Request-Id: tick-1\r\n", got[0])
+                self.assertNotIn(b"X-Injected", b"".join(got))
+
+    def test_a_token_with_a_control_character_is_refused(self):
+        line = self.GOOD.replace('"status":200', '"authorization":"redacted","status":200')
+        proc, got = self.replay_lines("auth.jsonl", [line], "--token", "t\r\nX-Injected: yes")
+        self.assertEqual(proc.returncode, 2, proc.stdout.decode() + proc.stderr.decode())
+        self.assertIn(b"the token holds a control character (byte 0x0D)", proc.stderr)
+        self.assertEqual(got, [])
+        proc, got = self.replay_lines("auth.jsonl", [line], "--token", "t0ken")
+        self.assertEqual(proc.returncode, 0, proc.stdout.decode() + proc.stderr.decode())
+        self.assertEqual(len(got), 1, got)
+        self.assertIn(b"\r\nAuthorization: Bearer t0ken\r\n", got[0])
 
 
 class RecordingFile(unittest.TestCase):

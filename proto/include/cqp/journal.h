@@ -24,12 +24,19 @@
 /// snapshot, whose records are JSON, so a directory is safe to hand to an
 /// older daemon after one. Snapshot records (kind 3) stay JSON.
 ///
-/// A MessagePack body can hold 0xFF (a float's bytes, the fixint -1), so a
-/// body can hold bytes that frame as a record of their own. That changes
-/// only how damage is reported: a torn tail holding such bytes is told to
-/// be corruption (recovery then refuses to start without --repair, which
-/// keeps the same prefix a torn tail keeps). Records are only ever read
-/// from the start, so a valid journal is never misread.
+/// A MessagePack body can hold 0xFF (a float's bytes, the fixint -1), and
+/// a client's int64s can spell a whole record, header and checksum: a body
+/// can hold bytes that frame as a record of their own. Records are only
+/// ever read from the start, so a valid journal is never misread; the
+/// damage scan (cqp_record_next) keeps such bytes from turning a torn tail
+/// into corruption. Past a record that does not check out, a valid frame
+/// proves damage (the file went on after it) only where it cannot be that
+/// record's own payload: anywhere when the header is no record's, else at
+/// or past the end its length claims, or where the record would check out
+/// had its length field alone been damaged (for a mutation, a frame
+/// numbered next, which a body cannot know). So a plausible header whose
+/// length runs past the end of the file, the only way an append-only file
+/// ends short, is a torn tail whatever its payload holds.
 #ifndef CQP_JOURNAL_H
 #define CQP_JOURNAL_H
 
@@ -88,13 +95,14 @@ typedef struct cqp_record {
 typedef enum cqp_scan {
     CQP_SCAN_RECORD,  ///< *rec filled, *pos moved past it
     CQP_SCAN_END,     ///< *pos is at the end of the buffer
-    CQP_SCAN_TORN,    ///< from *pos to the end no record frames: an interrupted write (cut it there)
-    CQP_SCAN_CORRUPT, ///< the record at *pos is damaged but a valid one starts at *resume
+    CQP_SCAN_TORN,    ///< from *pos to the end nothing proves damage: an interrupted write (cut it there)
+    CQP_SCAN_CORRUPT, ///< the record at *pos is damaged and a valid one after it starts at *resume
 } cqp_scan;
 
 /// Decodes the record at *pos of buf[0..len). *pos is left at the damaged
 /// bytes for TORN and CORRUPT; *resume (may be NULL) receives the offset of
-/// the first valid record after them for CORRUPT.
+/// the first valid record after them for CORRUPT (one inside the damaged
+/// record's claimed payload counts only as described above).
 cqp_scan cqp_record_next(const uint8_t *buf, size_t len, size_t *pos, cqp_record *rec, size_t *resume);
 
 /// A mutation as the client sent it. The pointers borrow the payload

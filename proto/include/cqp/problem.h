@@ -12,7 +12,7 @@
 #define CQP_PROBLEM_TABLE(X)                                                            \
     X(BAD_JSON, 400, "malformed-json", "Malformed JSON")                                \
     X(BAD_MSGPACK, 400, "malformed-msgpack", "Malformed MessagePack")                   \
-    X(BAD_TYPE, 400, "wrong-type", "Wrong JSON type")                                  \
+    X(BAD_TYPE, 400, "wrong-type", "Wrong type")                                       \
     X(UNKNOWN_FIELD, 400, "unknown-field", "Unknown field")                            \
     X(MISSING_FIELD, 400, "missing-field", "Missing field")                            \
     X(BAD_VALUE, 400, "invalid-value", "Invalid value")                                \
