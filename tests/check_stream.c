@@ -778,6 +778,18 @@ START_TEST(envelope_frame_members)
     ck_assert_ptr_null(e.body);
     ck_assert(!cqpv_present(e.body_value));
     cqd_envelope_free(&e);
+    /* A body spans its bytes wherever it stands: first (walked to its
+     * end), or last (up to the frame's end). */
+    static const char body_first[] = "\x83" M_BODY "\x81\xa1k\x92\x01\xc0" M_METHOD M_GET M_PATH M_ROOT;
+    ck_assert_int_eq(cqd_envelope_parse_frame(body_first, sizeof body_first - 1, &e, &p), 0);
+    ck_assert_ptr_eq(e.body, body_first + 6);
+    ck_assert_uint_eq(e.body_len, 6);
+    cqd_envelope_free(&e);
+    static const char body_last[] = "\x83" M_METHOD M_GET M_PATH M_ROOT M_BODY "\x81\xa1k\x92\x01\xc0";
+    ck_assert_int_eq(cqd_envelope_parse_frame(body_last, sizeof body_last - 1, &e, &p), 0);
+    ck_assert_ptr_eq(e.body, body_last + sizeof body_last - 1 - 6);
+    ck_assert_uint_eq(e.body_len, 6);
+    cqd_envelope_free(&e);
     static const char bare[] = "\x82" M_METHOD M_GET M_PATH M_ROOT;
     ck_assert_int_eq(cqd_envelope_parse_frame(bare, sizeof bare - 1, &e, &p), 0);
     ck_assert_ptr_null(e.id);
