@@ -213,6 +213,49 @@ static int record(void *ctx, const char *line, size_t len)
  * ('\r' included) exceed the budget, however the reads cut it. Every line
  * comes out once, in order, as itself or shed, and the budget is whole
  * again once the splitter is done. */
+/* What take_line saw: each line, and whether its buffer was handed over. */
+typedef struct taken_log {
+    char lines[4][16];
+    bool taken[4];
+    int count;
+    cqd_lines *from;
+} taken_log;
+
+static int take_line(void *ctx, const char *line, size_t len)
+{
+    taken_log *t = ctx;
+    ck_assert_int_lt(t->count, 4);
+    ck_assert_uint_lt(len, sizeof t->lines[0]);
+    memcpy(t->lines[t->count], line, len);
+    t->lines[t->count][len] = '\0';
+    char *mine = cqd_lines_take(t->from, line);
+    t->taken[t->count++] = mine != NULL;
+    ck_assert(!mine || mine == line);
+    free(mine);
+    return 0;
+}
+
+/* A line that came in pieces is handed over in the splitter's buffer (the
+ * taker frees it), a line whole in one read is not; the splitter goes on
+ * with a buffer of its own, at the end too. */
+START_TEST(lines_taken_when_buffered)
+{
+    cqd_lines l = {.max = 100};
+    taken_log t = {.from = &l};
+    ck_assert_int_eq(cqd_lines_feed(&l, "whole\npie", 9, take_line, &t), CQD_LINES_OK);
+    ck_assert_int_eq(cqd_lines_feed(&l, "ces\r\nnext\nla", 12, take_line, &t), CQD_LINES_OK);
+    ck_assert_int_eq(cqd_lines_feed(&l, "st", 2, take_line, &t), CQD_LINES_OK);
+    ck_assert_int_eq(cqd_lines_finish(&l, take_line, &t), 0);
+    ck_assert_int_eq(t.count, 4);
+    ck_assert_str_eq(t.lines[0], "whole");
+    ck_assert_str_eq(t.lines[1], "pieces");
+    ck_assert_str_eq(t.lines[2], "next");
+    ck_assert_str_eq(t.lines[3], "last");
+    ck_assert(!t.taken[0] && t.taken[1] && !t.taken[2] && t.taken[3]);
+    cqd_lines_free(&l);
+}
+END_TEST
+
 START_TEST(lines_random_cuts_and_budgets)
 {
     tu_rng rng = {77};
@@ -508,6 +551,101 @@ START_TEST(frames_charged_to_the_budget)
     cqd_frames_free(&h);
     cqd_frames_free(&g);
     cqd_frames_free(&f);
+}
+END_TEST
+
+/* What read_in_place's taker saw of each frame. */
+typedef struct place_log {
+    int count;
+    size_t len[8];
+    unsigned long sum[8]; /* of the bytes, position-weighted */
+    bool taken[8];        /* the splitter's buffer was handed over */
+    cqd_frames *from;
+} place_log;
+
+static unsigned long weigh(const unsigned char *b, size_t n)
+{
+    unsigned long s = 0;
+    for (size_t i = 0; i < n; i++)
+        s = s * 31 + b[i];
+    return s;
+}
+
+static int take_placed(void *ctx, const char *env, size_t len)
+{
+    place_log *r = ctx;
+    ck_assert_int_lt(r->count, 8);
+    ck_assert_ptr_nonnull(env);
+    r->len[r->count] = len;
+    r->sum[r->count] = weigh((const unsigned char *)env, len);
+    char *mine = cqd_frames_take(r->from, env);
+    r->taken[r->count] = mine != NULL;
+    ck_assert(!mine || mine == env);
+    free(mine);
+    r->count++;
+    return 0;
+}
+
+/* A reader as the connection's: each read goes where cqd_frames_space
+ * says, else to a small read buffer, and is fed from there. Random frames
+ * of up to 200,000 bytes in random reads: every frame comes out whole and
+ * in order (oracle: the bytes as written), a space never reaches past its
+ * frame's end, a frame that came in one read of the read buffer is
+ * handed over from there, and any other from the splitter's own buffer,
+ * which the taker then owns. */
+START_TEST(frames_read_in_place)
+{
+    tu_rng rng = {91};
+    static unsigned char text[8 * 200005];
+    static char readbuf[4096];
+    for (int round = 0; round < 40; round++) {
+        size_t n = 0, lens[8], ends[8];
+        int nframes = 1 + (int)tu_uniform(&rng, 0, 7);
+        for (int k = 0; k < nframes; k++) {
+            size_t len = 1 + (size_t)tu_uniform(&rng, 0, k % 2 ? 300 : 200000);
+            unsigned char prefix[5] = {0xce, 0, (unsigned char)(len >> 16), (unsigned char)(len >> 8),
+                                       (unsigned char)len};
+            memcpy(text + n, prefix, 5);
+            n += 5;
+            for (size_t i = 0; i < len; i++)
+                text[n++] = (unsigned char)tu_uniform(&rng, 0, 256);
+            lens[k] = len;
+            ends[k] = n;
+        }
+        cqd_frames f = {.max = 300000};
+        place_log r = {.from = &f};
+        bool whole[8] = {false}; /* came in one read of the read buffer */
+        for (size_t at = 0; at < n;) {
+            size_t room = 0, piece = 1 + (size_t)tu_uniform(&rng, 0, 70000);
+            char *to = cqd_frames_space(&f, &room);
+            int k = 0;
+            while (ends[k] <= at)
+                k++;
+            if (to) {
+                ck_assert_uint_le(room, ends[k] - at);
+            } else {
+                to = readbuf;
+                room = sizeof readbuf;
+                whole[k] = at == ends[k] - lens[k] - 5 && piece >= lens[k] + 5 && room >= lens[k] + 5;
+            }
+            piece = piece < room ? piece : room;
+            piece = piece < n - at ? piece : n - at;
+            memcpy(to, text + at, piece);
+            ck_assert_int_eq(cqd_frames_feed(&f, to, piece, take_placed, &r), CQD_FRAMES_OK);
+            at += piece;
+        }
+        ck_assert_int_eq(cqd_frames_end(&f), CQD_FRAMES_OK);
+        cqd_frames_free(&f);
+        ck_assert_int_eq(r.count, nframes);
+        for (int k = 0; k < nframes; k++) {
+            ck_assert_uint_eq(r.len[k], lens[k]);
+            ck_assert(r.sum[k] == weigh(text + ends[k] - lens[k], lens[k]));
+            if (whole[k])
+                ck_assert(!r.taken[k]);
+            if (lens[k] + 5 > sizeof readbuf)
+                ck_assert(r.taken[k]);
+        }
+    }
 }
 END_TEST
 
@@ -1394,6 +1532,7 @@ Suite *stream_suite(void)
     tcase_add_test(t, lines_emit_failure);
     tcase_add_test(t, lines_charged_to_the_budget);
     tcase_add_test(t, lines_random_cuts_and_budgets);
+    tcase_add_test(t, lines_taken_when_buffered);
     suite_add_tcase(s, t);
     t = tcase_create("frames");
     tcase_add_test(t, frames_whole_bytewise_and_cut_anywhere);
@@ -1403,6 +1542,7 @@ Suite *stream_suite(void)
     tcase_add_test(t, frames_emit_failure);
     tcase_add_test(t, frames_charged_to_the_budget);
     tcase_add_test(t, frames_random_cuts_and_budgets);
+    tcase_add_test(t, frames_read_in_place);
     suite_add_tcase(s, t);
     t = tcase_create("envelope");
     tcase_add_test(t, envelope_basic);
