@@ -39,10 +39,12 @@ static int take_id_and_body(const cqp_member *m, void *arg)
 }
 
 // Sets env->id and env->body to the text of those members of the object
-// line (jansson accepted it, so the scan cannot fail).
-static void find_members(const char *s, size_t n, cqd_envelope *env)
+// line (jansson accepted it, duplicate keys refused, so the scan cannot
+// fail and the tree counts the line's members): a body sent last is not
+// walked to find its end, which took 2.7 ms of a 10,000-box JSON tick.
+static void find_members(const char *s, size_t n, const json_t *root, cqd_envelope *env)
 {
-    cqp_scan_object(s, n, take_id_and_body, env, NULL);
+    cqp_scan_object_counted(s, n, json_object_size(root), take_id_and_body, env, NULL);
 }
 
 /* ---- the envelope's members, through the value view ------------------- */
@@ -237,7 +239,7 @@ int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_prob
         return -1;
     if (!json_is_object(env->root))
         return cqp_fail(p, CQP_P_BAD_TYPE, NULL, "a request line must be a JSON object");
-    find_members(line, len, env);
+    find_members(line, len, env->root, env);
     json_t *body = json_object_get(env->root, "body");
     if (json_is_null(body)) {
         env->body = NULL; // "body": null is no body, as a GET sends none

@@ -13,6 +13,7 @@
 
 #include "config_util.h"
 #include "cqp/decode.h"
+#include "cqp/scan.h"
 #include "metrics.h"
 #include "prom_oracle.h"
 #include "stream_internal.h"
@@ -758,6 +759,92 @@ START_TEST(envelope_keeps_only_the_body_tree)
     ck_assert_str_eq(e.authorization, "Bearer k");
     ck_assert_str_eq(e.request_id, "r9");
     cqd_envelope_free(&e);
+}
+END_TEST
+
+/* A random JSON value, strings holding the bytes a scanner must not take
+ * for structure (quotes, backslashes, braces, commas). */
+static json_t *random_json(tu_rng *r, int depth)
+{
+    static const char *const texts[] = {"", "}", "\"", "\\", "a,b", "]}", "x\"}\\"};
+    int kind = (int)tu_uniform(r, 0, depth > 3 ? 4 : 6);
+    switch (kind) {
+    case 0: return json_integer((json_int_t)tu_uniform(r, -1e6, 1e6));
+    case 1: return json_real(tu_uniform(r, -1e3, 1e3));
+    case 2: return json_string(texts[(int)tu_uniform(r, 0, 7)]);
+    case 3: return tu_uniform(r, 0, 1) < 0.5 ? json_null() : json_true();
+    case 4: {
+        json_t *a = json_array();
+        for (int n = (int)tu_uniform(r, 0, 5); n > 0; n--)
+            json_array_append_new(a, random_json(r, depth + 1));
+        return a;
+    }
+    default: {
+        json_t *o = json_object();
+        for (int n = (int)tu_uniform(r, 0, 5); n > 0; n--) {
+            char key[16];
+            snprintf(key, sizeof key, "%s%d", texts[(int)tu_uniform(r, 0, 7)], n);
+            json_object_set_new(o, key, random_json(r, depth + 1));
+        }
+        return o;
+    }
+    }
+}
+
+typedef struct scanned {
+    int count;
+    cqp_member m[8];
+} scanned;
+
+static int keep_member(const cqp_member *m, void *arg)
+{
+    scanned *s = arg;
+    ck_assert_int_lt(s->count, 8);
+    s->m[s->count++] = *m;
+    return 0;
+}
+
+/* A counted scan finds what the walking scan finds in the text of random
+ * objects, compact or indented, blanks after the closing brace too; and
+ * in compact text every member's value is what jansson writes for that
+ * value alone (the oracle: jansson's own serializer). */
+START_TEST(scan_counted_random)
+{
+    tu_rng rng = {1207};
+    for (int round = 0; round < 2000; round++) {
+        json_t *obj = json_object();
+        int members = 1 + (int)tu_uniform(&rng, 0, 7);
+        for (int k = 0; k < members; k++) {
+            char key[16];
+            snprintf(key, sizeof key, "k%d", k);
+            json_object_set_new(obj, key, random_json(&rng, 0));
+        }
+        bool compact = round % 2 == 0;
+        size_t flags = JSON_PRESERVE_ORDER | (compact ? JSON_COMPACT : JSON_INDENT(2));
+        char *text = json_dumps(obj, flags);
+        char line[65536];
+        int n = snprintf(line, sizeof line, "%s%s", text, round % 3 ? "" : " \r\n");
+        ck_assert_int_lt(n, (int)sizeof line);
+        scanned walked = {0}, counted = {0};
+        ck_assert_int_eq(cqp_scan_object(line, (size_t)n, keep_member, &walked, NULL), 0);
+        ck_assert_int_eq(cqp_scan_object_counted(line, (size_t)n, (size_t)members, keep_member, &counted, NULL), 0);
+        ck_assert_int_eq(walked.count, members);
+        ck_assert_int_eq(counted.count, members);
+        for (int k = 0; k < members; k++) {
+            ck_assert(counted.m[k].key == walked.m[k].key && counted.m[k].key_len == walked.m[k].key_len);
+            ck_assert(counted.m[k].value == walked.m[k].value && counted.m[k].value_len == walked.m[k].value_len);
+            if (!compact)
+                continue;
+            char key[16];
+            snprintf(key, sizeof key, "k%d", k);
+            char *want = json_dumps(json_object_get(obj, key), JSON_COMPACT | JSON_ENCODE_ANY);
+            ck_assert_uint_eq(counted.m[k].value_len, strlen(want));
+            ck_assert(memcmp(counted.m[k].value, want, strlen(want)) == 0);
+            free(want);
+        }
+        free(text);
+        json_decref(obj);
+    }
 }
 END_TEST
 
@@ -1548,6 +1635,7 @@ Suite *stream_suite(void)
     tcase_add_test(t, envelope_basic);
     tcase_add_test(t, envelope_keeps_only_the_body_tree);
     tcase_add_test(t, envelope_verbatim_members);
+    tcase_add_test(t, scan_counted_random);
     tcase_add_test(t, envelope_headers);
     tcase_add_test(t, envelope_refusals);
     tcase_add_test(t, envelope_frame_basic);
