@@ -40,3 +40,10 @@ void *cqd_h_array(size_t n, size_t size)
         return NULL;
     return calloc(n ? n : 1, size);
 }
+
+void *cqd_h_out_array(size_t n, size_t size)
+{
+    if (size != 0 && n > SIZE_MAX / size)
+        return NULL;
+    return malloc((n ? n : 1) * (size ? size : 1));
+}

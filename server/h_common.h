@@ -31,5 +31,10 @@ int cqd_h_server_fail(cqd_call *c, int status, const char *what);
 /// A new zeroed array of n elements of size bytes (free() it); n may be 0.
 /// NULL when out of memory or when n * size overflows.
 void *cqd_h_array(size_t n, size_t size);
+/// The same, not zeroed: for an array the core fills before anything
+/// reads it, and whose size is a bound far above what it fills (the first
+/// impacts of a contacts query have room for every shape: zeroing that
+/// cost 720 KB a 10,000-box tick).
+void *cqd_h_out_array(size_t n, size_t size);
 
 #endif

@@ -156,8 +156,8 @@ int cqd_h_contacts(cqd_call *c)
     for (int attempt = 0; attempt < 2 && rc == CQ_ERANGE; attempt++) {
         free(out.pairs);
         free(out.toi);
-        out.pairs = cqd_h_array((size_t)pair_cap, sizeof *out.pairs);
-        out.toi = cqd_h_array((size_t)toi_cap, sizeof *out.toi);
+        out.pairs = cqd_h_out_array((size_t)pair_cap, sizeof *out.pairs);
+        out.toi = cqd_h_out_array((size_t)toi_cap, sizeof *out.toi);
         out.pair_capacity = pair_cap;
         out.toi_capacity = toi_cap;
         rc = out.pairs && out.toi ? cq_world_contacts(w->world, &q, &out) : CQ_ENO_MEMORY;

@@ -234,10 +234,19 @@ static void on_watchdog(uv_timer_t *t)
 
 /* ---- reading ----------------------------------------------------------- */
 
+// The rest of a large frame is read straight into its buffer (one copy,
+// the kernel's, and as many bytes a read as have come); anything else
+// into the shared buffer, then split.
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     (void)suggested;
     cqd_conn *c = h->data;
+    size_t n = 0;
+    char *space = c->format == CQP_MSGPACK ? cqd_frames_space(&c->frames, &n) : NULL;
+    if (space) {
+        *buf = uv_buf_init(space, n < UINT_MAX ? (unsigned)n : UINT_MAX);
+        return;
+    }
     *buf = uv_buf_init(c->s->readbuf, sizeof c->s->readbuf);
 }
 
@@ -295,18 +304,21 @@ static int queue_shed(cqd_conn *c)
     return queue_refusal(c, &p);
 }
 
-// Queues a copy of the request line or envelope, which holds `charge` of
-// --max-buffered (ours now, also when this fails).
-static int queue_request(cqd_conn *c, const char *line, size_t len, size_t charge)
+// Queues the request line or envelope, which holds `charge` of
+// --max-buffered (ours now, also when this fails): `taken`, the
+// splitter's buffer that holds it, or else a copy.
+static int queue_request(cqd_conn *c, const char *line, size_t len, char *taken, size_t charge)
 {
     job *j = calloc(1, sizeof *j);
-    char *copy = j ? malloc(len) : NULL;
-    if (!copy) {
+    char *copy = taken ? taken : j ? malloc(len) : NULL;
+    if (!j || !copy) {
         cqd_admit_release(&c->s->srv->admit, charge);
+        free(copy);
         free(j);
         return -1;
     }
-    memcpy(copy, line, len);
+    if (copy != taken)
+        memcpy(copy, line, len);
     j->line = copy;
     j->len = len;
     j->charge = charge;
@@ -319,7 +331,7 @@ static int on_line(void *ctx, const char *line, size_t len)
     cqd_conn *c = ctx;
     if (!line)
         return queue_shed(c);
-    return queue_request(c, line, len, cqd_lines_charge(&c->lines, len));
+    return queue_request(c, line, len, cqd_lines_take(&c->lines, line), cqd_lines_charge(&c->lines, len));
 }
 
 static int on_frame(void *ctx, const char *env, size_t len)
@@ -327,7 +339,7 @@ static int on_frame(void *ctx, const char *env, size_t len)
     cqd_conn *c = ctx;
     if (!env)
         return queue_shed(c);
-    return queue_request(c, env, len, cqd_frames_charge(&c->frames, len));
+    return queue_request(c, env, len, cqd_frames_take(&c->frames, env), cqd_frames_charge(&c->frames, len));
 }
 
 // The end of a MessagePack connection's input (client EOF): a frame cut

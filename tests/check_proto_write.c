@@ -91,6 +91,34 @@ START_TEST(buf_appends_and_grows)
 }
 END_TEST
 
+/* A reserve makes exactly the room asked for (and the NUL's), once:
+ * the appends that fill it move nothing; a reserve within the room is a
+ * no-op; an oom buffer gets none and stays as it was. */
+START_TEST(buf_reserve_exact)
+{
+    cqp_buf b = {0};
+    ck_assert(cqp_buf_reserve(&b, 10));
+    ck_assert_uint_eq(b.cap, 11);
+    ck_assert_str_eq(b.data, "");
+    char *data = b.data;
+    cqp_buf_append(&b, "0123456789", 10);
+    ck_assert_ptr_eq(b.data, data);
+    ck_assert_str_eq(b.data, "0123456789");
+    ck_assert(cqp_buf_reserve(&b, 0));
+    ck_assert_uint_eq(b.cap, 11);
+    ck_assert(cqp_buf_reserve(&b, 5));
+    ck_assert_uint_eq(b.cap, 16);
+    ck_assert_str_eq(b.data, "0123456789");
+    ck_assert(!cqp_buf_reserve(&b, SIZE_MAX / 2));
+    ck_assert(!b.oom);
+    ck_assert_uint_eq(b.cap, 16);
+    b.oom = true;
+    ck_assert(!cqp_buf_reserve(&b, 100));
+    ck_assert_uint_eq(b.cap, 16);
+    cqp_buf_free(&b);
+}
+END_TEST
+
 START_TEST(buf_oom_drops_appends)
 {
     cqp_buf b = {0};
@@ -819,6 +847,7 @@ Suite *proto_write_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, buf_appends_and_grows);
     tcase_add_test(tc, buf_oom_drops_appends);
+    tcase_add_test(tc, buf_reserve_exact);
     tcase_add_test(tc, writer_compact);
     tcase_add_test(tc, writer_pretty);
     tcase_add_test(tc, writer_scalars_and_raw);

@@ -808,6 +808,191 @@ START_TEST(random_trees)
 }
 END_TEST
 
+/* ---- contacts: the encoder's one-write path ---- */
+
+/* A random double, now and then one the writer treats apart (zeros of
+ * both signs, NaN, the infinities). */
+static double random_number(tu_rng *r)
+{
+    static const double special[] = {0.0, -0.0, NAN, INFINITY, -INFINITY, 1e-310, -1e300};
+    if (tu_uniform(r, 0, 1) < 0.15)
+        return special[(int)tu_uniform(r, 0, 7)];
+    return tu_uniform(r, -1e3, 1e3);
+}
+
+static cq_vec3 random_vec3(tu_rng *r) { return cq_v3(random_number(r), random_number(r), random_number(r)); }
+
+static void random_contact(tu_rng *r, cq_contact *c)
+{
+    *c = (cq_contact){0};
+    c->overlap = tu_uniform(r, 0, 1) < 0.5;
+    c->has_normal = tu_uniform(r, 0, 1) < 0.8;
+    c->has_distance = tu_uniform(r, 0, 1) < 0.5;
+    c->distance = tu_uniform(r, 0, 1) < 0.3 ? 0 : random_number(r);
+    c->depth = random_number(r);
+    c->normal = random_vec3(r);
+    c->witness_a = random_vec3(r);
+    c->witness_b = random_vec3(r);
+    c->point_count = (int)tu_uniform(r, -1, CQ_MAX_POINTS + 3); /* out of range too: held to 0..4 */
+    for (int i = 0; i < CQ_MAX_POINTS; i++) {
+        c->points[i].position = random_vec3(r);
+        c->points[i].depth = random_number(r);
+        c->points[i].feature = (cq_feature){(uint8_t)tu_uniform(r, 0, 4), (uint8_t)tu_uniform(r, 0, 4),
+                                            (uint16_t)tu_uniform(r, 0, 70000), (uint16_t)tu_uniform(r, 0, 12)};
+    }
+    c->algorithm = (cq_algorithm)(int)tu_uniform(r, 0, CQ_ALG_COUNT);
+    bool fell_back = tu_uniform(r, 0, 1) < 0.3;
+    c->fallback_reason = fell_back ? (cq_fallback_reason)(int)tu_uniform(r, 0, CQ_FB_REASON_COUNT) : CQ_FB_NONE;
+    c->fallback_action = fell_back ? (cq_fallback_action)(int)tu_uniform(r, 0, CQ_FBA_COUNT) : CQ_FBA_NONE;
+    c->sat_axis = (int)tu_uniform(r, -1, CQ_SAT_AXIS_COUNT);
+    c->sat_gap = random_number(r);
+}
+
+/* msgpuck's encoding of a number as write.h says the writer writes it. */
+static char *mp_num(char *p, double v, bool keep)
+{
+    if (!isfinite(v))
+        return mp_encode_nil(p);
+    return mp_encode_double(p, v == 0 && !keep ? 0.0 : v);
+}
+
+static char *mp_vec3(char *p, cq_vec3 v, bool keep)
+{
+    p = mp_encode_array(p, 3);
+    p = mp_num(p, v.x, keep);
+    p = mp_num(p, v.y, keep);
+    return mp_num(p, v.z, keep);
+}
+
+static char *mp_cstr(char *p, const char *s) { return mp_encode_str(p, s, (uint32_t)strlen(s)); }
+
+/* Oracle: msgpuck encodes the fields of c in API.md section 1's order
+ * (the members of a contact result; witness only when separated and
+ * known, sat for box-box or a winning axis); returns their member count
+ * in *members. */
+static char *mp_contact_fields(char *p, const cq_contact *c, bool keep, uint32_t *members)
+{
+    bool witness = c->has_distance && c->distance > 0;
+    bool sat = c->sat_axis >= 0 || c->algorithm == CQ_ALG_SAT_BOX_BOX;
+    *members = 6 + c->has_normal + witness + sat;
+    p = mp_encode_bool(mp_cstr(p, "overlap"), c->overlap);
+    p = mp_num(mp_cstr(p, "distance"), c->distance, keep);
+    p = mp_num(mp_cstr(p, "depth"), c->depth, keep);
+    if (c->has_normal)
+        p = mp_vec3(mp_cstr(p, "normal"), c->normal, keep);
+    int count = c->point_count < 0 ? 0 : c->point_count > CQ_MAX_POINTS ? CQ_MAX_POINTS : c->point_count;
+    p = mp_encode_array(mp_cstr(p, "points"), (uint32_t)count);
+    for (int i = 0; i < count; i++) {
+        char feature[32];
+        p = mp_encode_map(p, 3);
+        p = mp_vec3(mp_cstr(p, "position"), c->points[i].position, keep);
+        p = mp_num(mp_cstr(p, "depth"), c->points[i].depth, keep);
+        p = mp_cstr(mp_cstr(p, "feature"), cq_feature_format(c->points[i].feature, feature, sizeof feature));
+    }
+    if (witness) {
+        p = mp_encode_map(mp_cstr(p, "witness"), 2);
+        p = mp_vec3(mp_cstr(p, "a"), c->witness_a, keep);
+        p = mp_vec3(mp_cstr(p, "b"), c->witness_b, keep);
+    }
+    p = mp_cstr(mp_cstr(p, "algorithm"), cq_algorithm_name(c->algorithm));
+    p = mp_cstr(p, "fallback");
+    if (c->fallback_reason == CQ_FB_NONE && c->fallback_action == CQ_FBA_NONE) {
+        p = mp_encode_nil(p);
+    } else {
+        p = mp_encode_map(p, 2);
+        p = mp_cstr(mp_cstr(p, "reason"), cq_fallback_reason_name(c->fallback_reason));
+        p = mp_cstr(mp_cstr(p, "action"), cq_fallback_action_name(c->fallback_action));
+    }
+    if (sat) {
+        p = mp_encode_map(mp_cstr(p, "sat"), 2);
+        p = mp_cstr(mp_cstr(p, "axis"), cq_sat_axis_name(c->sat_axis));
+        p = mp_num(mp_cstr(p, "gap"), c->sat_gap, keep);
+    }
+    return p;
+}
+
+/* Random contacts written as a contacts answer writes them, into a map
+ * already holding `before` members (0..14, so the map's header widens to
+ * map16 inside the contact's members now and then). Oracle: msgpuck's
+ * encoding of the same map. */
+START_TEST(contact_fields_random)
+{
+    tu_rng rng = {4471};
+    for (int round = 0; round < 3000; round++) {
+        cq_contact c;
+        random_contact(&rng, &c);
+        bool keep = round % 4 == 0;
+        int before = (int)tu_uniform(&rng, 0, 15);
+        mdoc d;
+        mdoc_init(&d);
+        d.w.keep_negative_zero = keep;
+        cqp_obj_begin(&d.w);
+        for (int i = 0; i < before; i++) {
+            char key[16];
+            snprintf(key, sizeof key, "k%d", i);
+            cqp_key(&d.w, key);
+            cqp_int(&d.w, i);
+        }
+        cqp_write_contact_fields(&d.w, &c, NULL);
+        cqp_obj_end(&d.w);
+
+        static char fields[2048], oracle[4096];
+        uint32_t members;
+        size_t fn = (size_t)(mp_contact_fields(fields, &c, keep, &members) - fields);
+        char *p = mp_encode_map(oracle, (uint32_t)before + members);
+        for (int i = 0; i < before; i++) {
+            char key[16];
+            snprintf(key, sizeof key, "k%d", i);
+            p = mp_encode_uint(mp_cstr(p, key), (uint64_t)i);
+        }
+        memcpy(p, fields, fn);
+        size_t n = (size_t)(p + fn - oracle);
+        ck_assert_msg(d.buf.len == n && memcmp(d.buf.data, oracle, n) == 0, "round %d: %zu bytes, expected %zu",
+                      round, d.buf.len, n);
+        mdoc_check(&d, (const uint8_t *)oracle, n);
+    }
+}
+END_TEST
+
+/* Near the depth limit a contact is written call by call (its points nest
+ * two levels down): up to the limit the bytes are msgpuck's, past it the
+ * buffer is oom, as for any value nested too deep. */
+START_TEST(contact_fields_deep)
+{
+    tu_rng rng = {99};
+    cq_contact c;
+    random_contact(&rng, &c);
+    c.point_count = 2;
+    for (int levels = CQP_WRITER_MAX_DEPTH - 4; levels < CQP_WRITER_MAX_DEPTH; levels++) {
+        mdoc d;
+        mdoc_init(&d);
+        for (int i = 0; i < levels; i++)
+            cqp_arr_begin(&d.w);
+        cqp_obj_begin(&d.w);
+        cqp_write_contact_fields(&d.w, &c, NULL);
+        cqp_obj_end(&d.w);
+        for (int i = 0; i < levels; i++)
+            cqp_arr_end(&d.w);
+        /* levels arrays, the map, the points array, a point's map, its
+         * position: levels + 4 deep. */
+        if (levels + 4 > CQP_WRITER_MAX_DEPTH) {
+            ck_assert(d.buf.oom);
+            cqp_buf_free(&d.buf);
+            continue;
+        }
+        static char oracle[4096];
+        char *p = oracle;
+        for (int i = 0; i < levels; i++)
+            p = mp_encode_array(p, 1);
+        uint32_t members;
+        char *fields = p + 1; /* a fixmap's header: fewer than 16 members */
+        p = mp_contact_fields(fields, &c, false, &members);
+        mp_encode_map(fields - 1, members);
+        mdoc_check(&d, (const uint8_t *)oracle, (size_t)(p - oracle));
+    }
+}
+END_TEST
+
 Suite *proto_write_mp_suite(void)
 {
     Suite *s = suite_create("proto_write_mp");
@@ -827,6 +1012,8 @@ Suite *proto_write_mp_suite(void)
     tcase_add_test(tc, raw_embedding);
     tcase_add_test(tc, oom_midway);
     tcase_add_test(tc, random_trees);
+    tcase_add_test(tc, contact_fields_random);
+    tcase_add_test(tc, contact_fields_deep);
     suite_add_tcase(s, tc);
     return s;
 }

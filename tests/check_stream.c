@@ -13,6 +13,7 @@
 
 #include "config_util.h"
 #include "cqp/decode.h"
+#include "cqp/scan.h"
 #include "metrics.h"
 #include "prom_oracle.h"
 #include "stream_internal.h"
@@ -213,6 +214,49 @@ static int record(void *ctx, const char *line, size_t len)
  * ('\r' included) exceed the budget, however the reads cut it. Every line
  * comes out once, in order, as itself or shed, and the budget is whole
  * again once the splitter is done. */
+/* What take_line saw: each line, and whether its buffer was handed over. */
+typedef struct taken_log {
+    char lines[4][16];
+    bool taken[4];
+    int count;
+    cqd_lines *from;
+} taken_log;
+
+static int take_line(void *ctx, const char *line, size_t len)
+{
+    taken_log *t = ctx;
+    ck_assert_int_lt(t->count, 4);
+    ck_assert_uint_lt(len, sizeof t->lines[0]);
+    memcpy(t->lines[t->count], line, len);
+    t->lines[t->count][len] = '\0';
+    char *mine = cqd_lines_take(t->from, line);
+    t->taken[t->count++] = mine != NULL;
+    ck_assert(!mine || mine == line);
+    free(mine);
+    return 0;
+}
+
+/* A line that came in pieces is handed over in the splitter's buffer (the
+ * taker frees it), a line whole in one read is not; the splitter goes on
+ * with a buffer of its own, at the end too. */
+START_TEST(lines_taken_when_buffered)
+{
+    cqd_lines l = {.max = 100};
+    taken_log t = {.from = &l};
+    ck_assert_int_eq(cqd_lines_feed(&l, "whole\npie", 9, take_line, &t), CQD_LINES_OK);
+    ck_assert_int_eq(cqd_lines_feed(&l, "ces\r\nnext\nla", 12, take_line, &t), CQD_LINES_OK);
+    ck_assert_int_eq(cqd_lines_feed(&l, "st", 2, take_line, &t), CQD_LINES_OK);
+    ck_assert_int_eq(cqd_lines_finish(&l, take_line, &t), 0);
+    ck_assert_int_eq(t.count, 4);
+    ck_assert_str_eq(t.lines[0], "whole");
+    ck_assert_str_eq(t.lines[1], "pieces");
+    ck_assert_str_eq(t.lines[2], "next");
+    ck_assert_str_eq(t.lines[3], "last");
+    ck_assert(!t.taken[0] && t.taken[1] && !t.taken[2] && t.taken[3]);
+    cqd_lines_free(&l);
+}
+END_TEST
+
 START_TEST(lines_random_cuts_and_budgets)
 {
     tu_rng rng = {77};
@@ -511,6 +555,101 @@ START_TEST(frames_charged_to_the_budget)
 }
 END_TEST
 
+/* What read_in_place's taker saw of each frame. */
+typedef struct place_log {
+    int count;
+    size_t len[8];
+    unsigned long sum[8]; /* of the bytes, position-weighted */
+    bool taken[8];        /* the splitter's buffer was handed over */
+    cqd_frames *from;
+} place_log;
+
+static unsigned long weigh(const unsigned char *b, size_t n)
+{
+    unsigned long s = 0;
+    for (size_t i = 0; i < n; i++)
+        s = s * 31 + b[i];
+    return s;
+}
+
+static int take_placed(void *ctx, const char *env, size_t len)
+{
+    place_log *r = ctx;
+    ck_assert_int_lt(r->count, 8);
+    ck_assert_ptr_nonnull(env);
+    r->len[r->count] = len;
+    r->sum[r->count] = weigh((const unsigned char *)env, len);
+    char *mine = cqd_frames_take(r->from, env);
+    r->taken[r->count] = mine != NULL;
+    ck_assert(!mine || mine == env);
+    free(mine);
+    r->count++;
+    return 0;
+}
+
+/* A reader as the connection's: each read goes where cqd_frames_space
+ * says, else to a small read buffer, and is fed from there. Random frames
+ * of up to 200,000 bytes in random reads: every frame comes out whole and
+ * in order (oracle: the bytes as written), a space never reaches past its
+ * frame's end, a frame that came in one read of the read buffer is
+ * handed over from there, and any other from the splitter's own buffer,
+ * which the taker then owns. */
+START_TEST(frames_read_in_place)
+{
+    tu_rng rng = {91};
+    static unsigned char text[8 * 200005];
+    static char readbuf[4096];
+    for (int round = 0; round < 40; round++) {
+        size_t n = 0, lens[8], ends[8];
+        int nframes = 1 + (int)tu_uniform(&rng, 0, 7);
+        for (int k = 0; k < nframes; k++) {
+            size_t len = 1 + (size_t)tu_uniform(&rng, 0, k % 2 ? 300 : 200000);
+            unsigned char prefix[5] = {0xce, 0, (unsigned char)(len >> 16), (unsigned char)(len >> 8),
+                                       (unsigned char)len};
+            memcpy(text + n, prefix, 5);
+            n += 5;
+            for (size_t i = 0; i < len; i++)
+                text[n++] = (unsigned char)tu_uniform(&rng, 0, 256);
+            lens[k] = len;
+            ends[k] = n;
+        }
+        cqd_frames f = {.max = 300000};
+        place_log r = {.from = &f};
+        bool whole[8] = {false}; /* came in one read of the read buffer */
+        for (size_t at = 0; at < n;) {
+            size_t room = 0, piece = 1 + (size_t)tu_uniform(&rng, 0, 70000);
+            char *to = cqd_frames_space(&f, &room);
+            int k = 0;
+            while (ends[k] <= at)
+                k++;
+            if (to) {
+                ck_assert_uint_le(room, ends[k] - at);
+            } else {
+                to = readbuf;
+                room = sizeof readbuf;
+                whole[k] = at == ends[k] - lens[k] - 5 && piece >= lens[k] + 5 && room >= lens[k] + 5;
+            }
+            piece = piece < room ? piece : room;
+            piece = piece < n - at ? piece : n - at;
+            memcpy(to, text + at, piece);
+            ck_assert_int_eq(cqd_frames_feed(&f, to, piece, take_placed, &r), CQD_FRAMES_OK);
+            at += piece;
+        }
+        ck_assert_int_eq(cqd_frames_end(&f), CQD_FRAMES_OK);
+        cqd_frames_free(&f);
+        ck_assert_int_eq(r.count, nframes);
+        for (int k = 0; k < nframes; k++) {
+            ck_assert_uint_eq(r.len[k], lens[k]);
+            ck_assert(r.sum[k] == weigh(text + ends[k] - lens[k], lens[k]));
+            if (whole[k])
+                ck_assert(!r.taken[k]);
+            if (lens[k] + 5 > sizeof readbuf)
+                ck_assert(r.taken[k]);
+        }
+    }
+}
+END_TEST
+
 /* Random frames (random bytes, 0xce among them) cut into random reads,
  * with random budgets and free prefixes. Oracle: the frames as written;
  * as the taker gives each frame's charge back at once, a frame is shed
@@ -620,6 +759,92 @@ START_TEST(envelope_keeps_only_the_body_tree)
     ck_assert_str_eq(e.authorization, "Bearer k");
     ck_assert_str_eq(e.request_id, "r9");
     cqd_envelope_free(&e);
+}
+END_TEST
+
+/* A random JSON value, strings holding the bytes a scanner must not take
+ * for structure (quotes, backslashes, braces, commas). */
+static json_t *random_json(tu_rng *r, int depth)
+{
+    static const char *const texts[] = {"", "}", "\"", "\\", "a,b", "]}", "x\"}\\"};
+    int kind = (int)tu_uniform(r, 0, depth > 3 ? 4 : 6);
+    switch (kind) {
+    case 0: return json_integer((json_int_t)tu_uniform(r, -1e6, 1e6));
+    case 1: return json_real(tu_uniform(r, -1e3, 1e3));
+    case 2: return json_string(texts[(int)tu_uniform(r, 0, 7)]);
+    case 3: return tu_uniform(r, 0, 1) < 0.5 ? json_null() : json_true();
+    case 4: {
+        json_t *a = json_array();
+        for (int n = (int)tu_uniform(r, 0, 5); n > 0; n--)
+            json_array_append_new(a, random_json(r, depth + 1));
+        return a;
+    }
+    default: {
+        json_t *o = json_object();
+        for (int n = (int)tu_uniform(r, 0, 5); n > 0; n--) {
+            char key[16];
+            snprintf(key, sizeof key, "%s%d", texts[(int)tu_uniform(r, 0, 7)], n);
+            json_object_set_new(o, key, random_json(r, depth + 1));
+        }
+        return o;
+    }
+    }
+}
+
+typedef struct scanned {
+    int count;
+    cqp_member m[8];
+} scanned;
+
+static int keep_member(const cqp_member *m, void *arg)
+{
+    scanned *s = arg;
+    ck_assert_int_lt(s->count, 8);
+    s->m[s->count++] = *m;
+    return 0;
+}
+
+/* A counted scan finds what the walking scan finds in the text of random
+ * objects, compact or indented, blanks after the closing brace too; and
+ * in compact text every member's value is what jansson writes for that
+ * value alone (the oracle: jansson's own serializer). */
+START_TEST(scan_counted_random)
+{
+    tu_rng rng = {1207};
+    for (int round = 0; round < 2000; round++) {
+        json_t *obj = json_object();
+        int members = 1 + (int)tu_uniform(&rng, 0, 7);
+        for (int k = 0; k < members; k++) {
+            char key[16];
+            snprintf(key, sizeof key, "k%d", k);
+            json_object_set_new(obj, key, random_json(&rng, 0));
+        }
+        bool compact = round % 2 == 0;
+        size_t flags = JSON_PRESERVE_ORDER | (compact ? JSON_COMPACT : JSON_INDENT(2));
+        char *text = json_dumps(obj, flags);
+        char line[65536];
+        int n = snprintf(line, sizeof line, "%s%s", text, round % 3 ? "" : " \r\n");
+        ck_assert_int_lt(n, (int)sizeof line);
+        scanned walked = {0}, counted = {0};
+        ck_assert_int_eq(cqp_scan_object(line, (size_t)n, keep_member, &walked, NULL), 0);
+        ck_assert_int_eq(cqp_scan_object_counted(line, (size_t)n, (size_t)members, keep_member, &counted, NULL), 0);
+        ck_assert_int_eq(walked.count, members);
+        ck_assert_int_eq(counted.count, members);
+        for (int k = 0; k < members; k++) {
+            ck_assert(counted.m[k].key == walked.m[k].key && counted.m[k].key_len == walked.m[k].key_len);
+            ck_assert(counted.m[k].value == walked.m[k].value && counted.m[k].value_len == walked.m[k].value_len);
+            if (!compact)
+                continue;
+            char key[16];
+            snprintf(key, sizeof key, "k%d", k);
+            char *want = json_dumps(json_object_get(obj, key), JSON_COMPACT | JSON_ENCODE_ANY);
+            ck_assert_uint_eq(counted.m[k].value_len, strlen(want));
+            ck_assert(memcmp(counted.m[k].value, want, strlen(want)) == 0);
+            free(want);
+        }
+        free(text);
+        json_decref(obj);
+    }
 }
 END_TEST
 
@@ -777,6 +1002,18 @@ START_TEST(envelope_frame_members)
     ck_assert(memcmp(e.id, "\xd9\x01x", 3) == 0);
     ck_assert_ptr_null(e.body);
     ck_assert(!cqpv_present(e.body_value));
+    cqd_envelope_free(&e);
+    /* A body spans its bytes wherever it stands: first (walked to its
+     * end), or last (up to the frame's end). */
+    static const char body_first[] = "\x83" M_BODY "\x81\xa1k\x92\x01\xc0" M_METHOD M_GET M_PATH M_ROOT;
+    ck_assert_int_eq(cqd_envelope_parse_frame(body_first, sizeof body_first - 1, &e, &p), 0);
+    ck_assert_ptr_eq(e.body, body_first + 6);
+    ck_assert_uint_eq(e.body_len, 6);
+    cqd_envelope_free(&e);
+    static const char body_last[] = "\x83" M_METHOD M_GET M_PATH M_ROOT M_BODY "\x81\xa1k\x92\x01\xc0";
+    ck_assert_int_eq(cqd_envelope_parse_frame(body_last, sizeof body_last - 1, &e, &p), 0);
+    ck_assert_ptr_eq(e.body, body_last + sizeof body_last - 1 - 6);
+    ck_assert_uint_eq(e.body_len, 6);
     cqd_envelope_free(&e);
     static const char bare[] = "\x82" M_METHOD M_GET M_PATH M_ROOT;
     ck_assert_int_eq(cqd_envelope_parse_frame(bare, sizeof bare - 1, &e, &p), 0);
@@ -1382,6 +1619,7 @@ Suite *stream_suite(void)
     tcase_add_test(t, lines_emit_failure);
     tcase_add_test(t, lines_charged_to_the_budget);
     tcase_add_test(t, lines_random_cuts_and_budgets);
+    tcase_add_test(t, lines_taken_when_buffered);
     suite_add_tcase(s, t);
     t = tcase_create("frames");
     tcase_add_test(t, frames_whole_bytewise_and_cut_anywhere);
@@ -1391,11 +1629,13 @@ Suite *stream_suite(void)
     tcase_add_test(t, frames_emit_failure);
     tcase_add_test(t, frames_charged_to_the_budget);
     tcase_add_test(t, frames_random_cuts_and_budgets);
+    tcase_add_test(t, frames_read_in_place);
     suite_add_tcase(s, t);
     t = tcase_create("envelope");
     tcase_add_test(t, envelope_basic);
     tcase_add_test(t, envelope_keeps_only_the_body_tree);
     tcase_add_test(t, envelope_verbatim_members);
+    tcase_add_test(t, scan_counted_random);
     tcase_add_test(t, envelope_headers);
     tcase_add_test(t, envelope_refusals);
     tcase_add_test(t, envelope_frame_basic);

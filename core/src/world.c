@@ -130,12 +130,36 @@ static void slots_take(cq_world *w, const world_slots *s)
 
 int world_table_find(const cq_world *w, const char *id, size_t len)
 {
-    for (uint32_t h = world_id_hash(id, len) & w->table_mask;; h = (h + 1) & w->table_mask) {
+    return world_table_find_hashed(w, id, len, world_id_hash(id, len));
+}
+
+/* a[0..len) == b[0..len), a word at a time: ids are short, and the call
+ * to memcmp cost more than the comparison (a tick's batch looks up every
+ * shape's id). */
+static bool id_equal(const char *a, const char *b, size_t len)
+{
+    size_t k = 0;
+    for (; k + 8 <= len; k += 8) {
+        uint64_t x, y;
+        memcpy(&x, a + k, 8);
+        memcpy(&y, b + k, 8);
+        if (x != y)
+            return false;
+    }
+    for (; k < len; k++)
+        if (a[k] != b[k])
+            return false;
+    return true;
+}
+
+int world_table_find_hashed(const cq_world *w, const char *id, size_t len, uint32_t hash)
+{
+    for (uint32_t h = hash & w->table_mask;; h = (h + 1) & w->table_mask) {
         int slot = w->table[h];
         if (slot < 0)
             return -1;
         const world_entry *e = &w->e[slot];
-        if (e->id_len == len && memcmp(e->id, id, len) == 0)
+        if (e->id_len == len && id_equal(e->id, id, len))
             return slot;
     }
 }

@@ -133,10 +133,11 @@ static int check_op(const cq_world_op *op)
 
 /* ---- records ---- */
 
-/* The new registration's record under id, or where it would go (-1 - cell). */
-static int new_find(const batch *b, const char *id, size_t len)
+/* The new registration's record under id (of world_id_hash hash), or
+ * where it would go (-1 - cell). */
+static int new_find(const batch *b, const char *id, size_t len, uint32_t hash)
 {
-    for (uint32_t h = world_id_hash(id, len) & b->nmask;; h = (h + 1) & b->nmask) {
+    for (uint32_t h = hash & b->nmask;; h = (h + 1) & b->nmask) {
         int r = b->ntable[h];
         if (r < 0)
             return -1 - (int)h;
@@ -161,13 +162,15 @@ static int resolve(cq_world *w, batch *b, const cq_world_op *op, int *r)
         int rc = check_id(op->id, &len);
         if (rc != CQ_OK)
             return rc;
-        int found = new_find(b, op->id, len);
+        /* Hashed once for both tables: a batch of 10,000 moves looks up 10,000 ids. */
+        uint32_t hash = world_id_hash(op->id, len);
+        int found = new_find(b, op->id, len, hash);
         if (found >= 0) {
             *r = found;
             return b->rec[found].present || op->kind == CQ_WORLD_UPSERT ? CQ_OK : CQ_ENOT_FOUND;
         }
         cell = -1 - found;
-        slot = world_table_find(w, op->id, len);
+        slot = world_table_find_hashed(w, op->id, len, hash);
     } else {
         if (op->kind == CQ_WORLD_UPSERT)
             return CQ_ERANGE;

@@ -202,6 +202,8 @@ int world_grow(cq_world *w, int need);
 
 /* The id hash: slot of id, or -1; insert and delete a live slot's id. */
 int world_table_find(const cq_world *w, const char *id, size_t len);
+/* world_table_find with id's world_id_hash already computed. */
+int world_table_find_hashed(const cq_world *w, const char *id, size_t len, uint32_t hash);
 void world_table_put(cq_world *w, int slot);
 void world_table_drop(cq_world *w, int slot);
 

@@ -35,6 +35,23 @@ bool cqpb_grow(cqp_buf *buf, size_t n)
     return true;
 }
 
+bool cqp_buf_reserve(cqp_buf *buf, size_t n)
+{
+    if (buf->oom || n > SIZE_MAX / 2 - buf->len - 1)
+        return false;
+    size_t need = buf->len + n + 1;
+    if (buf->data && need <= buf->cap)
+        return true;
+    char *data = realloc(buf->data, need);
+    if (!data)
+        return false;
+    if (!buf->data)
+        data[0] = '\0';
+    buf->data = data;
+    buf->cap = need;
+    return true;
+}
+
 void cqp_buf_reset(cqp_buf *buf)
 {
     buf->len = 0;

@@ -3,6 +3,8 @@
  * byte-identical for identical results. */
 #include "cqp/encode.h"
 
+#include "encode_internal.h"
+
 #include "cq/hull.h"
 #include "cq/mesh.h"
 
@@ -54,6 +56,8 @@ static void write_axes(cqp_writer *w, const cq_sat_axis *explain)
 
 void cqp_write_contact_fields(cqp_writer *w, const cq_contact *c, const cq_sat_axis *explain)
 {
+    if (!explain && cqpe_mp_contact_fields(w, c))
+        return;
     cqp_key(w, "overlap");
     cqp_bool(w, c->overlap);
     cqp_key(w, "distance");

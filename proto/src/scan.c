@@ -55,9 +55,38 @@ static size_t skip_value(const char *s, size_t i, size_t n)
     return depth == 0 ? n : n + 1;
 }
 
+/* The index of the object's closing brace (its last byte but blanks), or
+ * n + 1 when the text does not end with one. */
+static size_t closing_brace(const char *s, size_t n)
+{
+    size_t end = n;
+    while (end > 0 && is_ws(s[end - 1]))
+        end--;
+    return end > 0 && s[end - 1] == '}' ? end - 1 : n + 1;
+}
+
+/* Where the value starting at s[v] ends: the closing brace for the last
+ * of `members` members (seen counts the members so far, this one too),
+ * else wherever skip_value finds. */
+static size_t value_end(const char *s, size_t v, size_t n, size_t members, size_t seen)
+{
+    if (members > 0 && seen == members) {
+        size_t brace = closing_brace(s, n);
+        if (brace <= n && brace >= v)
+            return brace;
+    }
+    return skip_value(s, v, n);
+}
+
 int cqp_scan_object(const char *s, size_t n, int (*each)(const cqp_member *m, void *arg), void *arg, size_t *at)
 {
-    size_t i = skip_ws(s, 0, n);
+    return cqp_scan_object_counted(s, n, 0, each, arg, at);
+}
+
+int cqp_scan_object_counted(const char *s, size_t n, size_t members, int (*each)(const cqp_member *m, void *arg),
+                            void *arg, size_t *at)
+{
+    size_t i = skip_ws(s, 0, n), seen = 0;
     if (i < n && s[i] == '{') {
         i = skip_ws(s, i + 1, n);
         while (i < n && s[i] != '}') {
@@ -69,7 +98,7 @@ int cqp_scan_object(const char *s, size_t n, int (*each)(const cqp_member *m, vo
             if (i >= n || s[i] != ':')
                 break;
             size_t v = skip_ws(s, i + 1, n);
-            if ((i = skip_value(s, v, n)) > n)
+            if ((i = value_end(s, v, n, members, ++seen)) > n)
                 break;
             size_t end = i;
             while (end > v && is_ws(s[end - 1]))

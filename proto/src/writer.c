@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "buf_internal.h"
+#include "writer_internal.h"
 
 void cqp_writer_init(cqp_writer *w, cqp_buf *buf, bool pretty)
 {
@@ -86,15 +86,6 @@ static void mp_int(cqp_buf *buf, int64_t v)
         mp_tagged(buf, 0xd2, (uint64_t)v, 4);
     else
         mp_tagged(buf, 0xd3, (uint64_t)v, 8);
-}
-
-/* A float64 (the one number format the writer emits for cqp_num, so a
- * reader sees the same type for 3 and 3.5). */
-static void mp_double(cqp_buf *buf, double v)
-{
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    mp_tagged(buf, 0xcb, bits, 8);
 }
 
 /* A str of n bytes: fixstr, str8, str16 or str32 header, then the bytes.
@@ -352,20 +343,30 @@ static void null_value(cqp_writer *w)
         cqpb_put(w->buf, "null", 4);
 }
 
+/* Ends a cursor write of MessagePack bytes that began at the buffer's end
+ * (room made for them), keeping the NUL after them. */
+static inline void mp_advance(cqp_buf *buf, char *end)
+{
+    buf->len = (size_t)(end - buf->data);
+    buf->data[buf->len] = '\0';
+}
+
 /* A number's value as written, after element(): a non-finite one as null
- * (the core never produces one), -0 as 0 unless kept. */
+ * (the core never produces one), -0 as 0 unless kept. MessagePack: always
+ * a float64, so a reader sees the same type for 3 and 3.5. */
 static void num_value(cqp_writer *w, double v)
 {
+    if (is_mp(w)) {
+        if (cqpb_room(w->buf, 9))
+            mp_advance(w->buf, cqpw_put_num(w->buf->data + w->buf->len, v, w->keep_negative_zero));
+        return;
+    }
     if (!isfinite(v)) {
         null_value(w);
         return;
     }
     if (v == 0 && !w->keep_negative_zero)
         v = 0.0; /* -0 == 0: the positive zero */
-    if (is_mp(w)) {
-        mp_double(w->buf, v);
-        return;
-    }
     /* Formatted in place (with its NUL) rather than copied. */
     if (!cqpb_room(w->buf, CQP_DOUBLE_CHARS))
         return;
@@ -442,10 +443,8 @@ static void mp_vec3(cqp_writer *w, cq_vec3 v)
     element(w);
     if (w->depth >= CQP_WRITER_MAX_DEPTH)
         w->buf->oom = true;
-    cqpb_putc(w->buf, (char)0x93);
-    num_value(w, v.x);
-    num_value(w, v.y);
-    num_value(w, v.z);
+    if (cqpb_room(w->buf, 28))
+        mp_advance(w->buf, cqpw_put_vec3(w->buf->data + w->buf->len, v, w->keep_negative_zero));
 }
 
 void cqp_vec3(cqp_writer *w, cq_vec3 v)
@@ -466,3 +465,14 @@ void cqp_raw(cqp_writer *w, const char *encoded, size_t n)
     element(w);
     cqp_buf_append(w->buf, encoded, n);
 }
+
+char *cqpw_mp_raw_begin(cqp_writer *w, uint32_t elements, size_t bytes)
+{
+    for (uint32_t i = 0; i < elements; i++)
+        element(w);
+    if (!cqpb_room(w->buf, bytes))
+        return NULL;
+    return w->buf->data + w->buf->len;
+}
+
+void cqpw_mp_raw_end(cqp_writer *w, char *end) { mp_advance(w->buf, end); }

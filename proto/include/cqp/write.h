@@ -28,6 +28,11 @@ typedef struct cqp_buf {
 void cqp_buf_reset(cqp_buf *buf);
 /// Frees buf's storage and zeroes it.
 void cqp_buf_free(cqp_buf *buf);
+/// Makes room for n more bytes (and the NUL) with one allocation of just
+/// that size, for a buffer whose final length is known: nothing is then
+/// moved as it fills. False when memory ran out; buf is then unchanged
+/// (not oom). An oom buffer is never given room.
+bool cqp_buf_reserve(cqp_buf *buf, size_t n);
 /// Appends n bytes.
 void cqp_buf_append(cqp_buf *buf, const void *bytes, size_t n);
 /// Appends a NUL-terminated string.
