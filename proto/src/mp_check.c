@@ -5,11 +5,11 @@
  * mp_check, whose 1.0.3 keeps the element count in an int: there a 5-byte
  * array32 header claiming 4,294,967,295 elements passes as valid.
  *
- * The bound holds for the whole document, not one header at a time:
- * `need` counts the values still due in every open array and map (each
- * takes at least one byte, a map member two), and every value must fit in
- * the bytes left after those. So an impossible count is refused at its
- * header, and a value is due only where a byte is. */
+ * The bound holds for the whole document, not one header at a time: the
+ * slack is the bytes left beyond one for each value still due in every
+ * open array and map (a map member is two values), and every value must
+ * fit in it. So an impossible count is refused at its header, and a value
+ * is due only where a byte is. */
 #include <inttypes.h>
 #include <limits.h>
 #include <msgpuck.h>
