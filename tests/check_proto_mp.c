@@ -814,6 +814,9 @@ START_TEST(test_duplicate_keys)
     refused((const unsigned char[]){0x82, 0xa2, 'a', 'b', 0x01, 0xd9, 0x02, 'a', 'b', 0x02}, 10,
             "duplicate key \"ab\" at byte 5 (first at byte 1)");
     accepted((const unsigned char[]){0x82, 0xa2, 'a', 'b', 0x01, 0xa3, 'a', 'b', 0x00, 0x02}, 10);
+    /* A NUL in the key would end the detail: it is quoted as U+FFFD. */
+    refused_exactly((const unsigned char[]){0x82, 0xa4, 0, 'a', 'b', 'c', 0xc0, 0xa4, 0, 'a', 'b', 'c', 0xc0}, 13,
+                    "MessagePack: duplicate key \"\xEF\xBF\xBD" "abc\" at byte 7 (first at byte 1)");
     accepted((const unsigned char[]){0x82, 0xa9, 'p', 'o', 's', 'i', 't', 'i', 'o', 'n', '1', 0x01, 0xa9, 'p', 'o',
                                      's', 'i', 't', 'i', 'o', 'n', '2', 0x02},
              23);

@@ -367,6 +367,21 @@ static int keys_grow(mp_state *s, size_t n)
 
 static inline int keys_reserve(mp_state *s, size_t n) { return s->cap - s->top >= n ? 0 : keys_grow(s, n); }
 
+/* The first n bytes of a key as a detail quotes them: a NUL, which would
+ * end the text, as U+FFFD (out holds 3 * KEY_QUOTE + 1 bytes). */
+static void quote_key(const unsigned char *b, int n, char *out)
+{
+    for (int i = 0; i < n; i++) {
+        if (b[i]) {
+            *out++ = (char)b[i];
+        } else {
+            memcpy(out, "\xEF\xBF\xBD", 3);
+            out += 3;
+        }
+    }
+    *out = '\0';
+}
+
 static int duplicate(mp_state *s, const mp_key *first, const mp_key *again)
 {
     // Quoted up to KEY_QUOTE bytes, never cut inside a UTF-8 sequence.
@@ -374,7 +389,9 @@ static int duplicate(mp_state *s, const mp_key *first, const mp_key *again)
     const unsigned char *b = key_bytes(s, again);
     while (n < (int)again->len && n > 0 && (b[n] & 0xc0) == 0x80)
         n--;
-    return bad(s, "duplicate key \"%.*s%s\" at byte %" PRIu32 " (first at byte %" PRIu32 ")", n, (const char *)b,
+    char quoted[3 * KEY_QUOTE + 1];
+    quote_key(b, n, quoted);
+    return bad(s, "duplicate key \"%s%s\" at byte %" PRIu32 " (first at byte %" PRIu32 ")", quoted,
                n < (int)again->len ? "..." : "", again->at, first->at);
 }
 
