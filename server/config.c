@@ -109,7 +109,7 @@ static const cfg_row rows[] = {
     {"max-mesh-triangles", "COLLISIOND_MAX_MESH_TRIANGLES", "1000000", parse_int,
      NUM(limits.mesh_triangles, 1, INT_MAX), "N", "triangles of one mesh (422 beyond)"},
     {"max-batch", "COLLISIOND_MAX_BATCH", "100000", parse_int, NUM(limits.batch_items, 1, INT_MAX), "N",
-     "items of one batch or import (422 beyond)"},
+     "items of one batch or import, ids of one contacts filter (422 beyond)"},
     {"max-hits", "COLLISIOND_MAX_HITS", "1000000", parse_int, NUM(limits.hits, 1, INT_MAX), "N",
      "ray hits one raycast with \"all\" may return (422 beyond)"},
     {"max-world-capacity", "COLLISIOND_MAX_WORLD_CAPACITY", "100000", parse_int,

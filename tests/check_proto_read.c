@@ -279,6 +279,8 @@ static const bad_doc bad[] = {
     {D_CONTACTS, "{'ids':'a'}", CQP_P_BAD_TYPE, "/ids", NULL},
     {D_CONTACTS, "{'ids':['a',{}]}", CQP_P_BAD_TYPE, "/ids/1", NULL},
     {D_CONTACTS, "{'ids':['a','" ID65 "']}", CQP_P_BAD_VALUE, "/ids/1", NULL},
+    /* A filter holds at most --max-batch ids (du_small: 4), refused before they are stored. */
+    {D_CONTACTS, "{'ids':['a','b','c','d','e']}", CQP_P_OVER_LIMIT, "/ids", NULL},
     {D_CONTACTS, "{'dt':-0.1}", CQP_P_BAD_VALUE, "/dt", NULL},
     {D_CONTACTS, "{'dt':null}", CQP_P_BAD_TYPE, "/dt", NULL},
     {D_CONTACTS, "{'ids':['a'],'dt':'x'}", CQP_P_BAD_TYPE, "/dt", NULL},

@@ -28,7 +28,7 @@ typedef struct cqp_limits {
     int rays;           ///< rays of one raycast request
     int hull_points;    ///< points of one convex shape (never above CQ_HULL_MAX_POINTS)
     int mesh_triangles; ///< triangles (and vertices) of one mesh
-    int batch_items;    ///< upsert + move + remove items of one batch or import
+    int batch_items;    ///< upsert + move + remove items of one batch or import; ids of one contacts filter
     int world_capacity; ///< a world's "capacity" setting (shapes preallocated)
     int hits;           ///< hits of one raycast with "all" (checked by the handler, once they are counted)
 } cqp_limits;
