@@ -28,7 +28,7 @@ FROM ${DEBIAN_IMAGE} AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
         gcc libc6-dev make pkg-config python3 \
-        libmicrohttpd-dev libjansson-dev libuv1-dev libjs-three \
+        libmicrohttpd-dev libjansson-dev libuv1-dev libmsgpuck-dev libjs-three \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # VERSION: the Makefile compiles the version in from it.

@@ -26,8 +26,9 @@ python3-yaml; `make deploy-check` runs it, `make cluster-test` does not):
   filesystem, no privilege escalation, no capabilities, RuntimeDefault
   seccomp; the router's nginx.conf writes only under its emptyDir mounts.
 - Images: pinned by digest (tag kept) in the Dockerfile, compose and the
-  router; the Dockerfile's OCI labels; compose health checks on /readyz
-  and a router that waits for service_healthy.
+  router; the Dockerfile's OCI labels, and its build stage installing the
+  Makefile's DEB_PKGS; compose health checks on /readyz and a router that
+  waits for service_healthy.
 Exit status 0 when all hold, 1 otherwise.
 """
 import os
@@ -273,7 +274,22 @@ def check_dockerfile():
     check('org.opencontainers.image.version="${VERSION}"' in text and "ARG VERSION" in text,
           "Dockerfile: the version label from the VERSION build arg")
     check(re.search(r"^COPY Makefile VERSION ", text, re.M), "Dockerfile: the build stage copies VERSION")
+    check(build_packages(text) == make_deb_pkgs(), "Dockerfile: the build stage installs the Makefile's DEB_PKGS")
     check_build_context(text)
+
+
+def build_packages(dockerfile):
+    """The packages the build stage's first apt-get install names."""
+    stage = dockerfile.split(" AS build", 1)[-1]
+    m = re.search(r"apt-get install -y --no-install-recommends((?:[^&]|\\\n)*)&&", stage)
+    return set(m.group(1).replace("\\", " ").split()) if m else set()
+
+
+def make_deb_pkgs():
+    """`DEB_PKGS` of the Makefile: what `make deps` installs to build and run."""
+    with open(os.path.join(REPO, "Makefile")) as f:
+        m = re.search(r"^DEB_PKGS := ((?:.*\\\n)*.*)$", f.read(), re.M)
+    return set(m.group(1).replace("\\", " ").split()) if m else {"(no DEB_PKGS)"}
 
 
 def check_build_context(dockerfile):
