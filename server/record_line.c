@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cqp/decode.h"
 #include "cqp/scan.h"
 
 /* ---- writing ----------------------------------------------------------- */
@@ -336,16 +337,6 @@ static int take_member_text(const cqp_member *m, void *arg)
     return take_member(key, m->value, m->value_len, p->e, p->seen, p->err, p->err_size) < 0 ? 1 : 0;
 }
 
-/// True when ch may stand in a request id: the rule of request.c's
-/// set_request_id (id_char), which keeps only these of a client's id, so
-/// every id the recorder writes is made of them. check_record holds the
-/// two rules together through the pipeline.
-static bool request_id_char(unsigned char ch)
-{
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
-           ch == '_' || ch == ':' || ch == '-';
-}
-
 bool cqd_request_id_valid(const char *id, size_t n, char *why, size_t why_size)
 {
     if (n > CQD_REQUEST_ID_MAX) {
@@ -353,7 +344,7 @@ bool cqd_request_id_valid(const char *id, size_t n, char *why, size_t why_size)
         return false;
     }
     for (size_t i = 0; i < n; i++) {
-        if (!request_id_char((unsigned char)id[i])) {
+        if (!cqp_valid_id_char(id[i])) {
             snprintf(why, why_size, "has the byte 0x%02X at offset %zu (only [A-Za-z0-9._:-])", (unsigned char)id[i],
                      i);
             return false;

@@ -17,12 +17,6 @@ void cqd_response_init(cqd_response *resp) { memset(resp, 0, sizeof *resp); }
 
 void cqd_response_free(cqd_response *resp) { cqp_buf_free(&resp->body); }
 
-static bool id_char(char ch)
-{
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
-           ch == '_' || ch == ':' || ch == '-';
-}
-
 /// "<16 hex digits of the boot id>-<seq in decimal>" (as "%016llx-%llu"
 /// would write it) into out, which has room for it: formatted by hand, as
 /// every request without an X-Request-Id gets one.
@@ -49,7 +43,7 @@ static void set_request_id(cqd_server *srv, const char *given, char out[CQD_REQU
 {
     size_t n = 0;
     for (const char *p = given; p && *p && n < CQD_REQUEST_ID_MAX; p++)
-        if (id_char(*p))
+        if (cqp_valid_id_char(*p))
             out[n++] = *p;
     out[n] = '\0';
     if (n == 0) {
