@@ -40,6 +40,8 @@
     X(metrics)       \
     X(registry)      \
     X(stream)        \
+    X(stream_frame)  \
+    X(stream_envelope) \
     X(record)        \
     X(journal)       \
     X(json_arena)    \
