@@ -145,6 +145,25 @@ int cq_world_configure(cq_world *world, const cq_world_settings *settings);
 /// retries.
 int cq_world_apply(cq_world *world, const cq_world_op *ops, int count, int *bad_op);
 
+/// Mutation: the first half of cq_world_apply, for a caller that must
+/// record a change before making it (a server journals it). Checks
+/// ops[0..count) exactly as cq_world_apply does and makes room for them
+/// (storage and scratch), so that committing them cannot fail; the shapes
+/// are unchanged, and const queries answer as before. Errors and *bad_op
+/// as for cq_world_apply. On CQ_OK the batch is pending: the next mutation
+/// of the world must be cq_world_commit or cq_world_abandon with the same
+/// ops, unchanged (ids, hulls and meshes still the caller's until then).
+int cq_world_prepare(cq_world *world, const cq_world_op *ops, int count, int *bad_op);
+
+/// Mutation: applies the pending batch; ops and count are those given to
+/// cq_world_prepare, unchanged. Cannot fail: the outcome is cq_world_apply's
+/// success (the broadphase may still end stale for memory, as there).
+void cq_world_commit(cq_world *world, const cq_world_op *ops, int count);
+
+/// Mutation: drops the pending batch, if any; nothing changes and the
+/// caller keeps its hulls and meshes.
+void cq_world_abandon(cq_world *world);
+
 /// Storage only: makes room for shapes shapes and for batches of ops ops,
 /// so that cq_world_configure up to that capacity and cq_world_apply of a
 /// batch that size leaving at most that many shapes cannot run out of
