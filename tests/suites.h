@@ -35,6 +35,7 @@
     X(proto_read)    \
     X(proto_values)  \
     X(proto_mp)      \
+    X(proto_mp_hostile) \
     X(server_unit)   \
     X(config)        \
     X(metrics)       \
