@@ -31,6 +31,7 @@
     X(exact)         \
     X(proto_write)   \
     X(proto_write_mp) \
+    X(proto_write_mp_random) \
     X(proto_number)  \
     X(proto_read)    \
     X(proto_values)  \
