@@ -39,6 +39,7 @@
     X(config)        \
     X(metrics)       \
     X(registry)      \
+    X(durable)       \
     X(stream)        \
     X(stream_frame)  \
     X(stream_envelope) \
