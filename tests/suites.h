@@ -27,6 +27,7 @@
     X(world)         \
     X(world_contacts) \
     X(world_query)   \
+    X(world_prepare) \
     X(mesh)          \
     X(exact)         \
     X(proto_write)   \
