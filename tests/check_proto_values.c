@@ -883,6 +883,7 @@ Suite *proto_values_suite(void)
 {
     Suite *s = suite_create("proto_values");
     TCase *tc = tcase_create("values");
+    tcase_set_timeout(tc, 60); /* seconds: the 10,000-move body under the sanitizers or a loaded host */
     tcase_add_loop_test(tc, test_pair_quarter_turn, 0, DU_FORMATS);
     tcase_add_loop_test(tc, test_pose_axes, 0, DU_FORMATS);
     tcase_add_loop_test(tc, test_shapes_built, 0, DU_FORMATS);

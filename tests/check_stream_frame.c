@@ -403,6 +403,7 @@ Suite *stream_frame_suite(void)
 {
     Suite *s = suite_create("stream_frame");
     TCase *t = tcase_create("frames");
+    tcase_set_timeout(t, 60); /* seconds: every cut of every frame, under the sanitizers or a loaded host */
     tcase_add_test(t, frames_whole_bytewise_and_cut_anywhere);
     tcase_add_test(t, frames_length_cap);
     tcase_add_test(t, frames_lost_framing);
