@@ -38,6 +38,7 @@
     X(server_unit)   \
     X(config)        \
     X(metrics)       \
+    X(timing)        \
     X(registry)      \
     X(stream)        \
     X(stream_frame)  \
