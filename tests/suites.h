@@ -38,6 +38,7 @@
     X(server_unit)   \
     X(config)        \
     X(metrics)       \
+    X(metrics_journal) \
     X(timing)        \
     X(registry)      \
     X(stream)        \
