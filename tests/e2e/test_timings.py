@@ -35,7 +35,7 @@ N = 10000
 # transport's spans alone does not. Pairs are added, from MIN_PAIRS on,
 # until the median agrees or MAX_PAIRS were made.
 MIN_PAIRS = 5
-MAX_PAIRS = 25
+MAX_PAIRS = 40
 BOUND = 0.20
 BATCH_ROUTE = {"method": "POST", "route": "/v1/worlds/{world}/batch", "status": "200"}
 DURATION = "collisiond_request_duration_seconds"
