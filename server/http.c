@@ -166,11 +166,12 @@ static const char *header(struct MHD_Connection *conn, const char *name)
     return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
 }
 
-/// The request as the pipeline takes it; its body is read in the format
-/// its Content-Type names, and every answer to it, refusals included, is
-/// written in the format its Accept asks for.
+/// The request as the pipeline takes it, arrived at `arrived`
+/// (cqd_mono_ns); its body is read in the format its Content-Type names,
+/// and every answer to it, refusals included, is written in the format its
+/// Accept asks for.
 static void request_of(struct MHD_Connection *conn, const char *url, const char *method, const http_req *r,
-                       cqd_request *req)
+                       uint64_t arrived, cqd_request *req)
 {
     *req = (cqd_request){
         .transport = "http",
@@ -184,14 +185,15 @@ static void request_of(struct MHD_Connection *conn, const char *url, const char 
         .body_format = cqd_media_body_format(header(conn, MHD_HTTP_HEADER_CONTENT_TYPE)),
         .accept = cqd_media_accept(header(conn, MHD_HTTP_HEADER_ACCEPT)),
         .allow_pretty = true,
+        .arrived_ns = arrived,
     };
 }
 
 static enum MHD_Result respond(cqd_http *h, struct MHD_Connection *conn, const char *url, const char *method,
-                               const http_req *r)
+                               const http_req *r, uint64_t arrived)
 {
     cqd_request req;
-    request_of(conn, url, method, r, &req);
+    request_of(conn, url, method, r, arrived, &req);
     cqd_response resp;
     cqd_response_init(&resp);
     cqd_handle(h->srv, &req, &resp);
@@ -203,7 +205,7 @@ static enum MHD_Result refuse(cqd_http *h, struct MHD_Connection *conn, const ch
                               cqp_problem_kind kind, const char *detail)
 {
     cqd_request req;
-    request_of(conn, url, method, NULL, &req);
+    request_of(conn, url, method, NULL, cqd_mono_ns(), &req);
     cqd_response resp;
     cqd_response_init(&resp);
     cqd_refuse(h->srv, &req, kind, detail, &resp);
@@ -333,9 +335,13 @@ static enum MHD_Result on_data(cqd_http *h, http_req *r, const char *data, size_
 
 /// The whole request is in: it runs if admission control lets it in (the
 /// health probes always do). r is NULL for a request without query or body.
+/// Its clock starts here: MHD makes this last call in the same pass as it
+/// parsed the request's end (its last body byte, or for a request without
+/// a body the end of its headers, right after the call that saw them).
 static enum MHD_Result admit(cqd_http *h, struct MHD_Connection *conn, const char *url, const char *method,
                              http_req *r, void **con_cls)
 {
+    uint64_t arrived = cqd_mono_ns();
     if (!cqd_route_always_admitted(method, url)) {
         if (!cqd_admit_enter(&h->srv->admit))
             return refuse_busy(h, conn, url, method);
@@ -344,7 +350,7 @@ static enum MHD_Result admit(cqd_http *h, struct MHD_Connection *conn, const cha
         else
             *con_cls = &h->admitted;
     }
-    return respond(h, conn, url, method, r);
+    return respond(h, conn, url, method, r, arrived);
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url, const char *method,

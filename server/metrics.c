@@ -19,6 +19,7 @@
 static const int status_codes[CQD_STATUS_SLOTS - 1] = CQD_STATUS_CODES;
 static const char *const methods[CQD_METHOD_SLOTS - 1] = CQD_METHODS;
 static const double latency_bounds[CQD_LATENCY_BUCKETS - 1] = CQD_LATENCY_BOUNDS;
+static const uint64_t io_bounds_ns[CQD_IO_BUCKETS - 1] = CQD_IO_BOUNDS_NS;
 
 /* The single writer may use load+store instead of a locked add. */
 static void bump(_Atomic uint64_t *v, uint64_t n)
@@ -56,6 +57,16 @@ void cqd_metrics_record(cqd_req_metrics *m, int route, const char *method, int s
         b++;
     bump(&m->bucket[row][s][b], 1);
     bump(&m->sum_ns[row][s], duration_ns);
+}
+
+void cqd_io_observe(cqd_io_histogram *h, uint64_t duration_ns)
+{
+    int b = 0;
+    while (b < CQD_IO_BUCKETS - 1 && duration_ns > io_bounds_ns[b])
+        b++;
+    /* Many writers (the request threads, the store's): locked adds. */
+    atomic_fetch_add_explicit(&h->bucket[b], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&h->sum_ns, duration_ns, memory_order_relaxed);
 }
 
 /* ---- the text format ---- */
@@ -268,7 +279,8 @@ static void render_requests(cqp_buf *out, const req_sums *sum)
            "Requests handled, by method, route pattern (\"unmatched\": none) and status code.");
     render_request_rows(out, sum, false);
     family(out, "collisiond_request_duration_seconds", "histogram",
-           "Time spent handling a request, by method, route pattern and status code.");
+           "Time from a request's arrival (its last byte read) to its response being complete, by method, route "
+           "pattern and status code.");
     render_request_rows(out, sum, true);
 }
 
@@ -319,6 +331,38 @@ static void render_core(cqp_buf *out, const uint64_t *ctr)
         label(&s, "action", cq_fallback_action_name((cq_fallback_action)a));
         end_uint(&s, ctr[CQ_CTR_ACTIONS + a]);
     }
+}
+
+/* One journal time histogram, read bucket by bucket (a writer between two
+ * slots may leave _sum a moment behind the count; _count is the +Inf
+ * bucket all the same). */
+static void io_histogram(cqp_buf *out, const char *name, const char *help, const cqd_io_histogram *h)
+{
+    double bounds[CQD_IO_BUCKETS - 1];
+    uint64_t counts[CQD_IO_BUCKETS];
+    for (int b = 0; b < CQD_IO_BUCKETS; b++) {
+        if (b < CQD_IO_BUCKETS - 1)
+            bounds[b] = (double)io_bounds_ns[b] / 1e9; /* divided: the nearest double to the bound */
+        counts[b] = atomic_load_explicit(&h->bucket[b], memory_order_relaxed);
+    }
+    family(out, name, "histogram", help);
+    series_labels none = {{NULL, NULL}, {NULL, NULL}, 0};
+    histogram_series(out, name, &none, bounds, counts, CQD_IO_BUCKETS,
+                     (double)atomic_load_explicit(&h->sum_ns, memory_order_relaxed) * 1e-9);
+}
+
+/* The journal's disk cost (zeros without a data directory). */
+static void render_journal(cqp_buf *out, const cqd_journal_metrics *j)
+{
+    io_histogram(out, "collisiond_journal_write_seconds",
+                 "Time of each journal record's write to the journal file (to the page cache unless the disk is slow).",
+                 &j->write);
+    io_histogram(out, "collisiond_journal_fsync_seconds",
+                 "Time of each fdatasync of the journal (one makes every record written before it durable).",
+                 &j->fsync);
+    scalar_uint(out, "collisiond_journal_bytes_total", "counter",
+                "Bytes appended to the journal, records whole (header, request line, body).",
+                atomic_load_explicit(&j->bytes, memory_order_relaxed));
 }
 
 /* Most shapes first, then by name: the worlds that cost the most keep
@@ -462,6 +506,7 @@ void cqd_metrics_render(cqd_server *srv, cqp_buf *out)
     pthread_mutex_unlock(&srv->threads_lock);
 
     render_process(out, srv, threads);
+    render_journal(out, &srv->journal);
     render_os_process(out);
     render_requests(out, sum);
     render_core(out, ctr);

@@ -32,6 +32,33 @@ struct cqd_server;
 #define CQD_LATENCY_BOUNDS {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0}
 #define CQD_LATENCY_BUCKETS 14
 
+/// Upper bounds of the journal's time buckets in nanoseconds (the last
+/// bucket is +Inf): a write that reaches only the page cache takes a few
+/// microseconds, an fdatasync from a tenth of a millisecond (flash) to
+/// tens of milliseconds (a disk), and seconds when the device stalls.
+#define CQD_IO_BOUNDS_NS                                                                                      \
+    {1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000, 2500000, 5000000, 10000000,   \
+     25000000, 50000000, 100000000, 250000000, 500000000, 1000000000, 2500000000u}
+#define CQD_IO_BUCKETS 21
+
+/// A histogram of durations that any thread may add to (zero-initialise).
+typedef struct cqd_io_histogram {
+    _Atomic uint64_t bucket[CQD_IO_BUCKETS]; ///< not cumulative
+    _Atomic uint64_t sum_ns;
+} cqd_io_histogram;
+
+/// The journal's disk cost, server-wide (the store adds to it, the scrape
+/// reads it; a world label would need per-world storage that outlives the
+/// world, and a record's cost is mostly the device's, not its world's).
+typedef struct cqd_journal_metrics {
+    cqd_io_histogram write;  ///< each record's write(2) (writev) to the journal
+    cqd_io_histogram fsync;  ///< each fdatasync(2) of the journal
+    _Atomic uint64_t bytes;  ///< bytes appended to the journal, records whole
+} cqd_journal_metrics;
+
+/// Counts one duration in h. Safe from any number of threads.
+void cqd_io_observe(cqd_io_histogram *h, uint64_t duration_ns);
+
 /// The world label of the series that sums the worlds past --metrics-worlds
 /// in each per-world gauge: not a valid world name, so no world can own it.
 #define CQD_OTHER_WORLDS "(other)"

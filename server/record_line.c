@@ -118,7 +118,8 @@ void cqd_record_format_tail(cqp_buf *out, const cqd_request *req, const cqd_resp
     put_format(out, "accept", req->accept);
     put_body(out, "body", req->body, req->body_len, req->body_format, true, &b64);
     put_format(out, "body_format", req->body_format);
-    cqp_buf_printf(out, ",\"status\":%d", resp->status);
+    cqp_buf_printf(out, ",\"status\":%d,\"duration_us\":%llu", resp->status,
+                   (unsigned long long)(resp->duration_ns / 1000));
     cqp_format rf = response_is_msgpack(resp) ? CQP_MSGPACK : CQP_JSON;
     bool json = rf == CQP_JSON && resp->content_type && strstr(resp->content_type, "json");
     put_body(out, "response", resp->body.data, resp->body.len, rf, json, &b64);

@@ -4,7 +4,7 @@
 ///
 ///     {"seq":N,"time":T,"transport":"http","method":"PUT","path":"/v1/worlds/a",
 ///      "query":null,"request_id":"r1","authorization":null,"body":{...},
-///      "status":201,"response":{...}}
+///      "status":201,"duration_us":412,"response":{...}}
 ///
 /// "body" and "response" hold the exact bytes: embedded raw when they are a
 /// JSON object or array on one line (no CR/LF, no surrounding blanks),
@@ -13,6 +13,9 @@
 /// "base64" array, so every field reads back byte for byte.
 /// "authorization" is null without the header and "redacted" with it: the
 /// token itself is never written.
+/// "duration_us" is the request's duration as its access line has it
+/// (request.h: from its arrival to its response being complete); replay
+/// does not read it.
 ///
 /// MessagePack adds three members, each written only when its value is
 /// "msgpack" (so a JSON session's lines, and every line written before

@@ -124,11 +124,18 @@ static void call_init(cqd_call *c, cqd_server *srv, const cqd_request *req, cqd_
     cqp_writer_init_format(&c->out, &resp->body, req->accept, pretty);
 }
 
-/// Counts and logs a finished request.
+/// Where a request's clock starts: the transport's stamp of its arrival
+/// (request.h), or now for a caller that has none.
+static uint64_t clock_start(const cqd_request *req) { return req->arrived_ns ? req->arrived_ns : cqd_mono_ns(); }
+
+/// Stops the request's clock (its response is complete: what follows is
+/// bookkeeping and the hand-back), then counts and logs it.
 static void finish(const cqd_call *c, uint64_t t0)
 {
     cqd_server *srv = c->srv;
-    uint64_t ns = cqd_mono_ns() - t0;
+    uint64_t now = cqd_mono_ns();
+    uint64_t ns = now > t0 ? now - t0 : 0;
+    c->resp->duration_ns = ns;
     if (c->self)
         cqd_metrics_record(&c->self->requests, c->route, c->req->method, c->resp->status, ns);
     int count;
@@ -287,7 +294,7 @@ static const cqd_request *complete(const cqd_request *req, cqd_request *fixed)
 
 void cqd_handle(struct cqd_server *srv, const cqd_request *req, cqd_response *resp)
 {
-    uint64_t t0 = cqd_mono_ns();
+    uint64_t t0 = clock_start(req);
     cqd_request fixed;
     req = complete(req, &fixed);
     set_request_id(srv, req->request_id, resp->request_id);
@@ -304,7 +311,7 @@ void cqd_handle(struct cqd_server *srv, const cqd_request *req, cqd_response *re
 void cqd_refuse(struct cqd_server *srv, const cqd_request *req, cqp_problem_kind kind, const char *detail,
                 cqd_response *resp)
 {
-    uint64_t t0 = cqd_mono_ns();
+    uint64_t t0 = clock_start(req);
     cqd_request fixed;
     req = complete(req, &fixed);
     set_request_id(srv, req->request_id, resp->request_id);

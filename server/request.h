@@ -1,13 +1,21 @@
 /// @file server/request.h
 /// The transport-independent request pipeline shared by HTTP and the
-/// stream: auth -> route -> limits -> parse -> handler (timed) -> counters
-/// -> log -> reply. A transport fills a cqd_request, calls cqd_handle and
-/// sends the cqd_response; it never looks inside a handler.
+/// stream: auth -> route -> limits -> parse -> handler -> counters -> log
+/// -> reply. A transport fills a cqd_request, calls cqd_handle and sends
+/// the cqd_response; it never looks inside a handler.
+///
+/// Timing, one rule for both transports: a request's duration (its access
+/// line's duration_us, collisiond_request_duration_seconds, its --record
+/// line) runs from arrived_ns, which the transport stamps the moment the
+/// whole request is in its hands and before it parses any of it, to the
+/// moment the pipeline hands the finished response back. So body decoding
+/// counts on both, and so does the stream's envelope.
 #ifndef CQD_REQUEST_H
 #define CQD_REQUEST_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cqp/decode.h"
 #include "cqp/format.h"
@@ -35,6 +43,7 @@ typedef struct cqd_request {
     cqp_value body_value;      ///< the body already opened from those bytes (borrowed), or absent: the pipeline opens them
     cqp_format accept;         ///< the format the response body is written in (HTTP: Accept; stream: the connection's)
     bool allow_pretty;         ///< the transport may pretty-print (not the stream: one line per reply)
+    uint64_t arrived_ns;       ///< cqd_mono_ns() when the whole request had arrived (HTTP: its last body byte, or its headers' end; stream: its line's or frame's end found); 0: when the pipeline starts
 } cqd_request;
 
 /// A response for the transport to send. Owns its body.
@@ -47,6 +56,7 @@ typedef struct cqd_response {
     bool negotiated;           ///< the body is in the request's accept format (HTTP: Vary: Accept)
     const char *const *headers; ///< more headers (name, value, ..., NULL; static storage), or NULL
     char request_id[CQD_REQUEST_ID_MAX + 1]; ///< sanitised or generated; echo it as X-Request-Id
+    uint64_t duration_ns;      ///< set by the pipeline: from the request's arrived_ns to this response being complete
 } cqd_response;
 
 /// Runs one request through the pipeline and fills *resp (initialise it

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "failpoint.h"
 #include "log.h"
+#include "metrics.h"
 
 struct cqd_recorder;
 struct cqd_registry;
@@ -42,6 +43,7 @@ typedef struct cqd_server {
     cqd_admit admit;                ///< requests in flight and the body bytes they hold (admit.h)
     cqd_failpoint fp;               ///< COLLISIOND_FAILPOINT, a test hook (failpoint.h); zero: none
     _Atomic int stream_connections; ///< open stream connections, for /metrics (the stream's own count, mirrored)
+    cqd_journal_metrics journal;    ///< the journal's writes, syncs and bytes, for /metrics (store_journal.c adds)
 } cqd_server;
 
 /// Sets up srv from cfg (copied): logger, empty registry, no threads,

@@ -2,7 +2,9 @@
 /// The journal: appends (one writev per record under the store's mutex,
 /// which also hands out the sequence numbers), group commit (whoever needs
 /// a sync while none runs does one fdatasync for everything written so
-/// far; the others wait for it), the failed state, and rotation.
+/// far; the others wait for it), the failed state, and rotation. Every
+/// write and fdatasync is timed, and the bytes appended counted, into
+/// srv->journal (metrics.h), so a world's disk cost shows in /metrics.
 #include "store_internal.h"
 
 #include <errno.h>
@@ -25,14 +27,35 @@ void cqd_store_fail_locked(cqd_store *st, int err, const char *what)
     pthread_cond_broadcast(&st->synced);
 }
 
-/// fdatasync, or the failpoint's EIO.
+/// fdatasync, timed (a failed one too: its time was spent), or the
+/// failpoint's EIO (no disk touched: not timed).
 static int sync_fd(cqd_store *st, int fd)
 {
     if (cqd_failpoint_hit(&st->srv->fp, "journal_fsync")) {
         errno = EIO;
         return -1;
     }
-    return fdatasync(fd);
+    uint64_t t0 = cqd_mono_ns();
+    int rc = fdatasync(fd);
+    int err = errno;
+    cqd_io_observe(&st->srv->journal.fsync, cqd_mono_ns() - t0);
+    errno = err;
+    return rc;
+}
+
+/// Writes a record's pieces, timed as sync_fd is; 0, or -1 with errno.
+static int timed_writev(cqd_store *st, struct iovec *iov, int n)
+{
+    if (cqd_failpoint_hit(&st->srv->fp, "journal_write")) {
+        errno = EIO;
+        return -1;
+    }
+    uint64_t t0 = cqd_mono_ns();
+    int rc = cqd_store_writev(st->fd, iov, n);
+    int err = errno;
+    cqd_io_observe(&st->srv->journal.write, cqd_mono_ns() - t0);
+    errno = err;
+    return rc;
 }
 
 void cqd_store_sync_locked(cqd_store *st)
@@ -82,13 +105,7 @@ int cqd_store_append(cqd_store *st, const char *method, const char *path, const 
         {prefix, plen},
         {(void *)body, body_len},
     };
-    int rc;
-    if (cqd_failpoint_hit(&st->srv->fp, "journal_write")) {
-        errno = EIO;
-        rc = -1;
-    } else {
-        rc = cqd_store_writev(st->fd, iov, body_len ? 3 : 2);
-    }
+    int rc = timed_writev(st, iov, body_len ? 3 : 2);
     if (rc < 0) {
         cqd_store_fail_locked(st, errno, "write");
         set_why(why, why_size, st);
@@ -97,6 +114,7 @@ int cqd_store_append(cqd_store *st, const char *method, const char *path, const 
     }
     *seq = st->written = st->next_seq++;
     st->bytes += sizeof header + plen + body_len;
+    atomic_fetch_add_explicit(&st->srv->journal.bytes, sizeof header + plen + body_len, memory_order_relaxed);
     long long every = st->srv->cfg.snapshot_every;
     if (every > 0 && st->bytes >= (uint64_t)every && !st->snapshot_wanted) {
         st->snapshot_wanted = true;

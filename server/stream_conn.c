@@ -49,6 +49,7 @@ typedef struct job {
     char *line; ///< owned; NULL once answered, or for a reply made on the loop
     size_t len; ///< the request's length, kept for the queue's byte count
     size_t charge; ///< what the request holds of --max-buffered while it is held
+    uint64_t arrived_ns; ///< cqd_mono_ns() when the request's end was found (its clock's start, request.h)
     cqp_buf out;
 } job;
 
@@ -291,7 +292,7 @@ static int queue_refusal(cqd_conn *c, const cqp_problem *p)
     job *j = calloc(1, sizeof *j);
     if (!j)
         return -1;
-    cqd_stream_refuse(c->s->srv, c->format, NULL, 0, NULL, p, &j->out);
+    cqd_stream_refuse(c->s->srv, c->format, NULL, 0, NULL, cqd_mono_ns(), p, &j->out);
     enqueue(c, j);
     return 0;
 }
@@ -306,9 +307,13 @@ static int queue_shed(cqd_conn *c)
 
 // Queues the request line or envelope, which holds `charge` of
 // --max-buffered (ours now, also when this fails): `taken`, the
-// splitter's buffer that holds it, or else a copy.
+// splitter's buffer that holds it, or else a copy. The splitter has just
+// found its end: the request has arrived, and its clock starts now, as
+// HTTP's starts at its last byte, before any of it is decoded (and while
+// it may still wait behind the requests before it on this connection).
 static int queue_request(cqd_conn *c, const char *line, size_t len, char *taken, size_t charge)
 {
+    uint64_t arrived = cqd_mono_ns();
     job *j = calloc(1, sizeof *j);
     char *copy = taken ? taken : j ? malloc(len) : NULL;
     if (!j || !copy) {
@@ -322,6 +327,7 @@ static int queue_request(cqd_conn *c, const char *line, size_t len, char *taken,
     j->line = copy;
     j->len = len;
     j->charge = charge;
+    j->arrived_ns = arrived;
     enqueue(c, j);
     return 0;
 }
@@ -560,7 +566,7 @@ static void on_work(uv_work_t *w)
     for (job *j = first; j; j = j->next) {
         if (j != first && uv_hrtime() - start >= BATCH_NS)
             break;
-        cqd_stream_answer(srv, first->conn->format, j->line, j->len, &j->out);
+        cqd_stream_answer(srv, first->conn->format, j->line, j->len, j->arrived_ns, &j->out);
         drop_line(j);
         if (cqd_failpoint_hit(&srv->fp, "stream_reply"))
             j->out.oom = true;

@@ -459,11 +459,11 @@ void cqd_stream_reply(cqp_buf *out, cqp_format f, const char *id, size_t id_len,
 }
 
 void cqd_stream_refuse(cqd_server *srv, cqp_format f, const char *id, size_t id_len, const char *request_id,
-                       const cqp_problem *p, cqp_buf *out)
+                       uint64_t arrived_ns, const cqp_problem *p, cqp_buf *out)
 {
     // No method or path: a line the transport could not read as a request
     // is counted as "unmatched", whatever part of it did decode.
-    cqd_request req = {.transport = "stream", .request_id = request_id};
+    cqd_request req = {.transport = "stream", .request_id = request_id, .arrived_ns = arrived_ns};
     cqd_response resp;
     cqd_response_init(&resp);
     cqd_refuse(srv, &req, p->kind, p->detail, &resp);
@@ -480,7 +480,8 @@ void cqd_stream_refuse(cqd_server *srv, cqp_format f, const char *id, size_t id_
 /// Answers a request that decoded, unless too many are in flight; in the
 /// connection's format, its body already opened (a JSON tree, or a
 /// MessagePack view the frame's check covered).
-static void answer_request(cqd_server *srv, cqp_format f, const cqd_envelope *env, cqp_buf *out)
+static void answer_request(cqd_server *srv, cqp_format f, const cqd_envelope *env, uint64_t arrived_ns,
+                           cqp_buf *out)
 {
     cqd_request req = {
         .transport = "stream",
@@ -495,6 +496,7 @@ static void answer_request(cqd_server *srv, cqp_format f, const cqd_envelope *en
         .body_value = env->body_value,
         .accept = f,
         .allow_pretty = false,
+        .arrived_ns = arrived_ns,
     };
     cqd_response resp;
     cqd_response_init(&resp);
@@ -527,7 +529,8 @@ static void parse_refused(const cqd_thread *self, cqd_server *srv, cqp_format f,
         cqp_fail(p, CQP_P_BUSY, NULL, "out of memory decoding the %s", mp ? "frame" : "line");
 }
 
-void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_t len, cqp_buf *out)
+void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
+                       cqp_buf *out)
 {
     // The line's tree (or the frame check's scratch) is held to the request
     // memory budget, in the arena the pipeline then enters again (nested,
@@ -540,11 +543,11 @@ void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_
     bool mp = f == CQP_MSGPACK;
     int rc = mp ? cqd_envelope_parse_frame(request, len, &env, &p) : cqd_envelope_parse(request, len, &env, &p);
     if (rc == 0) {
-        answer_request(srv, f, &env, out);
+        answer_request(srv, f, &env, arrived_ns, out);
     } else {
         parse_refused(self, srv, f, &p);
         cqd_log(&srv->log, CQD_LOG_DEBUG, "stream: refused request %s: %s", mp ? "frame" : "line", p.detail);
-        cqd_stream_refuse(srv, f, env.id, env.id_len, env.request_id, &p, out);
+        cqd_stream_refuse(srv, f, env.id, env.id_len, env.request_id, arrived_ns, &p, out);
     }
     cqd_envelope_free(&env);
     if (self)

@@ -190,16 +190,20 @@ void cqd_stream_reply(cqp_buf *out, cqp_format f, const char *id, size_t id_len,
 
 /// Answers a request refused before the pipeline (bad envelope, overlong
 /// line or frame, lost framing): counts and logs it as every request is
-/// (cqd_refuse: route "unmatched", request_id sanitised or generated),
-/// then appends the reply in format f with the problem p, its pointer
-/// included. id NULL writes null.
+/// (cqd_refuse: route "unmatched", request_id sanitised or generated,
+/// timed from arrived_ns, a cqd_mono_ns() stamp), then appends the reply
+/// in format f with the problem p, its pointer included. id NULL writes
+/// null.
 void cqd_stream_refuse(cqd_server *srv, cqp_format f, const char *id, size_t id_len, const char *request_id,
-                       const cqp_problem *p, cqp_buf *out);
+                       uint64_t arrived_ns, const cqp_problem *p, cqp_buf *out);
 
-/// Answers one request of format f (a JSON line, or a frame's envelope):
-/// decodes it, runs cqd_handle with the body's format and Accept both f,
-/// appends the reply (a line or a frame) to out. Runs on a worker thread.
-void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_t len, cqp_buf *out);
+/// Answers one request of format f (a JSON line, or a frame's envelope)
+/// that arrived at arrived_ns (cqd_mono_ns(), when the splitter found its
+/// end; 0: now): decodes it, runs cqd_handle with the body's format and
+/// Accept both f, timed from arrived_ns (request.h), and appends the reply
+/// (a line or a frame) to out. Runs on a worker thread.
+void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
+                       cqp_buf *out);
 
 /* ---- progress timer --------------------------------------------------- */
 

@@ -53,6 +53,7 @@ START_TEST(record_line_written_by_hand)
     cqd_response resp;
     cqd_response_init(&resp);
     resp.status = 200;
+    resp.duration_ns = 412999; /* written in whole microseconds, cut as an access line's are */
     resp.content_type = "application/json";
     snprintf(resp.request_id, sizeof resp.request_id, "r-1");
     cqp_buf_puts(&resp.body, "{\"x\":[1,2]}");
@@ -64,7 +65,7 @@ START_TEST(record_line_written_by_hand)
     ck_assert_str_eq(out.data,
                      "{\"seq\":42,\"time\":1700000000.250000,\"transport\":\"http\",\"method\":\"POST\","
                      "\"path\":\"/v1/pair\",\"query\":\"pretty=1\",\"request_id\":\"r-1\",\"authorization\":\"redacted\","
-                     "\"body\":{\"a\": 1.50},\"status\":200,\"response\":{\"x\":[1,2]}}\n");
+                     "\"body\":{\"a\": 1.50},\"status\":200,\"duration_us\":412,\"response\":{\"x\":[1,2]}}\n");
     ck_assert_ptr_null(strstr(out.data, "s3cret"));
     cqp_buf_free(&out);
     cqd_response_free(&resp);
@@ -82,26 +83,26 @@ START_TEST(record_bodies_that_are_not_raw_json)
     } cases[] = {
         /* a newline would split the line: the body becomes a string */
         {"{\"a\":\n1}", 8, "application/json", "{}", 200,
-         HEAD_ "\"authorization\":null,\"body\":\"{\\\"a\\\":\\n1}\",\"status\":200,\"response\":{}}\n"},
+         HEAD_ "\"authorization\":null,\"body\":\"{\\\"a\\\":\\n1}\",\"status\":200,\"duration_us\":0,\"response\":{}}\n"},
         /* a JSON string body is written as a string of its bytes, quotes included */
         {"\"str\"", 5, "application/json", "[]", 200,
-         HEAD_ "\"authorization\":null,\"body\":\"\\\"str\\\"\",\"status\":200,\"response\":[]}\n"},
+         HEAD_ "\"authorization\":null,\"body\":\"\\\"str\\\"\",\"status\":200,\"duration_us\":0,\"response\":[]}\n"},
         /* duplicate keys, a blank around, control characters */
         {"{\"a\":1,\"a\":2}", 13, NULL, "", 204,
-         HEAD_ "\"authorization\":null,\"body\":\"{\\\"a\\\":1,\\\"a\\\":2}\",\"status\":204,\"response\":null}\n"},
+         HEAD_ "\"authorization\":null,\"body\":\"{\\\"a\\\":1,\\\"a\\\":2}\",\"status\":204,\"duration_us\":0,\"response\":null}\n"},
         {" {}", 3, NULL, "", 204,
-         HEAD_ "\"authorization\":null,\"body\":\" {}\",\"status\":204,\"response\":null}\n"},
+         HEAD_ "\"authorization\":null,\"body\":\" {}\",\"status\":204,\"duration_us\":0,\"response\":null}\n"},
         {"a\tb\x01\\", 5, NULL, "", 204,
-         HEAD_ "\"authorization\":null,\"body\":\"a\\tb\\u0001\\\\\",\"status\":204,\"response\":null}\n"},
+         HEAD_ "\"authorization\":null,\"body\":\"a\\tb\\u0001\\\\\",\"status\":204,\"duration_us\":0,\"response\":null}\n"},
         /* not UTF-8: base64, and listed */
         {"\xff\xfe", 2, NULL, "", 204,
-         HEAD_ "\"authorization\":null,\"body\":\"//4=\",\"status\":204,\"response\":null,\"base64\":[\"body\"]}\n"},
+         HEAD_ "\"authorization\":null,\"body\":\"//4=\",\"status\":204,\"duration_us\":0,\"response\":null,\"base64\":[\"body\"]}\n"},
         /* an empty body is null; a text response stays text even when it looks like JSON */
         {"", 0, "text/plain; version=0.0.4", "{\"x\":1}", 200,
-         HEAD_ "\"authorization\":null,\"body\":null,\"status\":200,\"response\":\"{\\\"x\\\":1}\"}\n"},
+         HEAD_ "\"authorization\":null,\"body\":null,\"status\":200,\"duration_us\":0,\"response\":\"{\\\"x\\\":1}\"}\n"},
         /* UTF-8 passes through unescaped */
         {"{\"id\":\"caf\xc3\xa9\"}", 14, "application/problem+json", "{\"s\":\"\xe2\x82\xac\"}", 404,
-         HEAD_ "\"authorization\":null,\"body\":{\"id\":\"caf\xc3\xa9\"},\"status\":404,"
+         HEAD_ "\"authorization\":null,\"body\":{\"id\":\"caf\xc3\xa9\"},\"status\":404,\"duration_us\":0,"
                "\"response\":{\"s\":\"\xe2\x82\xac\"}}\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -128,18 +129,18 @@ START_TEST(record_line_msgpack)
     } cases[] = {
         {"\x81\xa1" "a\x01", 4, CQP_MSGPACK, CQP_MSGPACK, "application/msgpack", "\x80", 1,
          HEAD_ "\"authorization\":null,\"accept\":\"msgpack\",\"body\":\"gaFhAQ==\",\"body_format\":\"msgpack\","
-               "\"status\":200,\"response\":\"gA==\",\"response_format\":\"msgpack\",\"base64\":[\"body\",\"response\"]}\n"},
+               "\"status\":200,\"duration_us\":0,\"response\":\"gA==\",\"response_format\":\"msgpack\",\"base64\":[\"body\",\"response\"]}\n"},
         /* the fixint 1 alone is ASCII, and still binary */
         {"\x01", 1, CQP_MSGPACK, CQP_JSON, "application/problem+json", "{}", 2,
-         HEAD_ "\"authorization\":null,\"body\":\"AQ==\",\"body_format\":\"msgpack\",\"status\":400,"
+         HEAD_ "\"authorization\":null,\"body\":\"AQ==\",\"body_format\":\"msgpack\",\"status\":400,\"duration_us\":0,"
                "\"response\":{},\"base64\":[\"body\"]}\n"},
         /* a JSON body asking for MessagePack; the problem is MessagePack */
         {"{}", 2, CQP_JSON, CQP_MSGPACK, "application/problem+msgpack", "\x80", 1,
-         HEAD_ "\"authorization\":null,\"accept\":\"msgpack\",\"body\":{},\"status\":400,"
+         HEAD_ "\"authorization\":null,\"accept\":\"msgpack\",\"body\":{},\"status\":400,\"duration_us\":0,"
                "\"response\":\"gA==\",\"response_format\":\"msgpack\",\"base64\":[\"response\"]}\n"},
         /* asked for MessagePack, answered text: the response is what it was */
         {"", 0, CQP_JSON, CQP_MSGPACK, "text/plain", "ok", 2,
-         HEAD_ "\"authorization\":null,\"accept\":\"msgpack\",\"body\":null,\"status\":200,\"response\":\"ok\"}\n"},
+         HEAD_ "\"authorization\":null,\"accept\":\"msgpack\",\"body\":null,\"status\":200,\"duration_us\":0,\"response\":\"ok\"}\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cqd_request req = {.transport = "http", .method = "POST", .path = "/v1/pair", .body = cases[i].body,

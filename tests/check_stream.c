@@ -692,7 +692,7 @@ START_TEST(refusals_counted_and_answered)
      * the header's, and it is counted and logged as an unmatched 400. */
     const char *line = "{\"id\":[5],\"method\":\"GET\",\"path\":\"/healthz\","
                        "\"headers\":{\"X-Request-Id\":\"tick-1\",\"Accept\":2}}";
-    cqd_stream_answer(&srv, CQP_JSON, line, strlen(line), &out);
+    cqd_stream_answer(&srv, CQP_JSON, line, strlen(line), 0, &out);
     json_t *r = reply_of(&out);
     json_t *id = json_object_get(r, "id");
     ck_assert(json_is_array(id) && json_array_size(id) == 1 &&
@@ -705,7 +705,7 @@ START_TEST(refusals_counted_and_answered)
 
     /* Not JSON: a null id and a generated request id. */
     cqp_buf_reset(&out);
-    cqd_stream_answer(&srv, CQP_JSON, "{\"id\": 4,", 9, &out);
+    cqd_stream_answer(&srv, CQP_JSON, "{\"id\": 4,", 9, 0, &out);
     r = reply_of(&out);
     ck_assert(json_is_null(json_object_get(r, "id")));
     ck_assert_uint_gt(strlen(json_string_value(json_object_get(r, "request_id"))), 0);
@@ -717,7 +717,7 @@ START_TEST(refusals_counted_and_answered)
     cqp_buf_reset(&out);
     cqp_problem p;
     cqp_fail(&p, CQP_P_TOO_LARGE, NULL, "too long");
-    cqd_stream_refuse(&srv, CQP_JSON, NULL, 0, NULL, &p, &out);
+    cqd_stream_refuse(&srv, CQP_JSON, NULL, 0, NULL, 0, &p, &out);
     r = reply_of(&out);
     ck_assert(json_is_null(json_object_get(r, "id")));
     expect_problem(r, 413, "body-too-large", NULL);
@@ -728,7 +728,7 @@ START_TEST(refusals_counted_and_answered)
     /* A good line is counted on its route, not as a refusal. */
     cqp_buf_reset(&out);
     line = "{\"id\":1,\"method\":\"GET\",\"path\":\"/healthz\"}";
-    cqd_stream_answer(&srv, CQP_JSON, line, strlen(line), &out);
+    cqd_stream_answer(&srv, CQP_JSON, line, strlen(line), 0, &out);
     r = reply_of(&out);
     ck_assert_int_eq(json_integer_value(json_object_get(r, "status")), 200);
     json_decref(r);
@@ -755,7 +755,7 @@ START_TEST(refusals_in_msgpack)
     cqp_buf out = {0};
     cqp_problem p;
     cqp_fail(&p, CQP_P_BAD_MSGPACK, "/headers/x", "framing lost");
-    cqd_stream_refuse(&srv, CQP_MSGPACK, "\xa1k", 2, "tick-2", &p, &out);
+    cqd_stream_refuse(&srv, CQP_MSGPACK, "\xa1k", 2, "tick-2", 0, &p, &out);
     const char *env = frame_of(&out, 0);
     ck_assert_str_eq(mp_text(mp_member(env, "id")), "k");
     ck_assert_int_eq(mp_integer(mp_member(env, "status")), 400);
@@ -777,7 +777,7 @@ START_TEST(frames_answered_by_the_pipeline)
      * 400 with a nil id. */
     cqp_buf out = {0};
     static const char health[] = "\x83" M_ID "\xcd\x00\x07" M_METHOD M_GET M_PATH "\xa8/healthz";
-    cqd_stream_answer(&srv, CQP_MSGPACK, health, sizeof health - 1, &out);
+    cqd_stream_answer(&srv, CQP_MSGPACK, health, sizeof health - 1, 0, &out);
     const char *env = frame_of(&out, 0);
     ck_assert(memcmp(mp_member(env, "id"), "\xcd\x00\x07", 3) == 0);
     ck_assert_int_eq(mp_integer(mp_member(env, "status")), 200);
@@ -785,7 +785,7 @@ START_TEST(frames_answered_by_the_pipeline)
 
     cqp_buf_reset(&out);
     static const char dup[] = "\x84" M_ID "\x01" M_ID "\x02" M_METHOD M_GET M_PATH "\xa8/healthz";
-    cqd_stream_answer(&srv, CQP_MSGPACK, dup, sizeof dup - 1, &out);
+    cqd_stream_answer(&srv, CQP_MSGPACK, dup, sizeof dup - 1, 0, &out);
     env = frame_of(&out, 0);
     ck_assert_int_eq(mp_typeof(*mp_member(env, "id")), MP_NIL);
     ck_assert_int_eq(mp_integer(mp_member(env, "status")), 400);
@@ -800,7 +800,7 @@ START_TEST(frames_answered_by_the_pipeline)
         "\x82\xa1" "a\x81\xa5shape\x82\xa4type\xa6sphere\xa6radius\x01"
         "\xa1" "b\x82\xa5shape\x82\xa4type\xa6sphere\xa6radius\x01\xa4pose\x81\xa8position\x93\x03\x00\x00";
     ck_assert_uint_eq(sizeof pair_frame - 1, 116); /* API.md's example */
-    cqd_stream_answer(&srv, CQP_MSGPACK, pair_frame, sizeof pair_frame - 1, &out);
+    cqd_stream_answer(&srv, CQP_MSGPACK, pair_frame, sizeof pair_frame - 1, 0, &out);
     env = frame_of(&out, 0);
     ck_assert_int_eq(mp_integer(mp_member(env, "status")), 200);
     const char *d = mp_member(mp_member(env, "body"), "distance");

@@ -41,6 +41,8 @@
     X(server_unit)   \
     X(config)        \
     X(metrics)       \
+    X(metrics_journal) \
+    X(timing)        \
     X(registry)      \
     X(durable)       \
     X(stream)        \

@@ -294,6 +294,31 @@ class Exposition(DaemonCase):
         self.assertGreaterEqual(later, cpu)
 
 
+    def test_journal_families(self):
+        """The journal's families are there without a data directory too
+        (zeros: nothing is written), with the buckets API.md names."""
+        for _ in range(2):
+            self.http("PUT", "/v1/worlds/journal-less", {}, expect=201)  # a change, never journaled here
+            self.http("DELETE", "/v1/worlds/journal-less", expect=204)
+        fams = self.scrape()
+        self.check_families(fams)
+        self.check_histograms(fams)
+        types = {f["name"]: f["type"] for f in fams}
+        # 1, 2.5, 5 µs ... 1 s, 2.5 s, then +Inf (API.md, section 12)
+        want = [m * 10.0 ** e for e in range(-6, 1) for m in (1, 2.5, 5)][:-1] + [math.inf]
+        for name in ("collisiond_journal_write_seconds", "collisiond_journal_fsync_seconds"):
+            self.assertEqual(types.get(name), "histogram", name)
+            les = [float(l["le"]) for n, l, _ in samples_of(fams, name) if n == name + "_bucket"]
+            self.assertEqual(len(les), len(want), les)
+            for got, expect in zip(les, want):
+                self.assertTrue(got == expect or abs(got - expect) <= 1e-12 * expect, (les, want))
+            self.assertEqual(value_of(fams, name + "_count"), 0)
+            self.assertEqual(value_of(fams, name + "_sum"), 0)
+        # prometheus_client names a counter's family without its _total
+        self.assertEqual(types.get("collisiond_journal_bytes"), "counter")
+        self.assertEqual(value_of(fams, "collisiond_journal_bytes_total"), 0)
+
+
 class MetricsWorldCap(DaemonCase):
     FLAGS = ("--metrics-worlds", "2")
 

@@ -223,7 +223,9 @@ class RecordReplay(unittest.TestCase):
                                  (transport, method, path, status))
                 self.assertEqual(set(rec) - {"base64", "accept", "body_format", "response_format"},
                                  {"seq", "time", "transport", "method", "path", "query", "request_id",
-                                  "authorization", "body", "status", "response"})
+                                  "authorization", "body", "status", "duration_us", "response"})
+                self.assertIsInstance(rec["duration_us"], int)
+                self.assertGreaterEqual(rec["duration_us"], 0)
                 # MessagePack is named; JSON, the default, is not
                 body_format, response_format = self.formats[i]
                 self.assertEqual(rec.get("body_format"), body_format, rec)

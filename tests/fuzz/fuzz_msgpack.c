@@ -283,7 +283,7 @@ static void check_refusal(const reply *rep, const cqp_problem *p, bool map)
 static reply answer(cqd_server *srv, const char *request, size_t len, cqp_buf *out)
 {
     fuzz_server_reset(srv);
-    cqd_stream_answer(srv, CQP_MSGPACK, request, len, out);
+    cqd_stream_answer(srv, CQP_MSGPACK, request, len, 0, out);
     return check_frame(out);
 }
 

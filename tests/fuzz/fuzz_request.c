@@ -126,7 +126,7 @@ static json_t *check_line(const cqp_buf *out)
 static json_t *answer_line(cqd_server *srv, const char *line, size_t len)
 {
     cqp_buf out = {0};
-    cqd_stream_answer(srv, CQP_JSON, line, len, &out);
+    cqd_stream_answer(srv, CQP_JSON, line, len, 0, &out);
     check(!out.oom, "out of memory");
     json_t *reply = check_line(&out);
     cqp_buf_free(&out);
