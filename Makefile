@@ -73,14 +73,28 @@ PAIRS_FILE := $(DATA)/pairs-10000-11423.txt
 SCENE_FILE := $(DATA)/scene-10000-7.txt
 RAYS_FILE  := $(DATA)/rays-100000-99.txt
 
-.PHONY: all deps test-deps test asan bench run clean help newcomer-check
+# The C client (clients/c; docs/CLIENTS.md): build/libcqc.a and its header
+# clients/c/include/cqc.h; it needs only msgpuck, and jansson for JSON mode.
+CQC_SRC    := $(sort $(wildcard clients/c/src/*.c))
+CQC_OBJ    := $(CQC_SRC:%.c=$(BUILD)/%.o)
+LIBCQC     := $(BUILD)/libcqc.a
+CQC_LIBS   := -lmsgpuck -ljansson -lm
+CQC_CHECK_SRC := $(sort $(wildcard clients/c/tests/*.c))
+CQC_CHECK_OBJ := $(CQC_CHECK_SRC:%.c=$(BUILD)/%.o)
+CQC_CHECK  := $(BUILD)/check_cqc
+# The programs a user copies (examples/; `make examples` builds, runs nothing).
+EXAMPLES   := $(BUILD)/examples/tick
 
-all: $(LIBCQ) $(LIBCQP) $(DAEMON) $(BENCH_BIN) $(GEN_BIN)
+.PHONY: all deps test-deps test asan bench run clean help newcomer-check examples
+
+all: $(LIBCQ) $(LIBCQP) $(DAEMON) $(BENCH_BIN) $(GEN_BIN) $(LIBCQC)
 
 help:
 	@echo "make            build $(LIBCQ), $(LIBCQP), $(DAEMON), $(BENCH_BIN) and $(GEN_BIN)"
 	@echo "make deps       install the Debian packages building and running need (only the missing ones)"
 	@echo "make test       build, run the end-to-end tests against the daemon, then every Check suite"
+	@echo "make examples   build the client examples ($(EXAMPLES)) against $(LIBCQC)"
+	@echo "make bench-client the C client's tick: encode + decode per tick beside the daemon's CPU"
 	@echo "make newcomer-check  clone the committed tree into an empty directory; run the README's commands there"
 	@echo "make asan       the same tests with everything built under AddressSanitizer and UBSan"
 	@echo "make fuzz       build the libFuzzer targets $(BUILD)/fuzz_* with clang and ASan/UBSan (docs/FUZZING.md)"
@@ -122,6 +136,26 @@ $(BUILD)/proto/%.o: proto/%.c
 $(BUILD)/server/%.o: server/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) -Iserver -MMD -MP -c $< -o $@
+
+$(BUILD)/clients/c/%.o: clients/c/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iclients/c/include $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/examples/%.o: examples/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iclients/c/include -MMD -MP -c $< -o $@
+
+$(LIBCQC): $(CQC_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIBCQC)
+	$(CC) $(SANITIZE) -o $@ $^ $(CQC_LIBS) $(LDLIBS)
+
+examples: $(EXAMPLES)
+
+$(CQC_CHECK): $(CQC_CHECK_OBJ) $(LIBCQC)
+	$(CC) $(SANITIZE) -o $@ $^ $(CQC_LIBS) $(CHECK_LIBS) $(LDLIBS)
 
 $(LIBCQ): $(CORE_OBJ)
 	@rm -f $@
@@ -193,10 +227,11 @@ $(RAYS_FILE): $(SCENE_FILE) $(GEN_BIN)
 # The end-to-end tests start the real daemon on ephemeral loopback ports,
 # once with JSON bodies and once with MessagePack ones.
 test: deps test-deps
-	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BIN) $(DAEMON) $(PAIRS_FILE)
+	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BIN) $(DAEMON) $(PAIRS_FILE) $(CQC_CHECK) $(EXAMPLES)
 	$(PYTHON) tests/e2e/run.py $(DAEMON)
 	$(PYTHON) tests/e2e/run.py $(DAEMON) --encoding msgpack
 	CK_FORK=yes CQ_PAIRS_FILE=$(PAIRS_FILE) $(TEST_BIN)
+	CK_FORK=yes CQC_DAEMON=$(DAEMON) $(CQC_CHECK)
 	@$(MAKE) --no-print-directory fuzz-regress
 
 # Under the sanitizers the suites run one process each, $(JOBS) at a time
@@ -445,4 +480,5 @@ clean:
 
 -include $(CORE_OBJ:.o=.d) $(PROTO_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(BUILD)/server/main.d $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
 -include $(GEN_OBJ:.o=.d) $(BUILD)/bench/gen/main.d $(TICK_OBJ:.o=.d) $(BUILD)/bench/decode/main.d
+-include $(CQC_OBJ:.o=.d) $(CQC_CHECK_OBJ:.o=.d) $(EXAMPLES:%=%.d)
 -include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_TARGETS:%=$(FUZZ_OBJDIR)/tests/fuzz/%.d) $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/%.d) $(BUILD)/tests/fuzz/driver.d
