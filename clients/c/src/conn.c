@@ -172,6 +172,8 @@ cqc_status cqc__begin(cqc_conn *c, cqc_w *w, const char *method, const char *pat
         return CQC_ESTATE;
     if (c->sent)
         cqc_pipe_begin(c);
+    if (c->ncalls == 0)
+        c->first_id = c->seq; /* replies are matched to ids from here on */
     /* A path ending in '/' takes a name, a tail ending in '/' an id. */
     if ((path[strlen(path) - 1] == '/' && (!world || !*world)) ||
         (tail && tail[strlen(tail) - 1] == '/' && (!id || !*id)))
