@@ -364,7 +364,7 @@ bench: deps
 	  $(BENCH_N:%=$(DATA)/scene-%-7.txt) $(BENCH_N:%=$(DATA)/rays-100000-99-in-%.txt)
 	$(PYTHON) bench/table.py --cq $(BENCH_BIN) --peers $(PEER_BIN) --pairs $(PAIRS_FILE) --data $(DATA) \
 	  $(BENCH_WORLDS:%=--world %) --runs $(BENCH_RUNS) $(if $(BENCH_CPU),--cpu $(BENCH_CPU)) --raw $(BUILD)/bench-raw $(if $(BENCH_HTTP),--http $(BENCH_HTTP)) \
-	  $(if $(BENCH_TICK),--tick $(BENCH_TICK))
+	  $(if $(BENCH_TICK),--tick $(BENCH_TICK)) $(if $(BENCH_CLIENT),--client $(BENCH_CLIENT))
 
 # bench plus bench-http's and bench-tick's rows (needs wrk and nginx).
 .PHONY: bench-all
@@ -429,6 +429,20 @@ $(BUILD)/bench/decode/%.o: bench/decode/%.c
 bench-decode: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(DECODE_BENCH_BIN)
 	taskset -c $(DECODE_CPU) $(DECODE_BENCH_BIN) $(DECODE_ARGS)
+
+# `make bench-client`: the C client's tick (examples/tick on libcqc) at
+# 10,000 and 100,000 boxes, its encode + decode per tick beside the daemon's
+# CPU for the tick (bench/client/run.py; docs/CLIENTS.md). N:TICKS per run;
+# its --raw file feeds `make bench BENCH_CLIENT=$(BUILD)/bench-client-raw.txt`.
+CLIENT_WORLDS ?= 10000:60 100000:10
+CLIENT_RUNS   ?= 3
+
+.PHONY: bench-client
+bench-client: deps
+	@$(MAKE) --no-print-directory deps DEB_PKGS="util-linux"
+	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON) $(EXAMPLES)
+	$(PYTHON) bench/client/run.py --daemon $(DAEMON) --tick $(BUILD)/examples/tick \
+	  $(CLIENT_WORLDS:%=--world %) --runs $(CLIENT_RUNS) --raw $(BUILD)/bench-client-raw.txt
 
 # Three daemons and the nginx router of deploy/nginx on loopback, run for real
 # (tests/cluster/run.py; docs/DEPLOY.md).

@@ -87,8 +87,12 @@ static bool batch_member(cqc_rd *r, const char *k, uint32_t kn, void *out)
     return v ? cqc__rd_uint(r, v) : cqc__rd_skip(r);
 }
 
+/* The document is handed on as bytes, so it is checked whole first. */
 static cqc_status dec_blob(cqc_rd *r, cqc_blob *b)
 {
+    cqc_rd whole = *r;
+    if (!cqc__rd_skip(&whole) || whole.p != whole.end)
+        return CQC_EPROTO;
     size_t n = (size_t)(r->end - r->p);
     b->data = cqc__realloc(NULL, n);
     if (!b->data)

@@ -124,8 +124,22 @@ static bool take(cqc_rd *r, int type, head *h)
     return true;
 }
 
+/* The fast paths below take the forms a reply is mostly made of (fixmap,
+ * fixarray, fixstr, float64, fixint) straight from the lead byte, each
+ * against the same bound as peek's; anything else goes through peek. */
+static inline size_t left(const cqc_rd *r)
+{
+    return (size_t)(r->end - r->p);
+}
+
 bool cqc__rd_map(cqc_rd *r, uint32_t *n)
 {
+    unsigned char c = r->p < r->end ? (unsigned char)*r->p : 0;
+    if (c >= 0x80 && c <= 0x8f && !r->bad && (size_t)(c & 0x0f) <= (left(r) - 1) / 2) {
+        *n = c & 0x0f;
+        r->p++;
+        return true;
+    }
     head h;
     if (!take(r, T_MAP, &h))
         return false;
@@ -135,6 +149,12 @@ bool cqc__rd_map(cqc_rd *r, uint32_t *n)
 
 bool cqc__rd_arr(cqc_rd *r, uint32_t *n)
 {
+    unsigned char c = r->p < r->end ? (unsigned char)*r->p : 0;
+    if (c >= 0x90 && c <= 0x9f && !r->bad && (size_t)(c & 0x0f) <= left(r) - 1) {
+        *n = c & 0x0f;
+        r->p++;
+        return true;
+    }
     head h;
     if (!take(r, T_ARR, &h))
         return false;
@@ -144,6 +164,13 @@ bool cqc__rd_arr(cqc_rd *r, uint32_t *n)
 
 bool cqc__rd_str(cqc_rd *r, const char **s, uint32_t *n)
 {
+    unsigned char c = r->p < r->end ? (unsigned char)*r->p : 0;
+    if (c >= 0xa0 && c <= 0xbf && !r->bad && (size_t)(c & 0x1f) <= left(r) - 1) {
+        *s = r->p + 1;
+        *n = c & 0x1f;
+        r->p += 1 + *n;
+        return true;
+    }
     head h;
     if (!take(r, T_STR, &h))
         return false;
@@ -155,6 +182,21 @@ bool cqc__rd_str(cqc_rd *r, const char **s, uint32_t *n)
 
 bool cqc__rd_num(cqc_rd *r, double *v)
 {
+    unsigned char c = r->p < r->end ? (unsigned char)*r->p : 0xc1;
+    if (c == 0xcb && !r->bad && left(r) >= 9) {
+        uint64_t b = be((const unsigned char *)r->p + 1, 8);
+        double d;
+        memcpy(&d, &b, 8);
+        if (isfinite(d)) {
+            *v = d;
+            r->p += 9;
+            return true;
+        }
+    } else if (c < 0x80 && !r->bad) {
+        *v = c;
+        r->p++;
+        return true;
+    }
     head h;
     if (!peek(r, &h) || (h.type != T_UINT && h.type != T_INT && h.type != T_FLOAT) || !isfinite(h.d))
         return cqc__fail(r);
