@@ -239,8 +239,9 @@ test: deps test-deps
 asan: deps test-deps
 	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=build/asan \
 	  SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-	  build/asan/check_all build/asan/collisiond build/asan/data/pairs-10000-11423.txt
+	  build/asan/check_all build/asan/collisiond build/asan/data/pairs-10000-11423.txt build/asan/check_cqc
 	ASAN_OPTIONS=detect_leaks=1 $(PYTHON) tests/e2e/run.py build/asan/collisiond
+	ASAN_OPTIONS=detect_leaks=1 CQC_DAEMON=build/asan/collisiond build/asan/check_cqc
 	ASAN_OPTIONS=detect_leaks=1 $(PYTHON) tests/e2e/run.py build/asan/collisiond --encoding msgpack
 	CQ_PAIRS_FILE=build/asan/data/pairs-10000-11423.txt ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(PYTHON) tests/run_suites.py build/asan/check_all tests/suites.h $(JOBS)

@@ -262,9 +262,9 @@ typedef struct cqc_overlap {
     uint32_t mask;
 } cqc_overlap;
 
-/// The identity pose.
+/// The identity pose. [any]
 CQC_API cqc_pose cqc_pose_identity(void);
-/// All settings unset.
+/// All settings unset. [any]
 CQC_API void cqc_world_settings_init(cqc_world_settings *s);
 
 #endif

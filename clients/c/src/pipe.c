@@ -16,7 +16,7 @@ static void set_problem(cqc_conn *c, const char *detail)
 /* A lost reply's answer. */
 static cqc_status lost(const cqc_call *call, cqc_status why)
 {
-    if (why == CQC_ECONNECT || why == CQC_ENOMEM)
+    if (why == CQC_ECONNECT || why == CQC_ENOMEM || why == CQC_EINVAL)
         return why; /* nothing of the pipeline reached the daemon */
     return call->mutation ? CQC_EUNKNOWN : why;
 }
@@ -60,8 +60,6 @@ cqc_status cqc_pipe_send(cqc_conn *c)
         c->stats.encode_ns -= cqc__now_ns();
         s = json_lines(c);
         c->stats.encode_ns += cqc__now_ns();
-        if (s == CQC_ENOMEM || s == CQC_EINVAL)
-            s = CQC_ENOMEM;
     }
     if (s == CQC_OK) {
         const cqc_buf *b = c->opt.encoding == CQC_JSON ? &c->line : &c->out;
@@ -71,7 +69,9 @@ cqc_status cqc_pipe_send(cqc_conn *c)
     }
     c->send_status = s;
     if (s != CQC_OK)
-        set_problem(c, s == CQC_ECONNECT ? "cannot connect" : "the pipeline could not be sent whole");
+        set_problem(c, s == CQC_ECONNECT ? "cannot connect"
+                       : s == CQC_ENOMEM || s == CQC_EINVAL ? "the pipeline could not be written as JSON"
+                                                            : "the pipeline could not be sent whole");
     return s;
 }
 
