@@ -16,20 +16,28 @@ static void text(cqc_w *w, const char *s, size_t n)
     cqc__w_raw(w, s, n);
 }
 
+/* A str as a JSON string: room for the worst case (every byte escaped)
+ * is reserved once. */
 static void quoted(cqc_w *w, const char *s, uint32_t n)
 {
-    text(w, "\"", 1);
+    static const char hex[] = "0123456789abcdef";
+    char *at = cqc__w_room(w, (size_t)n * 6 + 2), *p = at;
+    if (!at)
+        return;
+    *p++ = '"';
     for (uint32_t i = 0; i < n; i++) {
         unsigned char ch = (unsigned char)s[i];
-        char esc[8];
         if (ch == '"' || ch == '\\' || ch < 0x20) {
-            snprintf(esc, sizeof esc, "\\u%04x", ch);
-            text(w, esc, 6);
+            memcpy(p, "\\u00", 4);
+            p[4] = hex[ch >> 4];
+            p[5] = hex[ch & 15];
+            p += 6;
         } else {
-            text(w, s + i, 1);
+            *p++ = (char)ch;
         }
     }
-    text(w, "\"", 1);
+    *p++ = '"';
+    w->b->len += (size_t)(p - at);
 }
 
 static bool number(cqc_rd *r, cqc_w *w)

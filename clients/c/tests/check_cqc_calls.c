@@ -272,6 +272,13 @@ START_TEST(errors)
     cqc_batch mv = {.move_ids = ids, .move_positions = pos, .move_count = 1};
     ck_assert_int_eq(cqc_batch_apply(c, "err", &mv, NULL), CQC_EBADREQUEST);
     ck_assert_str_eq(cqc_last_problem(c)->pointer, "/move/0");
+    /* An id with a quote and a control character reaches the daemon as a
+     * string in both encodings (escaped in JSON) and is refused there. */
+    cqc_body odd = ball("a\"b\x01", 1, 0);
+    cqc_batch up_ = {.upserts = &odd, .upsert_count = 1};
+    ck_assert_int_eq(cqc_batch_apply(c, "err", &up_, NULL), CQC_EBADREQUEST);
+    ck_assert_str_eq(cqc_last_problem(c)->type, "urn:collisiond:problem:invalid-value");
+    ck_assert_str_eq(cqc_last_problem(c)->pointer, "/upsert/0/id");
     for (int s = 0; s <= CQC_STATUS_COUNT; s++)
         ck_assert_ptr_nonnull(cqc_strerror((cqc_status)s));
     ck_assert_str_eq(cqc_strerror(CQC_STATUS_COUNT), "unknown status");
