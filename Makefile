@@ -101,7 +101,7 @@ help:
 	@echo "make fuzz-smoke make fuzz, then run each target for 60 s, FUZZ_SMOKE_JOBS at a time; fails on any crash, leak or timeout"
 	@echo "make fuzz-regress replay tests/fuzz/corpus and tests/fuzz/regress through the targets (part of test and asan)"
 	@echo "make bench      collisiond vs Bullet, libccd and FCL on the same inputs: one table (docs/PERFORMANCE.md)"
-	@echo "make bench-all  make bench plus the rows of make bench-http and make bench-tick"
+	@echo "make bench-all  make bench plus the rows of make bench-http, make bench-tick and make bench-client"
 	@echo "make bench-decode proto's check and decode of a tick's move batch, JSON and MessagePack, on CPU 0"
 	@echo "make bench-http POST /v1/pair under wrk: collisiond, libmicrohttpd+jansson alone, nginx; contacts latency"
 	@echo "make bench-tick the game tick over HTTP and the stream, JSON and MessagePack, beside libcq and Bullet in process"
@@ -137,13 +137,20 @@ $(BUILD)/server/%.o: server/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) -Iserver -MMD -MP -c $< -o $@
 
-$(BUILD)/clients/c/%.o: clients/c/%.c
+# The client and its users see its public header alone, none of the daemon's.
+CQC_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fvisibility=hidden $(WARN) $(CFLAGS) $(SANITIZE) -Iclients/c/include
+
+$(BUILD)/clients/c/src/%.o: clients/c/src/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Iclients/c/include $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CQC_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/clients/c/tests/%.o: clients/c/tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CQC_CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/examples/%.o: examples/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Iclients/c/include -MMD -MP -c $< -o $@
+	$(CC) $(CQC_CFLAGS) -MMD -MP -c $< -o $@
 
 $(LIBCQC): $(CQC_OBJ)
 	@rm -f $@
@@ -367,13 +374,15 @@ bench: deps
 	  $(BENCH_WORLDS:%=--world %) --runs $(BENCH_RUNS) $(if $(BENCH_CPU),--cpu $(BENCH_CPU)) --raw $(BUILD)/bench-raw $(if $(BENCH_HTTP),--http $(BENCH_HTTP)) \
 	  $(if $(BENCH_TICK),--tick $(BENCH_TICK)) $(if $(BENCH_CLIENT),--client $(BENCH_CLIENT))
 
-# bench plus bench-http's and bench-tick's rows (needs wrk and nginx).
+# bench plus bench-http's, bench-tick's and bench-client's rows (needs wrk and nginx).
 .PHONY: bench-all
 bench-all:
 	@mkdir -p $(BUILD)
 	$(MAKE) --no-print-directory bench-http > $(BUILD)/bench-http.txt || { cat $(BUILD)/bench-http.txt; exit 1; }
 	$(MAKE) --no-print-directory bench-tick > $(BUILD)/bench-tick.txt || { cat $(BUILD)/bench-tick.txt; exit 1; }
-	@$(MAKE) --no-print-directory bench BENCH_HTTP=$(BUILD)/bench-http.txt BENCH_TICK=$(BUILD)/bench-tick-raw.txt
+	$(MAKE) --no-print-directory bench-client > $(BUILD)/bench-client.txt || { cat $(BUILD)/bench-client.txt; exit 1; }
+	@$(MAKE) --no-print-directory bench BENCH_HTTP=$(BUILD)/bench-http.txt BENCH_TICK=$(BUILD)/bench-tick-raw.txt \
+	  BENCH_CLIENT=$(BUILD)/bench-client-raw.txt
 
 # Only the HTTP benchmark needs these, so `make deps` leaves them out.
 BENCH_DEB_PKGS := wrk nginx

@@ -189,9 +189,8 @@ static double daemon_cpu(int pid)
     return (double)(ut + st) / 100.0; /* USER_HZ */
 }
 
-static int run(const args *a, cqc_conn *c, const scene *s0)
+static int run(const args *a, cqc_conn *c, scene *s)
 {
-    scene *s = (scene *)s0;
     double dt = 1.0 / a->hz;
     double *lat = calloc((size_t)a->ticks, sizeof *lat);
     cqc_contacts out = {0};

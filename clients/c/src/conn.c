@@ -42,6 +42,8 @@ cqc_status cqc_connect(const cqc_options *o, cqc_conn **out)
         cqc_close(c);
         return CQC_ENOMEM;
     }
+    c->opt.host = c->host; /* the caller's strings may go now */
+    c->opt.token = c->token;
     cqc_status s = cqc__net_open(c);
     if (s != CQC_OK) {
         cqc_close(c);
