@@ -18,7 +18,7 @@
 
 typedef struct args {
     const char *host, *token, *world;
-    int port, boxes, ticks, hz, daemon_pid;
+    int port, boxes, ticks, hz, daemon_pid, warmup;
     bool json, free_run;
 } args;
 
@@ -199,6 +199,16 @@ static int run(const args *a, cqc_conn *c, scene *s)
     size_t pairs = 0;
     if (!lat)
         return fail("tick", CQC_ENOMEM, NULL);
+    /* Warm-up ticks grow the buffers and the daemon's trees; not counted. */
+    for (int t = 0; t < a->warmup; t++) {
+        scene_step(s, dt);
+        cqc_status st = tick(c, a, s, dt, &out, hits);
+        if (st != CQC_OK) {
+            free(lat);
+            cqc_contacts_release(&out);
+            return fail("warm-up tick", st, c);
+        }
+    }
     cqc_stats s1 = cqc_get_stats(c);
     double cpu0 = a->daemon_pid ? daemon_cpu(a->daemon_pid) : 0, start = now_s(), next = start;
     for (int t = 0; t < a->ticks; t++) {
@@ -243,7 +253,7 @@ static int run(const args *a, cqc_conn *c, scene *s)
 
 static const char usage[] =
     "usage: tick [--host H] [--port P] [--boxes N] [--ticks T] [--token TOKEN]\n"
-    "            [--hz 60] [--world NAME] [--json] [--free-run] [--daemon-pid PID]\n";
+    "            [--hz 60] [--world NAME] [--json] [--free-run] [--warmup 0] [--daemon-pid PID]\n";
 
 static bool parse(int argc, char **argv, args *a)
 {
@@ -273,10 +283,12 @@ static bool parse(int argc, char **argv, args *a)
             a->hz = atoi(v);
         else if (!strcmp(k, "--daemon-pid"))
             a->daemon_pid = atoi(v);
+        else if (!strcmp(k, "--warmup"))
+            a->warmup = atoi(v);
         else
             return false;
     }
-    return a->port > 0 && a->port < 65536 && a->boxes > 0 && a->ticks > 0 && a->hz > 0;
+    return a->port > 0 && a->port < 65536 && a->boxes > 0 && a->ticks > 0 && a->hz > 0 && a->warmup >= 0;
 }
 
 int main(int argc, char **argv)

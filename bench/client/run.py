@@ -2,11 +2,12 @@
 """`make bench-client`: the C client's tick round trip beside the daemon's CPU.
 
   run.py --daemon build/collisiond --tick build/examples/tick [--world N:TICKS ...]
-         [--runs 3] [--daemon-cpu C] [--client-cpu C] [--raw FILE]
+         [--runs 3] [--warmup 2] [--daemon-cpu C] [--client-cpu C] [--raw FILE]
 
 For each N, starts collisiond (one request thread, pinned to --daemon-cpu)
-and runs examples/tick (pinned to --client-cpu) for TICKS unpaced ticks of
-N boxes: one move batch, contacts with dt and 8 rays per round trip. tick
+and runs examples/tick (pinned to --client-cpu) for --warmup ticks not
+counted (the buffers grow, the daemon builds its trees), then TICKS unpaced
+ticks of N boxes: one move batch, contacts with dt and 8 rays per round trip. tick
 reads the daemon's user + system CPU from /proc/PID/stat before and after
 its loop, and libcqc counts its own time encoding requests and decoding
 replies (cqc_get_stats). The issue's goal: the client's encode + decode per
@@ -67,7 +68,8 @@ class Daemon:
 
 def c_tick(args, d, n, ticks):
     argv = pinned(args.client_cpu, [args.tick, "--port", str(d.stream_port), "--boxes", str(n), "--ticks",
-                                    str(ticks), "--free-run", "--daemon-pid", str(d.proc.pid)])
+                                    str(ticks), "--free-run", "--warmup", str(args.warmup),
+                                    "--daemon-pid", str(d.proc.pid)])
     out = subprocess.run(argv, stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
     enc = re.search(r"client encode ([\d.]+) us \+ decode ([\d.]+) us", out)
     cpu = re.search(r"daemon_cpu_us_per_tick ([\d.]+)", out)
@@ -123,6 +125,7 @@ def main():
     ap.add_argument("--tick", required=True)
     ap.add_argument("--world", action="append", default=[], metavar="N:TICKS")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=2)
     cpus = sorted(os.sched_getaffinity(0))
     ap.add_argument("--daemon-cpu", type=int, default=cpus[0])
     ap.add_argument("--client-cpu", type=int, default=cpus[1] if len(cpus) > 1 else cpus[0])

@@ -47,8 +47,9 @@ typedef struct cqc_problem {
     char pointer[128];   ///< the field at fault, "" when none
 } cqc_problem;
 
-/// A connection's counters: time inside the library encoding requests and
-/// decoding replies (what a tick pays on the client's CPU), and traffic.
+/// A connection's counters: the calling thread's CPU time inside the
+/// library encoding requests and decoding replies (what a tick costs the
+/// client's CPU; waits for the network are not in it), and traffic.
 typedef struct cqc_stats {
     uint64_t encode_ns, decode_ns;
     uint64_t bytes_out, bytes_in;

@@ -180,7 +180,7 @@ cqc_status cqc__begin(cqc_conn *c, cqc_w *w, const char *method, const char *pat
     if ((path[strlen(path) - 1] == '/' && (!world || !*world)) ||
         (tail && tail[strlen(tail) - 1] == '/' && (!id || !*id)))
         return CQC_EINVAL;
-    c->stats.encode_ns -= cqc__now_ns();  /* cqc__end adds the end time */
+    c->stats.encode_ns -= cqc__cpu_ns();  /* cqc__end adds the end time */
     *w = (cqc_w){.b = &c->out};
     c->frame_at = c->out.len;
     cqc__w_room(w, 5);
@@ -209,7 +209,7 @@ cqc_status cqc__end(cqc_conn *c, cqc_w *w, uint8_t kind, bool mutation, void *ou
     size_t len = c->out.len - at - 5;
     if (w->oom || len > UINT32_MAX) {
         c->out.len = at;
-        c->stats.encode_ns += cqc__now_ns();
+        c->stats.encode_ns += cqc__cpu_ns();
         return w->oom ? CQC_ENOMEM : CQC_EINVAL;
     }
     unsigned char *h = (unsigned char *)c->out.p + at;
@@ -221,6 +221,6 @@ cqc_status cqc__end(cqc_conn *c, cqc_w *w, uint8_t kind, bool mutation, void *ou
     c->calls[c->ncalls++] = (cqc_call){.kind = kind, .mutation = mutation, .out = out, .n = n, .frame = at};
     c->seq++;
     c->stats.requests++;
-    c->stats.encode_ns += cqc__now_ns();
+    c->stats.encode_ns += cqc__cpu_ns();
     return CQC_OK;
 }

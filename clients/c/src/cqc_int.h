@@ -133,6 +133,7 @@ cqc_status cqc__net_send(cqc_conn *c, const char *p, size_t n);
 /* Reads more bytes into c->in, waiting until deadline_ns (monotonic). */
 cqc_status cqc__net_fill(cqc_conn *c, uint64_t deadline_ns);
 uint64_t cqc__now_ns(void);
+uint64_t cqc__cpu_ns(void);
 
 /* Starts a request frame: the envelope's id, method, path (world and id
  * percent-encoded into it when not NULL) and headers, then "body" when

@@ -24,6 +24,15 @@ uint64_t cqc__now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* The calling thread's CPU time: what the library's own work costs, free
+ * of the time other processes take the CPU for (cqc_stats). */
+uint64_t cqc__cpu_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 /* Waits for events on fd until deadline: 1 ready, 0 timed out, -1 failed. */
 static int wait_fd(int fd, short events, uint64_t deadline)
 {

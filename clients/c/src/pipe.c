@@ -57,9 +57,9 @@ cqc_status cqc_pipe_send(cqc_conn *c)
         return CQC_OK;
     cqc_status s = reopen(c);
     if (s == CQC_OK && c->opt.encoding == CQC_JSON) {
-        c->stats.encode_ns -= cqc__now_ns();
+        c->stats.encode_ns -= cqc__cpu_ns();
         s = json_lines(c);
-        c->stats.encode_ns += cqc__now_ns();
+        c->stats.encode_ns += cqc__cpu_ns();
     }
     if (s == CQC_OK) {
         const cqc_buf *b = c->opt.encoding == CQC_JSON ? &c->line : &c->out;
@@ -195,11 +195,11 @@ cqc_status cqc_pipe_next(cqc_conn *c, size_t *index)
     size_t n;
     cqc_status s = read_frame(c, &env, &n);
     envelope e;
-    c->stats.decode_ns -= cqc__now_ns();
+    c->stats.decode_ns -= cqc__cpu_ns();
     if (s == CQC_OK && (!read_envelope(env, n, &e) || (e.id_nil ? e.status < 400 : e.id != want)))
         s = CQC_EPROTO;
     if (s != CQC_OK) {
-        c->stats.decode_ns += cqc__now_ns();
+        c->stats.decode_ns += cqc__cpu_ns();
         cqc__net_close(c);
         set_problem(c, s == CQC_ETIMEOUT ? "no reply within io_timeout_ms"
                        : s == CQC_EPROTO ? "malformed reply frame: the connection was closed"
@@ -208,7 +208,7 @@ cqc_status cqc_pipe_next(cqc_conn *c, size_t *index)
     }
     c->stats.replies++;
     s = answer(c, call, &e);
-    c->stats.decode_ns += cqc__now_ns();
+    c->stats.decode_ns += cqc__cpu_ns();
     return s;
 }
 
