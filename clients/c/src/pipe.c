@@ -13,12 +13,18 @@ static void set_problem(cqc_conn *c, const char *detail)
     snprintf(c->problem.detail, sizeof c->problem.detail, "%s", detail);
 }
 
-/* A lost reply's answer. */
-static cqc_status lost(const cqc_call *call, cqc_status why)
+/* A lost reply's answer: a read gets the reason; a mutation that may have
+ * reached the daemon CQC_EUNKNOWN. Nothing reached it when the pipeline
+ * could not be connected or built (sent false). */
+static cqc_status lost(const cqc_call *call, cqc_status why, bool sent)
 {
-    if (why == CQC_ECONNECT || why == CQC_ENOMEM || why == CQC_EINVAL)
-        return why; /* nothing of the pipeline reached the daemon */
-    return call->mutation ? CQC_EUNKNOWN : why;
+    return sent && call->mutation ? CQC_EUNKNOWN : why;
+}
+
+/* Whether a failed send may have put some of the pipeline on the wire. */
+static bool reached(cqc_status why)
+{
+    return why == CQC_EIO || why == CQC_ETIMEOUT;
 }
 
 static cqc_status reopen(cqc_conn *c)
@@ -188,9 +194,9 @@ cqc_status cqc_pipe_next(cqc_conn *c, size_t *index)
         *index = i;
     c->problem = (cqc_problem){0};
     if (c->send_status != CQC_OK)
-        return lost(call, c->send_status);
+        return lost(call, c->send_status, reached(c->send_status));
     if (c->fd < 0)
-        return lost(call, CQC_EIO);
+        return lost(call, CQC_EIO, true);
     const char *env;
     size_t n;
     cqc_status s = read_frame(c, &env, &n);
@@ -204,7 +210,7 @@ cqc_status cqc_pipe_next(cqc_conn *c, size_t *index)
         set_problem(c, s == CQC_ETIMEOUT ? "no reply within io_timeout_ms"
                        : s == CQC_EPROTO ? "malformed reply frame: the connection was closed"
                                          : "the connection was lost before the reply");
-        return lost(call, s);
+        return lost(call, s, true);
     }
     c->stats.replies++;
     s = answer(c, call, &e);

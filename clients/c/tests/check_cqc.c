@@ -13,6 +13,7 @@
 #include "helpers.h"
 
 size_t th_live_bytes, th_live_blocks, th_allocs;
+long th_fail_after = -1;
 
 /* Each block carries its size in front, so a free knows what it returns. */
 static void *count_realloc(void *ud, void *p, size_t n)
@@ -27,7 +28,9 @@ static void *count_realloc(void *ud, void *p, size_t n)
         free(h);
         return NULL;
     }
-    size_t *q = realloc(h, n + 2 * sizeof(size_t));
+    size_t *q = th_fail_after == 0 ? NULL : realloc(h, n + 2 * sizeof(size_t));
+    if (th_fail_after > 0)
+        th_fail_after--;
     if (!q) {
         if (h) {
             th_live_bytes += h[0];

@@ -329,6 +329,48 @@ START_TEST(moves_allocate_nothing)
 }
 END_TEST
 
+/* Whichever allocation fails, every call answers a status (CQC_ENOMEM
+ * where it was the library's) and nothing leaks. The nth allocation
+ * fails for n = 0, 1, ... until a whole session gets through. */
+START_TEST(allocation_failure)
+{
+    size_t live = th_live_bytes;
+    bool whole = false;
+    for (long n = 0; n < 400 && !whole; n++) {
+        th_fail_after = n;
+        cqc_options o;
+        cqc_options_init(&o);
+        o.port = (uint16_t)daemon_.stream_port;
+        o.encoding = _i ? CQC_JSON : CQC_MSGPACK;
+        cqc_conn *c;
+        cqc_status s = cqc_connect(&o, &c);
+        if (s != CQC_OK) {
+            ck_assert_int_eq(s, CQC_ENOMEM);
+            ck_assert_uint_eq(th_live_bytes, live);
+            continue;
+        }
+        cqc_body bodies[2] = {ball("a", 1, 0), ball("b", 1, 1.5)};
+        cqc_batch up_ = {.upserts = bodies, .upsert_count = 2};
+        cqc_contacts ct = {0};
+        cqc_status st[3] = {cqc_world_create(c, "oom", NULL, NULL), cqc_batch_apply(c, "oom", &up_, NULL),
+                            cqc_contacts_get(c, "oom", NULL, &ct)};
+        whole = true;
+        for (int k = 0; k < 3; k++) {
+            ck_assert_msg(st[k] == CQC_OK || st[k] == CQC_ENOMEM || st[k] == CQC_EUNKNOWN,
+                          "n %ld call %d: %s", n, k, cqc_strerror(st[k]));
+            whole = whole && st[k] == CQC_OK;
+        }
+        if (whole)
+            ck_assert_uint_eq(ct.pair_count, 1);
+        cqc_contacts_release(&ct);
+        cqc_close(c);
+        ck_assert_uint_eq(th_live_bytes, live);
+    }
+    th_fail_after = -1;
+    ck_assert(whole);
+}
+END_TEST
+
 Suite *cqc_calls_suite(void)
 {
     Suite *s = suite_create("cqc_calls");
@@ -345,6 +387,7 @@ Suite *cqc_calls_suite(void)
     tcase_add_loop_test(tc, errors, 0, 2);
     tcase_add_loop_test(tc, token, 0, 2);
     tcase_add_test(tc, moves_allocate_nothing);
+    tcase_add_loop_test(tc, allocation_failure, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

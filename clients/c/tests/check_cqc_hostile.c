@@ -18,7 +18,8 @@
 #include "helpers.h"
 
 typedef enum fmode {
-    F_GARBAGE, F_TRUNCATE, F_CLOSE, F_STALL, F_HUGE, F_BADMP, F_WRONGID, F_DRIP, F_ONE_THEN_CLOSE, F_CLOSE_THEN_GOOD, F_GOOD
+    F_GARBAGE, F_TRUNCATE, F_CLOSE, F_STALL, F_HUGE, F_BADMP, F_WRONGID, F_DRIP, F_ONE_THEN_CLOSE, F_CLOSE_THEN_GOOD, F_GOOD,
+    F_JSON_GARBAGE, F_JSON_ENDLESS
 } fmode;
 
 typedef struct fake {
@@ -100,10 +101,32 @@ static void sleep_ms(int ms)
     nanosleep(&t, NULL);
 }
 
+/* JSON mode: one request line, then a line that is not JSON, or a line
+ * that never ends. */
+static void serve_json(fake *f, int fd)
+{
+    char ch;
+    while (recv(fd, &ch, 1, 0) == 1 && ch != '\n')
+        ;
+    if (f->mode == F_JSON_GARBAGE) {
+        put(fd, "{\"id\": 1, \"status\": 200, \"body\": nope}\n", 39);
+    } else {
+        char run[512];
+        memset(run, ' ', sizeof run);
+        put(fd, "{\"id\": 1, ", 10);
+        put(fd, run, sizeof run);
+    }
+    until_closed(fd);
+}
+
 static void serve(fake *f, int fd)
 {
     uint64_t id = 0;
     char reply[128];
+    if (f->mode >= F_JSON_GARBAGE) {
+        serve_json(f, fd);
+        return;
+    }
     if (!read_request(fd, &id))
         return;
     size_t n = good_reply(reply, id);
@@ -141,6 +164,8 @@ static void serve(fake *f, int fd)
         return;
     case F_GOOD:
         put(fd, reply, n);
+        break;
+    default:
         break;
     }
     until_closed(fd);
@@ -296,6 +321,29 @@ START_TEST(misuse_is_refused)
 }
 END_TEST
 
+/* JSON mode reads lines: a reply line that is not JSON, or one longer than
+ * max_reply without its end, is CQC_EPROTO and drops the connection. */
+START_TEST(json_lines_refused)
+{
+    size_t live = th_live_bytes;
+    fake f;
+    fake_start(&f, _i ? F_JSON_ENDLESS : F_JSON_GARBAGE);
+    cqc_options o;
+    cqc_options_init(&o);
+    o.port = (uint16_t)f.port;
+    o.io_timeout_ms = 2000;
+    o.encoding = CQC_JSON;
+    o.max_reply = 256;
+    cqc_conn *c;
+    ck_assert_int_eq(cqc_connect(&o, &c), CQC_OK);
+    ck_assert_int_eq(cqc_health(c, false), CQC_EPROTO);
+    ck_assert(!cqc_connected(c));
+    cqc_close(c);
+    fake_stop(&f);
+    ck_assert_uint_eq(th_live_bytes, live);
+}
+END_TEST
+
 Suite *cqc_hostile_suite(void)
 {
     Suite *s = suite_create("cqc_hostile");
@@ -307,6 +355,7 @@ Suite *cqc_hostile_suite(void)
     tcase_add_test(tc, pipeline_cut_after_one);
     tcase_add_test(tc, reconnects_after_drop);
     tcase_add_test(tc, misuse_is_refused);
+    tcase_add_loop_test(tc, json_lines_refused, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -23,6 +23,8 @@ void th_stop(th_daemon *d);
 /* The counting allocator, installed for the whole run: bytes and blocks
  * live, allocations made. */
 extern size_t th_live_bytes, th_live_blocks, th_allocs;
+/* When >= 0: the allocations that succeed before every later one fails. */
+extern long th_fail_after;
 void th_install_allocator(void);
 
 /* A connection to d's stream port in the given encoding (fails the test
