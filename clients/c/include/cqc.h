@@ -108,8 +108,9 @@ CQC_API cqc_status cqc_pipe_begin(cqc_conn *c);
 
 /// Sends every queued request in one write (reconnecting first when c was
 /// dropped and o->reconnect is set). On failure every queued call is
-/// answered by its cqc_pipe_next: CQC_EUNKNOWN for a mutation, else the
-/// failure. [conn]
+/// answered by its cqc_pipe_next with the failure, or CQC_EUNKNOWN for a
+/// mutation when part of the pipeline may have been written (CQC_EIO,
+/// CQC_ETIMEOUT). [conn]
 CQC_API cqc_status cqc_pipe_send(cqc_conn *c);
 
 /// Reads the next reply and decodes it into its call's out. Returns that
