@@ -73,21 +73,35 @@ PAIRS_FILE := $(DATA)/pairs-10000-11423.txt
 SCENE_FILE := $(DATA)/scene-10000-7.txt
 RAYS_FILE  := $(DATA)/rays-100000-99.txt
 
-.PHONY: all deps test-deps test asan bench run clean help newcomer-check
+# The C client (clients/c; docs/CLIENTS.md): build/libcqc.a and its header
+# clients/c/include/cqc.h; it needs only msgpuck, and jansson for JSON mode.
+CQC_SRC    := $(sort $(wildcard clients/c/src/*.c))
+CQC_OBJ    := $(CQC_SRC:%.c=$(BUILD)/%.o)
+LIBCQC     := $(BUILD)/libcqc.a
+CQC_LIBS   := -lmsgpuck -ljansson -lm
+CQC_CHECK_SRC := $(sort $(wildcard clients/c/tests/*.c))
+CQC_CHECK_OBJ := $(CQC_CHECK_SRC:%.c=$(BUILD)/%.o)
+CQC_CHECK  := $(BUILD)/check_cqc
+# The programs a user copies (examples/; `make examples` builds, runs nothing).
+EXAMPLES   := $(BUILD)/examples/tick
 
-all: $(LIBCQ) $(LIBCQP) $(DAEMON) $(BENCH_BIN) $(GEN_BIN)
+.PHONY: all deps test-deps test asan bench run clean help newcomer-check examples
+
+all: $(LIBCQ) $(LIBCQP) $(DAEMON) $(BENCH_BIN) $(GEN_BIN) $(LIBCQC)
 
 help:
 	@echo "make            build $(LIBCQ), $(LIBCQP), $(DAEMON), $(BENCH_BIN) and $(GEN_BIN)"
 	@echo "make deps       install the Debian packages building and running need (only the missing ones)"
 	@echo "make test       build, run the end-to-end tests against the daemon, then every Check suite"
+	@echo "make examples   build the client examples ($(EXAMPLES)) against $(LIBCQC)"
+	@echo "make bench-client the C client's tick: encode + decode per tick beside the daemon's CPU"
 	@echo "make newcomer-check  clone the committed tree into an empty directory; run the README's commands there"
 	@echo "make asan       the same tests with everything built under AddressSanitizer and UBSan"
 	@echo "make fuzz       build the libFuzzer targets $(BUILD)/fuzz_* with clang and ASan/UBSan (docs/FUZZING.md)"
 	@echo "make fuzz-smoke make fuzz, then run each target for 60 s, FUZZ_SMOKE_JOBS at a time; fails on any crash, leak or timeout"
 	@echo "make fuzz-regress replay tests/fuzz/corpus and tests/fuzz/regress through the targets (part of test and asan)"
 	@echo "make bench      collisiond vs Bullet, libccd and FCL on the same inputs: one table (docs/PERFORMANCE.md)"
-	@echo "make bench-all  make bench plus the rows of make bench-http and make bench-tick"
+	@echo "make bench-all  make bench plus the rows of make bench-http, make bench-tick and make bench-client"
 	@echo "make bench-decode proto's check and decode of a tick's move batch, JSON and MessagePack, on CPU 0"
 	@echo "make bench-http POST /v1/pair under wrk: collisiond, libmicrohttpd+jansson alone, nginx; contacts latency"
 	@echo "make bench-tick the game tick over HTTP and the stream, JSON and MessagePack, beside libcq and Bullet in process"
@@ -122,6 +136,33 @@ $(BUILD)/proto/%.o: proto/%.c
 $(BUILD)/server/%.o: server/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) -Iserver -MMD -MP -c $< -o $@
+
+# The client and its users see its public header alone, none of the daemon's.
+CQC_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fvisibility=hidden $(WARN) $(CFLAGS) $(SANITIZE) -Iclients/c/include
+
+$(BUILD)/clients/c/src/%.o: clients/c/src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CQC_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/clients/c/tests/%.o: clients/c/tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CQC_CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/examples/%.o: examples/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CQC_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBCQC): $(CQC_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/examples/%: $(BUILD)/examples/%.o $(LIBCQC)
+	$(CC) $(SANITIZE) -o $@ $^ $(CQC_LIBS) $(LDLIBS)
+
+examples: $(EXAMPLES)
+
+$(CQC_CHECK): $(CQC_CHECK_OBJ) $(LIBCQC)
+	$(CC) $(SANITIZE) -o $@ $^ $(CQC_LIBS) $(CHECK_LIBS) $(LDLIBS)
 
 $(LIBCQ): $(CORE_OBJ)
 	@rm -f $@
@@ -193,10 +234,11 @@ $(RAYS_FILE): $(SCENE_FILE) $(GEN_BIN)
 # The end-to-end tests start the real daemon on ephemeral loopback ports,
 # once with JSON bodies and once with MessagePack ones.
 test: deps test-deps
-	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BIN) $(DAEMON) $(PAIRS_FILE)
+	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BIN) $(DAEMON) $(PAIRS_FILE) $(CQC_CHECK) $(EXAMPLES)
 	$(PYTHON) tests/e2e/run.py $(DAEMON)
 	$(PYTHON) tests/e2e/run.py $(DAEMON) --encoding msgpack
 	CK_FORK=yes CQ_PAIRS_FILE=$(PAIRS_FILE) $(TEST_BIN)
+	CK_FORK=yes CQC_DAEMON=$(DAEMON) $(CQC_CHECK)
 	@$(MAKE) --no-print-directory fuzz-regress
 
 # Under the sanitizers the suites run one process each, $(JOBS) at a time
@@ -204,8 +246,9 @@ test: deps test-deps
 asan: deps test-deps
 	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=build/asan \
 	  SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-	  build/asan/check_all build/asan/collisiond build/asan/data/pairs-10000-11423.txt
+	  build/asan/check_all build/asan/collisiond build/asan/data/pairs-10000-11423.txt build/asan/check_cqc
 	ASAN_OPTIONS=detect_leaks=1 $(PYTHON) tests/e2e/run.py build/asan/collisiond
+	ASAN_OPTIONS=detect_leaks=1 CQC_DAEMON=build/asan/collisiond build/asan/check_cqc
 	ASAN_OPTIONS=detect_leaks=1 $(PYTHON) tests/e2e/run.py build/asan/collisiond --encoding msgpack
 	CQ_PAIRS_FILE=build/asan/data/pairs-10000-11423.txt ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(PYTHON) tests/run_suites.py build/asan/check_all tests/suites.h $(JOBS)
@@ -329,15 +372,17 @@ bench: deps
 	  $(BENCH_N:%=$(DATA)/scene-%-7.txt) $(BENCH_N:%=$(DATA)/rays-100000-99-in-%.txt)
 	$(PYTHON) bench/table.py --cq $(BENCH_BIN) --peers $(PEER_BIN) --pairs $(PAIRS_FILE) --data $(DATA) \
 	  $(BENCH_WORLDS:%=--world %) --runs $(BENCH_RUNS) $(if $(BENCH_CPU),--cpu $(BENCH_CPU)) --raw $(BUILD)/bench-raw $(if $(BENCH_HTTP),--http $(BENCH_HTTP)) \
-	  $(if $(BENCH_TICK),--tick $(BENCH_TICK))
+	  $(if $(BENCH_TICK),--tick $(BENCH_TICK)) $(if $(BENCH_CLIENT),--client $(BENCH_CLIENT))
 
-# bench plus bench-http's and bench-tick's rows (needs wrk and nginx).
+# bench plus bench-http's, bench-tick's and bench-client's rows (needs wrk and nginx).
 .PHONY: bench-all
 bench-all:
 	@mkdir -p $(BUILD)
 	$(MAKE) --no-print-directory bench-http > $(BUILD)/bench-http.txt || { cat $(BUILD)/bench-http.txt; exit 1; }
 	$(MAKE) --no-print-directory bench-tick > $(BUILD)/bench-tick.txt || { cat $(BUILD)/bench-tick.txt; exit 1; }
-	@$(MAKE) --no-print-directory bench BENCH_HTTP=$(BUILD)/bench-http.txt BENCH_TICK=$(BUILD)/bench-tick-raw.txt
+	$(MAKE) --no-print-directory bench-client > $(BUILD)/bench-client.txt || { cat $(BUILD)/bench-client.txt; exit 1; }
+	@$(MAKE) --no-print-directory bench BENCH_HTTP=$(BUILD)/bench-http.txt BENCH_TICK=$(BUILD)/bench-tick-raw.txt \
+	  BENCH_CLIENT=$(BUILD)/bench-client-raw.txt
 
 # Only the HTTP benchmark needs these, so `make deps` leaves them out.
 BENCH_DEB_PKGS := wrk nginx
@@ -395,6 +440,20 @@ bench-decode: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(DECODE_BENCH_BIN)
 	taskset -c $(DECODE_CPU) $(DECODE_BENCH_BIN) $(DECODE_ARGS)
 
+# `make bench-client`: the C client's tick (examples/tick on libcqc) at
+# 10,000 and 100,000 boxes, its encode + decode per tick beside the daemon's
+# CPU for the tick (bench/client/run.py; docs/CLIENTS.md). N:TICKS per run;
+# its --raw file feeds `make bench BENCH_CLIENT=$(BUILD)/bench-client-raw.txt`.
+CLIENT_WORLDS ?= 10000:60 100000:10
+CLIENT_RUNS   ?= 3
+
+.PHONY: bench-client
+bench-client: deps
+	@$(MAKE) --no-print-directory deps DEB_PKGS="util-linux"
+	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON) $(EXAMPLES)
+	$(PYTHON) bench/client/run.py --daemon $(DAEMON) --tick $(BUILD)/examples/tick \
+	  $(CLIENT_WORLDS:%=--world %) --runs $(CLIENT_RUNS) --raw $(BUILD)/bench-client-raw.txt
+
 # Three daemons and the nginx router of deploy/nginx on loopback, run for real
 # (tests/cluster/run.py; docs/DEPLOY.md).
 # nginx and its stream module for the router (Debian starts nginx on port 80
@@ -445,4 +504,5 @@ clean:
 
 -include $(CORE_OBJ:.o=.d) $(PROTO_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(BUILD)/server/main.d $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
 -include $(GEN_OBJ:.o=.d) $(BUILD)/bench/gen/main.d $(TICK_OBJ:.o=.d) $(BUILD)/bench/decode/main.d
+-include $(CQC_OBJ:.o=.d) $(CQC_CHECK_OBJ:.o=.d) $(EXAMPLES:%=%.d)
 -include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_TARGETS:%=$(FUZZ_OBJDIR)/tests/fuzz/%.d) $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/%.d) $(BUILD)/tests/fuzz/driver.d

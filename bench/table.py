@@ -2,7 +2,7 @@
 """`make bench`: collisiond beside its peers, in one run, on the same inputs.
 
   table.py --cq build/cq-bench --peers build/cq-peers --pairs PAIRS --data DIR
-           [--world N:FRAMES ...] [--runs 3] [--cpu N] [--http FILE] [--tick FILE] [--raw DIR]
+           [--world N:FRAMES ...] [--runs 3] [--cpu N] [--http FILE] [--tick FILE] [--client FILE] [--raw DIR]
 
 Runs `cq-bench pairs PAIRS` and `cq-peers pairs PAIRS`, then for each
 --world `cq-bench world` and `cq-peers world` on DIR/scene-N-7.txt and
@@ -16,7 +16,8 @@ Both programs print `key value`
 lines. Each figure is the best over the runs (least time, highest rate),
 shown with the worst after a slash, the spread; ratios are of the bests.
 --http adds the rows of a `make bench-http` output (read from FILE),
---tick those of a `make bench-tick` run (bench/tick/run.py's --raw FILE), and
+--tick those of a `make bench-tick` run (bench/tick/run.py's --raw FILE),
+--client those of a `make bench-client` run (bench/client/run.py's --raw FILE), and
 --raw keeps every program's output there. Prints Markdown: the figures
 with their goals, then the counts that must agree between the programs.
 """
@@ -213,6 +214,14 @@ def tick_rows(path):
         return tick_run.table_rows(tick_run.read_values(f))
 
 
+def client_rows(path):
+    """bench/client/run.py's rows, from the raw lines it kept."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "client"))
+    import run as client_run
+    with open(path) as f:
+        return client_run.table_rows(client_run.read_values(f))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cq", required=True)
@@ -224,6 +233,7 @@ def main():
     ap.add_argument("--cpu", type=int, default=min(os.sched_getaffinity(0)))
     ap.add_argument("--http")
     ap.add_argument("--tick")
+    ap.add_argument("--client")
     ap.add_argument("--raw")
     args = ap.parse_args()
     worlds = [tuple(int(x) for x in w.split(":")) for w in args.world]
@@ -268,6 +278,9 @@ def main():
             print(row)
     if args.tick:
         for row in tick_rows(args.tick):
+            print(row)
+    if args.client:
+        for row in client_rows(args.client):
             print(row)
     print()
     print("| count (must agree) | collisiond | peer | peer value | peer − collisiond |")
