@@ -101,6 +101,9 @@ class Client(Api):
         self._buf = bytearray()
         self._next_id = 1
         self.reconnects = 0  # connections opened after the first one
+        # Seconds spent encoding requests and decoding replies, and the
+        # exchanges (calls or pipelines) run: the client's own share of a tick.
+        self.timings = {"encode_s": 0.0, "decode_s": 0.0, "exchanges": 0}
 
     def __enter__(self):
         return self
@@ -121,6 +124,7 @@ class Client(Api):
         if self._next_id > 1:
             self.reconnects += 1
         self._sock, self._buf = sock, bytearray()
+        self.codec.reset()
 
     def close(self):
         """Closes the connection; the next call opens a new one."""
@@ -187,7 +191,10 @@ class Client(Api):
     def _exchange(self, replies):
         deadline = time.monotonic() + self.timeout
         first = self._next_id
+        t0 = time.perf_counter()
         data = self._encode(replies, first)
+        self.timings["encode_s"] += time.perf_counter() - t0
+        self.timings["exchanges"] += 1
         self._next_id = first + len(replies)
         self._send(data, deadline)
         ready, k = [], 0
@@ -235,10 +242,13 @@ class Client(Api):
         """The next replies decoded (at least one)."""
         sock, buf = self._sock, self._buf
         while True:
+            t0 = time.perf_counter()
             try:
                 got = self.codec.decode(buf)
             except errors.ProtocolError as e:
                 raise _Failure("protocol: %s" % e, e, False)
+            finally:
+                self.timings["decode_s"] += time.perf_counter() - t0
             if got:
                 return got
             try:

@@ -39,6 +39,9 @@ class MsgpackCodec:
             raise RuntimeError("MessagePack needs python3-msgpack (apt-get install python3-msgpack)")
         self._packer = msgpack.Packer(use_bin_type=True, use_single_float=False)
 
+    def reset(self):
+        """Nothing to forget: a frame's prefix says where it ends."""
+
     def encode(self, envelope):
         """The frame (bytes) of one request envelope (a dict)."""
         payload = self._packer.pack(envelope)
@@ -77,6 +80,11 @@ class JsonCodec:
 
     def __init__(self):
         self._dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False).encode
+        self._scanned = 0  # bytes of buf already searched for a newline: a long line is searched once
+
+    def reset(self):
+        """Forget the scan of the last buffer (a new connection starts one)."""
+        self._scanned = 0
 
     def encode(self, envelope):
         try:
@@ -87,7 +95,7 @@ class JsonCodec:
     def decode(self, buf):
         out, at = [], 0
         while True:
-            nl = buf.find(b"\n", at)
+            nl = buf.find(b"\n", max(at, self._scanned))
             if nl < 0:
                 break
             line = bytes(buf[at:nl])
@@ -97,6 +105,7 @@ class JsonCodec:
         if len(buf) - at > MAX_REPLY:
             raise ProtocolError("a reply line longer than %d bytes" % MAX_REPLY)
         del buf[:at]
+        self._scanned = len(buf)
         return out
 
     @staticmethod

@@ -205,6 +205,27 @@ class Faults:
         self.assertIsInstance(out[2], ConnectionLost)
         self.assertNotIsInstance(out[2], OutcomeUnknown)
 
+    def test_replies_a_byte_at_a_time(self):
+        # Two replies, dribbled: each is cut out whole, in order.
+        enc = self.ENCODING
+
+        def handler(conn):
+            buf = bytearray()
+            while True:
+                reqs = read_requests(conn, enc, buf)
+                if not reqs:
+                    return
+                out = b"".join(encode_reply({"id": r["id"], "status": 200, "request_id": "r",
+                                             "body": {"n": r["id"], "pad": "x" * 300}}, enc) for r in reqs)
+                for k in range(len(out)):
+                    conn.sendall(out[k:k + 1])
+        c = self.serve(handler)
+        c.timeout = 10
+        p = c.pipeline()
+        p.health()
+        p.health()
+        self.assertEqual([r["n"] for r in p.execute()], [1, 2])
+
     def test_nothing_listening(self):
         c = Client("127.0.0.1", free_port(), encoding=self.ENCODING, connect_timeout=2)
         with self.assertRaises(ConnectError):
