@@ -3,6 +3,8 @@
 reads are sent once more), a server that stalls (timeouts), one that sends
 garbage or cuts a reply short, and one that is not there."""
 import os
+import select
+import socket
 import subprocess
 import sys
 import threading
@@ -225,6 +227,27 @@ class Faults:
         p.health()
         p.health()
         self.assertEqual([r["n"] for r in p.execute()], [1, 2])
+
+    def test_idle_connection_closed_by_the_server(self):
+        # The server answers one request per connection and closes it, as
+        # the daemon closes a quiet one: the next call notices before it
+        # writes, so even a mutation goes out whole on a new connection.
+        closed = threading.Event()
+        enc = self.ENCODING
+
+        def handler(conn):
+            reqs = read_requests(conn, enc, bytearray())
+            conn.sendall(b"".join(self.ok(r) for r in reqs))
+            conn.shutdown(socket.SHUT_RDWR)
+            conn.close()
+            closed.set()
+        c = self.serve(handler)
+        self.assertEqual(c.health(), {"status": "ok"})
+        self.assertTrue(closed.wait(10))
+        # Until the client's side has seen the server's FIN (no clock involved).
+        select.select([c._sock], [], [], 10)
+        self.assertEqual(c.delete_world("w"), {"status": "ok"})
+        self.assertEqual(c.reconnects, 1)
 
     def test_nothing_listening(self):
         c = Client("127.0.0.1", free_port(), encoding=self.ENCODING, connect_timeout=2)
