@@ -106,8 +106,8 @@ def main(argv=None):
             for k in range(args.rays)]
     try:
         with Client(args.host, args.port, token=args.token, encoding=args.encoding, timeout=30) as c:
-            c.delete_world(args.world) if args.world in {w["name"] for w in c.list_worlds()["worlds"]} else None
-            c.create_world(args.world, capacity=args.boxes)
+            # An import replaces whatever the world held: it starts empty, created if need be.
+            c.import_world(args.world, {"settings": {"capacity": args.boxes}, "shapes": []})
             for chunk in boxes.upserts():
                 c.batch(args.world, upsert=chunk)
             print("world %s: %d boxes in a cube of half-size %.1f, %s, %g Hz"
