@@ -13,8 +13,8 @@ import unittest
 from support import (HERE, Daemon, FakeServer, Proxy, encode_reply, free_port, msgpack, per_encoding,
                      read_requests)
 import collisiond_client
-from collisiond_client import (Client, ConnectError, ConnectionLost, OutcomeUnknown, ProtocolError,
-                               geometry as g)
+from collisiond_client import (Client, ConnectError, ConnectionLost, InternalError, OutcomeUnknown, PayloadTooLarge,
+                               ProblemError, ProtocolError, Unavailable, geometry as g)
 
 D = None
 
@@ -248,6 +248,32 @@ class Faults:
         select.select([c._sock], [], [], 10)
         self.assertEqual(c.delete_world("w"), {"status": "ok"})
         self.assertEqual(c.reconnects, 1)
+
+    def test_statuses_map_to_their_classes(self):
+        # Replies the daemon gives rarely (503 with Retry-After, 500) or
+        # never (418), each mapped by status, the problem's members kept.
+        table = [(503, {"Retry-After": "2"}, Unavailable), (500, None, InternalError),
+                 (413, None, PayloadTooLarge), (418, None, ProblemError)]
+
+        def replies(reqs):
+            out = []
+            for r, (status, headers, _) in zip(reqs, table):
+                env = {"id": r["id"], "status": status, "request_id": "rid-%d" % r["id"],
+                       "body": {"type": "urn:collisiond:problem:slug-%d" % status, "title": "T", "status": status,
+                                "detail": "d%d" % status}}
+                if headers:
+                    env["headers"] = headers
+                out.append(encode_reply(env, self.ENCODING))
+            return b"".join(out)
+        c = self.answering(replies)
+        p = c.pipeline()
+        for _ in table:
+            p.health()
+        got = p.execute(raise_errors=False)
+        for e, (status, _, cls) in zip(got, table):
+            self.assertIs(type(e), cls)
+            self.assertEqual((e.status, e.slug, e.detail, e.pointer), (status, "slug-%d" % status, "d%d" % status, None))
+        self.assertEqual((got[0].retry_after, got[1].request_id), (2.0, "rid-2"))
 
     def test_nothing_listening(self):
         c = Client("127.0.0.1", free_port(), encoding=self.ENCODING, connect_timeout=2)
