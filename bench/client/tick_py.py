@@ -28,7 +28,6 @@ the daemon's CPU per tick and their ratio.
 """
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -225,7 +224,8 @@ def main():
                 for enc in order:
                     print("round %d/%d: %d boxes, %s" % (k + 1, args.runs, n, enc), file=sys.stderr)
                     # Every mode starts from the scene as cq-gen wrote it.
-                    one_mode(daemon, Scene(os.path.join(args.data, "scene-%d-7.txt" % n)), "pytick-%d" % n, enc, ticks, args.warmup, lines, "n%d." % n)
+                    scene = Scene(os.path.join(args.data, "scene-%d-7.txt" % n))
+                    one_mode(daemon, scene, "pytick-%d" % n, enc, ticks, args.warmup, lines, "n%d." % n)
     finally:
         daemon.stop()
     report(lines, encodings)

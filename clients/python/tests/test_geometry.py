@@ -4,7 +4,7 @@ import math
 import random
 import unittest
 
-from support import collisiond_client  # noqa: F401  (puts the package on the path)
+import support  # noqa: F401  (puts the package under test on the path)
 from collisiond_client import geometry as g
 
 

@@ -198,14 +198,27 @@ class Faults:
         # Answers the first request of each connection, then closes: in
         # [read, mutation, read] the first is answered, the mutation is
         # unknown and the read after it is lost, not resent past it.
-        c = self.answering(lambda reqs: self.ok(reqs[0]) if len(reqs) == 3 or reqs[0]["id"] == 1 else None)
+        enc = self.ENCODING
+
+        def handler(conn):
+            conn.sendall(self.ok(read_requests(conn, enc, bytearray())[0]))
+            conn.shutdown(socket.SHUT_RDWR)
+            conn.close()
+        server = FakeServer(handler)
+        self.addCleanup(server.close)
+        c = Client("127.0.0.1", server.port, encoding=enc, timeout=10)
+        self.addCleanup(c.close)
         p = c.pipeline()
-        first, mutation, last = p.health(), p.delete_world("w"), p.health()
+        first = p.health()
+        p.delete_world("w")
+        p.health()
         out = p.execute(raise_errors=False)
         self.assertEqual(first.result(), {"status": "ok"})
         self.assertIsInstance(out[1], OutcomeUnknown)
         self.assertIsInstance(out[2], ConnectionLost)
         self.assertNotIsInstance(out[2], OutcomeUnknown)
+        self.assertFalse(out[1].timed_out or out[2].timed_out)
+        self.assertEqual(server.accepted, 1)  # nothing was sent again
 
     def test_replies_a_byte_at_a_time(self):
         # Two replies, dribbled: each is cut out whole, in order.
