@@ -16,7 +16,7 @@ SOURCE = os.path.dirname(HERE)
 def _can_build():
     """Whether this interpreter, as pip's subprocess sees it (not the
     tests' own sys.path), has what building the package takes."""
-    return subprocess.run([sys.executable, "-c", "import pip, setuptools, wheel"],
+    return subprocess.run([sys.executable, "-c", "import setuptools, wheel, pip"],
                           capture_output=True).returncode == 0
 
 
