@@ -95,6 +95,7 @@ help:
 	@echo "make test       build, run the end-to-end tests against the daemon, then every Check suite"
 	@echo "make examples   build the client examples ($(EXAMPLES)) against $(LIBCQC)"
 	@echo "make bench-client the C client's tick: encode + decode per tick beside the daemon's CPU"
+	@echo "make test-pyclient  the Python client's tests (clients/python/tests) against the daemon, both encodings"
 	@echo "make newcomer-check  clone the committed tree into an empty directory; run the README's commands there"
 	@echo "make asan       the same tests with everything built under AddressSanitizer and UBSan"
 	@echo "make fuzz       build the libFuzzer targets $(BUILD)/fuzz_* with clang and ASan/UBSan (docs/FUZZING.md)"
@@ -239,7 +240,17 @@ test: deps test-deps
 	$(PYTHON) tests/e2e/run.py $(DAEMON) --encoding msgpack
 	CK_FORK=yes CQ_PAIRS_FILE=$(PAIRS_FILE) $(TEST_BIN)
 	CK_FORK=yes CQC_DAEMON=$(DAEMON) $(CQC_CHECK)
+	$(PYCLIENT_TEST)
 	@$(MAKE) --no-print-directory fuzz-regress
+
+# The Python client (clients/python) against the daemon, in both encodings,
+# and its shard ring against deploy/nginx/ring.py (docs/CLIENTS.md (its Python section)).
+PYCLIENT_TEST = CQ_DAEMON=$(DAEMON) $(PYTHON) -m unittest discover -s clients/python/tests -p 'test_*.py'
+
+.PHONY: test-pyclient
+test-pyclient: deps test-deps
+	@$(MAKE) --no-print-directory -j$(JOBS) $(DAEMON)
+	$(PYCLIENT_TEST)
 
 # Under the sanitizers the suites run one process each, $(JOBS) at a time
 # (tests/run_suites.py): one after another they take most of CI's time.

@@ -21,6 +21,11 @@ nginx router of deploy/nginx, all on loopback, run for real.
    ones the ring predicts; deploy/rebalance.py moves them with export and
    import, and every world's export is the same as before.
 
+With three shards and with four, the Python client's ring (clients/python)
+picks the shard nginx routes to for 2,000 world names, and worlds it
+creates on the router's stream ports are found through the router's HTTP
+port (tests/cluster/client_ring.py).
+
 Exit status 0 when every check passed, 1 otherwise (each failure is printed,
 with the logs' tails).
 """
@@ -32,6 +37,7 @@ import time
 
 sys.dont_write_bytecode = True  # leave no __pycache__ in the source tree
 from cluster import REPO, Cluster, Ring, free_ports, render, request, stream_request
+from client_ring import check_client_ring
 
 WORLDS = ["w%02d-%s" % (i, kind) for i, kind in zip(range(30), ["arena", "lobby", "match", "level", "zone"] * 6)]
 RAYCASTS = 'collisiond_requests_total{method="POST",route="/v1/worlds/{world}/raycast",status="200"}'
@@ -185,6 +191,8 @@ def scenario(c, check):
         check(reply["status"] == 200 and {x["name"] for x in reply["body"]["worlds"]} == held[s.server],
               "router stream port %d does not reach shard %d" % (i, i))
 
+    check_client_ring(router_port, shards, stream_ports, check, "3")
+
     step("3. kill -9 one shard, restart it on its port with its data directory")
     victim = max(shards, key=lambda s: counts[s.index])
     lost = sorted(held[victim.server])
@@ -271,6 +279,7 @@ def scenario(c, check):
     reply = stream_request(stream_ports[3], {"id": 3, "method": "GET", "path": "/v1/worlds"})
     check(reply["status"] == 200 and {x["name"] for x in reply["body"]["worlds"]} == remapped,
           "router stream port 3 does not reach the new shard with the moved worlds")
+    check_client_ring(router_port, shards, stream_ports, check, "4")
 
 
 def main(argv):
