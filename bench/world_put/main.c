@@ -163,6 +163,8 @@ static int run_put(scene *s, int reps)
         cq_world_op rm = {.kind = CQ_WORLD_REMOVE, .id = id};
         if (cq_world_apply(s->w, &rm, 1, &bad) != CQ_OK)
             return 1;
+        if (s->n == 0)
+            continue;
         int k = (int)uniform(0, s->n);
         op = box_op(s->id[k], s->pos[k]);
         t0 = now();
