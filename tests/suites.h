@@ -4,6 +4,7 @@
     X(shape)         \
     X(sat)           \
     X(box_box)       \
+    X(box_clip)      \
     X(geom)          \
     X(closed)        \
     X(tri_box)       \

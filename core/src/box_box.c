@@ -108,7 +108,7 @@ static int cq_face_manifold(const cq_obb *a, const cq_obb *b, int axis, cq_vec3 
     const cq_obb *ref = ref_is_b ? b : a, *inc = ref_is_b ? a : b;
     int k = axis - 3 * ref_is_b;
     cq_vec3 away = cq_scale(n, 1 - 2 * ref_is_b); /* times -1 is the exact negation */
-    return cq_box_clip_box(ref, cq_box_face_id(k, cq_dot(ref->axes.c[k], away)), inc,
+    return cq_box_clip_fast(ref, cq_box_face_id(k, cq_dot(ref->axes.c[k], away)), inc,
                            cq_box_face_toward(inc, cq_neg(away)), skin, ref_is_b, out);
 }
 
