@@ -5,6 +5,7 @@
     X(sat)           \
     X(box_box)       \
     X(box_clip)      \
+    X(box_many)      \
     X(geom)          \
     X(closed)        \
     X(tri_box)       \
