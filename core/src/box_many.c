@@ -9,20 +9,16 @@
 #include "narrow.h"
 #include "sat_box.h"
 
-/* One box pair in cq_collide's order: the query (and cache) as the pair
- * function sees it, and whether A and B were swapped to get there. */
+/* A box pair swapped into cq_collide's order: the query (and cache) as
+ * the pair function sees it. Pairs already in order are used as given. */
 typedef struct cq_canon {
     cq_pair_query q;
     cq_pair_cache cache;
-    bool swapped;
 } cq_canon;
 
-static void cq_canon_make(const cq_pair_query *q, cq_canon *c)
+static const cq_pair_query *cq_canon_make(const cq_pair_query *q, cq_canon *c)
 {
-    c->swapped = cq_b_first(q);
     c->q = *q;
-    if (!c->swapped)
-        return;
     c->q.a = q->b, c->q.xa = q->xb, c->q.b = q->a, c->q.xb = q->xa;
     c->q.tag_a = q->tag_b, c->q.tag_b = q->tag_a;
     if (q->cache) {
@@ -32,6 +28,7 @@ static void cq_canon_make(const cq_pair_query *q, cq_canon *c)
             c->cache.axis = cq_sat_axis_swap(c->cache.axis);
         c->q.cache = &c->cache;
     }
+    return &c->q;
 }
 
 /* collide.c's cq_contact_reset for the box-box algorithm. */
@@ -85,23 +82,26 @@ static inline bool cq_is_box_pair(const cq_pair_query *q) { return q->a->type ==
 static void cq_many_four(const cq_pair_query *q, const int idx[4], cq_contact *out)
 {
     cq_canon c[4];
+    const cq_pair_query *cq[4];
+    bool swapped[4];
     cq_obb a[5], b[5]; /* the fifth: what the vector load reads past the fourth */
     for (int k = 0; k < 4; k++) {
-        cq_canon_make(&q[idx[k]], &c[k]);
-        a[k] = cq_obb_from_box(c[k].q.a, &c[k].q.xa), b[k] = cq_obb_from_box(c[k].q.b, &c[k].q.xb);
+        const cq_pair_query *p = &q[idx[k]];
+        swapped[k] = cq_b_first(p);
+        cq[k] = swapped[k] ? cq_canon_make(p, &c[k]) : p;
+        a[k] = cq_obb_from_box(cq[k]->a, &cq[k]->xa), b[k] = cq_obb_from_box(cq[k]->b, &cq[k]->xb);
     }
     a[4] = a[3], b[4] = b[3];
     cq_box_gaps g[4];
     cq_box_gaps_many_avx2(a, b, g);
     for (int k = 0; k < 4; k++) {
         cq_contact *o = &out[idx[k]];
-        double stop = cq_box_box_stop(&c[k].q);
-        bool all = true;
-        for (int x = 0; x < 6; x++)
-            all &= !(g[k].gap[x] > stop);
+        double stop = cq_box_box_stop(cq[k]);
+        bool all = !(g[k].gap[0] > stop) & !(g[k].gap[1] > stop) & !(g[k].gap[2] > stop) & !(g[k].gap[3] > stop) &
+                   !(g[k].gap[4] > stop) & !(g[k].gap[5] > stop);
         cq_many_reset(o);
-        cq_box_box_from_gaps(&c[k].q, &a[k], &b[k], &g[k], all, o);
-        cq_many_finish(&q[idx[k]], c[k].swapped, o);
+        cq_box_box_from_gaps(cq[k], &a[k], &b[k], &g[k], all, o);
+        cq_many_finish(&q[idx[k]], swapped[k], o);
     }
 }
 #endif
