@@ -3,8 +3,10 @@
  * contact query, each the best of fifteen passes. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench.h"
+#include "box_many.h"
 #include "cq/hull.h"
 
 #define PASSES 15
@@ -86,29 +88,64 @@ static double time_overlap_many(const cq_obb *a, const cq_obb *b, int n, int *ov
     return ns;
 }
 
-/* Nanoseconds per pair of the full contact query, best of PASSES. */
-static double time_contacts(const cq_obb *a, const cq_obb *b, int n, int *points)
+/* One pass of the full contact query over the pairs; the points found.
+ * Not inlined, so callgrind can count its instructions on its own
+ * (`make bench-instructions`). One query reused, as a world's batch loop
+ * would: only the shapes and poses change per pair. Separated pairs skip
+ * their distance, as in batch contact generation. */
+__attribute__((noinline)) int bench_contacts_pass(const cq_obb *a, const cq_obb *b, int n)
 {
-    double best = INFINITY;
-    /* One query reused, as a world's batch loop would: only the shapes and
-     * poses change per pair. Separated pairs skip their distance, as in
-     * batch contact generation. */
     cq_shape sa = {.type = CQ_BOX}, sb = {.type = CQ_BOX};
     cq_pair_query q = {.a = &sa, .b = &sb, .skip_distance = true};
-    for (int p = 0; p < PASSES; p++) {
-        int count = 0;
-        double t0 = bench_now();
-        for (int i = 0; i < n; i++) {
-            sa.box.half = a[i].half, sb.box.half = b[i].half;
-            q.xa = (cq_xform){a[i].center, a[i].axes}, q.xb = (cq_xform){b[i].center, b[i].axes};
-            cq_contact c;
-            cq_collide(&q, &c);
-            count += c.point_count;
-        }
-        best = fmin(best, bench_now() - t0);
-        *points = count;
+    int count = 0;
+    for (int i = 0; i < n; i++) {
+        sa.box.half = a[i].half, sb.box.half = b[i].half;
+        q.xa = (cq_xform){a[i].center, a[i].axes}, q.xb = (cq_xform){b[i].center, b[i].axes};
+        cq_contact c;
+        cq_collide(&q, &c);
+        count += c.point_count;
     }
-    return best * 1e9 / n;
+    return count;
+}
+
+/* One pass of the batch form (cq_collide_many) over queries built once,
+ * as a world would hand its pairs over; the points found. */
+__attribute__((noinline)) int bench_contacts_many_pass(const cq_pair_query *q, int n, cq_contact *out)
+{
+    cq_collide_many(q, n, out);
+    int count = 0;
+    for (int i = 0; i < n; i++)
+        count += out[i].point_count;
+    return count;
+}
+
+/* Nanoseconds per pair of the full contact query, one call a pair
+ * (ns[0]) and batched (ns[1]), best of PASSES; their passes alternate,
+ * so both see the machine in the same moods. */
+static void time_contacts(const cq_obb *a, const cq_obb *b, int n, double ns[2], int points[2])
+{
+    double best[2] = {INFINITY, INFINITY};
+    cq_shape *s = malloc(sizeof *s * 2 * (size_t)n);
+    cq_pair_query *q = malloc(sizeof *q * (size_t)n);
+    cq_contact *out = malloc(sizeof *out * (size_t)n);
+    for (int i = 0; s && q && out && i < n; i++) {
+        s[2 * i] = (cq_shape){.type = CQ_BOX, .box = {a[i].half}}, s[2 * i + 1] = (cq_shape){.type = CQ_BOX, .box = {b[i].half}};
+        q[i] = (cq_pair_query){.a = &s[2 * i], .xa = {a[i].center, a[i].axes}, .b = &s[2 * i + 1],
+                               .xb = {b[i].center, b[i].axes}, .skip_distance = true};
+    }
+    points[1] = -1;
+    for (int p = 0; p < PASSES; p++) {
+        double t0 = bench_now();
+        points[0] = bench_contacts_pass(a, b, n);
+        double t1 = bench_now();
+        if (s && q && out)
+            points[1] = bench_contacts_many_pass(q, n, out);
+        double t2 = bench_now();
+        best[0] = fmin(best[0], t1 - t0), best[1] = fmin(best[1], t2 - t1);
+    }
+    ns[0] = best[0] * 1e9 / n;
+    ns[1] = s && q && out ? best[1] * 1e9 / n : NAN;
+    free(s), free(q), free(out);
 }
 
 /* Seconds for one pass of the pair query over the hull pairs; the overlaps
@@ -175,16 +212,27 @@ int bench_pairs(int argc, char **argv)
         free(a), free(b);
         return 1;
     }
+    if (argc > 1 && strcmp(argv[1], "--contacts") == 0) {
+        /* The contact rows alone: what `make bench-instructions` counts. */
+        int points[2];
+        double ns[2];
+        time_contacts(a, b, n, ns, points);
+        printf("box_box_contacts_ns %.1f\nbox_box_contacts_batch_ns %.1f\n", ns[0], ns[1]);
+        printf("contact_points %d\ncontact_points_batch %d\n", points[0], points[1]);
+        free(a), free(b);
+        return 0;
+    }
     int full = 0, face_only_fp = 0;
     for (int i = 0; i < n; i++) {
         bool overlap = cq_obb_sat(&a[i], &b[i], false).overlap;
         full += overlap;
         face_only_fp += !overlap && cq_obb_sat(&a[i], &b[i], true).overlap;
     }
-    int overlaps, batch_overlaps = -1, points;
+    int overlaps, batch_overlaps = -1, points[2];
     double overlap_ns = time_overlap(a, b, n, &overlaps);
     double batch_ns = time_overlap_many(a, b, n, &batch_overlaps);
-    double contacts_ns = time_contacts(a, b, n, &points);
+    double contacts_ns[2];
+    time_contacts(a, b, n, contacts_ns, points);
     int hull_overlaps[2];
     double gjk_epa_ns[2];
     time_gjk_epa(a, b, n, gjk_epa_ns, hull_overlaps);
@@ -193,11 +241,13 @@ int bench_pairs(int argc, char **argv)
     printf("face_only_false_positives %d\n", face_only_fp);
     printf("box_box_overlap_ns %.1f\n", overlap_ns);
     printf("box_box_overlap_batch_ns %.1f\n", batch_ns);
-    printf("box_box_contacts_ns %.1f\n", contacts_ns);
-    printf("contact_points %d\n", points);
+    printf("box_box_contacts_ns %.1f\n", contacts_ns[0]);
+    printf("box_box_contacts_batch_ns %.1f\n", contacts_ns[1]);
+    printf("contact_points %d\n", points[0]);
+    printf("contact_points_batch %d\n", points[1]);
     printf("gjk_epa_ns %.1f\n", gjk_epa_ns[0]);
     printf("gjk_epa_overlaps %d\n", hull_overlaps[0]);
     printf("gjk_epa_manifold_ns %.1f\n", gjk_epa_ns[1]);
     free(a), free(b);
-    return overlaps == full && batch_overlaps == full && hull_overlaps[0] == full && hull_overlaps[1] == full ? 0 : 1;
+    return overlaps == full && batch_overlaps == full && points[1] == points[0] && hull_overlaps[0] == full && hull_overlaps[1] == full ? 0 : 1;
 }

@@ -35,6 +35,8 @@ PAIR_FIGURES = [
      "Bullet btBoxBoxDetector", "bullet_box_box_ns", True, 0.10),
     ("box-box contacts (manifold), ns/pair", "box_box_contacts_ns",
      "Bullet btBoxBoxDetector", "bullet_box_box_ns", True, 0.5),
+    ("box-box contacts (manifold, batch of 10,000), ns/pair", "box_box_contacts_batch_ns",
+     "Bullet btBoxBoxDetector", "bullet_box_box_ns", True, 0.5),
     ("box-box contacts (manifold), ns/pair", "box_box_contacts_ns",
      "FCL collide (box-box, 4 contacts)", "fcl_box_box_ns", True, None),
     ("GJK+EPA on 8-point hulls, ns/pair", "gjk_epa_ns",

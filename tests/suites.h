@@ -4,6 +4,8 @@
     X(shape)         \
     X(sat)           \
     X(box_box)       \
+    X(box_clip)      \
+    X(box_many)      \
     X(geom)          \
     X(closed)        \
     X(tri_box)       \

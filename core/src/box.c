@@ -16,9 +16,9 @@ static uint16_t cq_edge_id(int k, const double sign[3])
 
 /* The corner and edge ids of each face, in corner order: the rule above
  * written out (check_box_box verifies it against corner coordinates). */
-static const uint16_t cq_face_vid[6][4] = {{0, 2, 6, 4}, {1, 3, 7, 5}, {0, 4, 5, 1},
+const uint16_t cq_box_face_vid[6][4] = {{0, 2, 6, 4}, {1, 3, 7, 5}, {0, 4, 5, 1},
                                            {2, 6, 7, 3}, {0, 1, 3, 2}, {4, 5, 7, 6}};
-static const uint16_t cq_face_eid[6][4] = {{4, 10, 6, 8}, {5, 11, 7, 9}, {8, 2, 9, 0},
+const uint16_t cq_box_face_eid[6][4] = {{4, 10, 6, 8}, {5, 11, 7, 9}, {8, 2, 9, 0},
                                            {10, 3, 11, 1}, {0, 5, 1, 4}, {2, 7, 3, 6}};
 
 /* Half extent k (0..2) by indexing, not by a chain of comparisons. */
@@ -44,7 +44,7 @@ void cq_box_face(const cq_obb *box, int id, cq_face *out)
     cq_face_span(box, id, &c, &du, &dv);
     for (int m = 0; m < 4; m++) {
         out->v[m] = cq_mad(cq_mad(c, du, cq_su[m]), dv, cq_sv[m]);
-        out->vid[m] = cq_face_vid[id][m], out->eid[m] = cq_face_eid[id][m];
+        out->vid[m] = cq_box_face_vid[id][m], out->eid[m] = cq_box_face_eid[id][m];
     }
     out->count = 4;
     out->normal = cq_scale(box->axes.c[id / 2], (id & 1) ? -1 : 1);
@@ -75,7 +75,7 @@ static void cq_face_frame(const cq_obb *box, int id, cq_clip_frame *fr, cq_clip_
     fr->u = box->axes.c[u], fr->v = box->axes.c[v];
     fr->n = cq_scale(box->axes.c[k], (id & 1) ? -1 : 1);
     /* Edge m borders the side at +v (m = 0), -u (1), -v (2), +u (3). */
-    const uint16_t *eid = cq_face_eid[id];
+    const uint16_t *eid = cq_box_face_eid[id];
     lines[0] = (cq_clip_line){0, 1, hv, eid[0]};
     lines[1] = (cq_clip_line){-1, 0, hu, eid[1]};
     lines[2] = (cq_clip_line){0, -1, hv, eid[2]};
@@ -204,35 +204,43 @@ static int cq_rect_emit(const cq_clip_frame *fr, const cq_rect_poly *p, double s
     return m;
 }
 
+void cq_box_clip_setup(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, cq_box_clip_in *in)
+{
+    int k = ref_id / 2, u = (k + 1) % 3, v = (k + 2) % 3;
+    in->hu = cq_half_at(ref, u), in->hv = cq_half_at(ref, v);
+    in->fr = (cq_clip_frame){cq_mad(ref->center, ref->axes.c[k], ((ref_id & 1) ? -1 : 1) * cq_half_at(ref, k)),
+                             ref->axes.c[u], ref->axes.c[v], cq_scale(ref->axes.c[k], (ref_id & 1) ? -1 : 1)};
+    cq_vec3 c, du, dv;
+    cq_face_span(inc, inc_id, &c, &du, &dv);
+    c = cq_sub(c, in->fr.origin);
+    /* The incident quad straight in frame coordinates: 9 dots, not 12. */
+    const cq_clip_frame *fr = &in->fr;
+    in->cf = cq_v3(cq_dot(c, fr->u), cq_dot(c, fr->v), cq_dot(c, fr->n));
+    in->uf = cq_v3(cq_dot(du, fr->u), cq_dot(du, fr->v), cq_dot(du, fr->n));
+    in->vf = cq_v3(cq_dot(dv, fr->u), cq_dot(dv, fr->v), cq_dot(dv, fr->n));
+    in->ref_id = ref_id, in->inc_id = inc_id;
+}
+
 int cq_box_clip_box(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
                     cq_contact_point out[CQ_CLIP_MAX])
 {
-    int k = ref_id / 2, u = (k + 1) % 3, v = (k + 2) % 3;
-    double hu = cq_half_at(ref, u), hv = cq_half_at(ref, v);
-    cq_clip_frame fr = {cq_mad(ref->center, ref->axes.c[k], ((ref_id & 1) ? -1 : 1) * cq_half_at(ref, k)),
-                        ref->axes.c[u], ref->axes.c[v], cq_scale(ref->axes.c[k], (ref_id & 1) ? -1 : 1)};
-    cq_vec3 c, du, dv;
-    cq_face_span(inc, inc_id, &c, &du, &dv);
-    c = cq_sub(c, fr.origin);
-    /* The incident quad straight in frame coordinates: 9 dots, not 12. */
-    cq_vec3 cf = cq_v3(cq_dot(c, fr.u), cq_dot(c, fr.v), cq_dot(c, fr.n));
-    cq_vec3 uf = cq_v3(cq_dot(du, fr.u), cq_dot(du, fr.v), cq_dot(du, fr.n));
-    cq_vec3 vf = cq_v3(cq_dot(dv, fr.u), cq_dot(dv, fr.v), cq_dot(dv, fr.n));
+    cq_box_clip_in in;
+    cq_box_clip_setup(ref, ref_id, inc, inc_id, &in);
     cq_rect_poly poly[2], *cur = &poly[0], *spare = &poly[1];
     for (int m = 0; m < 4; m++) {
-        cq_vec3 p = cq_mad(cq_mad(cf, uf, cq_su[m]), vf, cq_sv[m]);
+        cq_vec3 p = cq_mad(cq_mad(in.cf, in.uf, cq_su[m]), in.vf, cq_sv[m]);
         cur->x[m] = p.x, cur->y[m] = p.y, cur->z[m] = p.z;
-        cur->tag[m] = cq_rect_tag(CQ_FEAT_FACE, CQ_FEAT_VERTEX, (unsigned)ref_id, cq_face_vid[inc_id][m],
-                                  cq_face_eid[inc_id][m]);
+        cur->tag[m] = cq_rect_tag(CQ_FEAT_FACE, CQ_FEAT_VERTEX, (unsigned)ref_id, cq_box_face_vid[inc_id][m],
+                                  cq_box_face_eid[inc_id][m]);
     }
     cur->n = 4;
     /* The sides in cq_face_frame's order, +v -u -v +u. A pass that leaves
      * nothing (never here: the SAT found the faces overlapping) leaves the
      * later passes nothing to do, as cq_clip_polygon stops. */
-    const uint16_t *edge = cq_face_eid[ref_id];
+    const uint16_t *edge = cq_box_face_eid[ref_id];
     for (int side = 0; side < 4; side++)
-        cq_rect_side(&cur, &spare, side, side & 1 ? hu : hv, edge[side], (unsigned)inc_id);
-    return cq_rect_emit(&fr, cur, skin, ref_is_b, out);
+        cq_rect_side(&cur, &spare, side, side & 1 ? in.hu : in.hv, edge[side], (unsigned)inc_id);
+    return cq_rect_emit(&in.fr, cur, skin, ref_is_b, out);
 }
 
 int cq_box_clip(const cq_obb *box, int id, const cq_face *inc, double skin, bool onto_ref,

@@ -26,6 +26,54 @@ void cq_box_face_compact(cq_face *f, cq_vec3 dir);
 /* The face whose outward normal is most aligned with dir. */
 int cq_box_face_toward(const cq_obb *box, cq_vec3 dir);
 
+/* The corner and edge ids of each face, in corner order (box.c states
+ * the numbering). */
+extern const uint16_t cq_box_face_vid[6][4];
+extern const uint16_t cq_box_face_eid[6][4];
+
+/* A box-box face clip's input, in the reference face's frame fr: the
+ * rectangle |x| <= hu, |y| <= hv and the incident parallelogram with
+ * centre cf and half-edge vectors uf, vf (corner m at cf + su[m] uf +
+ * sv[m] vf, su = 1 -1 -1 1, sv = 1 1 -1 -1). */
+typedef struct cq_box_clip_in {
+    cq_clip_frame fr;
+    double hu, hv;
+    cq_vec3 cf, uf, vf;
+    int ref_id, inc_id;
+} cq_box_clip_in;
+
+/* Fills in for face inc_id of inc clipped against face ref_id of ref. */
+void cq_box_clip_setup(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, cq_box_clip_in *in);
+
+/* The vector clip (box_clip_simd.c): the same polygon as cq_box_clip_box
+ * as a set of points (to rounding; a corner of the overlap that lies
+ * within rounding of both polygons' sides may come out twice, a rounding
+ * apart), every candidate found at once from one set of signed distances:
+ * incident corners inside the rectangle, the crossings of each incident
+ * edge with each side line, and the rectangle's corners inside the
+ * incident quad, read off the chord that quad cuts from a side line.
+ * Features as cq_box_clip_box's, a rectangle corner's being (the side
+ * edge at +-v it lies on, the incident face). Points are in no
+ * particular cyclic order. Available where CQ_HAVE_BOX_CLIP_SIMD; on a
+ * CPU without AVX2 it is cq_box_clip_box (the SSE2 build measured slower). */
+int cq_box_clip_box_simd(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
+                         cq_contact_point out[CQ_CLIP_MAX]);
+
+/* The vector clip for one target each (the first two doubles to a
+ * register, the second four, compiled per function): what
+ * cq_box_clip_box_simd picks from, exposed for the tests. */
+int cq_box_clip_box_sse2(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
+                         cq_contact_point out[CQ_CLIP_MAX]);
+int cq_box_clip_box_avx2(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
+                         cq_contact_point out[CQ_CLIP_MAX]);
+
+#if (defined(__SSE2__) || defined(__aarch64__)) && (defined(__GNUC__) || defined(__clang__)) && !defined(CQ_NO_SIMD) && \
+    !defined(CQ_NO_BOX_CLIP_SIMD)
+#define CQ_HAVE_BOX_CLIP_SIMD 1
+#else
+#define CQ_HAVE_BOX_CLIP_SIMD 0
+#endif
+
 /* Clips face inc_id of box inc against face ref_id of box ref (the sides are
  * axis-aligned lines in the reference face's frame, and the incident quad is
  * built straight in that frame): the points of cq_clip_polygon, on the
@@ -44,5 +92,17 @@ int cq_box_clip(const cq_obb *box, int id, const cq_face *inc, double skin, bool
 /* The edge parallel to axis k that lies farthest along dir: its end points
  * and feature index. */
 uint16_t cq_box_edge_toward(const cq_obb *box, int k, cq_vec3 dir, cq_vec3 *p, cq_vec3 *q);
+
+/* The box-box face clip the contact uses: the vector clip where built,
+ * else the scalar Sutherland-Hodgman passes. */
+static inline int cq_box_clip_fast(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin,
+                                   bool ref_is_b, cq_contact_point out[CQ_CLIP_MAX])
+{
+#if CQ_HAVE_BOX_CLIP_SIMD
+    return cq_box_clip_box_simd(ref, ref_id, inc, inc_id, skin, ref_is_b, out);
+#else
+    return cq_box_clip_box(ref, ref_id, inc, inc_id, skin, ref_is_b, out);
+#endif
+}
 
 #endif

@@ -108,7 +108,7 @@ static int cq_face_manifold(const cq_obb *a, const cq_obb *b, int axis, cq_vec3 
     const cq_obb *ref = ref_is_b ? b : a, *inc = ref_is_b ? a : b;
     int k = axis - 3 * ref_is_b;
     cq_vec3 away = cq_scale(n, 1 - 2 * ref_is_b); /* times -1 is the exact negation */
-    return cq_box_clip_box(ref, cq_box_face_id(k, cq_dot(ref->axes.c[k], away)), inc,
+    return cq_box_clip_fast(ref, cq_box_face_id(k, cq_dot(ref->axes.c[k], away)), inc,
                            cq_box_face_toward(inc, cq_neg(away)), skin, ref_is_b, out);
 }
 
@@ -173,24 +173,20 @@ static inline bool cq_pair_thin(const cq_obb *a, const cq_obb *b)
     return h <= 8 * DBL_EPSILON * s;
 }
 
-void cq_box_box(const cq_pair_query *q, cq_contact *out)
+/* Everything after the gaps: all says whether all 15 are set (false: the
+ * six face gaps showed a miss beyond the stop). */
+void cq_box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const cq_obb *b, const cq_box_gaps *g, bool all,
+                          cq_contact *out)
 {
-    cq_obb a = cq_obb_from_box(q->a, &q->xa), b = cq_obb_from_box(q->b, &q->xb);
-    cq_box_gaps g;
-    /* A caller that skips distances wants nothing from a pair apart by more
-     * than the skin: the first face axis that shows it ends the test, as
-     * the SAT's early-out (sat_axis then names that face, not the largest
-     * gap), and the nine cross axes and their roots are never computed. */
-    double stop = !q->skip_distance ? INFINITY : q->skin > CQ_SAT_TOLERANCE ? q->skin : CQ_SAT_TOLERANCE;
-    if (!cq_box_gaps_compute(&a, &b, stop, &g)) {
-        cq_best face = cq_best_face(g.gap);
+    if (!all) {
+        cq_best face = cq_best_face(g->gap);
         out->sat_axis = face.axis;
         out->sat_gap = face.gap;
         return;
     }
-    cq_best face = cq_best_face(g.gap), edge = cq_best_edge(g.gap);
+    cq_best face = cq_best_face(g->gap), edge = cq_best_edge(g->gap);
     cq_best largest = cq_better(face, edge);
-    cq_count(q->counters, CQ_CTR_SAT_AXES_SKIPPED, (uint64_t)cq_bit_count(g.skipped));
+    cq_count(q->counters, CQ_CTR_SAT_AXES_SKIPPED, (uint64_t)cq_bit_count(g->skipped));
     out->sat_axis = largest.axis;
     out->sat_gap = largest.gap;
     /* The SAT gap bounds the Euclidean distance from below: a gap beyond the
@@ -211,19 +207,36 @@ void cq_box_box(const cq_pair_query *q, cq_contact *out)
             return;
     }
     out->overlap = true;
-    int axis = cq_choose_axis(&g, face, edge, cq_previous_face(q->cache));
-    out->normal = cq_axis_normal(&a, &b, axis, q->cache);
+    int axis = cq_choose_axis(g, face, edge, cq_previous_face(q->cache));
+    out->normal = cq_axis_normal(a, b, axis, q->cache);
     out->has_normal = true;
     out->normal_axis = axis;
-    out->depth = fmax(-g.gap[axis], 0);
+    out->depth = fmax(-g->gap[axis], 0);
     if (q->skip_manifold)
         return;
     cq_contact_point pts[CQ_CLIP_MAX];
-    int n = axis < 6 ? cq_face_manifold(&a, &b, axis, out->normal, q->skin, pts)
-                     : cq_edge_manifold(&a, &b, axis, out->normal, -g.gap[axis], pts);
-    if (n > 1 && cq_pair_thin(&a, &b))
+    int n = axis < 6 ? cq_face_manifold(a, b, axis, out->normal, q->skin, pts)
+                     : cq_edge_manifold(a, b, axis, out->normal, -g->gap[axis], pts);
+    if (n > 1 && cq_pair_thin(a, b))
         n = cq_drop_coincident(pts, n);
     if (n == 0 && out->has_distance) /* within skin, the closest points are off both faces */
         pts[n++] = (cq_contact_point){out->witness_b, -out->distance, {CQ_FEAT_NONE, CQ_FEAT_NONE, 0, 0}};
     out->point_count = cq_reduce_manifold_to(pts, n, out->normal, out->points);
+}
+
+double cq_box_box_stop(const cq_pair_query *q)
+{
+    /* A caller that skips distances wants nothing from a pair apart by more
+     * than the skin: the first face axis that shows it ends the test, as
+     * the SAT's early-out (sat_axis then names that face, not the largest
+     * gap), and the nine cross axes and their roots are never computed. */
+    return !q->skip_distance ? INFINITY : q->skin > CQ_SAT_TOLERANCE ? q->skin : CQ_SAT_TOLERANCE;
+}
+
+void cq_box_box(const cq_pair_query *q, cq_contact *out)
+{
+    cq_obb a = cq_obb_from_box(q->a, &q->xa), b = cq_obb_from_box(q->b, &q->xb);
+    cq_box_gaps g;
+    bool all = cq_box_gaps_compute(&a, &b, cq_box_box_stop(q), &g);
+    cq_box_box_from_gaps(q, &a, &b, &g, all, out);
 }

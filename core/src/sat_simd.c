@@ -234,4 +234,68 @@ CQ_AVX2 int cq_obb_overlap_many_avx2(const cq_obb *a, const cq_obb *b, int n, bo
     return i;
 }
 
+
+/* All 15 gaps of four pairs (lanes over pairs), each lane computed as
+ * cq_box_gaps_avx2 computes its pair's, so every gap is the same double:
+ * the frame's products in the scalar reference's order, no FMA. */
+CQ_AVX2 void cq_box_gaps_many_avx2(const cq_obb a[5], const cq_obb b[5], cq_box_gaps out[4])
+{
+    const cq_v4 none = {-INFINITY, -INFINITY, -INFINITY, -INFINITY}, one = {1, 1, 1, 1};
+    cq_obb4 A4, B4;
+    cq_obb4_load(a, &A4);
+    cq_obb4_load(b, &B4);
+    const cq_v4 *av = A4.v, *bv = B4.v;
+    cq_v4 d[3] = {bv[0] - av[0], bv[1] - av[1], bv[2] - av[2]};
+    cq_v4 ha[3] = {av[3], av[4], av[5]}, hb[3] = {bv[3], bv[4], bv[5]}, t[3], r[3][3], ar[3][3], gap[15];
+    #pragma GCC unroll 4
+    for (int i = 0; i < 3; i++) {
+        const cq_v4 *ai = &av[6 + 3 * i];
+        t[i] = ai[0] * d[0] + ai[1] * d[1] + ai[2] * d[2];
+        #pragma GCC unroll 4
+        for (int j = 0; j < 3; j++) {
+            const cq_v4 *bj = &bv[6 + 3 * j];
+            r[i][j] = ai[0] * bj[0] + ai[1] * bj[1] + ai[2] * bj[2];
+            ar[i][j] = cq_v4_abs(r[i][j]);
+        }
+    }
+    #pragma GCC unroll 4
+    for (int i = 0; i < 3; i++)
+        gap[i] = cq_v4_abs(t[i]) - ha[i] - (hb[0] * ar[i][0] + hb[1] * ar[i][1] + hb[2] * ar[i][2]);
+    #pragma GCC unroll 4
+    for (int j = 0; j < 3; j++) {
+        cq_v4 dist = t[0] * r[0][j] + t[1] * r[1][j] + t[2] * r[2][j];
+        gap[3 + j] = cq_v4_abs(dist) - (ha[0] * ar[0][j] + ha[1] * ar[1][j] + ha[2] * ar[2][j]) - hb[j];
+    }
+    unsigned skipped[4] = {0, 0, 0, 0};
+    #pragma GCC unroll 4
+    for (int i = 0; i < 3; i++) {
+        int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
+        #pragma GCC unroll 4
+        for (int j = 0; j < 3; j++) {
+            int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+            cq_v4 len2 = r[i1][j] * r[i1][j] + r[i2][j] * r[i2][j];
+            cq_v4 dist = t[i2] * r[i1][j] - t[i1] * r[i2][j];
+            cq_v4 ra = ha[i1] * ar[i2][j] + ha[i2] * ar[i1][j];
+            cq_v4 rb = hb[j1] * ar[i][j2] + hb[j2] * ar[i][j1];
+            cq_v4 g = cq_v4_abs(dist) - ra - rb;
+            cq_m4 ok = len2 >= CQ_SAT_DEGENERATE;
+            cq_v4 safe = (cq_v4)(((cq_m4)len2 & ok) | ((cq_m4)one & ~ok));
+            cq_v4 w = g / (cq_v4)_mm256_sqrt_pd((__m256d)safe);
+            gap[6 + 3 * i + j] = (cq_v4)(((cq_m4)w & ok) | ((cq_m4)none & ~ok));
+            unsigned bits = (unsigned)_mm256_movemask_pd((__m256d)~ok);
+            #pragma GCC unroll 4
+            for (int k = 0; k < 4; k++)
+                skipped[k] |= (bits >> k & 1) << (6 + 3 * i + j);
+        }
+    }
+    #pragma GCC unroll 16
+    for (int x = 0; x < 15; x++) {
+        #pragma GCC unroll 4
+        for (int k = 0; k < 4; k++)
+            out[k].gap[x] = gap[x][k];
+    }
+    for (int k = 0; k < 4; k++)
+        out[k].skipped = skipped[k];
+}
+
 #endif
