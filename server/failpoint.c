@@ -10,6 +10,7 @@ int cqd_failpoint_init(cqd_failpoint *fp, const char *spec)
 {
     fp->name[0] = '\0';
     fp->at = 1;
+    fp->every = false;
     atomic_init(&fp->passes, 0);
     if (!spec || !*spec)
         return 0;
@@ -18,15 +19,18 @@ int cqd_failpoint_init(cqd_failpoint *fp, const char *spec)
     if (n == 0 || n >= sizeof fp->name)
         return -1;
     long at = 1;
+    bool every = false;
     if (colon) {
         char *end;
         at = strtol(colon + 1, &end, 10);
-        if (end == colon + 1 || *end || at < 1)
+        every = *end == '+';
+        if (end == colon + 1 || end[every] || at < 1)
             return -1;
     }
     memcpy(fp->name, spec, n);
     fp->name[n] = '\0';
     fp->at = at;
+    fp->every = every;
     return 0;
 }
 
@@ -34,7 +38,8 @@ bool cqd_failpoint_hit(cqd_failpoint *fp, const char *name)
 {
     if (!fp->name[0] || strcmp(fp->name, name) != 0)
         return false;
-    return atomic_fetch_add(&fp->passes, 1) + 1 == fp->at;
+    long pass = atomic_fetch_add(&fp->passes, 1) + 1;
+    return fp->every ? pass >= fp->at : pass == fp->at;
 }
 
 void cqd_failpoint_crash(cqd_failpoint *fp, const char *name)

@@ -1,11 +1,13 @@
 /// @file server/failpoint.h
-/// A TEST HOOK, not a feature: COLLISIOND_FAILPOINT=name[:n] (read once at
-/// start-up, into the server) makes the n-th pass (default the first)
-/// through the named point fail, so the tests can check what a disk error,
+/// A TEST HOOK, not a feature: COLLISIOND_FAILPOINT=name[:n[+]] (read once
+/// at start-up, into the server) makes the n-th pass (default the first)
+/// through the named point fail, or with "+" every pass from the n-th on, so the tests can check what a disk error,
 /// a crash or a failed allocation at that moment leaves behind. Unset,
 /// every check is one string comparison against "". The points:
 ///   journal_write, journal_fsync, snapshot_write, snapshot_fsync: the call
 ///     returns an I/O error (EIO);
+///   journal_create (a new journal file, at a snapshot's rotation): the
+///     call fails with EROFS, as in a read-only data directory;
 ///   snapshot_partial (after the first world of a snapshot is written),
 ///   snapshot_rename (before the rename into place), snapshot_dirsync
 ///   (after the rename, before the directory fsync), snapshot_cleanup
@@ -21,6 +23,7 @@
 typedef struct cqd_failpoint {
     char name[32]; ///< "" when unset
     long at;       ///< the pass that fires (1-based)
+    bool every;    ///< every pass from `at` on fires
     _Atomic long passes;
 } cqd_failpoint;
 

@@ -19,6 +19,7 @@
 
 #include <microhttpd.h>
 
+#include "http_framing.h"
 #include "media.h"
 #include "refuse.h"
 #include "request.h"
@@ -63,20 +64,26 @@ static enum MHD_Result on_connect(void *cls, const struct sockaddr *addr, sockle
 }
 
 /// Called with the raw URI before it is parsed: keeps the query string,
-/// which MHD would otherwise only hand out decoded and split.
+/// which MHD would otherwise only hand out decoded and split, and then
+/// empties it in MHD's buffer. libmicrohttpd 0.9.75 calls this before it
+/// splits the query into its connection pool (parse_initial_message_line),
+/// one record per parameter: 3,000 of them filled the 16 KiB pool, and
+/// the 431 it then meant to send found no room and was never sent. Nothing
+/// here reads MHD's copy of the parameters.
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
     (void)cls;
     (void)conn;
-    const char *q = strchr(uri, '?');
+    char *q = uri ? strchr(uri, '?') : NULL; // uri points into MHD's writable read buffer
     if (!q)
         return NULL;
     size_t n = strlen(q + 1);
     http_req *r = calloc(1, sizeof *r + n + 1);
-    if (!r)
-        return NULL; // the query is lost, not the request
-    memcpy(r->mem, q + 1, n + 1);
-    r->query = r->mem;
+    if (r) { // else the query is lost, not the request
+        memcpy(r->mem, q + 1, n + 1);
+        r->query = r->mem;
+    }
+    q[1] = '\0';
     return r;
 }
 
@@ -244,6 +251,9 @@ static enum MHD_Result on_headers(cqd_http *h, struct MHD_Connection *conn, cons
                                   void **con_cls)
 {
     http_req *r = *con_cls;
+    char why[160];
+    if (cqd_http_head_fault(conn, why, sizeof why))
+        return refuse(h, conn, url, method, CQP_P_BAD_VALUE, why);
     long long declared = declared_length(conn);
     bool chunked = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
     if (declared > (long long)h->srv->cfg.max_body) {

@@ -236,7 +236,7 @@ int main(int argc, char **argv)
     }
     const char *failpoint = getenv("COLLISIOND_FAILPOINT");
     if (cqd_failpoint_init(&d.srv.fp, failpoint) < 0) {
-        fprintf(stderr, "collisiond: COLLISIOND_FAILPOINT '%s' is not name[:n]\n", failpoint);
+        fprintf(stderr, "collisiond: COLLISIOND_FAILPOINT '%s' is not name[:n[+]]\n", failpoint);
         cqd_server_destroy(&d.srv);
         return CQD_EXIT_FAILED;
     }

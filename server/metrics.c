@@ -483,6 +483,17 @@ static void render_process(cqp_buf *out, cqd_server *srv, int threads)
     scalar_uint(out, "collisiond_journal_failed", "gauge",
                 "1 once a journal write or sync has failed: every change is refused until a restart.",
                 srv->store && cqd_store_failed(srv->store) ? 1 : 0);
+    uint64_t snap_failures;
+    double snap_ok;
+    cqd_store_snapshot_stats(srv->store, &snap_failures, &snap_ok);
+    scalar_uint(out, "collisiond_snapshot_failures_total", "counter",
+                "Snapshots that failed (a read-only or full data directory); the journal is kept and grows.",
+                snap_failures);
+    static const char snap_last[] = "collisiond_snapshot_last_success_timestamp_seconds";
+    family(out, snap_last, "gauge",
+           "Unix time of the last snapshot written (or recovered at start); 0 for none or no data directory.");
+    sample snap = begin(out, snap_last, "");
+    end_double(&snap, snap_ok);
     scalar_uint(out, "collisiond_requests_shed_total", "counter",
                 "Requests answered 503 at once by admission control (--max-inflight, --max-buffered).",
                 atomic_load_explicit(&srv->admit.shed, memory_order_relaxed));

@@ -11,6 +11,7 @@
 
 #include "cqp/decode.h"
 #include "cqp/scan.h"
+#include "router.h"
 
 /* ---- writing ----------------------------------------------------------- */
 
@@ -354,6 +355,46 @@ bool cqd_request_id_valid(const char *id, size_t n, char *why, size_t why_size)
     return true;
 }
 
+/// True when some route takes method (HEAD: any GET route).
+static bool routed_method(const char *method)
+{
+    int count;
+    const cqd_route *routes = cqd_routes(&count);
+    for (int i = 0; i < count; i++)
+        if (strcmp(routes[i].method, method) == 0 || (strcmp(method, "HEAD") == 0 && strcmp(routes[i].method, "GET") == 0))
+            return true;
+    return false;
+}
+
+/// The statuses a request whose method no route takes can be answered
+/// with: refused by the transport (400 framing, 413, 503), 401 before
+/// routing, 404 for an unknown path, 405 for a known one.
+static bool unrouted_status(int status)
+{
+    return status == 400 || status == 401 || status == 404 || status == 405 || status == 413 || status == 503;
+}
+
+/// The method and path the server could have recorded: a method some route
+/// takes, any other only with an answer such a method gets (a stream
+/// request may have had any method: one that is no HTTP token is then
+/// reported, never sent, by replay_one), and an origin-form path, never an
+/// absolute URI. 0, or -1 with err.
+static int check_target(const cqd_record_entry *e, char *err, size_t err_size)
+{
+    char shown[80];
+    quoted(shown, sizeof shown, e->method.data, e->method.len);
+    if (!routed_method(e->method.data) && !unrouted_status(e->status)) {
+        snprintf(err, err_size, "no route takes the method \"%s\", yet status %d was recorded", shown, e->status);
+        return -1;
+    }
+    if (e->path.data[0] != '/') {
+        quoted(shown, sizeof shown, e->path.data, e->path.len);
+        snprintf(err, err_size, "the path \"%s\" does not start with '/'", shown);
+        return -1;
+    }
+    return 0;
+}
+
 /// Refuses a record whose fields the recorder could not have written, so
 /// nothing replay sends comes from a line edited or made by hand: text
 /// cut at a NUL (every one was a C string), or a request id outside the
@@ -376,7 +417,7 @@ static int check_fields(const cqd_record_entry *e, char *err, size_t err_size)
         snprintf(err, err_size, "the request id \"%s\" %s, which the server never writes", shown, why);
         return -1;
     }
-    return 0;
+    return check_target(e, err, err_size);
 }
 
 int cqd_record_parse(const char *s, size_t n, cqd_record_entry *e, char *err, size_t err_size)

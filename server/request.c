@@ -76,14 +76,25 @@ static bool wants_pretty(const char *q)
     return false;
 }
 
+static bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
 /// "Bearer <token>" with the token compared in time that depends only on
 /// the configured token's length (the scheme name is case-insensitive).
+/// Blanks around the value (RFC 9110's OWS) and between scheme and token
+/// are not part of the token, on either transport: libmicrohttpd strips
+/// the leading ones and keeps the trailing, a stream header keeps both.
 static bool authorized(const char *token, const char *header)
 {
-    if (!header || strncasecmp(header, "Bearer ", 7) != 0)
+    while (header && is_blank(*header))
+        header++;
+    if (!header || strncasecmp(header, "Bearer", 6) != 0 || !is_blank(header[6]))
         return false;
     const char *given = header + 7;
+    while (is_blank(*given))
+        given++;
     size_t n = strlen(token), m = strlen(given);
+    while (m && is_blank(given[m - 1]))
+        m--;
     volatile unsigned diff = n != m;
     for (size_t i = 0; i < n; i++)
         diff |= (unsigned char)token[i] ^ (unsigned char)(i < m ? given[i] : 0);

@@ -62,12 +62,19 @@ bool cqd_route_takes_body(int route)
     return route >= 0 && route < ROUTE_COUNT && (routes[route].flags & CQD_ROUTE_BODY);
 }
 
+/// A GET route answers HEAD too (RFC 9110 section 9.3.2): the same
+/// handler, whose body the transport leaves out.
+static bool method_is(const cqd_route *r, const char *method)
+{
+    return strcmp(r->method, method) == 0 || (strcmp(method, "HEAD") == 0 && strcmp(r->method, "GET") == 0);
+}
+
 bool cqd_route_always_admitted(const char *method, const char *path)
 {
     // Patterns with parameters never match here: the flag is for literals.
     for (int i = 0; i < ROUTE_COUNT; i++)
         if ((routes[i].flags & CQD_ROUTE_ALWAYS_ADMIT) && strcmp(routes[i].pattern, path) == 0 &&
-            strcmp(routes[i].method, method) == 0)
+            method_is(&routes[i], method))
             return true;
     return false;
 }
@@ -202,9 +209,11 @@ cqd_match cqd_route_match(const char *method, const char *path, cqd_call *c, int
         if (!shape_matches(routes[i].pattern, path, &world, &id, &file))
             continue;
         path_known = true;
-        if (strcmp(routes[i].method, method) != 0) {
+        if (!method_is(&routes[i], method)) {
             if (allow_size > 0)
                 add_allow(allow, allow_size, routes[i].method);
+            if (allow_size > 0 && strcmp(routes[i].method, "GET") == 0)
+                add_allow(allow, allow_size, "HEAD");
             continue;
         }
         *route = i;

@@ -249,6 +249,25 @@ cqd_store *cqd_store_open(cqd_server *srv)
     return st;
 }
 
+uint64_t cqd_store_unix_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+void cqd_store_snapshot_stats(const cqd_store *st, uint64_t *failures, double *last_ok_s)
+{
+    *failures = st ? atomic_load_explicit(&st->snap_failures, memory_order_relaxed) : 0;
+    *last_ok_s = st ? (double)atomic_load_explicit(&st->snap_last_ok_ms, memory_order_relaxed) / 1000.0 : 0;
+}
+
+/// A snapshot is wanted and no failure holds it back (under mu).
+static bool snapshot_due(const cqd_store *st)
+{
+    return st->snapshot_wanted && (st->snap_retry_ns == 0 || cqd_mono_ns() >= st->snap_retry_ns);
+}
+
 /// The store's thread: snapshots when the journal asks for one, and under
 /// --fsync everysec one sync a second.
 static void *store_thread(void *arg)
@@ -257,7 +276,7 @@ static void *store_thread(void *arg)
     bool everysec = st->srv->cfg.fsync == CQD_FSYNC_EVERYSEC;
     pthread_mutex_lock(&st->mu);
     while (!st->stop) {
-        if (st->snapshot_wanted) {
+        if (snapshot_due(st)) {
             st->snapshot_wanted = false;
             pthread_mutex_unlock(&st->mu);
             cqd_store_snapshot(st);
@@ -269,7 +288,7 @@ static void *store_thread(void *arg)
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_sec += 1;
-        while (!st->stop && !st->snapshot_wanted && pthread_cond_timedwait(&st->wake, &st->mu, &until) != ETIMEDOUT)
+        while (!st->stop && !snapshot_due(st) && pthread_cond_timedwait(&st->wake, &st->mu, &until) != ETIMEDOUT)
             ;
     }
     pthread_mutex_unlock(&st->mu);
@@ -305,6 +324,11 @@ int cqd_store_recover(cqd_store *st)
     }
     st->thread_running = true;
     const cqd_recovery *r = &st->rec;
+    struct stat sb; // the snapshot recovered was the last one written
+    if (r->snapshot >= 0 && fstatat(st->dir_fd, st->files[r->snapshot].name, &sb, 0) == 0) {
+        uint64_t ms = (uint64_t)sb.st_mtim.tv_sec * 1000u + (uint64_t)sb.st_mtim.tv_nsec / 1000000u;
+        atomic_store(&st->snap_last_ok_ms, ms);
+    }
     cqd_log(&st->srv->log, CQD_LOG_INFO,
             "recovered: %d worlds from %s, then %llu journal records (%llu already in the snapshot, %llu rejected "
             "as when first sent) in %.1f ms; next sequence number %llu",

@@ -58,6 +58,10 @@ bool cqd_store_waits(const cqd_store *st);
 /// fdatasync (group commit). 0, or -1 with *why when the sync failed (the
 /// journal is failed from then on).
 int cqd_store_wait(cqd_store *st, uint64_t seq, char *why, size_t why_size);
+/// The snapshots' health for /metrics: failed attempts since start, and the
+/// Unix time in seconds of the last snapshot written (by this process, or
+/// the one it recovered from), 0 for none. Zeros for a NULL st. Never waits.
+void cqd_store_snapshot_stats(const cqd_store *st, uint64_t *failures, double *last_ok_s);
 /// Whether the journal has stopped for good (a write or sync failed; every
 /// change is refused from then on until a restart). Never waits.
 bool cqd_store_failed(const cqd_store *st);

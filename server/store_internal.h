@@ -90,6 +90,13 @@ struct cqd_store {
     uint64_t snap_seq;      ///< first sequence number after the newest snapshot, 0 for none
     atomic_bool unjournaled; ///< a change only a snapshot keeps was applied since the last one (cqd_store_unjournaled)
     bool snapshot_wanted;
+    uint64_t snap_retry_ns; ///< cqd_mono_ns() before which no snapshot is tried again after a failure
+
+    /* snapshot outcomes (written by whoever snapshots: the store's thread, then the close) */
+    _Atomic uint64_t snap_failures;  ///< failed attempts since start (collisiond_snapshot_failures_total)
+    _Atomic uint64_t snap_last_ok_ms; ///< Unix time (ms) of the last snapshot written, or of the one recovered; 0: none
+    uint64_t snap_logged_ns;         ///< cqd_mono_ns() of the last failure logged, 0 for none since the last success
+    uint64_t snap_unlogged;          ///< failures since then that were not logged
     bool stop;
     bool thread_running;
     pthread_t thread;
@@ -142,10 +149,18 @@ int cqd_store_journal_open(cqd_store *st);
 void cqd_store_sync_locked(cqd_store *st);
 /// Stops the journal for good after an I/O error (logged once). mu held.
 void cqd_store_fail_locked(cqd_store *st, int err, const char *what);
+/// The wall clock in milliseconds since the Unix epoch.
+uint64_t cqd_store_unix_ms(void);
+
+/// Room for why a journal file or snapshot could not be made.
+#define CQD_STORE_WHY_MAX 640
+
 /// Syncs the journal and, when it has records, continues in a new file
 /// named after the next sequence number; *first receives that number.
-/// 0, or -1 (logged) when the journal failed or the new file cannot be made.
-int cqd_store_rotate(cqd_store *st, uint64_t *first);
+/// 0, or -1 when the journal failed or the new file cannot be made, with
+/// why (size bytes) saying which (not logged: the snapshot's failure is,
+/// at a bounded rate).
+int cqd_store_rotate(cqd_store *st, uint64_t *first, char *why, size_t size);
 
 /// Writes a snapshot of every world and deletes what it makes obsolete
 /// (store_snapshot.c). One at a time: the store's thread, or close after

@@ -155,13 +155,16 @@ int cqd_store_wait(cqd_store *st, uint64_t seq, char *why, size_t why_size)
 }
 
 /// Creates journal-<first>.log (empty) and makes its name durable.
-static int create_journal(cqd_store *st, uint64_t first)
+/// The journal file starting at first, or -1 with why (size bytes) saying why.
+static int create_journal(cqd_store *st, uint64_t first, char *why, size_t size)
 {
     char name[CQD_STORE_NAME_MAX];
     cqd_store_journal_name(first, name);
-    int fd = openat(st->dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    int fd = cqd_failpoint_hit(&st->srv->fp, "journal_create")
+                 ? (errno = EROFS, -1)
+                 : openat(st->dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0 || cqd_store_dirsync(st) < 0) {
-        cqd_log(&st->srv->log, CQD_LOG_ERROR, "cannot create %s/%s: %s", st->dir, name, strerror(errno));
+        snprintf(why, size, "cannot create %s/%s: %s", st->dir, name, strerror(errno));
         if (fd >= 0) {
             close(fd);
             /* an empty file starting at a sequence number the old file
@@ -186,7 +189,10 @@ int cqd_store_journal_open(cqd_store *st)
         if (fd < 0)
             cqd_log(&st->srv->log, CQD_LOG_ERROR, "cannot open %s/%s: %s", st->dir, last->name, strerror(errno));
     } else {
-        fd = create_journal(st, st->rec.next);
+        char why[CQD_STORE_WHY_MAX];
+        fd = create_journal(st, st->rec.next, why, sizeof why);
+        if (fd < 0)
+            cqd_log(&st->srv->log, CQD_LOG_ERROR, "%s", why);
     }
     if (fd < 0)
         return -1;
@@ -202,7 +208,7 @@ int cqd_store_journal_open(cqd_store *st)
     return 0;
 }
 
-int cqd_store_rotate(cqd_store *st, uint64_t *first)
+int cqd_store_rotate(cqd_store *st, uint64_t *first, char *why, size_t size)
 {
     pthread_mutex_lock(&st->mu);
     while (st->syncing)
@@ -217,8 +223,10 @@ int cqd_store_rotate(cqd_store *st, uint64_t *first)
         pthread_cond_broadcast(&st->synced);
     }
     int rc = st->error ? -1 : 0;
+    if (rc != 0)
+        snprintf(why, size, "the journal has failed");
     if (rc == 0 && st->file_first != st->next_seq) {
-        int fd = create_journal(st, st->next_seq);
+        int fd = create_journal(st, st->next_seq, why, size);
         if (fd < 0) {
             rc = -1;
         } else {

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,48 @@
 #include "cqp/journal.h"
 #include "export.h"
 #include "registry.h"
+
+/// After a failed snapshot none is tried for this long: a read-only or full
+/// directory fails every attempt, and each write past --snapshot-every
+/// would otherwise ask for one (and sync the journal for it).
+#define SNAPSHOT_RETRY_NS 1000000000ull
+/// Failed snapshots are logged at most once in this span; the next line
+/// says how many it stands for.
+#define SNAPSHOT_LOG_NS 60000000000ull
+
+/// Counts a failed snapshot, holds the next one back, and logs why unless
+/// a failure was logged less than a minute ago.
+__attribute__((format(printf, 2, 3))) static void snap_failed(cqd_store *st, const char *fmt, ...)
+{
+    atomic_fetch_add_explicit(&st->snap_failures, 1, memory_order_relaxed);
+    uint64_t now = cqd_mono_ns();
+    st->snap_retry_ns = now + SNAPSHOT_RETRY_NS;
+    if (st->snap_logged_ns && now - st->snap_logged_ns < SNAPSHOT_LOG_NS) {
+        st->snap_unlogged++;
+        return;
+    }
+    char msg[CQD_STORE_WHY_MAX + 160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (st->snap_unlogged)
+        cqd_log(&st->srv->log, CQD_LOG_ERROR, "%s; %llu more snapshots failed since the last such line", msg,
+                (unsigned long long)st->snap_unlogged);
+    else
+        cqd_log(&st->srv->log, CQD_LOG_ERROR, "%s", msg);
+    st->snap_logged_ns = now;
+    st->snap_unlogged = 0;
+}
+
+/// Notes a snapshot written: its time, and the failures before it start over.
+static void snap_succeeded(cqd_store *st)
+{
+    atomic_store_explicit(&st->snap_last_ok_ms, cqd_store_unix_ms(), memory_order_relaxed);
+    st->snap_logged_ns = 0;
+    st->snap_unlogged = 0;
+    st->snap_retry_ns = 0;
+}
 
 /// Writes one record (its payload: prefix, then body) to fd.
 static int write_record(cqd_store *st, int fd, cqp_record_kind kind, uint64_t seq, const void *prefix, size_t plen,
@@ -115,8 +158,9 @@ static int write_snapshot(cqd_store *st)
     uint64_t t0 = cqd_mono_ns();
     const cqd_logger *log = &st->srv->log;
     uint64_t first;
-    if (cqd_store_rotate(st, &first) < 0) {
-        cqd_log(log, CQD_LOG_ERROR, "snapshot skipped: the journal cannot move to a new file");
+    char why[CQD_STORE_WHY_MAX];
+    if (cqd_store_rotate(st, &first, why, sizeof why) < 0) {
+        snap_failed(st, "snapshot skipped: the journal cannot move to a new file (%s); the journal is kept", why);
         return -1;
     }
     char name[CQD_STORE_NAME_MAX], tmp[CQD_STORE_NAME_MAX + 8];
@@ -143,16 +187,14 @@ static int write_snapshot(cqd_store *st)
             e = (snap_error){errno, "rename"};
     }
     if (e.what) {
-        cqd_log(log, CQD_LOG_ERROR, "snapshot %s failed (%s: %s); the journal is kept", name, e.what,
-                strerror(e.err));
+        snap_failed(st, "snapshot %s failed (%s: %s); the journal is kept", name, e.what, strerror(e.err));
         unlinkat(st->dir_fd, tmp, 0);
         return -1;
     }
     cqd_failpoint_crash(&st->srv->fp, "snapshot_dirsync");
     if (cqd_store_dirsync(st) != 0) {
         /* the rename may not be durable: keep what it would replace */
-        cqd_log(log, CQD_LOG_ERROR, "snapshot %s: fsync of %s failed (%s); the journal is kept", name, st->dir,
-                strerror(errno));
+        snap_failed(st, "snapshot %s: fsync of %s failed (%s); the journal is kept", name, st->dir, strerror(errno));
         return -1;
     }
     cqd_failpoint_crash(&st->srv->fp, "snapshot_cleanup");
@@ -160,6 +202,7 @@ static int write_snapshot(cqd_store *st)
     pthread_mutex_lock(&st->mu);
     st->snap_seq = first;
     pthread_mutex_unlock(&st->mu);
+    snap_succeeded(st);
     cqd_log(log, CQD_LOG_INFO, "snapshot %s: %d worlds in %.1f ms", name, worlds, (double)(cqd_mono_ns() - t0) / 1e6);
     return 0;
 }

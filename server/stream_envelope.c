@@ -231,10 +231,64 @@ static int decode_members(cqp_value root, cqd_envelope *env, cqp_problem *p)
 
 /* ---- JSON lines --------------------------------------------------------- */
 
+static size_t digits(const char *s, size_t i, size_t n)
+{
+    while (i < n && s[i] >= '0' && s[i] <= '9')
+        i++;
+    return i;
+}
+
+// True when s[0..n) is a JSON number (RFC 8259 section 6), of any size.
+static bool is_json_number(const char *s, size_t n)
+{
+    size_t i = n && s[0] == '-' ? 1 : 0, d;
+    if (i < n && s[i] == '0')
+        i++;
+    else if ((d = digits(s, i, n)) > i)
+        i = d;
+    else
+        return false;
+    if (i < n && s[i] == '.' && (d = digits(s, i + 1, n)) > i + 1)
+        i = d;
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        size_t e = i + 1 < n && (s[i + 1] == '+' || s[i + 1] == '-') ? i + 2 : i + 1;
+        if ((d = digits(s, e, n)) == e)
+            return false;
+        i = d;
+    }
+    return i == n;
+}
+
+// The line parsed with its id's text blanked to "0": jansson refuses an
+// integer past int64 and a number past a double, yet an id is echoed, never
+// read, so any JSON number is a valid one (API.md section 11). Only when
+// the id is such a number and nothing else in the line is wrong; else NULL.
+static json_t *parse_without_id(const char *line, size_t len)
+{
+    cqd_envelope probe = {0};
+    if (cqp_scan_object(line, len, take_id_and_body, &probe, NULL) != 0 || !probe.id ||
+        !is_json_number(probe.id, probe.id_len))
+        return NULL;
+    char *copy = malloc(len);
+    if (!copy)
+        return NULL;
+    memcpy(copy, line, len);
+    size_t at = (size_t)(probe.id - line);
+    memset(copy + at, ' ', probe.id_len);
+    copy[at] = '0';
+    cqp_problem ignored;
+    json_t *root = cqp_parse(copy, len, &ignored);
+    free(copy);
+    return root;
+}
+
+
 int cqd_envelope_parse(const char *line, size_t len, cqd_envelope *env, cqp_problem *p)
 {
     memset(env, 0, sizeof *env);
     env->root = cqp_parse(line, len, p);
+    if (!env->root && p->kind == CQP_P_BAD_JSON)
+        env->root = parse_without_id(line, len);
     if (!env->root)
         return -1;
     if (!json_is_object(env->root))
@@ -509,6 +563,8 @@ static void answer_request(cqd_server *srv, cqp_format f, const cqd_envelope *en
     } else {
         cqd_refuse(srv, &req, CQP_P_BUSY, "too many requests in flight; retry shortly", &resp);
     }
+    if (req.method && strcmp(req.method, "HEAD") == 0) // GET's status and headers, as over HTTP
+        cqp_buf_free(&resp.body);
     cqd_stream_reply(out, f, env->id, env->id_len, &resp);
     cqd_response_free(&resp);
 }

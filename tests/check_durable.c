@@ -262,6 +262,31 @@ START_TEST(refusals_are_not_journaled)
 }
 END_TEST
 
+/* The passes a failpoint spec fires on, counted by hand: "name:n" the
+ * n-th only, "name:n+" every one from the n-th on; other names never. */
+START_TEST(failpoint_passes)
+{
+    static const struct {
+        const char *spec;
+        const char *fires; /* pass i (1-based) fires when fires[i - 1] == 'x' */
+    } cases[] = {
+        {"p", "x......."}, {"p:3", "..x....."}, {"p:3+", "..xxxxxx"}, {"p:1+", "xxxxxxxx"}, {"q:1+", "........"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        cqd_failpoint fp;
+        ck_assert_int_eq(cqd_failpoint_init(&fp, cases[k].spec), 0);
+        for (int i = 0; i < 8; i++)
+            ck_assert_msg(cqd_failpoint_hit(&fp, "p") == (cases[k].fires[i] == 'x'), "%s, pass %d", cases[k].spec,
+                          i + 1);
+    }
+    static const char *const bad[] = {"p:", "p:0", "p:0+", "p:+", "p:2++", "p:2x", ":2"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        cqd_failpoint fp;
+        ck_assert_msg(cqd_failpoint_init(&fp, bad[k]) == -1, "%s parsed", bad[k]);
+    }
+}
+END_TEST
+
 Suite *durable_suite(void)
 {
     Suite *s = suite_create("durable");
@@ -269,6 +294,7 @@ Suite *durable_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, journal_refusal_changes_nothing, 0, (int)(sizeof changes / sizeof changes[0]));
     tcase_add_test(tc, refusals_are_not_journaled);
+    tcase_add_test(tc, failpoint_passes);
     suite_add_tcase(s, tc);
     return s;
 }

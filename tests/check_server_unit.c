@@ -154,19 +154,27 @@ START_TEST(route_misses)
         ck_assert_msg(match("GET", nopaths[i], &c, &r, allow) == CQD_MATCH_NO_PATH, "%s matched", nopaths[i]);
 
     ck_assert_int_eq(match("PATCH", "/v1/worlds/arena", &c, &r, allow), CQD_MATCH_NO_METHOD);
-    static const char *const world_methods[] = {"GET", "PUT", "DELETE"};
-    ck_assert_msg(allow_is(allow, world_methods, 3), "allow '%s'", allow);
+    /* HEAD wherever GET is (RFC 9110 section 9.3.2) */
+    static const char *const world_methods[] = {"GET", "HEAD", "PUT", "DELETE"};
+    ck_assert_msg(allow_is(allow, world_methods, 4), "allow '%s'", allow);
     ck_assert_int_eq(match("GET", "/v1/pair", &c, &r, allow), CQD_MATCH_NO_METHOD);
     static const char *const post[] = {"POST"};
     ck_assert_msg(allow_is(allow, post, 1), "allow '%s'", allow);
     ck_assert_int_eq(match("POST", "/v1/worlds/w/shapes/s", &c, &r, allow), CQD_MATCH_NO_METHOD);
-    ck_assert_msg(allow_is(allow, world_methods, 3), "allow '%s'", allow);
+    ck_assert_msg(allow_is(allow, world_methods, 4), "allow '%s'", allow);
     /* Wrong method on a path whose ids are invalid, or empty: still a 405. */
     ck_assert_int_eq(match("POST", "/v1/worlds/bad name", &c, &r, allow), CQD_MATCH_NO_METHOD);
-    ck_assert_msg(allow_is(allow, world_methods, 3), "allow '%s'", allow);
+    ck_assert_msg(allow_is(allow, world_methods, 4), "allow '%s'", allow);
     ck_assert_int_eq(match("PATCH", "/v1/worlds//shapes/", &c, &r, allow), CQD_MATCH_NO_METHOD);
-    ck_assert_msg(allow_is(allow, world_methods, 3), "allow '%s'", allow);
+    ck_assert_msg(allow_is(allow, world_methods, 4), "allow '%s'", allow);
     ck_assert_int_eq(match("get", "/healthz", &c, &r, allow), CQD_MATCH_NO_METHOD);
+    ck_assert_int_eq(match("head", "/healthz", &c, &r, allow), CQD_MATCH_NO_METHOD);
+    ck_assert_int_eq(match("HEAD", "/v1/pair", &c, &r, allow), CQD_MATCH_NO_METHOD);
+    ck_assert_msg(allow_is(allow, post, 1), "allow '%s'", allow);
+    ck_assert_int_eq(match("HEAD", "/v1/worlds/w/shapes/s", &c, &r, allow), CQD_MATCH_OK);
+    int count;
+    ck_assert_str_eq(cqd_routes(&count)[r].method, "GET");
+    ck_assert(cqd_route_always_admitted("HEAD", "/healthz"));
 }
 END_TEST
 
@@ -454,7 +462,8 @@ START_TEST(pipeline_auth)
     cqd_response_free(&resp);
     /* Without the token, nothing about paths or methods is told. */
     static const char *const wrong[] = {NULL, "", "Bearer", "Bearer ", "Bearer s3cre", "Bearer s3cret2",
-                                        "Bearer S3CRET", "Bearer s3crex", "Basic s3cret", "Bearer  s3cret", "s3cret"};
+                                        "Bearer S3CRET", "Bearer s3crex", "Basic s3cret", "Bearers3cret",
+                                        "Bearer s3cret x", "Bearer \ts3cret\tx", "s3cret"};
     for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
         call(&srv, "GET", "/v1/worlds", (req_opts){.auth = wrong[i]}, &resp);
         assert_problem(&resp, 401, "unauthorized");
@@ -480,6 +489,14 @@ START_TEST(pipeline_auth)
     call(&srv, "GET", "/v1/worlds", (req_opts){.auth = "bearer s3cret"}, &resp);
     ck_assert_int_eq(resp.status, 200);
     cqd_response_free(&resp);
+    /* RFC 9110: 1*SP after the scheme, OWS around the value (issue 25, item 11). */
+    static const char *const blank[] = {"Bearer  s3cret", "Bearer s3cret ", " Bearer s3cret", "\tBearer\ts3cret\t",
+                                        "Bearer s3cret \t "};
+    for (size_t i = 0; i < sizeof blank / sizeof blank[0]; i++) {
+        call(&srv, "GET", "/v1/worlds", (req_opts){.auth = blank[i]}, &resp);
+        ck_assert_int_eq(resp.status, 200);
+        cqd_response_free(&resp);
+    }
     fclose(log);
     cqd_server_destroy(&srv);
 

@@ -82,7 +82,7 @@ class Files(DaemonCase):
                 with self.subTest(method=method, path=path):
                     r = self.req(method, path)
                     self.assertProblem(r, 405, "method-not-allowed")
-                    self.assertEqual(r.headers.get("allow"), "GET")
+                    self.assertEqual(r.headers.get("allow"), "GET, HEAD")
 
 
 class FilesWithToken(DaemonCase):
