@@ -23,6 +23,7 @@
     X(sweep)         \
     X(sweep_random)  \
     X(sap)           \
+    X(sap_mass)      \
     X(gen)           \
     X(world)         \
     X(world_contacts) \

@@ -162,12 +162,23 @@ static void list_drop(int32_t *list, int32_t *at, int *n, int id)
     at[last] = at[id];
 }
 
-static void mark_fresh(cq_sap *s, int id)
+void sap_mark_fresh(cq_sap *s, int id)
 {
     if (s->it.item[id].flags & SAP_FRESH)
         return;
     s->it.item[id].flags |= SAP_FRESH;
     list_push(s->it.fresh, s->it.fresh_at, &s->fresh_n, id);
+}
+
+void sap_cover_extent(double ext[3], const cq_aabb *box)
+{
+    for (int axis = 0; axis < 3; axis++) {
+        double lo = cq_comp(box->min, axis), hi = cq_comp(box->max, axis), e = hi - lo;
+        /* Infinite bounds don't count (a query takes them from the arrays'
+         * ends); a finite box too wide for a double makes e infinite. */
+        if (lo > -INFINITY && hi < INFINITY && !(e <= ext[axis]))
+            ext[axis] = e;
+    }
 }
 
 /* Takes a placed item's endpoints out (marked dead until the next update
@@ -203,7 +214,8 @@ int cq_sap_insert(cq_sap *sap, int id, const cq_aabb *box, uint32_t layer, uint3
     it->item[id].layer = layer;
     it->item[id].mask = mask;
     it->adj[id] = -1;
-    mark_fresh(sap, id);
+    sap_cover_extent(is_static ? sap->ext_sta : sap->ext_dyn, box);
+    sap_mark_fresh(sap, id);
     sap->sta_dirty |= is_static;
     if (id >= sap->hi)
         sap->hi = id + 1;
@@ -250,7 +262,8 @@ int cq_sap_move(cq_sap *sap, int id, const cq_aabb *box)
     if (f & SAP_PLACED) /* a static leaves its arrays and is placed again, like a new one */
         unplace(sap, id);
     it->item[id].box = *box;
-    mark_fresh(sap, id);
+    sap_cover_extent((f & SAP_STATIC) ? sap->ext_sta : sap->ext_dyn, box);
+    sap_mark_fresh(sap, id);
     return CQ_OK;
 }
 
@@ -263,7 +276,7 @@ int cq_sap_set_filter(cq_sap *sap, int id, uint32_t layer, uint32_t mask)
     begin(sap);
     sap->it.item[id].layer = layer;
     sap->it.item[id].mask = mask;
-    mark_fresh(sap, id);
+    sap_mark_fresh(sap, id);
     return CQ_OK;
 }
 
@@ -274,7 +287,7 @@ int cq_sap_update(cq_sap *sap)
         sap->incomplete = false;
         for (int id = 0; id < sap->hi; id++)
             if (sap->it.item[id].flags & SAP_ALIVE)
-                mark_fresh(sap, id);
+                sap_mark_fresh(sap, id);
     }
     sap_compact_dyn(sap);
     sap_rebuild_static(sap);

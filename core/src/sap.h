@@ -42,7 +42,9 @@ typedef struct cq_sap_stats {
     uint64_t swaps;           /* endpoint swaps in the dynamic arrays (the incremental re-sort) */
     uint64_t crossings;       /* dynamic endpoints stepping over a static endpoint (no swap) */
     uint64_t static_rebuilds; /* updates that rebuilt the static arrays (a static changed) */
-    uint64_t sweeps;          /* updates that found new items' pairs with a full sweep */
+    uint64_t sweeps;          /* updates that found fresh items' pairs with a full sweep */
+    uint64_t queries;         /* fresh items whose pairs were found by a query of the arrays */
+    uint64_t bulk_moves;      /* updates that merged the moved endpoints in sorted (a mass move) */
 } cq_sap_stats;
 
 /* Creates a broadphase for ids 0..capacity-1 (capacity > 0) with pair room

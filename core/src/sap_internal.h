@@ -11,9 +11,19 @@
 #define SAP_MAX_ITEMS (1 << 24)
 /* Pair slots stay below this so the hash table size fits an int32 index. */
 #define SAP_MAX_PAIRS (1 << 28)
-/* More new or changed items than this in one update: one sweep finds their
- * pairs instead of a scan over all items per item. */
-#define SAP_SWEEP_MIN 32
+/* Fresh items' pairs are found by one sweep over everything instead of a
+ * query each when more than one in SAP_SWEEP_SHARE of the items is fresh
+ * (or the queries' stretches add up to more than a sweep would visit:
+ * sap_refresh.c). */
+#define SAP_SWEEP_SHARE 16
+/* Moved items whose rank displacement is measured to judge a batch. */
+#define SAP_BULK_SAMPLES 48
+/* A batch of moves whose estimated swaps and crossings exceed this many per
+ * endpoint in the arrays is merged in sorted rather than insertion-sorted
+ * (measured: sap_bulk.c). */
+#define SAP_BULK_SWAPS_PER_EP 2
+/* Tag bit marking a moved endpoint while the bulk path pulls them out. */
+#define SAP_TAG_MOVED 0x80000000u
 
 /* Crossings held back per batch (see sap_sort.c's crossing()). */
 #define SAP_HELD_MAX 512
@@ -68,15 +78,15 @@ _Static_assert(sizeof(sap_item) == 64, "an item fills one cache line");
 /* Per-item storage: one cq_alloc block sized by the item capacity. */
 typedef struct sap_items {
     sap_item *item;
-    cq_aabb *next;             /* a moved dynamic's pending box */
+    cq_aabb *next;             /* a moved dynamic's pending box (the sweep's scratch in sap_refresh) */
     int32_t (*pos)[6];         /* endpoint indices in dyn or sta, [axis * 2 + is_max] */
     int32_t (*cur)[6];         /* a dynamic's cursors: static endpoints ordered before each endpoint */
     int32_t *adj;              /* the item's first pair slot, -1 */
-    int32_t *moved, *moved_at; /* moved items and each one's index there */
+    int32_t *moved, *moved_at; /* moved items and each one's index there (moved: the sweep's scratch) */
     int32_t *fresh, *fresh_at; /* SAP_FRESH items and each one's index there */
     int32_t *active, *active_at; /* the sweep's open intervals and each one's index there */
     sap_ep *dyn[3], *sta[3];   /* sorted endpoints per axis, dynamic and static */
-    sap_ep *tmp;               /* scratch for sorting and merging endpoints */
+    sap_ep *tmp;               /* scratch for sorting and merging endpoints, and for the sweep */
 } sap_items;
 
 /* Pair storage: one cq_alloc block sized by the pair capacity. */
@@ -99,6 +109,11 @@ struct cq_sap {
     int dead;       /* dead endpoints per axis in it.dyn */
     bool sta_dirty; /* a static was inserted, removed or moved */
     int moved_n, fresh_n;
+    /* Upper bounds on the extent per axis of items with finite bounds
+     * there (dynamics, statics): a query for a box's partners scans the
+     * endpoints within that distance of it. Items with an infinite bound
+     * sit at the arrays' ends and are taken from there. */
+    double ext_dyn[3], ext_sta[3];
 
     int pcap; /* pair slots */
     uint32_t hmask;
@@ -169,15 +184,39 @@ void sap_pair_prune(cq_sap *s, int i);
 /* Sorts the removed list and rebuilds the sorted order from the last one and the added list. */
 void sap_pairs_finish(cq_sap *s);
 
+/* sap.c */
+/* Adds item id to the fresh list (its pairs are recomputed by the update). */
+void sap_mark_fresh(cq_sap *s, int id);
+/* Raises the extent bounds (ext, per axis) to cover box. */
+void sap_cover_extent(double ext[3], const cq_aabb *box);
+
 /* sap_sort.c */
+/* How many of e[0..n) sort before x. */
+int sap_lower_bound(const sap_ep *e, int n, sap_ep x);
+/* Sets dynamic id's cursors into the static arrays from its box. */
+void sap_set_cursors(cq_sap *s, int id);
+/* Sorts a[0..n) through tmp (n elements of scratch). */
+void sap_ep_sort(sap_ep *a, int n, sap_ep *tmp);
 /* Drops dead endpoints from the dynamic arrays. */
 void sap_compact_dyn(cq_sap *s);
 /* Rebuilds the static arrays (dead dropped, unplaced statics placed) and every dynamic's cursors. */
 void sap_rebuild_static(cq_sap *s);
 /* Places the unplaced dynamics of the fresh list in the dynamic arrays, with cursors. */
 void sap_place_dyn(cq_sap *s);
-/* Re-sorts the moved dynamics' endpoints, updating pairs on every crossing. */
+/* Re-sorts the moved dynamics' endpoints, updating pairs on every crossing;
+ * a mass move is handed to sap_bulk_moves instead. */
 void sap_apply_moves(cq_sap *s);
+
+/* sap_bulk.c */
+/* Whether the recorded moves would cost the insertion sort more than
+ * merging them in sorted (an estimate from a sample of them). */
+bool sap_moves_are_mass(const cq_sap *s);
+/* Applies the moves by pulling the moved endpoints out, sorting them and
+ * merging them back; the moved items become fresh, so sap_refresh finds
+ * their pairs (a pair that holds before and after keeps its slot). */
+void sap_bulk_moves(cq_sap *s);
+/* Recomputes the dynamic extent bounds exactly. */
+void sap_measure_dyn_extents(cq_sap *s);
 
 /* sap_refresh.c */
 /* Makes every pair with at least one fresh item match sap_truth. */

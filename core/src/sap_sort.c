@@ -23,7 +23,7 @@ static void ep_merge(const sap_ep *x, int nx, const sap_ep *y, int ny, sap_ep *o
 }
 
 /* Bottom-up merge sort through tmp (qsort may allocate). */
-static void ep_sort(sap_ep *a, int n, sap_ep *tmp)
+void sap_ep_sort(sap_ep *a, int n, sap_ep *tmp)
 {
     sap_ep *src = a, *dst = tmp;
     for (int w = 1; w < n; w *= 2) {
@@ -42,7 +42,7 @@ static void ep_sort(sap_ep *a, int n, sap_ep *tmp)
 /* Sorts e[m..n) and merges it into the sorted e[0..m). */
 static void merge_tail(sap_ep *e, int m, int n, sap_ep *tmp)
 {
-    ep_sort(e + m, n - m, tmp);
+    sap_ep_sort(e + m, n - m, tmp);
     ep_merge(e, m, e + m, n - m, tmp);
     memcpy(e, tmp, (size_t)n * sizeof *e);
 }
@@ -87,7 +87,7 @@ static void mark_placed(cq_sap *s, uint8_t kind)
 }
 
 /* How many of e[0..n) sort before x. */
-static int lower_bound(const sap_ep *e, int n, sap_ep x)
+int sap_lower_bound(const sap_ep *e, int n, sap_ep x)
 {
     int lo = 0, hi = n;
     while (lo < hi) {
@@ -100,11 +100,11 @@ static int lower_bound(const sap_ep *e, int n, sap_ep x)
     return lo;
 }
 
-static void set_cursors(cq_sap *s, int id)
+void sap_set_cursors(cq_sap *s, int id)
 {
     for (int k = 0; k < 6; k++) {
         sap_ep x = {sap_bound(&s->it.item[id].box, k >> 1, k & 1), (uint32_t)id * 2u + (uint32_t)(k & 1)};
-        s->it.cur[id][k] = lower_bound(s->it.sta[k >> 1], s->nsta, x);
+        s->it.cur[id][k] = sap_lower_bound(s->it.sta[k >> 1], s->nsta, x);
     }
 }
 
@@ -119,6 +119,7 @@ void sap_compact_dyn(cq_sap *s)
     }
     s->ndyn = n;
     s->dead = 0;
+    sap_measure_dyn_extents(s); /* items left: the bounds may shrink */
 }
 
 void sap_rebuild_static(cq_sap *s)
@@ -136,9 +137,14 @@ void sap_rebuild_static(cq_sap *s)
     s->nsta = n;
     mark_placed(s, SAP_STATIC);
     /* Every cursor counts static endpoints, so all of them change. */
-    for (int id = 0; id < s->hi; id++)
-        if ((s->it.item[id].flags & (SAP_PLACED | SAP_STATIC)) == SAP_PLACED)
-            set_cursors(s, id);
+    s->ext_sta[0] = s->ext_sta[1] = s->ext_sta[2] = 0;
+    for (int id = 0; id < s->hi; id++) {
+        uint8_t f = s->it.item[id].flags & (SAP_ALIVE | SAP_PLACED | SAP_STATIC);
+        if (f == (SAP_ALIVE | SAP_PLACED))
+            sap_set_cursors(s, id);
+        else if (f == (SAP_ALIVE | SAP_PLACED | SAP_STATIC))
+            sap_cover_extent(s->ext_sta, &s->it.item[id].box);
+    }
     s->sta_dirty = false;
     s->stats.static_rebuilds++;
 }
@@ -158,7 +164,7 @@ void sap_place_dyn(cq_sap *s)
     for (int k = 0; k < s->fresh_n; k++) {
         int id = s->it.fresh[k];
         if ((s->it.item[id].flags & (SAP_STATIC | SAP_PLACED)) == 0)
-            set_cursors(s, id);
+            sap_set_cursors(s, id);
     }
     mark_placed(s, 0);
 }
@@ -311,6 +317,10 @@ void sap_apply_moves(cq_sap *s)
 {
     if (s->moved_n == 0)
         return;
+    if (sap_moves_are_mass(s)) {
+        sap_bulk_moves(s);
+        return;
+    }
     sap_items *it = &s->it;
     int from[3] = {s->ndyn, s->ndyn, s->ndyn};
     for (int k = 0; k < s->moved_n; k++) {
@@ -319,6 +329,7 @@ void sap_apply_moves(cq_sap *s)
         const int32_t *pos = it->pos[id];
         it->item[id].box = *box;
         it->item[id].flags &= (uint8_t)~SAP_MOVED;
+        sap_cover_extent(s->ext_dyn, box);
         /* Spelled out: six stores far apart, with no branch between them. */
         it->dyn[0][pos[0]].v = box->min.x, it->dyn[0][pos[1]].v = box->max.x;
         it->dyn[1][pos[2]].v = box->min.y, it->dyn[1][pos[3]].v = box->max.y;
