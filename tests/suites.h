@@ -28,6 +28,7 @@
     X(world)         \
     X(world_contacts) \
     X(world_query)   \
+    X(world_teleport) \
     X(mesh)          \
     X(exact)         \
     X(proto_write)   \
