@@ -11,9 +11,11 @@
 #include "cq/status.h"
 #include "sap_internal.h"
 
+/* Per-item arrays hold cap + 1 ids: id cap is the sentinel that owns dead
+ * endpoints (sap_dead_tag). */
 static size_t items_layout(sap_items *it, char *base, int cap)
 {
-    size_t at = 0, n = (size_t)cap;
+    size_t at = 0, n = (size_t)cap + 1;
     it->item = sap_carve(base, &at, n, sizeof *it->item);
     it->next = sap_carve(base, &at, n, sizeof *it->next);
     it->pos = sap_carve(base, &at, n, sizeof *it->pos);
@@ -25,11 +27,13 @@ static size_t items_layout(sap_items *it, char *base, int cap)
     it->fresh_at = sap_carve(base, &at, n, sizeof *it->fresh_at);
     it->active = sap_carve(base, &at, n, sizeof *it->active);
     it->active_at = sap_carve(base, &at, n, sizeof *it->active_at);
+    it->staged = sap_carve(base, &at, n, sizeof *it->staged);
+    it->staged_at = sap_carve(base, &at, n, sizeof *it->staged_at);
     for (int axis = 0; axis < 3; axis++) {
-        it->dyn[axis] = sap_carve(base, &at, 2 * n, sizeof *it->dyn[axis]);
-        it->sta[axis] = sap_carve(base, &at, 2 * n, sizeof *it->sta[axis]);
+        it->dyn[axis] = sap_carve(base, &at, 2 * (size_t)cap, sizeof *it->dyn[axis]);
+        it->sta[axis] = sap_carve(base, &at, 2 * (size_t)cap, sizeof *it->sta[axis]);
     }
-    it->tmp = sap_carve(base, &at, 2 * n, sizeof *it->tmp);
+    it->tmp = sap_carve(base, &at, 2 * (size_t)cap, sizeof *it->tmp);
     return at;
 }
 
@@ -41,9 +45,18 @@ static int items_alloc(sap_items *it, int cap, void **block, size_t *size)
     if (!*block)
         return CQ_ENO_MEMORY;
     items_layout(it, *block, cap);
-    for (int id = 0; id < cap; id++)
+    for (int id = 0; id <= cap; id++)
         it->item[id].flags = 0;
+    it->adj[cap] = -1; /* the sentinel has no pairs */
     return CQ_OK;
+}
+
+/* Gives dead endpoints to the sentinel of the new capacity. */
+static void retag_dead(sap_ep *e, int n, int from, int to)
+{
+    for (int k = 0; k < n; k++)
+        if (sap_is_dead(from, e[k].tag))
+            e[k].tag = sap_dead_tag(to, e[k].tag);
 }
 
 /* Moves the item storage to a block for cap ids (> s->cap). */
@@ -65,9 +78,13 @@ static int items_grow(cq_sap *s, int cap)
     SAP_COPY_(moved_at, s->cap);
     SAP_COPY_(fresh, s->fresh_n);
     SAP_COPY_(fresh_at, s->cap);
+    SAP_COPY_(staged, s->staged_n);
+    SAP_COPY_(staged_at, s->cap);
     for (int axis = 0; axis < 3; axis++) {
         SAP_COPY_(dyn[axis], s->ndyn);
         SAP_COPY_(sta[axis], s->nsta);
+        retag_dead(n.dyn[axis], s->ndyn, s->cap, cap);
+        retag_dead(n.sta[axis], s->nsta, s->cap, cap);
     }
 #undef SAP_COPY_
     cq_free(s->items_block, s->items_size);
@@ -124,6 +141,7 @@ static void begin(cq_sap *s)
         return;
     s->closed = false;
     s->epoch++;
+    sap_pairs_unmark(s);
     s->added_n = 0;
     s->removed_n = 0;
 }
@@ -181,13 +199,15 @@ void sap_cover_extent(double ext[3], const cq_aabb *box)
     }
 }
 
-/* Takes a placed item's endpoints out (marked dead until the next update
- * compacts); a static's going makes the update rebuild the static arrays. */
+/* Takes a placed item's endpoints out (dead until a compaction drops
+ * them); a static's going makes the update rebuild the static arrays. */
 static void unplace(cq_sap *s, int id)
 {
     bool is_static = s->it.item[id].flags & SAP_STATIC;
-    for (int k = 0; k < 6; k++)
-        (is_static ? s->it.sta : s->it.dyn)[k >> 1][s->it.pos[id][k]].tag = SAP_DEAD;
+    for (int k = 0; k < 6; k++) {
+        sap_ep *e = &(is_static ? s->it.sta : s->it.dyn)[k >> 1][s->it.pos[id][k]];
+        e->tag = sap_dead_tag(s->cap, e->tag);
+    }
     if (is_static)
         s->sta_dirty = true;
     else
@@ -234,6 +254,8 @@ int cq_sap_remove(cq_sap *sap, int id)
         list_drop(sap->it.moved, sap->it.moved_at, &sap->moved_n, id);
     if (f & SAP_FRESH)
         list_drop(sap->it.fresh, sap->it.fresh_at, &sap->fresh_n, id);
+    if (f & SAP_STAGED)
+        list_drop(sap->it.staged, sap->it.staged_at, &sap->staged_n, id);
     sap->it.item[id].flags = 0;
     sap_pair_prune(sap, id); /* no pair holds for a dead item: all go */
     return CQ_OK;
@@ -289,8 +311,9 @@ int cq_sap_update(cq_sap *sap)
             if (sap->it.item[id].flags & SAP_ALIVE)
                 sap_mark_fresh(sap, id);
     }
-    sap_compact_dyn(sap);
+    sap_compact_dyn(sap, false);
     sap_rebuild_static(sap);
+    sap_stage_moves(sap);
     sap_apply_moves(sap);
     sap_place_dyn(sap);
     sap_refresh(sap);

@@ -56,19 +56,21 @@ void sap_measure_dyn_extents(cq_sap *s)
 }
 
 /* Moves the marked endpoints of e[0..n) to tmp, keeping the others in
- * order at the front; returns how many were marked. */
-static int pull_moved(sap_ep *e, int n, sap_ep *tmp)
+ * order at the front and dropping dead ones (of sentinel cap); returns
+ * how many were marked, and the kept ones' count in *kept. */
+static int pull_moved(sap_ep *e, int n, sap_ep *tmp, int cap, int *kept)
 {
-    int kept = 0, pulled = 0;
+    int w = 0, pulled = 0;
     for (int k = 0; k < n; k++) {
         sap_ep x = e[k];
         if (x.tag & SAP_TAG_MOVED) {
             x.tag &= ~SAP_TAG_MOVED;
             tmp[pulled++] = x;
-        } else {
-            e[kept++] = x;
+        } else if (!sap_is_dead(cap, x.tag)) {
+            e[w++] = x;
         }
     }
+    *kept = w;
     return pulled;
 }
 
@@ -81,14 +83,16 @@ static void merge_back(sap_ep *e, int nx, const sap_ep *y, int ny)
         e[k--] = (i >= 0 && sap_less(y[j], e[i])) ? e[i--] : y[j--];
 }
 
-static void merge_axis(cq_sap *s, int axis)
+/* Returns the endpoints left on the axis (the dead ones are dropped). */
+static int merge_axis(cq_sap *s, int axis)
 {
     sap_ep *e = s->it.dyn[axis];
-    int m = pull_moved(e, s->ndyn, s->it.tmp), kept = s->ndyn - m;
+    int kept, m = pull_moved(e, s->ndyn, s->it.tmp, s->cap, &kept), n = kept + m;
     sap_ep_sort(s->it.tmp, m, e + kept); /* the room past the kept ones is the scratch */
     merge_back(e, kept, s->it.tmp, m);
-    for (int k = 0; k < s->ndyn; k++)
+    for (int k = 0; k < n; k++)
         s->it.pos[sap_owner(e[k].tag)][axis * 2 + (int)(e[k].tag & 1u)] = k;
+    return n;
 }
 
 void sap_bulk_moves(cq_sap *s)
@@ -107,8 +111,11 @@ void sap_bulk_moves(cq_sap *s)
         sap_mark_fresh(s, id);
     }
     s->moved_n = 0;
+    int n = s->ndyn;
     for (int axis = 0; axis < 3; axis++)
-        merge_axis(s, axis);
+        n = merge_axis(s, axis);
+    s->ndyn = n;
+    s->dead = 0;
     for (int k = 0; s->nsta > 0 && k < s->fresh_n; k++) {
         int id = it->fresh[k];
         if ((it->item[id].flags & (SAP_STATIC | SAP_PLACED)) == SAP_PLACED) /* a moved dynamic */

@@ -40,9 +40,14 @@ typedef struct sap_ep {
     uint32_t tag;
 } sap_ep;
 
-/* Tag of an endpoint whose item was removed, or whose static moved; the
- * next update's compaction drops it. */
-#define SAP_DEAD UINT32_MAX
+/* New dynamics wait in a staging list, their pairs found by a query each
+ * and by testing them against one another, until more than
+ * max(SAP_STAGE_MIN, sqrt(dynamic endpoints)) wait: merging them into the
+ * arrays costs O(n), so a single insert costs O(n / sqrt n) amortised. */
+#define SAP_STAGE_MIN 16
+/* Dead endpoints (removed items') stay in the dynamic arrays until they are
+ * more than 1 / SAP_DEAD_SHARE of them: compacting costs O(n). */
+#define SAP_DEAD_SHARE 4
 
 /* Item flags. */
 enum {
@@ -51,6 +56,7 @@ enum {
     SAP_PLACED = 4, /* endpoints are in the arrays (cleared until update places a new item) */
     SAP_MOVED = 8,  /* a placed dynamic with a pending box (in the moved list) */
     SAP_FRESH = 16, /* its pairs must be recomputed (new, filter changed, static moved) */
+    SAP_STAGED = 32, /* a dynamic in the staging list, not in the arrays */
 };
 
 /* A pair slot. While free, a = -1 and link[0][1] chains the free list. */
@@ -85,6 +91,7 @@ typedef struct sap_items {
     int32_t *moved, *moved_at; /* moved items and each one's index there (moved: the sweep's scratch) */
     int32_t *fresh, *fresh_at; /* SAP_FRESH items and each one's index there */
     int32_t *active, *active_at; /* the sweep's open intervals and each one's index there */
+    int32_t *staged, *staged_at; /* staged dynamics and each one's index there */
     sap_ep *dyn[3], *sta[3];   /* sorted endpoints per axis, dynamic and static */
     sap_ep *tmp;               /* scratch for sorting and merging endpoints, and for the sweep */
 } sap_items;
@@ -107,6 +114,7 @@ struct cq_sap {
     sap_items it;
     int ndyn, nsta; /* endpoints per axis in it.dyn / it.sta, dead ones included */
     int dead;       /* dead endpoints per axis in it.dyn */
+    int staged_n;
     bool sta_dirty; /* a static was inserted, removed or moved */
     int moved_n, fresh_n;
     /* Upper bounds on the extent per axis of items with finite bounds
@@ -139,6 +147,13 @@ static inline bool sap_less(sap_ep x, sap_ep y)
 }
 
 static inline int sap_owner(uint32_t tag) { return (int)(tag >> 1); }
+
+/* An endpoint whose item was removed, or whose static moved, belongs to
+ * the sentinel id cap, never alive (flags 0, no pairs): whatever walks the
+ * arrays may meet it and finds no pair; compaction drops it. It keeps its
+ * min/max bit, so the arrays stay sorted. */
+static inline uint32_t sap_dead_tag(int cap, uint32_t tag) { return (uint32_t)cap * 2u + (tag & 1u); }
+static inline bool sap_is_dead(int cap, uint32_t tag) { return (tag >> 1) == (uint32_t)cap; }
 
 /* The endpoint of box on axis (0..2), the max when is_max. */
 static inline double sap_bound(const cq_aabb *box, int axis, int is_max)
@@ -183,6 +198,9 @@ void sap_pair_end(cq_sap *s, int i, int j);
 void sap_pair_prune(cq_sap *s, int i);
 /* Sorts the removed list and rebuilds the sorted order from the last one and the added list. */
 void sap_pairs_finish(cq_sap *s);
+/* Clears the added marks the last update left in the order (at the first
+ * mutation after it: the reports are done with). */
+void sap_pairs_unmark(cq_sap *s);
 
 /* sap.c */
 /* Adds item id to the fresh list (its pairs are recomputed by the update). */
@@ -197,12 +215,19 @@ int sap_lower_bound(const sap_ep *e, int n, sap_ep x);
 void sap_set_cursors(cq_sap *s, int id);
 /* Sorts a[0..n) through tmp (n elements of scratch). */
 void sap_ep_sort(sap_ep *a, int n, sap_ep *tmp);
-/* Drops dead endpoints from the dynamic arrays. */
-void sap_compact_dyn(cq_sap *s);
+/* Drops dead endpoints from the dynamic arrays once they are many (all, force). */
+void sap_compact_dyn(cq_sap *s, bool force);
 /* Rebuilds the static arrays (dead dropped, unplaced statics placed) and every dynamic's cursors. */
 void sap_rebuild_static(cq_sap *s);
-/* Places the unplaced dynamics of the fresh list in the dynamic arrays, with cursors. */
+/* Stages the new dynamics of the fresh list, or places them all (staged
+ * ones too) in the dynamic arrays once the staging list is full. */
 void sap_place_dyn(cq_sap *s);
+/* Places every staged dynamic in the dynamic arrays, with cursors. */
+void sap_flush_staged(cq_sap *s);
+/* Judges every pair of a moved item with a staged one (the re-sort does
+ * not see staged items); flushes the staging list instead if that is
+ * dearer. Before the moves are applied. */
+void sap_stage_moves(cq_sap *s);
 /* Re-sorts the moved dynamics' endpoints, updating pairs on every crossing;
  * a mass move is handed to sap_bulk_moves instead. */
 void sap_apply_moves(cq_sap *s);

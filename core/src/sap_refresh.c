@@ -168,6 +168,8 @@ static void sweep(cq_sap *s)
     while (a < s->ndyn || b < s->nsta) {
         sap_ep x = (b == s->nsta || (a < s->ndyn && !sap_less(t[b], d[a]))) ? d[a++] : t[b++];
         int i = sap_owner(x.tag);
+        if (i == s->cap) /* a dead endpoint */
+            continue;
         const sap_item *item = &s->it.item[i];
         bool is_static = item->flags & SAP_STATIC, fresh = item->flags & SAP_FRESH;
         if (x.tag & 1u) {
@@ -234,8 +236,17 @@ void sap_refresh(cq_sap *s)
         return;
     for (int k = 0; k < s->fresh_n; k++)
         sap_pair_prune(s, s->it.fresh[k]);
-    if (!query_all(s))
+    /* Staged items are in no array: fresh ones are tested against them
+     * one by one, unless placing them costs less (or a sweep must see them). */
+    if ((int64_t)s->fresh_n * s->staged_n > s->ndyn)
+        sap_flush_staged(s);
+    if (!query_all(s)) {
+        sap_flush_staged(s);
         sweep(s); /* the pairs the queries stored are found again, and kept */
+    }
+    for (int k = 0; k < s->fresh_n; k++)
+        for (int j = 0; j < s->staged_n; j++)
+            sap_pair_begin(s, s->it.fresh[k], s->it.staged[j]);
     for (int k = 0; k < s->fresh_n; k++)
         s->it.item[s->it.fresh[k]].flags &= (uint8_t)~SAP_FRESH;
     s->fresh_n = 0;
