@@ -274,6 +274,54 @@ START_TEST(test_huge_boxes)
 }
 END_TEST
 
+/* Churn in a set that starts tiny: inserts wait in the staging list and
+ * are merged in when it fills, removed items' endpoints stay in the arrays
+ * until compaction, the storage grows with both pending, and items move
+ * (a few: judged against the staged ones; many: the staged ones merged in
+ * first) in the same updates. */
+START_TEST(test_staging_churn)
+{
+    tu_rng rng = {0x7e1e08};
+    sm_model m = sm_model_make(600);
+    cq_sap *sap;
+    ck_assert_int_eq(cq_sap_create(4, &sap), CQ_OK);
+    sm_history h = {0};
+    double side = 12;
+    for (int round = 0; round < 400; round++) {
+        int inserts = (int)tu_uniform(&rng, 0, round < 200 ? 5 : 3), removes = (int)tu_uniform(&rng, 0, 3);
+        for (int k = 0; k < inserts; k++) {
+            int id = (int)tu_uniform(&rng, 0, m.cap);
+            if (!m.alive[id])
+                sm_put(sap, &m, id, random_box(&rng, side), 1u << (id % 2), ~0u, id % 11 == 0);
+        }
+        for (int k = 0; k < removes; k++) {
+            int id = (int)tu_uniform(&rng, 0, m.cap);
+            if (m.alive[id])
+                sm_drop(sap, &m, id);
+        }
+        double share = round % 7 == 0 ? 0.9 : 0.02;
+        for (int id = 0; id < m.cap; id++)
+            if (m.alive[id] && !m.is_static[id] && tu_uniform(&rng, 0, 1) < share) {
+                cq_vec3 d = cq_v3(tu_uniform(&rng, -0.3, 0.3), tu_uniform(&rng, -0.3, 0.3), 0);
+                cq_aabb b = round % 5 == 0 ? random_box(&rng, side)
+                                           : (cq_aabb){cq_add(m.box[id].min, d), cq_add(m.box[id].max, d)};
+                sm_shift(sap, &m, id, b);
+            }
+        if (round % 13 == 0) {
+            int id = (int)tu_uniform(&rng, 0, m.cap);
+            if (m.alive[id])
+                sm_refilter(sap, &m, id, 1, round % 2 ? 1 : ~0u);
+        }
+        sm_update_and_check(sap, &m, &h);
+    }
+    cq_sap_stats st = stats(sap);
+    ck_assert(st.grows > 0 && st.queries > 0 && st.swaps > 0 && st.bulk_moves > 0);
+    cq_sap_destroy(sap);
+    sm_history_free(&h);
+    sm_model_free(&m);
+}
+END_TEST
+
 Suite *sap_mass_suite(void)
 {
     Suite *s = suite_create("sap_mass");
@@ -286,6 +334,7 @@ Suite *sap_mass_suite(void)
     tcase_add_test(tc, test_teleport_and_back);
     tcase_add_test(tc, test_single_inserts);
     tcase_add_test(tc, test_huge_boxes);
+    tcase_add_test(tc, test_staging_churn);
     suite_add_tcase(s, tc);
     return s;
 }
