@@ -113,6 +113,7 @@ int cq_sap_create(int capacity, cq_sap **out)
     }
     s->cap = capacity;
     s->epoch = 1;
+    s->bulk_ratio = SAP_BULK_RATIO;
     *out = s;
     return CQ_OK;
 }

@@ -3,17 +3,22 @@
  * many items makes O(n) swaps per item (every box of 10,000 moved to a
  * random place: ~10^8 swaps, a second). Such a batch is judged first, from
  * the rank displacement of a sample of the moved items (where a binary
- * search puts each new bound in the arrays as they are), and when that
- * exceeds SAP_BULK_SWAPS_PER_EP swaps per endpoint the moved endpoints are
- * pulled out, sorted and merged back (O(n + m log m)) and the moved items'
- * pairs recomputed like a new item's (sap_refresh: a query each, or one
- * sweep). Both paths end with the same pair set: a pair that holds before
- * and after keeps its slot and is not added, an ended one is removed.
+ * search puts each new bound in the arrays as they are), against the work
+ * of merging, 3 (ndyn + nsta) + 6 m log2(2m) for m moved items (a pass
+ * over every endpoint, and the sort and pair search of the moved); past
+ * SAP_BULK_RATIO times that, the moved endpoints are pulled out, sorted
+ * and merged back (O(n + m log m)) and the moved items' pairs recomputed
+ * like a new item's (sap_refresh: a query each, or one sweep). Both paths
+ * end with the same pair set: a pair that holds before and after keeps its
+ * slot and is not added, an ended one is removed.
  *
- * The threshold was measured with 10,000 and 100,000 boxes (each about
- * 1/40 of the world's side, ~0.2 pairs per box): merging costs about as
- * much as 2 swaps per endpoint, and small-step motion of every box, at
- * 0.05-0.5 swaps per endpoint, stays on the incremental path. */
+ * Measured with 10,000 and 100,000 boxes (half extents 0.3-0.6 in a cube
+ * of side 2.5 n^(1/3)): a unit of merging work costs ~7 ns, a swap ~6 ns
+ * in a teleport and 16-25 ns in a small step (it judges more pairs), so
+ * the paths cost the same at a ratio of 0.3 (small steps) to 1.1
+ * (teleports). Small steps of every box come out at 0.07 (10,000) and
+ * 0.26 (100,000): a ratio of 1 keeps them incremental with a margin, and
+ * sends a teleport of as few as 10 boxes of 10,000 to the merge. */
 #include <math.h>
 
 #include "sap_internal.h"
@@ -38,13 +43,15 @@ static double displacement(const cq_sap *s, int id)
 
 bool sap_moves_are_mass(const cq_sap *s)
 {
+    if (s->bulk_ratio == 0)
+        return true;
     int m = s->moved_n, samples = m < SAP_BULK_SAMPLES ? m : SAP_BULK_SAMPLES;
     double sum = 0;
     for (int k = 0; k < samples; k++) /* spread over the list, which is in the callers' order */
         sum += displacement(s, s->it.moved[(int)((int64_t)k * m / samples)]);
     /* Merging costs a pass over every endpoint and a sort of the moved. */
     double merge = 3.0 * (s->ndyn + s->nsta) + 6.0 * m * log2(2.0 * m);
-    return sum / samples * m > SAP_BULK_SWAPS_PER_EP * merge;
+    return sum / samples * m > s->bulk_ratio * merge;
 }
 
 void sap_measure_dyn_extents(cq_sap *s)

@@ -18,10 +18,12 @@
 #define SAP_SWEEP_SHARE 16
 /* Moved items whose rank displacement is measured to judge a batch. */
 #define SAP_BULK_SAMPLES 48
-/* A batch of moves whose estimated swaps and crossings exceed this many per
- * endpoint in the arrays is merged in sorted rather than insertion-sorted
- * (measured: sap_bulk.c). */
-#define SAP_BULK_SWAPS_PER_EP 2
+/* A batch of moves whose estimated swaps and crossings exceed this many
+ * times the work of merging is merged in sorted rather than
+ * insertion-sorted (measured: sap_bulk.c). */
+#ifndef SAP_BULK_RATIO /* overridable to measure either path alone */
+#define SAP_BULK_RATIO 1.0
+#endif
 /* Tag bit marking a moved endpoint while the bulk path pulls them out. */
 #define SAP_TAG_MOVED 0x80000000u
 
@@ -122,6 +124,7 @@ struct cq_sap {
      * endpoints within that distance of it. Items with an infinite bound
      * sit at the arrays' ends and are taken from there. */
     double ext_dyn[3], ext_sta[3];
+    double bulk_ratio; /* SAP_BULK_RATIO; a test sets 0 (always merge) or INFINITY (never) */
 
     int pcap; /* pair slots */
     uint32_t hmask;
