@@ -15,6 +15,7 @@
 #include "cq/alloc.h"
 #include "cq/status.h"
 #include "sap.h"
+#include "sap_internal.h" /* bulk_ratio: to run the same frames down either path */
 #include "sap_model.h"
 #include "testutil.h"
 
@@ -123,6 +124,7 @@ typedef struct run_cfg {
     int items, frames;
     scene sc;
     uint64_t seed;
+    double bulk_ratio; /* > 0: the sap's choice of path overridden (INFINITY: never merge) */
 } run_cfg;
 
 /* One frame of mutations: most dynamics drift, a few teleport or resize,
@@ -189,6 +191,8 @@ static cq_sap_stats run_random(const run_cfg *cfg)
         vel[id] = cq_v3(tu_uniform(&rng, -3, 3), tu_uniform(&rng, -3, 3), tu_uniform(&rng, -3, 3));
     cq_sap *sap;
     ck_assert_int_eq(cq_sap_create(cfg->items / 2, &sap), CQ_OK); /* half: inserts must grow it */
+    if (cfg->bulk_ratio > 0)
+        sap->bulk_ratio = cfg->bulk_ratio;
     insert_planes(sap, &m, &cfg->sc);
     for (int id = plane_ids[2] + 1; id < cfg->items; id++)
         insert_random(sap, &m, &rng, &cfg->sc, id);
@@ -209,17 +213,20 @@ static cq_sap_stats run_random(const run_cfg *cfg)
 START_TEST(test_random_grid)
 {
     /* Coordinates on a 1/4 grid: touching and identical boxes all the time. */
-    run_cfg cfg = {1000, 2000, {6, 0.25, 0.75}, 0x5a9001};
-    cq_sap_stats st = run_random(&cfg);
-    ck_assert(st.grows > 0 && st.sweeps > 0 && st.swaps > 0 && st.crossings > 0);
+    run_cfg cfg = {1000, 2000, {6, 0.25, 0.75}, 0x5a9001, 0};
+    cq_sap_stats st = run_random(&cfg); /* a grid step a frame: mass moves, merged in */
+    ck_assert(st.grows > 0 && st.sweeps > 0 && st.bulk_moves > 1000);
+    cfg.bulk_ratio = INFINITY; /* the same frames, insertion-sorted */
+    st = run_random(&cfg);
+    ck_assert(st.grows > 0 && st.sweeps > 0 && st.swaps > 0 && st.crossings > 0 && st.bulk_moves == 0);
 }
 END_TEST
 
 START_TEST(test_random_large)
 {
-    run_cfg cfg = {5000, 500, {10, 0, 0.5}, 0x5a9002};
+    run_cfg cfg = {5000, 500, {10, 0, 0.5}, 0x5a9002, 0};
     cq_sap_stats st = run_random(&cfg);
-    ck_assert(st.grows > 0 && st.sweeps > 0 && st.swaps > 0 && st.crossings > 0);
+    ck_assert(st.grows > 0 && st.sweeps > 0 && st.queries > 0 && st.swaps > 0 && st.crossings > 0);
 }
 END_TEST
 

@@ -25,11 +25,13 @@
     X(sweep)         \
     X(sweep_random)  \
     X(sap)           \
+    X(sap_mass)      \
     X(gen)           \
     X(world)         \
     X(world_contacts) \
     X(world_query)   \
     X(world_prepare) \
+    X(world_teleport) \
     X(mesh)          \
     X(exact)         \
     X(proto_write)   \

@@ -11,9 +11,11 @@
 #include "cq/status.h"
 #include "sap_internal.h"
 
+/* Per-item arrays hold cap + 1 ids: id cap is the sentinel that owns dead
+ * endpoints (sap_dead_tag). */
 static size_t items_layout(sap_items *it, char *base, int cap)
 {
-    size_t at = 0, n = (size_t)cap;
+    size_t at = 0, n = (size_t)cap + 1;
     it->item = sap_carve(base, &at, n, sizeof *it->item);
     it->next = sap_carve(base, &at, n, sizeof *it->next);
     it->pos = sap_carve(base, &at, n, sizeof *it->pos);
@@ -25,11 +27,13 @@ static size_t items_layout(sap_items *it, char *base, int cap)
     it->fresh_at = sap_carve(base, &at, n, sizeof *it->fresh_at);
     it->active = sap_carve(base, &at, n, sizeof *it->active);
     it->active_at = sap_carve(base, &at, n, sizeof *it->active_at);
+    it->staged = sap_carve(base, &at, n, sizeof *it->staged);
+    it->staged_at = sap_carve(base, &at, n, sizeof *it->staged_at);
     for (int axis = 0; axis < 3; axis++) {
-        it->dyn[axis] = sap_carve(base, &at, 2 * n, sizeof *it->dyn[axis]);
-        it->sta[axis] = sap_carve(base, &at, 2 * n, sizeof *it->sta[axis]);
+        it->dyn[axis] = sap_carve(base, &at, 2 * (size_t)cap, sizeof *it->dyn[axis]);
+        it->sta[axis] = sap_carve(base, &at, 2 * (size_t)cap, sizeof *it->sta[axis]);
     }
-    it->tmp = sap_carve(base, &at, 2 * n, sizeof *it->tmp);
+    it->tmp = sap_carve(base, &at, 2 * (size_t)cap, sizeof *it->tmp);
     return at;
 }
 
@@ -41,9 +45,18 @@ static int items_alloc(sap_items *it, int cap, void **block, size_t *size)
     if (!*block)
         return CQ_ENO_MEMORY;
     items_layout(it, *block, cap);
-    for (int id = 0; id < cap; id++)
+    for (int id = 0; id <= cap; id++)
         it->item[id].flags = 0;
+    it->adj[cap] = -1; /* the sentinel has no pairs */
     return CQ_OK;
+}
+
+/* Gives dead endpoints to the sentinel of the new capacity. */
+static void retag_dead(sap_ep *e, int n, int from, int to)
+{
+    for (int k = 0; k < n; k++)
+        if (sap_is_dead(from, e[k].tag))
+            e[k].tag = sap_dead_tag(to, e[k].tag);
 }
 
 /* Moves the item storage to a block for cap ids (> s->cap). */
@@ -65,9 +78,13 @@ static int items_grow(cq_sap *s, int cap)
     SAP_COPY_(moved_at, s->cap);
     SAP_COPY_(fresh, s->fresh_n);
     SAP_COPY_(fresh_at, s->cap);
+    SAP_COPY_(staged, s->staged_n);
+    SAP_COPY_(staged_at, s->cap);
     for (int axis = 0; axis < 3; axis++) {
         SAP_COPY_(dyn[axis], s->ndyn);
         SAP_COPY_(sta[axis], s->nsta);
+        retag_dead(n.dyn[axis], s->ndyn, s->cap, cap);
+        retag_dead(n.sta[axis], s->nsta, s->cap, cap);
     }
 #undef SAP_COPY_
     cq_free(s->items_block, s->items_size);
@@ -96,6 +113,7 @@ int cq_sap_create(int capacity, cq_sap **out)
     }
     s->cap = capacity;
     s->epoch = 1;
+    s->bulk_ratio = SAP_BULK_RATIO;
     *out = s;
     return CQ_OK;
 }
@@ -124,6 +142,7 @@ static void begin(cq_sap *s)
         return;
     s->closed = false;
     s->epoch++;
+    sap_pairs_unmark(s);
     s->added_n = 0;
     s->removed_n = 0;
 }
@@ -162,7 +181,7 @@ static void list_drop(int32_t *list, int32_t *at, int *n, int id)
     at[last] = at[id];
 }
 
-static void mark_fresh(cq_sap *s, int id)
+void sap_mark_fresh(cq_sap *s, int id)
 {
     if (s->it.item[id].flags & SAP_FRESH)
         return;
@@ -170,13 +189,26 @@ static void mark_fresh(cq_sap *s, int id)
     list_push(s->it.fresh, s->it.fresh_at, &s->fresh_n, id);
 }
 
-/* Takes a placed item's endpoints out (marked dead until the next update
- * compacts); a static's going makes the update rebuild the static arrays. */
+void sap_cover_extent(double ext[3], const cq_aabb *box)
+{
+    for (int axis = 0; axis < 3; axis++) {
+        double lo = cq_comp(box->min, axis), hi = cq_comp(box->max, axis), e = hi - lo;
+        /* Infinite bounds don't count (a query takes them from the arrays'
+         * ends); a finite box too wide for a double makes e infinite. */
+        if (lo > -INFINITY && hi < INFINITY && !(e <= ext[axis]))
+            ext[axis] = e;
+    }
+}
+
+/* Takes a placed item's endpoints out (dead until a compaction drops
+ * them); a static's going makes the update rebuild the static arrays. */
 static void unplace(cq_sap *s, int id)
 {
     bool is_static = s->it.item[id].flags & SAP_STATIC;
-    for (int k = 0; k < 6; k++)
-        (is_static ? s->it.sta : s->it.dyn)[k >> 1][s->it.pos[id][k]].tag = SAP_DEAD;
+    for (int k = 0; k < 6; k++) {
+        sap_ep *e = &(is_static ? s->it.sta : s->it.dyn)[k >> 1][s->it.pos[id][k]];
+        e->tag = sap_dead_tag(s->cap, e->tag);
+    }
     if (is_static)
         s->sta_dirty = true;
     else
@@ -203,7 +235,8 @@ int cq_sap_insert(cq_sap *sap, int id, const cq_aabb *box, uint32_t layer, uint3
     it->item[id].layer = layer;
     it->item[id].mask = mask;
     it->adj[id] = -1;
-    mark_fresh(sap, id);
+    sap_cover_extent(is_static ? sap->ext_sta : sap->ext_dyn, box);
+    sap_mark_fresh(sap, id);
     sap->sta_dirty |= is_static;
     if (id >= sap->hi)
         sap->hi = id + 1;
@@ -222,6 +255,8 @@ int cq_sap_remove(cq_sap *sap, int id)
         list_drop(sap->it.moved, sap->it.moved_at, &sap->moved_n, id);
     if (f & SAP_FRESH)
         list_drop(sap->it.fresh, sap->it.fresh_at, &sap->fresh_n, id);
+    if (f & SAP_STAGED)
+        list_drop(sap->it.staged, sap->it.staged_at, &sap->staged_n, id);
     sap->it.item[id].flags = 0;
     sap_pair_prune(sap, id); /* no pair holds for a dead item: all go */
     return CQ_OK;
@@ -250,7 +285,8 @@ int cq_sap_move(cq_sap *sap, int id, const cq_aabb *box)
     if (f & SAP_PLACED) /* a static leaves its arrays and is placed again, like a new one */
         unplace(sap, id);
     it->item[id].box = *box;
-    mark_fresh(sap, id);
+    sap_cover_extent((f & SAP_STATIC) ? sap->ext_sta : sap->ext_dyn, box);
+    sap_mark_fresh(sap, id);
     return CQ_OK;
 }
 
@@ -263,7 +299,7 @@ int cq_sap_set_filter(cq_sap *sap, int id, uint32_t layer, uint32_t mask)
     begin(sap);
     sap->it.item[id].layer = layer;
     sap->it.item[id].mask = mask;
-    mark_fresh(sap, id);
+    sap_mark_fresh(sap, id);
     return CQ_OK;
 }
 
@@ -274,10 +310,11 @@ int cq_sap_update(cq_sap *sap)
         sap->incomplete = false;
         for (int id = 0; id < sap->hi; id++)
             if (sap->it.item[id].flags & SAP_ALIVE)
-                mark_fresh(sap, id);
+                sap_mark_fresh(sap, id);
     }
-    sap_compact_dyn(sap);
+    sap_compact_dyn(sap, false);
     sap_rebuild_static(sap);
+    sap_stage_moves(sap);
     sap_apply_moves(sap);
     sap_place_dyn(sap);
     sap_refresh(sap);

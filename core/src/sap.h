@@ -2,12 +2,18 @@
  * 14.3.6.3). Items are the caller's ids 0..capacity-1 (the world's slot
  * indices) with a box, a layer/mask filter and a static flag. Dynamic items'
  * endpoints are kept sorted on the three axes and re-sorted incrementally by
- * insertion sort, so a frame with little motion costs close to O(n); statics
- * live in their own sorted arrays that only change when a static is
- * inserted, removed or moved, and dynamics keep a cursor into them instead of
- * swapping past them. The overlapping pairs (touching counts, infinite boxes
+ * insertion sort, so a frame with little motion costs close to O(n); a batch
+ * of moves whose insertion sort would cost more than merging (teleports) is
+ * merged in sorted instead, O(n + m log m). Statics live in their own sorted
+ * arrays that only change when a static is inserted, removed or moved, and
+ * dynamics keep a cursor into them instead of swapping past them. A new
+ * item's pairs come from a query of the sorted arrays, O(log n + k); new
+ * dynamics wait in a small staging list and removed ones' endpoints stay
+ * until they are many, so one insert or remove costs no O(n) pass (amortised
+ * O(sqrt n)). The overlapping pairs (touching counts, infinite boxes
  * included) that pass the filter are kept as a set with a stable slot per
- * pair, and are read back sorted by (a, b).
+ * pair, and are read back sorted by (a, b). docs/CORE.md (Broadphase) says
+ * how each path is chosen.
  *
  * Mutations (insert, remove, move, set_filter) only record; cq_sap_update
  * applies them and brings the pair set up to date, judging every pair by
@@ -42,7 +48,9 @@ typedef struct cq_sap_stats {
     uint64_t swaps;           /* endpoint swaps in the dynamic arrays (the incremental re-sort) */
     uint64_t crossings;       /* dynamic endpoints stepping over a static endpoint (no swap) */
     uint64_t static_rebuilds; /* updates that rebuilt the static arrays (a static changed) */
-    uint64_t sweeps;          /* updates that found new items' pairs with a full sweep */
+    uint64_t sweeps;          /* updates that found fresh items' pairs with a full sweep */
+    uint64_t queries;         /* fresh items whose pairs were found by a query of the arrays */
+    uint64_t bulk_moves;      /* updates that merged the moved endpoints in sorted (a mass move) */
 } cq_sap_stats;
 
 /* Creates a broadphase for ids 0..capacity-1 (capacity > 0) with pair room
@@ -80,7 +88,10 @@ int cq_sap_set_filter(cq_sap *sap, int id, uint32_t layer, uint32_t mask);
 
 /* Applies the recorded mutations: re-sorts the moved items' endpoints,
  * places new items, and updates the pair set, the sorted pair list and the
- * list of removed pairs. Allocates only when the pair storage is full
+ * list of removed pairs. Moves take the insertion sort unless a sample of
+ * them shows it would cost more than merging all moved endpoints in sorted
+ * (counted in bulk_moves); either way the pairs, slots, added flags and
+ * removed list come out the same. Allocates only when the pair storage is full
  * (counted); if that allocation fails, returns CQ_ENO_MEMORY with the sort
  * complete but the pair set possibly missing pairs, and the next update that
  * can allocate restores it. CQ_OK otherwise. */

@@ -11,9 +11,21 @@
 #define SAP_MAX_ITEMS (1 << 24)
 /* Pair slots stay below this so the hash table size fits an int32 index. */
 #define SAP_MAX_PAIRS (1 << 28)
-/* More new or changed items than this in one update: one sweep finds their
- * pairs instead of a scan over all items per item. */
-#define SAP_SWEEP_MIN 32
+/* Fresh items' pairs are found by one sweep over everything instead of a
+ * query each when more than one in SAP_SWEEP_SHARE of the items is fresh
+ * (or the queries' stretches add up to more than a sweep would visit:
+ * sap_refresh.c). */
+#define SAP_SWEEP_SHARE 16
+/* Moved items whose rank displacement is measured to judge a batch. */
+#define SAP_BULK_SAMPLES 48
+/* A batch of moves whose estimated swaps and crossings exceed this many
+ * times the work of merging is merged in sorted rather than
+ * insertion-sorted (measured: sap_bulk.c). */
+#ifndef SAP_BULK_RATIO /* overridable to measure either path alone */
+#define SAP_BULK_RATIO 1.0
+#endif
+/* Tag bit marking a moved endpoint while the bulk path pulls them out. */
+#define SAP_TAG_MOVED 0x80000000u
 
 /* Crossings held back per batch (see sap_sort.c's crossing()). */
 #define SAP_HELD_MAX 512
@@ -30,9 +42,14 @@ typedef struct sap_ep {
     uint32_t tag;
 } sap_ep;
 
-/* Tag of an endpoint whose item was removed, or whose static moved; the
- * next update's compaction drops it. */
-#define SAP_DEAD UINT32_MAX
+/* New dynamics wait in a staging list, their pairs found by a query each
+ * and by testing them against one another, until more than
+ * max(SAP_STAGE_MIN, sqrt(dynamic endpoints)) wait: merging them into the
+ * arrays costs O(n), so a single insert costs O(n / sqrt n) amortised. */
+#define SAP_STAGE_MIN 16
+/* Dead endpoints (removed items') stay in the dynamic arrays until they are
+ * more than 1 / SAP_DEAD_SHARE of them: compacting costs O(n). */
+#define SAP_DEAD_SHARE 4
 
 /* Item flags. */
 enum {
@@ -41,6 +58,7 @@ enum {
     SAP_PLACED = 4, /* endpoints are in the arrays (cleared until update places a new item) */
     SAP_MOVED = 8,  /* a placed dynamic with a pending box (in the moved list) */
     SAP_FRESH = 16, /* its pairs must be recomputed (new, filter changed, static moved) */
+    SAP_STAGED = 32, /* a dynamic in the staging list, not in the arrays */
 };
 
 /* A pair slot. While free, a = -1 and link[0][1] chains the free list. */
@@ -68,15 +86,16 @@ _Static_assert(sizeof(sap_item) == 64, "an item fills one cache line");
 /* Per-item storage: one cq_alloc block sized by the item capacity. */
 typedef struct sap_items {
     sap_item *item;
-    cq_aabb *next;             /* a moved dynamic's pending box */
+    cq_aabb *next;             /* a moved dynamic's pending box (the sweep's scratch in sap_refresh) */
     int32_t (*pos)[6];         /* endpoint indices in dyn or sta, [axis * 2 + is_max] */
     int32_t (*cur)[6];         /* a dynamic's cursors: static endpoints ordered before each endpoint */
     int32_t *adj;              /* the item's first pair slot, -1 */
-    int32_t *moved, *moved_at; /* moved items and each one's index there */
+    int32_t *moved, *moved_at; /* moved items and each one's index there (moved: the sweep's scratch) */
     int32_t *fresh, *fresh_at; /* SAP_FRESH items and each one's index there */
     int32_t *active, *active_at; /* the sweep's open intervals and each one's index there */
+    int32_t *staged, *staged_at; /* staged dynamics and each one's index there */
     sap_ep *dyn[3], *sta[3];   /* sorted endpoints per axis, dynamic and static */
-    sap_ep *tmp;               /* scratch for sorting and merging endpoints */
+    sap_ep *tmp;               /* scratch for sorting and merging endpoints, and for the sweep */
 } sap_items;
 
 /* Pair storage: one cq_alloc block sized by the pair capacity. */
@@ -97,8 +116,15 @@ struct cq_sap {
     sap_items it;
     int ndyn, nsta; /* endpoints per axis in it.dyn / it.sta, dead ones included */
     int dead;       /* dead endpoints per axis in it.dyn */
+    int staged_n;
     bool sta_dirty; /* a static was inserted, removed or moved */
     int moved_n, fresh_n;
+    /* Upper bounds on the extent per axis of items with finite bounds
+     * there (dynamics, statics): a query for a box's partners scans the
+     * endpoints within that distance of it. Items with an infinite bound
+     * sit at the arrays' ends and are taken from there. */
+    double ext_dyn[3], ext_sta[3];
+    double bulk_ratio; /* SAP_BULK_RATIO; a test sets 0 (always merge) or INFINITY (never) */
 
     int pcap; /* pair slots */
     uint32_t hmask;
@@ -124,6 +150,13 @@ static inline bool sap_less(sap_ep x, sap_ep y)
 }
 
 static inline int sap_owner(uint32_t tag) { return (int)(tag >> 1); }
+
+/* An endpoint whose item was removed, or whose static moved, belongs to
+ * the sentinel id cap, never alive (flags 0, no pairs): whatever walks the
+ * arrays may meet it and finds no pair; compaction drops it. It keeps its
+ * min/max bit, so the arrays stay sorted. */
+static inline uint32_t sap_dead_tag(int cap, uint32_t tag) { return (uint32_t)cap * 2u + (tag & 1u); }
+static inline bool sap_is_dead(int cap, uint32_t tag) { return (tag >> 1) == (uint32_t)cap; }
 
 /* The endpoint of box on axis (0..2), the max when is_max. */
 static inline double sap_bound(const cq_aabb *box, int axis, int is_max)
@@ -168,16 +201,50 @@ void sap_pair_end(cq_sap *s, int i, int j);
 void sap_pair_prune(cq_sap *s, int i);
 /* Sorts the removed list and rebuilds the sorted order from the last one and the added list. */
 void sap_pairs_finish(cq_sap *s);
+/* Clears the added marks the last update left in the order (at the first
+ * mutation after it: the reports are done with). */
+void sap_pairs_unmark(cq_sap *s);
+
+/* sap.c */
+/* Adds item id to the fresh list (its pairs are recomputed by the update). */
+void sap_mark_fresh(cq_sap *s, int id);
+/* Raises the extent bounds (ext, per axis) to cover box. */
+void sap_cover_extent(double ext[3], const cq_aabb *box);
 
 /* sap_sort.c */
-/* Drops dead endpoints from the dynamic arrays. */
-void sap_compact_dyn(cq_sap *s);
+/* How many of e[0..n) sort before x. */
+int sap_lower_bound(const sap_ep *e, int n, sap_ep x);
+/* Sets dynamic id's cursors into the static arrays from its box. */
+void sap_set_cursors(cq_sap *s, int id);
+/* Sorts a[0..n) through tmp (n elements of scratch). */
+void sap_ep_sort(sap_ep *a, int n, sap_ep *tmp);
+/* Drops dead endpoints from the dynamic arrays once they are many (all, force). */
+void sap_compact_dyn(cq_sap *s, bool force);
 /* Rebuilds the static arrays (dead dropped, unplaced statics placed) and every dynamic's cursors. */
 void sap_rebuild_static(cq_sap *s);
-/* Places the unplaced dynamics of the fresh list in the dynamic arrays, with cursors. */
+/* Stages the new dynamics of the fresh list, or places them all (staged
+ * ones too) in the dynamic arrays once the staging list is full. */
 void sap_place_dyn(cq_sap *s);
-/* Re-sorts the moved dynamics' endpoints, updating pairs on every crossing. */
+/* Places every staged dynamic in the dynamic arrays, with cursors. */
+void sap_flush_staged(cq_sap *s);
+/* Judges every pair of a moved item with a staged one (the re-sort does
+ * not see staged items); flushes the staging list instead if that is
+ * dearer. Before the moves are applied. */
+void sap_stage_moves(cq_sap *s);
+/* Re-sorts the moved dynamics' endpoints, updating pairs on every crossing;
+ * a mass move is handed to sap_bulk_moves instead. */
 void sap_apply_moves(cq_sap *s);
+
+/* sap_bulk.c */
+/* Whether the recorded moves would cost the insertion sort more than
+ * merging them in sorted (an estimate from a sample of them). */
+bool sap_moves_are_mass(const cq_sap *s);
+/* Applies the moves by pulling the moved endpoints out, sorting them and
+ * merging them back; the moved items become fresh, so sap_refresh finds
+ * their pairs (a pair that holds before and after keeps its slot). */
+void sap_bulk_moves(cq_sap *s);
+/* Recomputes the dynamic extent bounds exactly. */
+void sap_measure_dyn_extents(cq_sap *s);
 
 /* sap_refresh.c */
 /* Makes every pair with at least one fresh item match sap_truth. */

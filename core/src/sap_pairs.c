@@ -251,31 +251,63 @@ static void ref_sort(sap_ref *a, int n, sap_ref *tmp)
         memcpy(a, src, (size_t)n * sizeof *a);
 }
 
-/* Whether an entry of the last order still names a pair that was live then. */
-static bool still_live(const cq_sap *s, sap_ref r)
+/* The index of key in the sorted order, or -1. */
+static int order_find(const cq_sap *s, uint64_t key)
 {
-    const sap_pair *p = &s->pr.pair[r.slot];
-    return p->a >= 0 && pair_key(p->a, p->b) == r.key && p->born != s->epoch;
+    int lo = 0, hi = s->order_n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (s->pr.order[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->order_n && s->pr.order[lo].key == key ? lo : -1;
 }
 
+void sap_pairs_unmark(cq_sap *s)
+{
+    if (!s->order_marked)
+        return;
+    if ((int64_t)s->added_n * 16 > s->order_n) { /* many: one pass */
+        for (int k = 0; k < s->order_n; k++)
+            s->pr.order[k].added = 0;
+    } else {
+        for (int k = 0; k < s->added_n; k++) {
+            int at = order_find(s, s->pr.added[k].key);
+            if (at >= 0)
+                s->pr.order[at].added = 0;
+        }
+    }
+    s->order_marked = false;
+}
+
+/* The new order, in one pass: the last one less the removed (every one of
+ * which was in it: pairs are made only by update, so a pair dropped in
+ * this epoch was live at its start) merged with the added, both sorted. */
 void sap_pairs_finish(cq_sap *s)
 {
-    if (s->added_n == 0 && s->removed_n == 0) {
-        for (int k = 0; s->order_marked && k < s->order_n; k++)
-            s->pr.order[k].added = 0;
-        s->order_marked = false;
+    if (s->added_n == 0 && s->removed_n == 0)
         return;
+    sap_pairs *pr = &s->pr;
+    ref_sort(pr->removed, s->removed_n, pr->spare);
+    ref_sort(pr->added, s->added_n, pr->spare);
+    int n = 0, r = 0, a = 0;
+    for (int k = 0; k < s->order_n; k++) {
+        sap_ref x = pr->order[k];
+        if (r < s->removed_n && pr->removed[r].key == x.key) {
+            r++;
+            continue;
+        }
+        while (a < s->added_n && pr->added[a].key < x.key)
+            pr->spare[n++] = pr->added[a++];
+        pr->spare[n++] = x;
     }
-    ref_sort(s->pr.removed, s->removed_n, s->pr.spare);
-    ref_sort(s->pr.added, s->added_n, s->pr.spare);
-    int n = 0;
-    for (int k = 0; k < s->order_n; k++) /* compact in place: n <= k */
-        if (still_live(s, s->pr.order[k]))
-            s->pr.order[n++] = (sap_ref){s->pr.order[k].key, s->pr.order[k].slot, 0};
-    ref_merge(s->pr.order, n, s->pr.added, s->added_n, s->pr.spare);
-    sap_ref *t = s->pr.order;
-    s->pr.order = s->pr.spare;
-    s->pr.spare = t;
-    s->order_n = n + s->added_n;
+    while (a < s->added_n)
+        pr->spare[n++] = pr->added[a++];
+    sap_ref *t = pr->order;
+    pr->order = pr->spare;
+    pr->spare = t;
+    s->order_n = n;
     s->order_marked = s->added_n > 0;
 }

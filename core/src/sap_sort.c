@@ -7,6 +7,7 @@
  * over the static endpoints it passes, with the same events, so a moving
  * dynamic costs the same whether there are ten statics or a million.
  * Infinite extents are +-INFINITY and only ever compared, never subtracted. */
+#include <math.h>
 #include <string.h>
 
 #include "sap_internal.h"
@@ -23,7 +24,7 @@ static void ep_merge(const sap_ep *x, int nx, const sap_ep *y, int ny, sap_ep *o
 }
 
 /* Bottom-up merge sort through tmp (qsort may allocate). */
-static void ep_sort(sap_ep *a, int n, sap_ep *tmp)
+void sap_ep_sort(sap_ep *a, int n, sap_ep *tmp)
 {
     sap_ep *src = a, *dst = tmp;
     for (int w = 1; w < n; w *= 2) {
@@ -42,17 +43,17 @@ static void ep_sort(sap_ep *a, int n, sap_ep *tmp)
 /* Sorts e[m..n) and merges it into the sorted e[0..m). */
 static void merge_tail(sap_ep *e, int m, int n, sap_ep *tmp)
 {
-    ep_sort(e + m, n - m, tmp);
+    sap_ep_sort(e + m, n - m, tmp);
     ep_merge(e, m, e + m, n - m, tmp);
     memcpy(e, tmp, (size_t)n * sizeof *e);
 }
 
-/* Drops dead endpoints from e[0..n); returns the new count. */
-static int drop_dead(sap_ep *e, int n)
+/* Drops dead endpoints (of sentinel cap) from e[0..n); returns the new count. */
+static int drop_dead(sap_ep *e, int n, int cap)
 {
     int w = 0;
     for (int r = 0; r < n; r++)
-        if (e[r].tag != SAP_DEAD)
+        if (!sap_is_dead(cap, e[r].tag))
             e[w++] = e[r];
     return w;
 }
@@ -87,7 +88,7 @@ static void mark_placed(cq_sap *s, uint8_t kind)
 }
 
 /* How many of e[0..n) sort before x. */
-static int lower_bound(const sap_ep *e, int n, sap_ep x)
+int sap_lower_bound(const sap_ep *e, int n, sap_ep x)
 {
     int lo = 0, hi = n;
     while (lo < hi) {
@@ -100,25 +101,26 @@ static int lower_bound(const sap_ep *e, int n, sap_ep x)
     return lo;
 }
 
-static void set_cursors(cq_sap *s, int id)
+void sap_set_cursors(cq_sap *s, int id)
 {
     for (int k = 0; k < 6; k++) {
         sap_ep x = {sap_bound(&s->it.item[id].box, k >> 1, k & 1), (uint32_t)id * 2u + (uint32_t)(k & 1)};
-        s->it.cur[id][k] = lower_bound(s->it.sta[k >> 1], s->nsta, x);
+        s->it.cur[id][k] = sap_lower_bound(s->it.sta[k >> 1], s->nsta, x);
     }
 }
 
-void sap_compact_dyn(cq_sap *s)
+void sap_compact_dyn(cq_sap *s, bool force)
 {
-    if (s->dead == 0)
+    if (s->dead == 0 || (!force && s->dead * SAP_DEAD_SHARE <= s->ndyn))
         return;
     int n = 0;
     for (int axis = 0; axis < 3; axis++) {
-        n = drop_dead(s->it.dyn[axis], s->ndyn);
+        n = drop_dead(s->it.dyn[axis], s->ndyn, s->cap);
         index_axis(s->it.dyn[axis], n, s->it.pos, axis);
     }
     s->ndyn = n;
     s->dead = 0;
+    sap_measure_dyn_extents(s); /* items left: the bounds may shrink */
 }
 
 void sap_rebuild_static(cq_sap *s)
@@ -128,7 +130,7 @@ void sap_rebuild_static(cq_sap *s)
     int n = 0;
     for (int axis = 0; axis < 3; axis++) {
         sap_ep *e = s->it.sta[axis];
-        int m = drop_dead(e, s->nsta);
+        int m = drop_dead(e, s->nsta, s->cap);
         n = append_fresh(s, e, m, axis, SAP_STATIC);
         merge_tail(e, m, n, s->it.tmp);
         index_axis(e, n, s->it.pos, axis);
@@ -136,31 +138,96 @@ void sap_rebuild_static(cq_sap *s)
     s->nsta = n;
     mark_placed(s, SAP_STATIC);
     /* Every cursor counts static endpoints, so all of them change. */
-    for (int id = 0; id < s->hi; id++)
-        if ((s->it.item[id].flags & (SAP_PLACED | SAP_STATIC)) == SAP_PLACED)
-            set_cursors(s, id);
+    s->ext_sta[0] = s->ext_sta[1] = s->ext_sta[2] = 0;
+    for (int id = 0; id < s->hi; id++) {
+        uint8_t f = s->it.item[id].flags & (SAP_ALIVE | SAP_PLACED | SAP_STATIC);
+        if (f == (SAP_ALIVE | SAP_PLACED))
+            sap_set_cursors(s, id);
+        else if (f == (SAP_ALIVE | SAP_PLACED | SAP_STATIC))
+            sap_cover_extent(s->ext_sta, &s->it.item[id].box);
+    }
     s->sta_dirty = false;
     s->stats.static_rebuilds++;
 }
 
-void sap_place_dyn(cq_sap *s)
+/* How many dynamics may wait in the staging list. */
+static int stage_cap(const cq_sap *s)
 {
+    int c = (int)sqrt((double)s->ndyn);
+    return c > SAP_STAGE_MIN ? c : SAP_STAGE_MIN;
+}
+
+static void stage(cq_sap *s, int id)
+{
+    s->it.item[id].flags |= SAP_STAGED;
+    s->it.staged_at[id] = s->staged_n;
+    s->it.staged[s->staged_n++] = id;
+}
+
+void sap_flush_staged(cq_sap *s)
+{
+    if (s->staged_n == 0)
+        return;
+    if (s->ndyn + 2 * s->staged_n > 2 * s->cap) /* the dead ones take the room */
+        sap_compact_dyn(s, true);
+    sap_items *it = &s->it;
     int n = s->ndyn;
     for (int axis = 0; axis < 3; axis++) {
-        sap_ep *e = s->it.dyn[axis];
-        n = append_fresh(s, e, s->ndyn, axis, 0);
-        if (n == s->ndyn)
-            return;
-        merge_tail(e, s->ndyn, n, s->it.tmp);
-        index_axis(e, n, s->it.pos, axis);
+        sap_ep *e = it->dyn[axis];
+        n = s->ndyn;
+        for (int k = 0; k < s->staged_n; k++) {
+            int id = it->staged[k];
+            e[n++] = (sap_ep){sap_bound(&it->item[id].box, axis, 0), (uint32_t)id * 2u};
+            e[n++] = (sap_ep){sap_bound(&it->item[id].box, axis, 1), (uint32_t)id * 2u + 1u};
+        }
+        merge_tail(e, s->ndyn, n, it->tmp);
+        index_axis(e, n, it->pos, axis);
     }
     s->ndyn = n;
+    for (int k = 0; k < s->staged_n; k++) {
+        int id = it->staged[k];
+        it->item[id].flags = (uint8_t)((it->item[id].flags & ~SAP_STAGED) | SAP_PLACED);
+        sap_set_cursors(s, id);
+    }
+    s->staged_n = 0;
+}
+
+void sap_place_dyn(cq_sap *s)
+{
+    int fresh_new = 0;
     for (int k = 0; k < s->fresh_n; k++) {
         int id = s->it.fresh[k];
-        if ((s->it.item[id].flags & (SAP_STATIC | SAP_PLACED)) == 0)
-            set_cursors(s, id);
+        if ((s->it.item[id].flags & (SAP_STATIC | SAP_PLACED | SAP_STAGED)) == 0) {
+            stage(s, id);
+            fresh_new++;
+        }
     }
-    mark_placed(s, 0);
+    if (fresh_new > 0 && s->staged_n > stage_cap(s))
+        sap_flush_staged(s);
+}
+
+void sap_stage_moves(cq_sap *s)
+{
+    if (s->staged_n == 0 || s->moved_n == 0)
+        return;
+    /* Judging each moved item against each staged one (judge_staged)
+     * costs their product; placing the staged ones costs O(n). */
+    if ((int64_t)s->moved_n * s->staged_n > s->ndyn)
+        sap_flush_staged(s);
+}
+
+/* Makes every pair of a moved item with a staged one match sap_truth,
+ * once the moves are applied (the re-sort does not see staged items). */
+static void judge_staged(cq_sap *s)
+{
+    for (int k = 0; k < s->moved_n; k++)
+        for (int j = 0; j < s->staged_n; j++) {
+            int a = s->it.moved[k], b = s->it.staged[j];
+            if (sap_truth(s, a, b))
+                sap_pair_begin(s, a, b);
+            else if (s->it.adj[a] >= 0 && s->it.adj[b] >= 0)
+                sap_pair_end(s, a, b);
+        }
 }
 
 /* Judges the held starts: a pair whose boxes now overlap is stored. The
@@ -311,6 +378,10 @@ void sap_apply_moves(cq_sap *s)
 {
     if (s->moved_n == 0)
         return;
+    if (sap_moves_are_mass(s)) {
+        sap_bulk_moves(s);
+        return;
+    }
     sap_items *it = &s->it;
     int from[3] = {s->ndyn, s->ndyn, s->ndyn};
     for (int k = 0; k < s->moved_n; k++) {
@@ -319,6 +390,7 @@ void sap_apply_moves(cq_sap *s)
         const int32_t *pos = it->pos[id];
         it->item[id].box = *box;
         it->item[id].flags &= (uint8_t)~SAP_MOVED;
+        sap_cover_extent(s->ext_dyn, box);
         /* Spelled out: six stores far apart, with no branch between them. */
         it->dyn[0][pos[0]].v = box->min.x, it->dyn[0][pos[1]].v = box->max.x;
         it->dyn[1][pos[2]].v = box->min.y, it->dyn[1][pos[3]].v = box->max.y;
@@ -332,5 +404,6 @@ void sap_apply_moves(cq_sap *s)
         for (int e = 0; e < 6; e++)
             walk(s, it->moved[k], e >> 1, (uint32_t)(e & 1));
     flush_held(s);
+    judge_staged(s);
     s->moved_n = 0;
 }
