@@ -116,22 +116,31 @@ def http_put_rows(h, fmt):
     return rows
 
 
+def _ticks(h, kind):
+    return "%d ticks, %.0f Hz reached" % (h["load_%s_ticks" % kind], h["load_%s_hz" % kind])
+
+
 def ephemeral_rows(h):
+    """The ephemeral world's bytes (goal: none) and the middle mode's, beside the durable world's."""
     if "load_durable_bytes" not in h:
         return []
-    n = "{:,}".format(int(h["load_shapes"]))
     label = "%s-box world moved at %.0f Hz for %.0f s, bytes written to the data directory" % (
-        n, h["load_hz"], h["load_durable_seconds"])
-    durable = "durable world (%d ticks, %.0f Hz reached)" % (h["load_durable_ticks"], h["load_durable_hz"])
-    if not h.get("load_ephemeral_available"):
-        return ["| %s | not available: the daemon refused or ignored `\"durability\": \"none\"` (%d) | %s | %s | | = 0 "
-                "| not available |" % (label, h.get("load_ephemeral_status", 0), durable,
-                                       "{:,}".format(int(h["load_durable_bytes"])))]
-    eph = int(h["load_ephemeral_bytes"])
-    label += " (ephemeral: %d ticks, %.0f Hz reached)" % (h["load_ephemeral_ticks"], h["load_ephemeral_hz"])
-    return ["| %s | %s | %s | %s | | = 0 | %s |" % (label, "{:,}".format(eph), durable,
-                                                   "{:,}".format(int(h["load_durable_bytes"])),
-                                                   "yes" if eph == 0 else "no")]
+        "{:,}".format(int(h["load_shapes"])), h["load_hz"], h["load_durable_seconds"])
+    durable = "durable world (%s)" % _ticks(h, "durable")
+    durable_bytes = "{:,}".format(int(h["load_durable_bytes"]))
+    rows = []
+    for kind, mode, goal in (("ephemeral", "none", True), ("shapes", "shapes", False)):
+        text = "%s, `\"durability\": \"%s\"`" % (label, mode)
+        if not h.get("load_%s_available" % kind):
+            rows.append("| %s | not available: the daemon refused or ignored the setting (%d) | %s | %s | | %s | %s |"
+                        % (text, h.get("load_%s_status" % kind, 0), durable, durable_bytes, "= 0" if goal else "—",
+                           "not available" if goal else ""))
+            continue
+        got = int(h["load_%s_bytes" % kind])
+        met = ("yes" if got == 0 else "no") if goal else ""
+        rows.append("| %s (%s) | %s | %s | %s | | %s | %s |" % (text, _ticks(h, kind), "{:,}".format(got), durable,
+                                                               durable_bytes, "= 0" if goal else "—", met))
+    return rows
 
 
 def rows(runs, moves, teleports, http_values, fmt):

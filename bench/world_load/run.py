@@ -25,11 +25,12 @@ a box a line):
   --hz (one MessagePack batch of every box a tick, sent on schedule, or at
   once when the daemon is behind) for --seconds, once durable and once
   with the world setting "durability": "none", each in a fresh data
-  directory (--snapshot-every 0, so nothing written is compacted away):
+  directory (--snapshot-every 0, so nothing written is compacted away),
+  and once with "durability": "shapes" (the middle mode: moves not journaled):
   the bytes the data directory gained from before the world was created to
   after the last tick, and collisiond_journal_bytes_total where /metrics
-  has it. When the daemon refuses the setting, or accepts it without
-  reporting it back, the ephemeral row says so instead of a figure.
+  has it. When the daemon refuses a setting, or accepts it without
+  reporting it back, its row says so instead of a figure.
 
 Prints `key value` lines (bench/table.py's load_http_rows reads them).
 """
@@ -261,11 +262,11 @@ class Ticker:
         return bytes(self.body)
 
 
-def durability_accepted(d, name):
-    """Whether the world reports "durability": "none" back (GET /v1/worlds/{world})."""
+def durability_accepted(d, name, mode):
+    """Whether the world reports the durability mode back (GET /v1/worlds/{world})."""
     summary = json.loads(d.must("GET", "/v1/worlds/" + name))
     settings = summary.get("settings", {})
-    return settings.get("durability", summary.get("durability")) == "none"
+    return settings.get("durability", summary.get("durability")) == mode
 
 
 def run_ticks(d, name, ticker, seconds, hz):
@@ -282,8 +283,12 @@ def run_ticks(d, name, ticker, seconds, hz):
     return ticks, time.monotonic() - t0
 
 
-def load_figures(args, kind, scene):
-    """One daemon with a fresh data directory, one world of kind 'durable' or 'ephemeral' under tick load."""
+# kind of world: the "durability" its settings name (None: the default, everything kept)
+LOAD_KINDS = (("durable", None), ("shapes", "shapes"), ("ephemeral", "none"))
+
+
+def load_figures(args, kind, mode, scene):
+    """One daemon with a fresh data directory, one world of the kind under tick load."""
     half, dt, boxes = scene
     work = tempfile.mkdtemp(prefix="ticks-%s-" % kind, dir=args.work)
     data_dir = os.path.join(work, "data")
@@ -293,12 +298,12 @@ def load_figures(args, kind, scene):
     try:
         before, journal0 = dir_bytes(data_dir), d.metric("collisiond_journal_bytes_total")
         settings = {"capacity": len(boxes)}
-        if kind == "ephemeral":
-            settings["durability"] = "none"
+        if mode:
+            settings["durability"] = mode
             status, _ = d.request("PUT", "/v1/worlds/w", settings)
-            if status not in (200, 201) or not durability_accepted(d, "w"):
-                return {"load_ephemeral_available": 0, "load_ephemeral_status": status}
-            out["load_ephemeral_available"] = 1
+            if status not in (200, 201) or not durability_accepted(d, "w", mode):
+                return {"load_%s_available" % kind: 0, "load_%s_status" % kind: status}
+            out["load_%s_available" % kind] = 1
         load_world(d, "w", boxes, settings)
         ticks, elapsed = run_ticks(d, "w", Ticker(half, dt, boxes), args.seconds, args.hz)
         after, journal1 = dir_bytes(data_dir), d.metric("collisiond_journal_bytes_total")
@@ -341,8 +346,8 @@ def main():
         os.mkdir(data_dir)
         out.update(put_figures(args, "disk", data_dir, full))
         scene = read_scene(os.path.join(args.data, "scene-10000-7.txt"))
-        out.update(load_figures(args, "durable", scene))
-        out.update(load_figures(args, "ephemeral", scene))
+        for kind, mode in LOAD_KINDS:
+            out.update(load_figures(args, kind, mode, scene))
     finally:
         shutil.rmtree(top, ignore_errors=True)
     lines = "".join("%s %s\n" % (k, ("%.4f" % v) if isinstance(v, float) else v) for k, v in out.items())
