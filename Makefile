@@ -86,7 +86,7 @@ help:
 	@echo "make fuzz       build the libFuzzer targets $(BUILD)/fuzz_* with clang and ASan/UBSan (docs/FUZZING.md)"
 	@echo "make fuzz-smoke make fuzz, then run each target for 60 s, FUZZ_SMOKE_JOBS at a time; fails on any crash, leak or timeout"
 	@echo "make fuzz-regress replay tests/fuzz/corpus and tests/fuzz/regress through the targets (part of test and asan)"
-	@echo "make bench      collisiond vs Bullet, libccd and FCL on the same inputs: one table (docs/PERFORMANCE.md)"
+	@echo "make bench      collisiond vs Bullet, libccd and FCL on the same inputs, and worlds under game load: one table (docs/PERFORMANCE.md)"
 	@echo "make bench-all  make bench plus the rows of make bench-http and make bench-tick"
 	@echo "make bench-decode proto's check and decode of a tick's move batch, JSON and MessagePack, on CPU 0"
 	@echo "make bench-http POST /v1/pair under wrk: collisiond, libmicrohttpd+jansson alone, nginx; contacts latency"

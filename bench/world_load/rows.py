@@ -1,12 +1,15 @@
 """The rows of "worlds under game load" in bench/table.py's one table.
 
 In process: `cq-bench load` (bench/load.c), once a round, every figure of a
-round from one process, so each ratio is taken within one run; a figure
-shows its best / worst over the rounds, a ratio the best round's with the
-range over the rounds in brackets (the goal is judged on the best, as the
-table's other rows are). Over HTTP: bench/world_load/run.py, run once
-(medians of many repetitions).
+round from one process, so each ratio is taken within one run. A figure
+shows its best / worst over the rounds; a ratio, the median of the rounds'
+ratios with their range in brackets, and the goal is judged on that median:
+on this shared machine a burst of other tenants' load can hit a figure and
+not its baseline, and the least of the ratios would favour the goal. Over
+HTTP: bench/world_load/run.py, run once (medians of many repetitions).
 """
+
+import statistics
 
 TELEPORT_PERCENT = (1, 50, 100)
 TELEPORT_GOAL = (10000, 100, 2.0)    # boxes, percent, most times building afresh
@@ -34,10 +37,10 @@ def _span(values, fmt):
 
 
 def _ratio_text(ratios):
-    best = min(ratios)
+    mid = statistics.median(ratios)
     if len(ratios) == 1:
-        return "%.3f" % best
-    return "%.3f (%.3f–%.3f)" % (best, min(ratios), max(ratios))
+        return "%.3f" % mid
+    return "%.3f (%.3f–%.3f)" % (mid, min(ratios), max(ratios))
 
 
 def _met(ratio, goal):
@@ -50,7 +53,7 @@ def _ratio_row(label, runs, key, peer, peer_key, goal, fmt):
     """A figure beside its baseline, the ratio taken within each round."""
     cq, base = _values(runs, key), _values(runs, peer_key)
     ratios = [r[key] / r[peer_key] for r in runs if key in r and peer_key in r and r[peer_key] > 0]
-    goal_text, met = _met(min(ratios), goal) if ratios else ("≤ %g" % goal if goal else "—", "missing")
+    goal_text, met = _met(statistics.median(ratios), goal) if ratios else ("≤ %g" % goal if goal else "—", "missing")
     return "| %s | %s | %s | %s | %s | %s | %s |" % (
         label, _span(cq, fmt) if cq else "—", peer, _span(base, fmt) if base else "—",
         _ratio_text(ratios) if ratios else "", goal_text, met if ratios or goal else "")
@@ -117,7 +120,11 @@ def http_put_rows(h, fmt):
 
 
 def _ticks(h, kind):
-    return "%d ticks, %.0f Hz reached" % (h["load_%s_ticks" % kind], h["load_%s_hz" % kind])
+    """The ticks a world got, and the journal's own count of bytes when /metrics has it."""
+    text = "%d ticks, %.0f Hz reached" % (h["load_%s_ticks" % kind], h["load_%s_hz" % kind])
+    if "load_%s_journal_bytes" % kind in h:
+        text += "; collisiond_journal_bytes_total +{:,}".format(int(h["load_%s_journal_bytes" % kind]))
+    return text
 
 
 def ephemeral_rows(h):
