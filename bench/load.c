@@ -94,6 +94,16 @@ static void teleport_ops(const bench_scene *s, gen_rng *rng, int *order, cq_worl
 
 static double min2(double a, double b) { return a < b ? a : b; }
 
+/* Whether the world holds op's pose for op's id: a timed batch that was not
+ * applied as asked must not pass for a figure. */
+static bool applied(const cq_world *w, const cq_world_op *op)
+{
+    cq_world_handle h;
+    cq_world_body body;
+    return cq_world_find(w, op->id, &h) == CQ_OK && cq_world_get(w, h, &body) == CQ_OK &&
+           body.pose.p.x == op->pose.p.x && body.pose.p.y == op->pose.p.y && body.pose.p.z == op->pose.p.z;
+}
+
 typedef struct teleport_best {
     double build, batch[TELEPORT_KINDS]; /* seconds; NAN: not run */
     double estimate[TELEPORT_KINDS];     /* seconds, for a batch skipped as over the budget */
@@ -124,8 +134,10 @@ static double teleport_round(const bench_scene *s, gen_rng *rng, int *order, cq_
         }
         teleport_ops(s, rng, order, ops, count);
         double tt = timed_apply(w, ops, count);
-        if (tt < 0)
+        if (tt < 0 || !applied(w, &ops[0]) || !applied(w, &ops[count - 1])) {
+            fprintf(stderr, "cq-bench load: a teleport batch left a box elsewhere\n");
             return cq_world_destroy(w), -1;
+        }
         b->batch[i] = isnan(b->batch[i]) ? tt : min2(b->batch[i], tt);
         prev = tt;
         prev_count = count;
@@ -248,10 +260,12 @@ static double put_once(cq_world *w, const bench_scene *s, gen_rng *rng, int rep)
     cq_world_op op = s->ops[rep % s->n];
     op.id = id;
     op.pose.p = cq_v3(uniform_point_coord(rng, s->L), uniform_point_coord(rng, s->L), uniform_point_coord(rng, s->L));
+    int before = cq_world_count(w), bad;
     double t = timed_apply(w, &op, 1);
+    if (t >= 0 && (cq_world_count(w) != before + 1 || !applied(w, &op)))
+        return -1;
     cq_world_op rm = {.kind = CQ_WORLD_REMOVE, .id = id};
-    int bad;
-    if (t >= 0 && cq_world_apply(w, &rm, 1, &bad) != CQ_OK)
+    if (t >= 0 && (cq_world_apply(w, &rm, 1, &bad) != CQ_OK || cq_world_count(w) != before))
         return -1;
     return t;
 }
