@@ -350,7 +350,8 @@ def main():
             out.update(load_figures(args, kind, mode, scene))
     finally:
         shutil.rmtree(top, ignore_errors=True)
-    lines = "".join("%s %s\n" % (k, ("%.4f" % v) if isinstance(v, float) else v) for k, v in out.items())
+    lines = "".join("%s %s\n" % (k, ("%.4f" % v) if isinstance(v, float) and not v.is_integer() else int(v))
+                    for k, v in out.items())
     sys.stdout.write(lines)
     if args.raw:
         with open(args.raw, "w") as f:
