@@ -10,7 +10,9 @@ int cqd_journal_call(cqd_call *c, cqd_world *w, uint64_t *seq)
 {
     *seq = 0;
     cqd_store *st = c->srv->store;
-    if (!st)
+    /* not even the creation or the deletion of an ephemeral world: the
+     * journal never names it */
+    if (!st || (w && w->durability == CQP_DURABILITY_NONE))
         return 0;
     uint64_t s = cqd_store_replaying(st);
     if (s == 0) {
@@ -34,6 +36,22 @@ int cqd_journal_call(cqd_call *c, cqd_world *w, uint64_t *seq)
     if (w)
         w->seq = s;
     return 0;
+}
+
+int cqd_journal_moves(cqd_call *c, cqd_world *w, uint64_t *seq)
+{
+    if (!w || w->durability != CQP_DURABILITY_SHAPES)
+        return cqd_journal_call(c, w, seq);
+    *seq = 0;
+    if (c->srv->store)
+        cqd_store_unjournaled(c->srv->store);
+    return 0;
+}
+
+void cqd_journal_reached(cqd_call *c)
+{
+    if (c->srv->store)
+        cqd_store_replaying(c->srv->store); /* notes the record's handler got this far */
 }
 
 int cqd_journal_commit(cqd_call *c, uint64_t seq)

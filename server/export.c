@@ -7,7 +7,7 @@
 #include "cqp/encode.h"
 #include "h_common.h"
 
-int cqd_write_export(cqp_writer *out, const cq_world *world)
+int cqd_write_export(cqp_writer *out, const cq_world *world, cqp_durability durability)
 {
     int n = cq_world_count(world);
     cq_world_handle *h = cqd_h_array((size_t)n, sizeof *h);
@@ -24,7 +24,7 @@ int cqd_write_export(cqp_writer *out, const cq_world *world)
     out->keep_negative_zero = true;
     cqp_obj_begin(out);
     cqp_key(out, "settings");
-    cqp_write_settings(out, &settings);
+    cqp_write_settings(out, &settings, durability);
     cqp_key(out, "shapes");
     cqp_arr_begin(out);
     for (int i = 0; i < n; i++) {

@@ -24,35 +24,49 @@ static int apply_fail(cqd_call *c, const cqp_batch *b, bool single, int rc, int 
     return cqd_h_server_fail(c, rc, "applying the batch");
 }
 
-/* Room for the batch, made before it is journaled: a journaled change
- * must not then fail for memory, or recovery would apply what the client
- * was told failed. Each upsert of an id the world lacks may add a shape.
- * The upserts are the batch's first b->upserts ops (decode.h): a tick's
- * 10,000 moves are not walked (2.4 MB of ops) to find none. 0, or -1
- * with a 503 problem. */
-static int reserve(cqd_call *c, cq_world *world, const cqp_batch *b)
+/* Checks ops against the world and makes room for them (cq_world_prepare),
+ * journals them unless the world's durability leaves them out, then
+ * applies them (cq_world_commit, which cannot fail): only a change that
+ * will be applied reaches the journal, and nothing of a refused one. A
+ * batch that changes nothing is not journaled. 0 when applied; else -1
+ * with *rc the core's refusal (the caller words the problem), or with
+ * *rc CQ_OK and the journal's problem filled. */
+static int change(cqd_call *c, cqd_world *w, const cq_world_op *ops, int count, bool moves_only, uint64_t *seq,
+                  int *rc, int *bad_op)
 {
-    int shapes = cq_world_count(world);
-    for (int i = 0; i < b->upserts; i++) {
-        cq_world_handle h;
-        const cq_world_op *op = &b->ops[i];
-        if (op->kind == CQ_WORLD_UPSERT && op->id && cq_world_find(world, op->id, &h) != CQ_OK &&
-            shapes < CQ_WORLD_MAX_SHAPES)
-            shapes++;
+    *seq = 0;
+    cqd_journal_reached(c);
+    *rc = cq_world_prepare(w->world, ops, count, bad_op);
+    if (*rc != CQ_OK)
+        return -1;
+    int journaled = 0;
+    if (count > 0)
+        journaled = moves_only ? cqd_journal_moves(c, w, seq) : cqd_journal_call(c, w, seq);
+    if (journaled < 0) {
+        cq_world_abandon(w->world);
+        return -1;
     }
-    int rc = cq_world_reserve(world, shapes, b->count);
-    return rc == CQ_OK ? 0 : cqd_h_server_fail(c, rc, "making room for the shapes");
+    cq_world_commit(w->world, ops, count);
+    return 0;
 }
 
-/* The stored shape under id as GET gives it; 0, or -1 with a 404. */
-static int write_stored(cqd_call *c, const cq_world *world, const char *id)
+/* change() of a decoded batch: the world owns its hulls and meshes once
+ * applied; a refusal's problem is filled. */
+static int change_batch(cqd_call *c, cqd_world *w, cqp_batch *b, bool single, uint64_t *seq)
 {
-    cq_world_handle h;
-    cq_world_body body;
-    if (cq_world_find(world, id, &h) != CQ_OK || cq_world_get(world, h, &body) != CQ_OK)
-        return cqd_h_no_shape(c, id, NULL);
-    cqp_write_body(&c->out, cq_world_id(world, h), &body);
+    int rc, bad_op;
+    if (change(c, w, b->ops, b->count, b->moves == b->count, seq, &rc, &bad_op) < 0)
+        return rc == CQ_OK ? -1 : apply_fail(c, b, single, rc, bad_op);
+    cqp_batch_disown(b);
     return 0;
+}
+
+/* The stored shape under handle h as GET gives it. */
+static void write_stored(cqd_call *c, const cq_world *world, cq_world_handle h)
+{
+    cq_world_body body;
+    if (cq_world_get(world, h, &body) == CQ_OK)
+        cqp_write_body(&c->out, cq_world_id(world, h), &body);
 }
 
 int cqd_h_shape_put(cqd_call *c)
@@ -63,21 +77,16 @@ int cqd_h_shape_put(cqd_call *c)
     int status = -1;
     uint64_t seq = 0;
     cqd_world *w = cqd_h_acquire(c, true);
-    if (w && reserve(c, w->world, &b) == 0 && cqd_journal_call(c, w, &seq) == 0) {
+    if (w) {
         cq_world_handle h;
+        /* a replaced shape keeps its handle; a new one is looked up once made */
         bool existed = cq_world_find(w->world, c->id, &h) == CQ_OK;
-        int bad_op;
-        int rc = cq_world_apply(w->world, b.ops, b.count, &bad_op);
-        if (rc == CQ_OK) {
-            cqp_batch_disown(&b);
-            if (write_stored(c, w->world, c->id) == 0)
-                status = existed ? 200 : 201;
-        } else {
-            apply_fail(c, &b, true, rc, bad_op);
+        if (change_batch(c, w, &b, true, &seq) == 0 && (existed || cq_world_find(w->world, c->id, &h) == CQ_OK)) {
+            write_stored(c, w->world, h);
+            status = existed ? 200 : 201;
         }
-    }
-    if (w)
         cqd_h_release(c, w);
+    }
     if (status > 0 && cqd_journal_commit(c, seq) < 0)
         status = -1;
     cqp_batch_release(&b);
@@ -89,9 +98,12 @@ int cqd_h_shape_get(cqd_call *c)
     cqd_world *w = cqd_h_acquire(c, false);
     if (!w)
         return -1;
-    int rc = write_stored(c, w->world, c->id);
+    cq_world_handle h;
+    bool found = cq_world_find(w->world, c->id, &h) == CQ_OK;
+    if (found)
+        write_stored(c, w->world, h);
     cqd_h_release(c, w);
-    return rc == 0 ? 200 : -1;
+    return found ? 200 : cqd_h_no_shape(c, c->id, NULL);
 }
 
 int cqd_h_shape_delete(cqd_call *c)
@@ -99,25 +111,17 @@ int cqd_h_shape_delete(cqd_call *c)
     cqd_world *w = cqd_h_acquire(c, true);
     if (!w)
         return -1;
-    cq_world_handle h;
-    uint64_t seq = 0;
-    /* an absent shape is not journaled: nothing would change */
-    int rc = cq_world_find(w->world, c->id, &h);
-    if (rc == CQ_OK && cqd_journal_call(c, w, &seq) < 0) {
-        cqd_h_release(c, w);
-        return -1;
-    }
-    if (rc == CQ_OK) {
-        cq_world_op op = {.kind = CQ_WORLD_REMOVE, .id = c->id};
-        int bad_op;
-        rc = cq_world_apply(w->world, &op, 1, &bad_op);
-    }
+    uint64_t seq;
+    int rc, bad_op;
+    cq_world_op op = {.kind = CQ_WORLD_REMOVE, .id = c->id};
+    /* an absent shape is refused before the journal: nothing would change */
+    int applied = change(c, w, &op, 1, false, &seq, &rc, &bad_op);
     cqd_h_release(c, w);
+    if (applied == 0)
+        return cqd_journal_commit(c, seq) < 0 ? -1 : 204;
     if (rc == CQ_ENOT_FOUND)
         return cqd_h_no_shape(c, c->id, NULL);
-    if (rc != CQ_OK)
-        return cqd_h_server_fail(c, rc, "removing the shape");
-    return cqd_journal_commit(c, seq) < 0 ? -1 : 204;
+    return rc == CQ_OK ? -1 : cqd_h_server_fail(c, rc, "removing the shape");
 }
 
 int cqd_h_batch(cqd_call *c)
@@ -128,25 +132,18 @@ int cqd_h_batch(cqd_call *c)
     int status = -1;
     uint64_t seq = 0;
     cqd_world *w = cqd_h_acquire(c, true);
-    if (w && reserve(c, w->world, &b) == 0 && cqd_journal_call(c, w, &seq) == 0) {
-        int bad_op;
-        int rc = cq_world_apply(w->world, b.ops, b.count, &bad_op);
-        if (rc == CQ_OK) {
-            cqp_batch_disown(&b);
-            cqp_obj_begin(&c->out);
-            cqp_key(&c->out, "upserted");
-            cqp_int(&c->out, b.upserts);
-            cqp_key(&c->out, "moved");
-            cqp_int(&c->out, b.moves);
-            cqp_key(&c->out, "removed");
-            cqp_int(&c->out, b.removes);
-            cqp_key(&c->out, "shapes");
-            cqp_int(&c->out, cq_world_count(w->world));
-            cqp_obj_end(&c->out);
-            status = 200;
-        } else {
-            apply_fail(c, &b, false, rc, bad_op);
-        }
+    if (w && change_batch(c, w, &b, false, &seq) == 0) {
+        cqp_obj_begin(&c->out);
+        cqp_key(&c->out, "upserted");
+        cqp_int(&c->out, b.upserts);
+        cqp_key(&c->out, "moved");
+        cqp_int(&c->out, b.moves);
+        cqp_key(&c->out, "removed");
+        cqp_int(&c->out, b.removes);
+        cqp_key(&c->out, "shapes");
+        cqp_int(&c->out, cq_world_count(w->world));
+        cqp_obj_end(&c->out);
+        status = 200;
     }
     if (w)
         cqd_h_release(c, w);

@@ -21,6 +21,13 @@ static int put_fail(cqd_call *c, const cqp_world_req *req, int rc, int bad_op)
                         c->srv->cfg.max_worlds);
     const char *base = req->import ? "/settings" : "";
     char ptr[64];
+    if (rc == CQD_REGISTRY_CONFLICT) {
+        snprintf(ptr, sizeof ptr, "%s/durability", base);
+        return cqp_fail(&c->problem, CQP_P_CONFLICT, ptr,
+                        "world '%s' exists with another durability; a durability is chosen when the world is "
+                        "created and never changes: DELETE the world and PUT it (or its export) again",
+                        c->world);
+    }
     if (bad_op >= 0) {
         cqp_batch_pointer(&req->batch, true, bad_op, ptr, sizeof ptr);
         return cqp_fail(&c->problem, CQP_P_BAD_VALUE, ptr, "%s", cq_strerror(rc));
@@ -40,13 +47,14 @@ static int put_fail(cqd_call *c, const cqp_world_req *req, int rc, int bad_op)
 }
 
 /* {"name", "settings", "shapes", "broadphase_pairs"}, left open for more keys. */
-static void write_summary(cqd_call *c, const cq_world_settings *settings, const cq_world_stats *stats)
+static void write_summary(cqd_call *c, const cqd_world_state *state)
 {
+    const cq_world_stats *stats = &state->stats;
     cqp_obj_begin(&c->out);
     cqp_key(&c->out, "name");
     cqp_str(&c->out, c->world);
     cqp_key(&c->out, "settings");
-    cqp_write_settings(&c->out, settings);
+    cqp_write_settings(&c->out, &state->settings, state->durability);
     cqp_key(&c->out, "shapes");
     cqp_int(&c->out, stats->shapes);
     cqp_key(&c->out, "broadphase_pairs");
@@ -62,12 +70,14 @@ int cqd_h_world_put(cqd_call *c)
     cqd_world_state state;
     cqd_journal_ticket ticket;
     cqd_registry_hook hook = cqd_journal_hook(&ticket, c);
-    int rc = cqd_registry_put_hooked(c->srv->worlds, c->world, &req.settings, req.import, req.batch.ops,
-                                     req.batch.count, &bad_op, &state, &hook);
+    cqd_world_put put = {.settings = &req.settings, .import = req.import, .ops = req.batch.ops,
+                         .count = req.batch.count, .durability = req.durability,
+                         .durability_given = req.durability_given};
+    int rc = cqd_registry_put_hooked(c->srv->worlds, c->world, &put, &bad_op, &state, &hook);
     if (rc > 0) {
         if (req.import)
             cqp_batch_disown(&req.batch);
-        write_summary(c, &state.settings, &state.stats);
+        write_summary(c, &state);
         cqp_obj_end(&c->out);
         if (cqd_journal_commit(c, ticket.seq) < 0)
             rc = -1;
@@ -91,6 +101,8 @@ int cqd_h_world_list(cqd_call *c)
         cqp_str(&c->out, info[i].name);
         cqp_key(&c->out, "shapes");
         cqp_int(&c->out, info[i].shapes);
+        cqp_key(&c->out, "durability");
+        cqp_str(&c->out, cqp_durability_name(info[i].durability));
         cqp_obj_end(&c->out);
     }
     cqp_arr_end(&c->out);
@@ -104,11 +116,11 @@ int cqd_h_world_get(cqd_call *c)
     cqd_world *w = cqd_h_acquire(c, false);
     if (!w)
         return -1;
-    cq_world_settings settings = cq_world_get_settings(w->world);
-    cq_world_stats st = cq_world_get_stats(w->world);
+    cqd_world_state state = {cq_world_get_settings(w->world), cq_world_get_stats(w->world), w->durability};
+    const cq_world_stats st = state.stats;
     cqd_h_release(c, w);
 
-    write_summary(c, &settings, &st);
+    write_summary(c, &state);
     cqp_key(&c->out, "stats");
     cqp_obj_begin(&c->out);
     cqp_key(&c->out, "shapes");
@@ -151,7 +163,7 @@ int cqd_h_world_export(cqd_call *c)
     cqd_world *w = cqd_h_acquire(c, false);
     if (!w)
         return -1;
-    int rc = cqd_write_export(&c->out, w->world);
+    int rc = cqd_write_export(&c->out, w->world, w->durability);
     cqd_h_release(c, w);
     return rc == CQ_OK ? 200 : cqd_h_server_fail(c, rc, "listing the shapes");
 }

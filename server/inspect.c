@@ -9,18 +9,20 @@
 #include "server.h"
 #include "store_internal.h"
 
-/// The worlds recovered, with their shape counts and last sequence numbers.
+/// The worlds recovered, with their shape counts, durability and last
+/// sequence numbers.
 static void print_worlds(cqd_server *srv)
 {
     int n;
     cqd_world_info *info = cqd_registry_list(srv->worlds, &n);
-    printf("worlds: %d\n", n);
+    printf("worlds: %d (ephemeral worlds, durability none, are never in the data directory)\n", n);
     for (int i = 0; i < n; i++) {
         cqd_world *w = cqd_world_acquire(srv->worlds, info[i].name, false);
         unsigned long long seq = w ? (unsigned long long)w->seq : 0;
         if (w)
             cqd_world_release(srv->worlds, w);
-        printf("  %s: %d shapes, last sequence number %llu\n", info[i].name, info[i].shapes, seq);
+        printf("  %s: %d shapes, durability %s, last sequence number %llu\n", info[i].name, info[i].shapes,
+               cqp_durability_name(info[i].durability), seq);
     }
     free(info);
 }

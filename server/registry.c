@@ -120,11 +120,12 @@ void cqd_world_release(cqd_registry *r, cqd_world *w)
     unref(r, w);
 }
 
-static void snapshot(const cq_world *world, cqd_world_state *state)
+static void snapshot(const cqd_world *w, cqd_world_state *state)
 {
     if (state) {
-        state->settings = cq_world_get_settings(world);
-        state->stats = cq_world_get_stats(world);
+        state->settings = cq_world_get_settings(w->world);
+        state->stats = cq_world_get_stats(w->world);
+        state->durability = w->durability;
     }
 }
 
@@ -137,8 +138,8 @@ static int run_hook(const cqd_registry_hook *hook, cqd_world *w)
 /* Inserts a new entry owning world. 201; 0 when the name appeared since the
  * caller looked (nothing taken); CQ_ENO_MEMORY, CQD_REGISTRY_FULL or
  * CQD_REGISTRY_REFUSED (nothing taken). */
-static int insert(cqd_registry *r, const char *name, cq_world *world, cqd_world_state *state,
-                  const cqd_registry_hook *hook)
+static int insert(cqd_registry *r, const char *name, cq_world *world, cqp_durability durability,
+                  cqd_world_state *state, const cqd_registry_hook *hook)
 {
     cqd_world *w = calloc(1, sizeof *w);
     if (!w)
@@ -156,6 +157,7 @@ static int insert(cqd_registry *r, const char *name, cq_world *world, cqd_world_
     }
     strcpy(w->name, name);
     w->world = world;
+    w->durability = durability; /* before the hook: it decides whether the creation is journaled */
 
     pthread_mutex_lock(&r->lock);
     bool found;
@@ -182,7 +184,7 @@ static int insert(cqd_registry *r, const char *name, cq_world *world, cqd_world_
         r->w[i] = w;
         r->n++;
         /* read before unlocking: once listed, others may change it */
-        snapshot(world, state);
+        snapshot(w, state);
     }
     pthread_mutex_unlock(&r->lock);
     if (status != 201) {
@@ -207,9 +209,35 @@ static int build(const cq_world_settings *settings, const cq_world_op *ops, int 
     return rc;
 }
 
-int cqd_registry_put_hooked(cqd_registry *r, const char *name, const cq_world_settings *settings, bool import,
-                            const cq_world_op *ops, int count, int *bad_op, cqd_world_state *state,
-                            const cqd_registry_hook *hook)
+/* A put on the existing world w (write-locked): everything that can fail
+ * is checked and made room for before the hook, so that a journaled
+ * change is applied. fresh is the import's new content, or NULL. */
+static int put_existing(cqd_world *w, const cqd_world_put *put, cq_world **fresh, cqd_world_state *state,
+                        const cqd_registry_hook *hook)
+{
+    if (put->durability_given && put->durability != w->durability)
+        return CQD_REGISTRY_CONFLICT;
+    /* storage for a larger capacity first: once journaled, the change
+     * must not fail for memory */
+    const cq_world_settings *s = put->settings;
+    int capacity = !put->import && s && s->capacity > 0 ? s->capacity : 0;
+    int rc = cq_world_reserve(w->world, capacity, 0);
+    if (rc == CQ_OK)
+        rc = run_hook(hook, w); /* refused: nothing changes */
+    if (rc == CQ_OK && put->import) {
+        cq_world *old = w->world;
+        w->world = *fresh;
+        *fresh = old; /* the caller frees the old content, outside the lock */
+    } else if (rc == CQ_OK) {
+        rc = cq_world_configure(w->world, s);
+    }
+    if (rc == CQ_OK)
+        snapshot(w, state);
+    return rc;
+}
+
+int cqd_registry_put_hooked(cqd_registry *r, const char *name, const cqd_world_put *put, int *bad_op,
+                            cqd_world_state *state, const cqd_registry_hook *hook)
 {
     *bad_op = -1;
     if (strlen(name) > CQ_WORLD_ID_MAX)
@@ -217,41 +245,28 @@ int cqd_registry_put_hooked(cqd_registry *r, const char *name, const cq_world_se
     /* Everything costly (allocating storage, applying an import) happens
      * before any lock is taken; the locks only cover the swap. */
     cq_world *fresh = NULL;
-    if (import) {
-        int rc = build(settings, ops, count, bad_op, &fresh);
+    if (put->import) {
+        int rc = build(put->settings, put->ops, put->count, bad_op, &fresh);
         if (rc != CQ_OK)
             return rc;
     }
+    cqp_durability durability = put->durability_given ? put->durability : CQP_DURABILITY_FULL;
     for (;;) {
         cqd_world *w = cqd_world_acquire(r, name, true);
         if (w) {
-            /* Storage for a larger capacity first: once journaled, the
-             * change must not fail for memory. */
-            int capacity = !import && settings && settings->capacity > 0 ? settings->capacity : 0;
-            int rc = cq_world_reserve(w->world, capacity, 0);
-            if (rc == CQ_OK)
-                rc = run_hook(hook, w); /* refused: nothing changes */
-            cq_world *old = NULL;
-            if (rc == CQ_OK && import) {
-                old = w->world;
-                w->world = fresh;
-                fresh = NULL;
-            } else if (rc == CQ_OK) {
-                rc = cq_world_configure(w->world, settings);
-            }
-            if (rc == CQ_OK)
-                snapshot(w->world, state);
+            int rc = put_existing(w, put, &fresh, state, hook);
             cqd_world_release(r, w);
-            cq_world_destroy(old);
-            cq_world_destroy(fresh); /* built for a creation another request won */
+            /* the replaced content, or one built for a creation another
+             * request won */
+            cq_world_destroy(fresh);
             return rc == CQ_OK ? 200 : rc;
         }
         if (!fresh) {
-            int rc = cq_world_create(settings, &fresh);
+            int rc = cq_world_create(put->settings, &fresh);
             if (rc != CQ_OK)
                 return rc;
         }
-        int rc = insert(r, name, fresh, state, hook);
+        int rc = insert(r, name, fresh, durability, state, hook);
         if (rc != 0) {
             if (rc < 0)
                 cq_world_destroy(fresh);
@@ -264,7 +279,8 @@ int cqd_registry_put_hooked(cqd_registry *r, const char *name, const cq_world_se
 int cqd_registry_put_state(cqd_registry *r, const char *name, const cq_world_settings *settings, bool import,
                            const cq_world_op *ops, int count, int *bad_op, cqd_world_state *state)
 {
-    return cqd_registry_put_hooked(r, name, settings, import, ops, count, bad_op, state, NULL);
+    cqd_world_put put = {.settings = settings, .import = import, .ops = ops, .count = count};
+    return cqd_registry_put_hooked(r, name, &put, bad_op, state, NULL);
 }
 
 int cqd_registry_put(cqd_registry *r, const char *name, const cq_world_settings *settings, bool import,
@@ -343,6 +359,7 @@ cqd_world_info *cqd_registry_list(cqd_registry *r, int *count)
             strcpy(info[k].name, w->name);
             info[k].shapes = st.shapes;
             info[k].broadphase_pairs = st.broadphase_pairs;
+            info[k].durability = w->durability;
             k++;
         }
         cqd_world_release(r, w);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "cq/world.h"
+#include "cqp/durability.h"
 
 /// A world entry as handlers see it between acquire and release.
 typedef struct cqd_world {
@@ -20,6 +21,7 @@ typedef struct cqd_world {
     int refs;               ///< guarded by the registry's lock
     bool deleted;           ///< removed from the registry; freed with the last reference
     uint64_t seq;           ///< journal seq of the last mutation applied (guarded by lock; 0 without a data dir)
+    cqp_durability durability; ///< set before the entry is listed, never changed: read it without a lock
 } cqd_world;
 
 typedef struct cqd_registry cqd_registry;
@@ -39,8 +41,8 @@ cqd_world *cqd_world_acquire(cqd_registry *r, const char *name, bool write);
 /// Unlocks and drops the reference taken by cqd_world_acquire.
 void cqd_world_release(cqd_registry *r, cqd_world *w);
 
-/// Creates the world (status 201) or, when it exists, applies the settings
-/// (200), or CQD_REGISTRY_FULL past the cap. With import set, the world's content is replaced by the ops (all
+/// Creates the world (status 201, durability full) or, when it exists,
+/// applies the settings (200), or CQD_REGISTRY_FULL past the cap. With import set, the world's content is replaced by the ops (all
 /// upserts) atomically: on any failure nothing changes, *bad_op names the
 /// op to blame (or -1). Returns 201, 200, or a negative cq_status.
 int cqd_registry_put(cqd_registry *r, const char *name, const cq_world_settings *settings, bool import,
@@ -50,6 +52,7 @@ int cqd_registry_put(cqd_registry *r, const char *name, const cq_world_settings 
 typedef struct cqd_world_state {
     cq_world_settings settings; ///< in force, defaults filled in
     cq_world_stats stats;
+    cqp_durability durability;
 } cqd_world_state;
 /// cqd_registry_put that, on success, also fills *state (when not NULL).
 int cqd_registry_put_state(cqd_registry *r, const char *name, const cq_world_settings *settings, bool import,
@@ -62,6 +65,9 @@ int cqd_registry_delete(cqd_registry *r, const char *name);
 #define CQD_REGISTRY_REFUSED (-1000)
 /// What a put returns when it would create a world past the cap.
 #define CQD_REGISTRY_FULL (-1001)
+/// What a put returns when it names a durability other than the existing
+/// world's (a durability is chosen once, at creation): nothing changes.
+#define CQD_REGISTRY_CONFLICT (-1002)
 /// Called under the lock that orders a world's mutations (the world's
 /// write lock, or the registry's while a new world is inserted), just
 /// before the change is made, so the journal records changes in the order
@@ -71,11 +77,22 @@ typedef struct cqd_registry_hook {
     int (*before)(void *arg, cqd_world *w);
     void *arg;
 } cqd_registry_hook;
-/// cqd_registry_put_state with a hook (NULL: none); CQD_REGISTRY_REFUSED
-/// when the hook refused.
-int cqd_registry_put_hooked(cqd_registry *r, const char *name, const cq_world_settings *settings, bool import,
-                            const cq_world_op *ops, int count, int *bad_op, cqd_world_state *state,
-                            const cqd_registry_hook *hook);
+/// What a put asks for (every pointer borrowed for the call).
+typedef struct cqd_world_put {
+    const cq_world_settings *settings;
+    bool import;               ///< replace the content with ops (all upserts)
+    const cq_world_op *ops;
+    int count;
+    cqp_durability durability; ///< of a world the put creates
+    bool durability_given;     ///< else an existing world keeps its own, and a new one is full
+} cqd_world_put;
+/// cqd_registry_put_state of *put with a hook (NULL: none), run after
+/// everything is checked and made room for, so that the change cannot
+/// fail once the hook let it through: CQD_REGISTRY_REFUSED when the hook
+/// refused, CQD_REGISTRY_CONFLICT for a durability other than the existing
+/// world's (before the hook).
+int cqd_registry_put_hooked(cqd_registry *r, const char *name, const cqd_world_put *put, int *bad_op,
+                            cqd_world_state *state, const cqd_registry_hook *hook);
 /// cqd_registry_delete with a hook (NULL: none); CQD_REGISTRY_REFUSED when
 /// the hook refused.
 int cqd_registry_delete_hooked(cqd_registry *r, const char *name, const cqd_registry_hook *hook);
@@ -93,6 +110,7 @@ typedef struct cqd_world_info {
     char name[CQ_WORLD_ID_MAX + 1];
     int shapes;
     int broadphase_pairs;
+    cqp_durability durability;
 } cqd_world_info;
 /// Every world sorted by name into a new array (free() it) of *count
 /// entries; NULL with *count 0 when there are none or memory ran out.

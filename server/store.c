@@ -191,6 +191,7 @@ cqd_store *cqd_store_new(cqd_server *srv, bool read_only)
     st->srv = srv;
     st->read_only = read_only;
     atomic_init(&st->failed, false);
+    atomic_init(&st->unjournaled, false);
     st->dir_fd = st->lock_fd = st->fd = -1;
     st->rec.snapshot = -1;
     snprintf(st->dir, sizeof st->dir, "%s", dir);
@@ -313,6 +314,8 @@ int cqd_store_recover(cqd_store *st)
     return 0;
 }
 
+void cqd_store_unjournaled(cqd_store *st) { atomic_store_explicit(&st->unjournaled, true, memory_order_relaxed); }
+
 void cqd_store_close(cqd_store *st, bool snapshot)
 {
     if (!st)
@@ -327,7 +330,7 @@ void cqd_store_close(cqd_store *st, bool snapshot)
     }
     if (st->fd >= 0) {
         pthread_mutex_lock(&st->mu);
-        bool changed = st->next_seq != st->snap_seq, healthy = st->error == 0;
+        bool changed = st->next_seq != st->snap_seq || atomic_load(&st->unjournaled), healthy = st->error == 0;
         pthread_mutex_unlock(&st->mu);
         if (snapshot && changed && healthy) {
             cqd_store_snapshot(st);

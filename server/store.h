@@ -61,6 +61,11 @@ int cqd_store_wait(cqd_store *st, uint64_t seq, char *why, size_t why_size);
 /// Whether the journal has stopped for good (a write or sync failed; every
 /// change is refused from then on until a restart). Never waits.
 bool cqd_store_failed(const cqd_store *st);
+/// A change the next snapshot keeps but the journal does not (a batch
+/// that only moves the shapes of a world of durability "shapes") was
+/// applied: the shutdown snapshot is then written even when the journal
+/// has not grown. Thread-safe, never waits.
+void cqd_store_unjournaled(cqd_store *st);
 /// During recovery, the sequence number of the record being applied
 /// again, and noted: its handler reached the journal, so a failure from
 /// here on is the record's own, as when first sent. 0 otherwise (once the

@@ -88,6 +88,7 @@ struct cqd_store {
     char error_what[160];
     uint64_t bytes;         ///< journal bytes since the last rotation
     uint64_t snap_seq;      ///< first sequence number after the newest snapshot, 0 for none
+    atomic_bool unjournaled; ///< a change only a snapshot keeps was applied since the last one (cqd_store_unjournaled)
     bool snapshot_wanted;
     bool stop;
     bool thread_running;

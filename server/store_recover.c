@@ -6,12 +6,15 @@
 /// journal hook only tags each world with the record's sequence number
 /// instead of appending it again. Each body is opened in the format its
 /// record's kind names (cqp/journal.h: JSON, or MessagePack kept as the
-/// client sent it); snapshots are JSON. A record that failed when first sent
-/// fails the same way now and is skipped: such a failure comes after the
-/// handler reached the journal, and is a client error (4xx), which depends
-/// on the record and the worlds alone. Any other failure (out of memory, a
-/// fault) stops the start instead of dropping a change that may have been
-/// acknowledged.
+/// client sent it); snapshots are JSON. This version checks a change
+/// before journaling it and so never writes a record that then fails, but
+/// an earlier one journaled first and checked after: its journal may hold
+/// records refused when first sent. Such a record fails the same way now
+/// and is skipped: the failure comes after the handler decoded it and
+/// found its world (cqd_journal_reached, or the journal itself), and is a
+/// client error (4xx), which depends on the record and the worlds alone.
+/// Any other failure (out of memory, a fault) stops the start instead of
+/// dropping a change that may have been acknowledged.
 #include "store_internal.h"
 
 #include <stdio.h>
@@ -163,7 +166,7 @@ static run_result run(cqd_store *st, const cqp_mutation *m, cqp_format f, uint64
     if (status > 0)
         return RUN_APPLIED;
     /* The record was journaled, so when first sent it was decoded and its
-     * handler reached the journal: a failure before that point now, or any
+     * handler found its world: a failure before that point now, or any
      * server error, is not the verdict it had then. */
     if (!from_snapshot && !reached && world_gone(st, world, &c.problem))
         return RUN_SKIPPED;

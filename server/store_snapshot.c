@@ -4,8 +4,9 @@
 /// under its shared lock just long enough to serialise it (with the last
 /// sequence number applied to it, which covers every record of that world
 /// before S), the lock is released and the record written. The file
-/// (snapshot-S.snap: BEGIN, one WORLD per world, END) is written under a
-/// temporary name, synced, renamed into place and the directory synced;
+/// (snapshot-S.snap: BEGIN, one WORLD per world but the ephemeral ones,
+/// END) is written under a temporary name, synced, renamed into place and
+/// the directory synced;
 /// only then are the files before S deleted. A crash at any point leaves
 /// either the old snapshot and journals or the new ones complete.
 #include "store_internal.h"
@@ -81,9 +82,10 @@ static int write_worlds(cqd_store *st, int fd, int *count, snap_error *e)
             cqp_writer out;
             cqp_writer_init(&out, &buf, false);
             pthread_rwlock_rdlock(&w->lock);
-            bool live = !w->deleted;
+            /* an ephemeral world is never on disk, not even its name */
+            bool live = !w->deleted && w->durability != CQP_DURABILITY_NONE;
             uint64_t seq = w->seq;
-            int erc = live ? cqd_write_export(&out, w->world) : CQ_OK;
+            int erc = live ? cqd_write_export(&out, w->world, w->durability) : CQ_OK;
             pthread_rwlock_unlock(&w->lock);
             /* the record replays as the import of the export: PUT /v1/worlds/<name> */
             char path[16 + CQ_WORLD_ID_MAX];
@@ -107,7 +109,8 @@ static int write_worlds(cqd_store *st, int fd, int *count, snap_error *e)
     return rc;
 }
 
-int cqd_store_snapshot(cqd_store *st)
+/// One snapshot (cqd_store_snapshot).
+static int write_snapshot(cqd_store *st)
 {
     uint64_t t0 = cqd_mono_ns();
     const cqd_logger *log = &st->srv->log;
@@ -159,4 +162,15 @@ int cqd_store_snapshot(cqd_store *st)
     pthread_mutex_unlock(&st->mu);
     cqd_log(log, CQD_LOG_INFO, "snapshot %s: %d worlds in %.1f ms", name, worlds, (double)(cqd_mono_ns() - t0) / 1e6);
     return 0;
+}
+
+int cqd_store_snapshot(cqd_store *st)
+{
+    /* what the worlds' serialisation misses is flagged again meanwhile;
+     * a failed snapshot leaves the flag as it found it */
+    bool pending = atomic_exchange(&st->unjournaled, false);
+    int rc = write_snapshot(st);
+    if (rc < 0 && pending)
+        atomic_store(&st->unjournaled, true);
+    return rc;
 }

@@ -265,6 +265,15 @@ static const bad_doc bad[] = {
     {D_WORLD, "{'settings':{'skin':-1},'shapes':[]}", CQP_P_BAD_VALUE, "/settings/skin", NULL},
     {D_WORLD, "{'settings':{'foo':1}}", CQP_P_UNKNOWN_FIELD, "/settings/foo", NULL},
     {D_WORLD, "{'settings':[]}", CQP_P_BAD_TYPE, "/settings", NULL},
+    {D_WORLD, "{'durability':'forever'}", CQP_P_BAD_VALUE, "/durability", NULL},
+    {D_WORLD, "{'durability':'Full'}", CQP_P_BAD_VALUE, "/durability", NULL},
+    {D_WORLD, "{'durability':'fulll'}", CQP_P_BAD_VALUE, "/durability", NULL},
+    {D_WORLD, "{'durability':''}", CQP_P_BAD_VALUE, "/durability", NULL},
+    {D_WORLD, "{'durability':0}", CQP_P_BAD_TYPE, "/durability", NULL},
+    {D_WORLD, "{'durability':null}", CQP_P_BAD_TYPE, "/durability", NULL},
+    {D_WORLD, "{'durability':['none']}", CQP_P_BAD_TYPE, "/durability", NULL},
+    {D_WORLD, "{'settings':{'durability':'ephemeral'},'shapes':[]}", CQP_P_BAD_VALUE, "/settings/durability", NULL},
+    {D_WORLD, "{'settings':{'durability':'none'},'durability':'none'}", CQP_P_UNKNOWN_FIELD, "/durability", NULL},
     {D_WORLD, "{'settings':{},'shapes':[],'skin':1}", CQP_P_UNKNOWN_FIELD, "/skin", NULL},
     {D_WORLD, "{'shapes':{}}", CQP_P_BAD_TYPE, "/shapes", NULL},
     {D_WORLD, "{'shapes':[{'id':'a','shape':" HULL "},{'shape':" SPH "}]}", CQP_P_MISSING_FIELD, "/shapes/1/id",
@@ -535,6 +544,11 @@ START_TEST(test_details)
     ck_assert_str_eq(p.detail, "rays has 3 rays; the limit is 2");
     p = du_decode_bad(D_PAIR, "{'a~b/c':1}", &du_small);
     ck_assert_str_eq(p.detail, "a~b/c is not a field of a pair request");
+    /* A durability names the values allowed. */
+    p = du_decode_bad(D_WORLD, "{'durability':'forever'}", &du_small);
+    ck_assert_str_eq(p.detail, "durability must be one of full, shapes, none");
+    p = du_decode_bad(D_WORLD, "{'settings':{'durability':true},'shapes':[]}", &du_small);
+    ck_assert_str_eq(p.detail, "settings.durability must be a string: one of full, shapes, none");
 }
 END_TEST
 

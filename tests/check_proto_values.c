@@ -406,7 +406,46 @@ START_TEST(test_world_values)
     du_decode_ok(D_WORLD, "{'shapes':[]}", &du_small, &o);
     ck_assert(o.world.import);
     ck_assert_int_eq(o.world.batch.count, 0);
+    ck_assert(!o.world.durability_given);
     du_release(&o);
+}
+END_TEST
+
+/* "durability" in either form of the body, each of the three names. */
+START_TEST(test_world_durability)
+{
+    du_format = (cqp_format)_i;
+    static const struct {
+        const char *doc;
+        bool given;
+        cqp_durability want;
+    } rows[] = {
+        {"{}", false, CQP_DURABILITY_FULL},
+        {"{'durability':'full'}", true, CQP_DURABILITY_FULL},
+        {"{'durability':'shapes','skin':0.5}", true, CQP_DURABILITY_SHAPES},
+        {"{'durability':'none'}", true, CQP_DURABILITY_NONE},
+        {"{'settings':{'durability':'none','capacity':4},'shapes':[]}", true, CQP_DURABILITY_NONE},
+        {"{'settings':{'durability':'shapes'}}", true, CQP_DURABILITY_SHAPES},
+        {"{'settings':{'skin':1},'shapes':[]}", false, CQP_DURABILITY_FULL},
+    };
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        du_decoded o;
+        du_decode_ok(D_WORLD, rows[k].doc, &du_small, &o);
+        ck_assert_msg(o.world.durability_given == rows[k].given, "%s", rows[k].doc);
+        ck_assert_int_eq(o.world.durability, rows[k].want);
+        du_release(&o);
+    }
+    /* the names and the table agree both ways */
+    static const char *const names[] = {"full", "shapes", "none"};
+    for (int d = 0; d < CQP_DURABILITY_COUNT; d++) {
+        cqp_durability back;
+        ck_assert_str_eq(cqp_durability_name((cqp_durability)d), names[d]);
+        ck_assert(cqp_durability_named(names[d], strlen(names[d]), &back));
+        ck_assert_int_eq(back, d);
+        ck_assert(!cqp_durability_named(names[d], strlen(names[d]) - 1, &back));
+    }
+    ck_assert_str_eq(cqp_durability_name(CQP_DURABILITY_COUNT), "?");
+    ck_assert_str_eq(cqp_durability_names(), "full, shapes, none");
 }
 END_TEST
 
@@ -853,6 +892,7 @@ Suite *proto_values_suite(void)
     tcase_add_loop_test(tc, test_shape_put_values, 0, DU_FORMATS);
     tcase_add_loop_test(tc, test_batch_values, 0, DU_FORMATS);
     tcase_add_loop_test(tc, test_world_values, 0, DU_FORMATS);
+    tcase_add_loop_test(tc, test_world_durability, 0, DU_FORMATS);
     tcase_add_loop_test(tc, test_contacts_values, 0, DU_FORMATS);
     tcase_add_loop_test(tc, test_sweep_overlap_values, 0, DU_FORMATS);
     tcase_add_loop_test(tc, test_number_bounds, 0, DU_FORMATS);

@@ -773,13 +773,14 @@ START_TEST(pose_body_settings)
     cq_world_settings s = {.skin = 0.02, .capacity = 1024, .gjk_max_iterations = 64, .epa_max_iterations = 128,
                            .sweep_max_iterations = 32};
     doc_init(&d, true);
-    cqp_write_settings(&d.w, &s);
+    cqp_write_settings(&d.w, &s, CQP_DURABILITY_SHAPES);
     doc_check(&d, "{\n"
                   "  \"skin\": 0.02,\n"
                   "  \"capacity\": 1024,\n"
                   "  \"gjk_max_iterations\": 64,\n"
                   "  \"epa_max_iterations\": 128,\n"
-                  "  \"sweep_max_iterations\": 32\n"
+                  "  \"sweep_max_iterations\": 32,\n"
+                  "  \"durability\": \"shapes\"\n"
                   "}");
 }
 END_TEST

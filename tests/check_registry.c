@@ -268,6 +268,99 @@ START_TEST(test_concurrent_mix)
 }
 END_TEST
 
+/* The hook records what it saw, and refuses when told to. */
+typedef struct hook_log {
+    int calls;
+    cqp_durability seen;
+    bool refuse;
+} hook_log;
+
+static int log_hook(void *arg, cqd_world *w)
+{
+    hook_log *h = arg;
+    h->calls++;
+    h->seen = w->durability;
+    return h->refuse ? -1 : 0;
+}
+
+static int put_durable(cqd_registry *r, const char *name, bool given, cqp_durability d, bool import,
+                       const cq_world_op *ops, int n, hook_log *h, cqd_world_state *st)
+{
+    cq_world_settings s = {.skin = 0.5};
+    cqd_world_put put = {.settings = &s, .import = import, .ops = ops, .count = n, .durability = d,
+                         .durability_given = given};
+    cqd_registry_hook hook = {log_hook, h};
+    int bad;
+    return cqd_registry_put_hooked(r, name, &put, &bad, st, &hook);
+}
+
+/* A durability is chosen at creation (full when not given), seen by the
+ * hook before the change, reported by the state and the listing, and a put
+ * naming another one is refused before the hook with nothing changed. */
+START_TEST(test_durability_fixed_at_creation)
+{
+    cqd_registry *r = cqd_registry_create();
+    hook_log h = {0};
+    cqd_world_state st;
+    ck_assert_int_eq(put_durable(r, "e", true, CQP_DURABILITY_NONE, false, NULL, 0, &h, &st), 201);
+    ck_assert_int_eq(h.calls, 1);
+    ck_assert_int_eq(h.seen, CQP_DURABILITY_NONE);
+    ck_assert_int_eq(st.durability, CQP_DURABILITY_NONE);
+    ck_assert_int_eq(put_durable(r, "f", false, CQP_DURABILITY_NONE, false, NULL, 0, &h, &st), 201);
+    ck_assert_int_eq(st.durability, CQP_DURABILITY_FULL);
+    cq_world_op ops[] = {wo_upsert("s", wo_sphere(1), wo_at(0, 0, 0), cq_v3(0, 0, 0), 1, 1)};
+    ck_assert_int_eq(put_durable(r, "m", true, CQP_DURABILITY_SHAPES, true, ops, 1, &h, &st), 201);
+    ck_assert_int_eq(st.durability, CQP_DURABILITY_SHAPES);
+    ck_assert_int_eq(h.calls, 3);
+
+    /* the same durability, or none named: the put goes on */
+    ck_assert_int_eq(put_durable(r, "e", true, CQP_DURABILITY_NONE, false, NULL, 0, &h, &st), 200);
+    ck_assert_int_eq(put_durable(r, "e", false, CQP_DURABILITY_FULL, false, NULL, 0, &h, &st), 200);
+    ck_assert_int_eq(st.durability, CQP_DURABILITY_NONE);
+    ck_assert_int_eq(h.calls, 5);
+
+    /* another one: refused before the hook, settings and content unchanged */
+    static const struct {
+        const char *name;
+        cqp_durability d;
+        bool import;
+    } other[] = {{"e", CQP_DURABILITY_FULL, false}, {"e", CQP_DURABILITY_SHAPES, true},
+                 {"f", CQP_DURABILITY_NONE, false}, {"m", CQP_DURABILITY_FULL, true}};
+    cq_world_op fresh[] = {wo_upsert("t", wo_sphere(2), wo_at(0, 0, 0), cq_v3(0, 0, 0), 1, 1)};
+    for (size_t k = 0; k < sizeof other / sizeof other[0]; k++) {
+        cq_world_settings s = {.skin = 3};
+        cqd_world_put put = {.settings = &s, .import = other[k].import, .ops = fresh, .count = 1,
+                             .durability = other[k].d, .durability_given = true};
+        cqd_registry_hook hook = {log_hook, &h};
+        int bad;
+        ck_assert_int_eq(cqd_registry_put_hooked(r, other[k].name, &put, &bad, NULL, &hook), CQD_REGISTRY_CONFLICT);
+        ck_assert_int_eq(h.calls, 5);
+        cqd_world *w = cqd_world_acquire(r, other[k].name, false);
+        ck_assert_double_eq(cq_world_get_settings(w->world).skin, 0.5);
+        cqd_world_release(r, w);
+        ck_assert(!has(r, other[k].name, "t"));
+    }
+    ck_assert(has(r, "m", "s"));
+
+    /* a refused creation leaves nothing; the name is free for any durability */
+    h.refuse = true;
+    ck_assert_int_eq(put_durable(r, "x", true, CQP_DURABILITY_NONE, false, NULL, 0, &h, &st), CQD_REGISTRY_REFUSED);
+    ck_assert_ptr_null(cqd_world_acquire(r, "x", false));
+    h.refuse = false;
+    ck_assert_int_eq(cqd_registry_delete(r, "e"), CQ_OK);
+    ck_assert_int_eq(put_durable(r, "e", true, CQP_DURABILITY_FULL, false, NULL, 0, &h, &st), 201);
+
+    int n;
+    cqd_world_info *info = cqd_registry_list(r, &n);
+    ck_assert_int_eq(n, 3);
+    const cqp_durability want[] = {CQP_DURABILITY_FULL, CQP_DURABILITY_FULL, CQP_DURABILITY_SHAPES}; /* e f m */
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(info[i].durability, want[i]);
+    free(info);
+    cqd_registry_destroy(r);
+}
+END_TEST
+
 Suite *registry_suite(void)
 {
     Suite *s = suite_create("registry");
@@ -277,6 +370,7 @@ Suite *registry_suite(void)
     tcase_add_test(tc, test_list_sorted);
     tcase_add_test(tc, test_import_atomic);
     tcase_add_test(tc, test_delete);
+    tcase_add_test(tc, test_durability_fixed_at_creation);
     tcase_add_test(tc, test_delete_waits_for_readers);
     tcase_add_test(tc, test_concurrent_mix);
     suite_add_tcase(s, tc);

@@ -27,6 +27,7 @@
     X(world)         \
     X(world_contacts) \
     X(world_query)   \
+    X(world_prepare) \
     X(mesh)          \
     X(exact)         \
     X(proto_write)   \
@@ -39,6 +40,7 @@
     X(config)        \
     X(metrics)       \
     X(registry)      \
+    X(durable)       \
     X(stream)        \
     X(stream_frame)  \
     X(stream_envelope) \

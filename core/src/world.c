@@ -274,6 +274,7 @@ cq_aabb world_sap_box(const cq_world *w, int slot) { return cq_aabb_fatten(w->e[
 
 int cq_world_configure(cq_world *w, const cq_world_settings *settings)
 {
+    world_no_pending(w);
     cq_world_settings s = world_settings_resolve(settings);
     int rc = check_settings(&s);
     if (rc != CQ_OK)
@@ -363,6 +364,7 @@ void world_finish(cq_world *w, bool moved, bool members_changed)
 
 int cq_world_refresh(cq_world *w)
 {
+    world_no_pending(w);
     if (w->bvh_valid)
         return CQ_OK;
     if (w->bvh_rebuild) {

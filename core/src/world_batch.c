@@ -4,7 +4,10 @@
  * registry changed, which cannot fail. A record is either a registration
  * the world had (its slot) or a new one (found by id in a batch-local hash,
  * which is searched first, so an id removed and upserted again in one batch
- * is a new registration with a new handle). */
+ * is a new registration with a new handle). cq_world_prepare does all
+ * that can fail and leaves the records in the batch scratch, so that
+ * cq_world_commit, later, is the change alone. */
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -80,6 +83,7 @@ int world_batch_reserve(cq_world *w, int ops)
 
 int cq_world_reserve(cq_world *w, int shapes, int ops)
 {
+    world_no_pending(w); /* a new batch block would lose the pending records */
     if (shapes < 0 || ops < 0)
         return CQ_ERANGE;
     int rc = world_batch_reserve(w, ops);
@@ -452,8 +456,23 @@ static int check_all(cq_world *w, batch *b, const cq_world_op *ops, int count, i
     return CQ_OK;
 }
 
-int cq_world_apply(cq_world *w, const cq_world_op *ops, int count, int *bad_op)
+/* Lays the batch scratch out for count ops, holding records records. */
+static void batch_open(cq_world *w, batch *b, int count, int records)
 {
+    batch_layout(b, w->batch_block, w->batch_cap);
+    b->n = records;
+    b->nmask = pow2_above(count) - 1;
+}
+
+void world_no_pending(cq_world *w)
+{
+    assert(!w->pending.on && "a prepared batch must be committed or abandoned first");
+    w->pending.on = false;
+}
+
+int cq_world_prepare(cq_world *w, const cq_world_op *ops, int count, int *bad_op)
+{
+    world_no_pending(w);
     *bad_op = -1;
     if (count < 0 || (count > 0 && !ops))
         return CQ_ERANGE;
@@ -461,9 +480,7 @@ int cq_world_apply(cq_world *w, const cq_world_op *ops, int count, int *bad_op)
     if (rc != CQ_OK)
         return rc;
     batch b;
-    batch_layout(&b, w->batch_block, w->batch_cap);
-    b.n = 0;
-    b.nmask = pow2_above(count) - 1;
+    batch_open(w, &b, count, 0);
     memset(b.ntable, 0xff, ((size_t)b.nmask + 1) * sizeof *b.ntable);
     int nf = 0, nc = 0;
     rc = check_all(w, &b, ops, count, bad_op);
@@ -476,9 +493,33 @@ int cq_world_apply(cq_world *w, const cq_world_op *ops, int count, int *bad_op)
         after += (b.rec[r].slot < 0 && b.rec[r].present) - (b.rec[r].slot >= 0 && !b.rec[r].present);
     if (rc == CQ_OK && after > w->cap)
         rc = world_grow(w, after);
+    /* The records hold their slots: the commit needs no marks, and the
+     * contact pass uses them meanwhile. */
     unmark(w, &b);
-    if (rc != CQ_OK)
-        return rc;
-    commit(w, &b, ops, nc, nf);
-    return CQ_OK;
+    if (rc == CQ_OK)
+        w->pending = (world_pending){true, ops, count, b.n, nc, nf};
+    return rc;
+}
+
+void cq_world_commit(cq_world *w, const cq_world_op *ops, int count)
+{
+    world_pending p = w->pending;
+    bool same = p.on && p.ops == ops && p.count == count;
+    assert(same && "cq_world_commit needs the ops of a pending cq_world_prepare");
+    w->pending.on = false;
+    if (!same)
+        return; /* without assertions: abandoned, the world unchanged */
+    batch b;
+    batch_open(w, &b, count, p.records);
+    commit(w, &b, ops, p.cands, p.finals);
+}
+
+void cq_world_abandon(cq_world *w) { w->pending.on = false; }
+
+int cq_world_apply(cq_world *w, const cq_world_op *ops, int count, int *bad_op)
+{
+    int rc = cq_world_prepare(w, ops, count, bad_op);
+    if (rc == CQ_OK)
+        cq_world_commit(w, ops, count);
+    return rc;
 }

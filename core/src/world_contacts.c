@@ -387,6 +387,7 @@ int cq_world_contacts(cq_world *w, const cq_world_contacts_query *query, cq_worl
 {
     static const cq_world_contacts_query none = {0};
     const cq_world_contacts_query *q = query ? query : &none;
+    world_no_pending(w);
     out->pair_count = out->toi_count = out->tested = out->swept = 0;
     out->bad_id = -1;
     if (!isfinite(q->dt))

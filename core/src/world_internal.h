@@ -66,6 +66,16 @@ typedef struct world_key {
     int32_t index;
 } world_key;
 
+/* A batch cq_world_prepare checked and made room for, awaiting
+ * cq_world_commit or cq_world_abandon: its records stay in the batch
+ * scratch (world_batch.c), these say how many and of which call. */
+typedef struct world_pending {
+    bool on;
+    const cq_world_op *ops; /* the caller's, to catch a commit of other ops */
+    int count;
+    int records, cands, finals;
+} world_pending;
+
 struct cq_world {
     cq_world_settings settings;
     int cap;   /* slots with storage */
@@ -89,6 +99,7 @@ struct cq_world {
     void *batch_block;
     size_t batch_block_size;
     int batch_cap;
+    world_pending pending;
 
     cq_sap *sap;
     bool sap_dirty; /* mutations recorded since the last cq_sap_update */
@@ -219,6 +230,11 @@ void world_finish(cq_world *w, bool moved, bool members_changed);
 /* world_batch.c: batch scratch for ops operations; release frees it. */
 int world_batch_reserve(cq_world *w, int ops);
 void world_batch_release(cq_world *w);
+
+/* world_batch.c: called first by every mutation but commit and abandon. A
+ * prepared batch still pending is a programming error (asserted); without
+ * assertions it is abandoned, so the mutation runs on the world as it is. */
+void world_no_pending(cq_world *w);
 
 /* world_contacts.c: preallocates the pair cache and the contact pass
  * scratch for the broadphase's pair capacity; release frees them. */

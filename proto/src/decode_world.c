@@ -15,7 +15,7 @@ CQPD_FIELD_LIST(put_fields, "shape", "pose", "velocity", "layer", "mask");
 CQPD_FIELD_LIST(move_fields, "id", "pose", "velocity");
 CQPD_FIELD_LIST(batch_fields, "upsert", "move", "remove");
 CQPD_FIELD_LIST(settings_fields, "skin", "capacity", "gjk_max_iterations", "epa_max_iterations",
-                "sweep_max_iterations");
+                "sweep_max_iterations", "durability");
 CQPD_FIELD_LIST(import_fields, "settings", "shapes");
 
 /* Only upserts (the first b->upserts ops, counted before any is decoded)
@@ -293,12 +293,33 @@ static int decode_caps(cqp_decoder *d, const cqpd_fields *f, cq_world_settings *
     return 0;
 }
 
-static int decode_settings(cqp_decoder *d, cqp_value v, cq_world_settings *s)
+/* "durability", when present, into r (one of the names of cqp/durability.h). */
+static int decode_durability(cqp_decoder *d, const cqpd_fields *f, cqp_world_req *r)
+{
+    cqp_value v;
+    int mark;
+    int in = cqpd_enter(d, f, "durability", false, &v, &mark);
+    if (in <= 0)
+        return in;
+    size_t len = 0;
+    const char *s = cqpv_type(v) == CQP_V_STRING ? cqpv_string(v, &len) : NULL;
+    int rc = 0;
+    if (!s)
+        rc = cqpd_fail(d, CQP_P_BAD_TYPE, "must be a string: one of %s", cqp_durability_names());
+    else if (!cqp_durability_named(s, len, &r->durability))
+        rc = cqpd_fail(d, CQP_P_BAD_VALUE, "must be one of %s", cqp_durability_names());
+    r->durability_given = rc == 0;
+    cqpd_pop(d, mark);
+    return rc;
+}
+
+static int decode_settings(cqp_decoder *d, cqp_value v, cqp_world_req *r)
 {
     cqpd_fields f;
     int64_t x = 0;
+    cq_world_settings *s = &r->settings;
     if (cqpd_object(d, v, settings_fields, "world settings", &f) ||
-        cqpd_field_nonneg(d, &f, "skin", false, &s->skin) < 0)
+        cqpd_field_nonneg(d, &f, "skin", false, &s->skin) < 0 || decode_durability(d, &f, r) < 0)
         return -1;
     int in = cqpd_field_integer(d, &f, "capacity", 0, CQ_WORLD_MAX_SHAPES, &x);
     if (in < 0)
@@ -348,7 +369,7 @@ static int decode_import(cqp_decoder *d, cqp_value body, cqp_world_req *out)
         return -1;
     int in = cqpd_enter(d, &f, "settings", false, &v, &mark);
     if (in > 0) {
-        int rc = decode_settings(d, v, &out->settings);
+        int rc = decode_settings(d, v, out);
         cqpd_pop(d, mark);
         if (rc)
             return -1;
@@ -377,7 +398,7 @@ int cqp_decode_world(cqp_decoder *d, cqp_value body, cqp_world_req *out)
     /* "shapes" first: an import's members are walked up to it only, and a
      * body without it is a few settings. */
     bool export_form = cqpv_present(cqpv_get(body, "shapes")) || cqpv_present(cqpv_get(body, "settings"));
-    int rc = export_form ? decode_import(d, body, out) : decode_settings(d, body, &out->settings);
+    int rc = export_form ? decode_import(d, body, out) : decode_settings(d, body, out);
     if (rc)
         cqp_world_req_release(out);
     return rc;

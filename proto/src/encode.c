@@ -209,7 +209,7 @@ void cqp_write_body(cqp_writer *w, const char *id, const cq_world_body *b)
     cqp_obj_end(w);
 }
 
-void cqp_write_settings(cqp_writer *w, const cq_world_settings *s)
+void cqp_write_settings(cqp_writer *w, const cq_world_settings *s, cqp_durability durability)
 {
     cqp_obj_begin(w);
     cqp_key(w, "skin");
@@ -222,5 +222,7 @@ void cqp_write_settings(cqp_writer *w, const cq_world_settings *s)
     cqp_int(w, s->epa_max_iterations);
     cqp_key(w, "sweep_max_iterations");
     cqp_int(w, s->sweep_max_iterations);
+    cqp_key(w, "durability");
+    cqp_str(w, cqp_durability_name(durability));
     cqp_obj_end(w);
 }

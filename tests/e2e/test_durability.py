@@ -629,16 +629,17 @@ class Durability(unittest.TestCase):
         self.assertRegex(out, r"journal-0+4\.log: records 4\.\.6")
         self.assertIn("torn tail", out)
         self.assertIn("last sequence number: 6\n", out)
-        self.assertIn("worlds: 2\n", out)
-        self.assertIn("  one: 0 shapes, last sequence number 6\n", out)
-        self.assertIn("  two: 2 shapes, last sequence number 5\n", out)
+        self.assertIn("worlds: 2 (ephemeral worlds, durability none, are never in the data directory)\n", out)
+        self.assertIn("  one: 0 shapes, durability full, last sequence number 6\n", out)
+        self.assertIn("  two: 2 shapes, durability full, last sequence number 5\n", out)
         after = {n: hashlib.sha256(read(os.path.join(self.dir, n))).hexdigest() for n in os.listdir(self.dir)}
         self.assertEqual(after, files, "inspect modified the data directory")
 
     def test_msgpack_bodies_recover(self):
         """A change sent as MessagePack is journaled with the bytes sent, in a
         record of kind 5 (JSON: kind 1), and a crash and a restart bring back
-        the same worlds, which equal those of the same changes sent as JSON."""
+        the same worlds, which equal those of the same changes sent as JSON.
+        The batch refused (a move of an unknown id) is not journaled."""
         changes = [
             ("PUT", "/v1/worlds/mp", {"skin": 0.05, "capacity": 16}, True),
             ("PUT", "/v1/worlds/mp/shapes/a", {"shape": sphere(0.1), "pose": {"position": [1.5, -2, 1e-7]},
@@ -664,12 +665,12 @@ class Durability(unittest.TestCase):
         got, _ = records(read(journals(self.dir)[-1]))
         want = [(5 if binary and body is not None else 1, method, path,
                  b"" if body is None else mp.packb(body) if binary else json.dumps(body, separators=(",", ":")).encode())
-                for method, path, body, binary in changes]
+                for method, path, body, binary in changes if not (body and "nope" in json.dumps(body))]
         self.assertEqual([(kind,) + mutation(payload) for _, kind, _, payload in got], want)
         rc, out = self.inspect()
         self.assertEqual(rc, 0, out)
-        self.assertIn("records 1..8 (%d bytes; 2 JSON, 6 MessagePack)" % sum(20 + len(r[3]) for r in got), out)
-        self.assertIn("(0 already in it, 1 rejected as when first sent)", out)
+        self.assertIn("records 1..7 (%d bytes; 2 JSON, 5 MessagePack)" % sum(20 + len(r[3]) for r in got), out)
+        self.assertIn("(0 already in it, 0 rejected as when first sent)", out)
 
         d = self.start()
         self.assertEqual(self.state(d), before)
@@ -684,11 +685,16 @@ class Durability(unittest.TestCase):
     def test_journal_from_before_msgpack_recovers(self):
         """A journal laid out by hand as every journal before MessagePack was
         (kind 1 records, JSON bodies) recovers, and inspect reports it as it
-        always did."""
+        always did. Such a journal holds the records of changes refused
+        after they were journaled (a batch moving an unknown id, or
+        removing one twice): they are refused again and skipped."""
         os.makedirs(self.dir)
         recs = [("PUT", "/v1/worlds/old", b'{"skin":0.05}'),
                 ("PUT", "/v1/worlds/old/shapes/a", b'{"shape":{"type":"sphere","radius":1},"pose":{"position":[1,2,3]}}'),
+                ("POST", "/v1/worlds/old/batch", b'{"move":[{"id":"nope","pose":{"position":[0,0,0]}}]}'),
                 ("POST", "/v1/worlds/old/batch", b'{"move":[{"id":"a","pose":{"position":[4,5,6]}}]}'),
+                ("POST", "/v1/worlds/old/batch", b'{"move":[{"id":"a","pose":{"position":[7,7,7]}}],'
+                                                 b'"remove":["a","a"]}'),
                 ("PUT", "/v1/worlds/old/shapes/b", b'{"shape":{"type":"box","half_extents":[1,1,1]}}'),
                 ("DELETE", "/v1/worlds/old/shapes/b", b"")]
         data = b"".join(mutation_record(1, i + 1, *r) for i, r in enumerate(recs))
@@ -696,7 +702,8 @@ class Durability(unittest.TestCase):
             f.write(data)
         rc, out = self.inspect()
         self.assertEqual(rc, 0, out)
-        self.assertIn("journal-00000000000000000001.log: records 1..5 (%d bytes)\n" % len(data), out)
+        self.assertIn("journal-00000000000000000001.log: records 1..7 (%d bytes)\n" % len(data), out)
+        self.assertIn("(0 already in it, 2 rejected as when first sent)", out)
         d = self.start()
         self.assertEqual(self.shape_x(d, "old"), {"a": 4})
         exported = d.request("GET", "/v1/worlds/old/export").json

@@ -292,6 +292,9 @@ static inline void fz_check_output(int k, const fz_results *r)
                   s->epa_max_iterations >= 0 && s->epa_max_iterations <= CQP_MAX_ITERATION_CAP &&
                   s->sweep_max_iterations >= 0 && s->sweep_max_iterations <= CQP_MAX_ITERATION_CAP,
               "a decoded iteration cap out of range");
+        check(r->world.durability >= 0 && r->world.durability < CQP_DURABILITY_COUNT &&
+                  (r->world.durability_given || r->world.durability == CQP_DURABILITY_FULL),
+              "a decoded durability out of range");
         check(r->world.import || r->world.batch.count == 0, "world settings with shapes");
         check(r->world.batch.upserts == r->world.batch.count, "an import holding other ops than upserts");
         fz_check_batch(&r->world.batch);
@@ -498,6 +501,7 @@ static inline bool fz_same_output(int k, const fz_results *a, const fz_results *
     case FZ_BATCH: return fz_same_batch(&a->batch, &b->batch);
     case FZ_WORLD:
         return fz_same_settings(&a->world.settings, &b->world.settings) && a->world.import == b->world.import &&
+               a->world.durability == b->world.durability && a->world.durability_given == b->world.durability_given &&
                fz_same_batch(&a->world.batch, &b->world.batch);
     case FZ_CONTACTS: return fz_same_contacts(&a->contacts, &b->contacts);
     case FZ_RAYCAST: return fz_same_rays(&a->raycast, &b->raycast);

@@ -153,6 +153,11 @@ int cq_world_apply(cq_world *world, const cq_world_op *ops, int count, int *bad_
 /// as for cq_world_apply. On CQ_OK the batch is pending: the next mutation
 /// of the world must be cq_world_commit or cq_world_abandon with the same
 /// ops, unchanged (ids, hulls and meshes still the caller's until then).
+/// Any other mutation while a batch is pending (apply, prepare, configure,
+/// contacts, reserve, refresh), or a commit with nothing pending or with
+/// other ops (pointer or count), is a programming error: it fails an
+/// assertion; built without assertions, the pending batch is abandoned
+/// (such a commit changes nothing; the other mutation proceeds).
 int cq_world_prepare(cq_world *world, const cq_world_op *ops, int count, int *bad_op);
 
 /// Mutation: applies the pending batch; ops and count are those given to

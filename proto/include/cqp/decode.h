@@ -18,6 +18,7 @@
 #include "cq/mesh.h"
 #include "cq/shape.h"
 #include "cq/world.h"
+#include "cqp/durability.h"
 #include "cqp/problem.h"
 #include "cqp/value.h"
 
@@ -146,12 +147,14 @@ int cqp_decode_batch(cqp_decoder *d, cqp_value body, cqp_batch *out);
 
 /// PUT /v1/worlds/{world}: settings {"skin"?, "capacity"? (over
 /// limits->world_capacity is a 422), "gjk_max_iterations"?,
-/// "epa_max_iterations"?, "sweep_max_iterations"? (0..CQP_MAX_ITERATION_CAP)},
-/// or an import {"settings": {...}, "shapes": [{"id", "shape", "pose"?,
+/// "epa_max_iterations"?, "sweep_max_iterations"? (0..CQP_MAX_ITERATION_CAP),
+/// "durability"? (a name of cqp/durability.h)}, or an import {"settings": {...}, "shapes": [{"id", "shape", "pose"?,
 /// "velocity"?, "layer"?, "mask"?}]} (the export format). An empty or
 /// absent body is default settings.
 typedef struct cqp_world_req {
     cq_world_settings settings;
+    cqp_durability durability; ///< as given; CQP_DURABILITY_FULL when not
+    bool durability_given;     ///< the body named one (else a new world is full, an existing one keeps its own)
     bool import;      ///< the body had "shapes": replace the world's content with batch
     cqp_batch batch;  ///< upserts of an import
 } cqp_world_req;

@@ -6,6 +6,7 @@
 #include "cq/collision.h"
 #include "cq/fallback.h"
 #include "cq/world.h"
+#include "cqp/durability.h"
 #include "cqp/write.h"
 
 /// The fields of a contact result ("overlap", "distance", "depth",
@@ -27,8 +28,9 @@ void cqp_write_pose(cqp_writer *w, const cq_xform *x);
 /// "velocity", "layer", "mask"}.
 void cqp_write_body(cqp_writer *w, const char *id, const cq_world_body *b);
 /// World settings {"skin", "capacity", "gjk_max_iterations",
-/// "epa_max_iterations", "sweep_max_iterations"}.
-void cqp_write_settings(cqp_writer *w, const cq_world_settings *s);
+/// "epa_max_iterations", "sweep_max_iterations", "durability"}: the core's
+/// settings and the server's durability mode, read back by cqp_decode_world.
+void cqp_write_settings(cqp_writer *w, const cq_world_settings *s, cqp_durability durability);
 
 /// A ray hit {"id", "distance", "point", "normal"} (id given by the caller).
 void cqp_write_ray_hit(cqp_writer *w, const char *id, const cq_ray_hit *h);
