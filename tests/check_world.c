@@ -670,6 +670,77 @@ START_TEST(test_layer_mask)
 }
 END_TEST
 
+/* ---- the id order under single changes ---- */
+
+static int str_cmp(const void *a, const void *b) { return strcmp(a, b); }
+
+/* A large world changed a few ids at a time (the order takes them by
+ * binary search, the ranks wait): cq_world_list stays sorted by strcmp
+ * (wo_items checks it) and holds exactly the model's ids, the pairs equal
+ * brute force, and a ray meeting two identical spheres at once reports
+ * the smaller id, with the ranks stale and after a refresh. */
+START_TEST(test_order_few_changes)
+{
+    enum { POOL = 700, ROUNDS = 240 };
+    tu_rng rng = {4242};
+    cq_world *w = make_world(0.1, 16);
+    static char ids[POOL][12];
+    bool alive[POOL] = {false};
+    cq_world_op ops[POOL];
+    int n = 0;
+    for (int k = 0; k < POOL; k++) {
+        snprintf(ids[k], sizeof ids[k], "%x", (unsigned)(tu_uniform(&rng, 0, 1) * 0xfffffff) * 16 + (unsigned)k % 16);
+        if (k % 2 == 0) {
+            ops[n++] = wo_upsert(ids[k], wo_sphere(0.5), wo_at(tu_uniform(&rng, -20, 20), 0, 0), cq_v3(0, 0, 0), 1, 1);
+            alive[k] = true;
+        }
+    }
+    wo_apply(w, ops, n);
+    for (int round = 0; round < ROUNDS; round++) {
+        n = 0;
+        for (int c = 0; c < 1 + round % 3; c++) {
+            int k = (int)tu_uniform(&rng, 0, POOL);
+            bool dup = false;
+            for (int i = 0; i < n; i++)
+                dup |= ops[i].id == ids[k];
+            if (dup)
+                continue;
+            ops[n++] = alive[k] ? wo_remove(ids[k])
+                                : wo_upsert(ids[k], wo_sphere(0.5), wo_at(tu_uniform(&rng, -20, 20), 0, 0),
+                                            cq_v3(0, 0, 0), 1, 1);
+            alive[k] = !alive[k];
+        }
+        wo_apply(w, ops, n);
+        wo_item *items;
+        int ni = wo_items(w, &items), nm = 0;
+        char(*model)[12] = malloc(sizeof *model * POOL);
+        for (int k = 0; k < POOL; k++)
+            if (alive[k])
+                memcpy(model[nm++], ids[k], sizeof *model);
+        qsort(model, (size_t)nm, sizeof *model, str_cmp);
+        ck_assert_int_eq(ni, nm);
+        for (int i = 0; i < ni; i++)
+            ck_assert_str_eq(items[i].id, model[i]);
+        free(model);
+        free(items);
+        if (round % 40 == 0)
+            check_pairs(w, 0.1);
+    }
+    cq_world_op twins[] = {wo_upsert("tie-b", wo_sphere(1), wo_at(0, 50, 0), cq_v3(0, 0, 0), 1, 1),
+                           wo_upsert("tie-a", wo_sphere(1), wo_at(0, 50, 0), cq_v3(0, 0, 0), 1, 1)};
+    wo_apply(w, twins, 2);
+    cq_world_ray ray = {{cq_v3(0, 40, 0), cq_v3(0, 1, 0), 100}, 1};
+    for (int pass = 0; pass < 2; pass++) {
+        cq_world_ray_hit hit;
+        ck_assert_int_eq(cq_world_raycast(w, &ray, 1, &hit, NULL), CQ_OK);
+        ck_assert(hit.hit.hit);
+        ck_assert_str_eq(cq_world_id(w, hit.id), "tie-a");
+        ck_assert_int_eq(cq_world_refresh(w), CQ_OK);
+    }
+    cq_world_destroy(w);
+}
+END_TEST
+
 Suite *world_suite(void)
 {
     Suite *s = suite_create("world");
@@ -688,6 +759,7 @@ Suite *world_suite(void)
     tcase_add_test(bp, test_broadphase_random_small);
     tcase_add_test(bp, test_broadphase_random_dense);
     tcase_add_test(bp, test_layer_mask);
+    tcase_add_test(bp, test_order_few_changes);
     suite_add_tcase(s, bp);
     return s;
 }

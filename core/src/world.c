@@ -80,10 +80,11 @@ static size_t slots_layout(world_slots *s, char *base, int cap)
 {
     size_t at = 0, n = (size_t)cap;
     s->e = world_carve(base, &at, n, sizeof *s->e);
+    s->names = world_carve(base, &at, n, sizeof *s->names);
     s->free_slots = world_carve(base, &at, n, sizeof *s->free_slots);
     s->order = world_carve(base, &at, n, sizeof *s->order);
     s->order_tmp = world_carve(base, &at, n, sizeof *s->order_tmp);
-    s->mark = world_carve(base, &at, n, sizeof *s->mark);
+    s->rank = world_carve(base, &at, n, sizeof *s->rank);
     s->bvh_slot = world_carve(base, &at, n, sizeof *s->bvh_slot);
     s->bvh_box = world_carve(base, &at, n, sizeof *s->bvh_box);
     s->table = world_carve(base, &at, table_size(cap), sizeof *s->table);
@@ -93,15 +94,17 @@ static size_t slots_layout(world_slots *s, char *base, int cap)
 int world_slots_alloc(world_slots *s, int cap)
 {
     memset(s, 0, sizeof *s);
-    s->size = slots_layout(s, NULL, cap);
+    s->size = slots_layout(s, NULL, cap) + 64;
     s->block = cq_alloc(s->size);
     if (!s->block)
         return CQ_ENO_MEMORY;
-    slots_layout(s, s->block, cap);
+    slots_layout(s, (char *)(((uintptr_t)s->block + 63) & ~(uintptr_t)63), cap);
     s->cap = cap;
     s->table_mask = table_size(cap) - 1;
     memset(s->e, 0, (size_t)cap * sizeof *s->e);
-    memset(s->mark, 0xff, (size_t)cap * sizeof *s->mark);
+    memset(s->names, 0, (size_t)cap * sizeof *s->names);
+    for (int k = 0; k < cap; k++)
+        s->names[k].mark = -1;
     memset(s->table, 0xff, ((size_t)s->table_mask + 1) * sizeof *s->table);
     return CQ_OK;
 }
@@ -118,10 +121,11 @@ static void slots_take(cq_world *w, const world_slots *s)
     w->slot_block_size = s->size;
     w->cap = s->cap;
     w->e = s->e;
+    w->names = s->names;
     w->free_slots = s->free_slots;
     w->order = s->order;
     w->order_tmp = s->order_tmp;
-    w->mark = s->mark;
+    w->rank = s->rank;
     w->bvh_slot = s->bvh_slot;
     w->bvh_box = s->bvh_box;
     w->table = s->table;
@@ -155,46 +159,47 @@ static bool id_equal(const char *a, const char *b, size_t len)
 int world_table_find_hashed(const cq_world *w, const char *id, size_t len, uint32_t hash)
 {
     for (uint32_t h = hash & w->table_mask;; h = (h + 1) & w->table_mask) {
-        int slot = w->table[h];
-        if (slot < 0)
+        world_cell c = w->table[h];
+        if (c.slot < 0)
             return -1;
-        const world_entry *e = &w->e[slot];
-        if (e->id_len == len && id_equal(e->id, id, len))
-            return slot;
+        const world_name *n = &w->names[c.slot];
+        if (c.hash == hash && n->id_len == len && id_equal(n->id, id, len))
+            return c.slot;
     }
 }
 
-void world_table_put(cq_world *w, int slot)
+void world_table_put(cq_world *w, int slot, uint32_t hash)
 {
-    uint32_t h = world_id_hash(w->e[slot].id, w->e[slot].id_len) & w->table_mask;
-    while (w->table[h] >= 0)
+    uint32_t h = hash & w->table_mask;
+    while (w->table[h].slot >= 0)
         h = (h + 1) & w->table_mask;
-    w->table[h] = slot;
+    w->table[h] = (world_cell){slot, hash};
 }
 
 /* Linear probing delete by backward shift: entries after the hole that
  * would no longer be reachable move into it. */
 void world_table_drop(cq_world *w, int slot)
 {
-    uint32_t m = w->table_mask, h = world_id_hash(w->e[slot].id, w->e[slot].id_len) & m;
-    while (w->table[h] != slot)
+    uint32_t m = w->table_mask, h = world_id_hash(w->names[slot].id, w->names[slot].id_len) & m;
+    while (w->table[h].slot != slot)
         h = (h + 1) & m;
-    for (uint32_t j = (h + 1) & m; w->table[j] >= 0; j = (j + 1) & m) {
-        const world_entry *e = &w->e[w->table[j]];
-        uint32_t home = world_id_hash(e->id, e->id_len) & m;
+    for (uint32_t j = (h + 1) & m; w->table[j].slot >= 0; j = (j + 1) & m) {
+        uint32_t home = w->table[j].hash & m;
         if (((j - home) & m) >= ((j - h) & m)) { /* home at or before the hole: move */
             w->table[h] = w->table[j];
             h = j;
         }
     }
-    w->table[h] = -1;
+    w->table[h] = (world_cell){-1, 0};
 }
 
 /* Moves the world into grown storage s (allocated for s->cap > w->cap). */
 void world_slots_adopt(cq_world *w, world_slots *s)
 {
     memcpy(s->e, w->e, (size_t)w->cap * sizeof *w->e);
+    memcpy(s->names, w->names, (size_t)w->cap * sizeof *w->names);
     memcpy(s->order, w->order, (size_t)w->count * sizeof *w->order);
+    memcpy(s->rank, w->rank, (size_t)w->cap * sizeof *w->rank);
     memcpy(s->bvh_slot, w->bvh_slot, (size_t)w->bvh_count * sizeof *w->bvh_slot);
     memcpy(s->bvh_box, w->bvh_box, (size_t)w->bvh_count * sizeof *w->bvh_box);
     int n = 0; /* new slots at the bottom of the stack, the old free ones above */
@@ -205,9 +210,10 @@ void world_slots_adopt(cq_world *w, world_slots *s)
     cq_free(w->slot_block, w->slot_block_size);
     slots_take(w, s);
     w->free_n = free_n;
-    for (int slot = 0; slot < w->cap; slot++)
-        if (w->e[slot].alive)
-            world_table_put(w, slot);
+    for (int k = 0; k < w->count; k++) {
+        const world_name *name = &w->names[w->order[k]];
+        world_table_put(w, w->order[k], world_id_hash(name->id, name->id_len));
+    }
     w->stats.grows++;
     s->block = NULL;
 }
@@ -258,7 +264,7 @@ void cq_world_destroy(cq_world *w)
     if (!w)
         return;
     for (int slot = 0; slot < w->cap; slot++)
-        if (w->e[slot].alive)
+        if (w->names[slot].alive)
             world_owned_free(w->e[slot].body.shape.type, world_owned(&w->e[slot].body.shape));
     cq_sap_destroy(w->sap);
     cq_bvh_free(&w->bvh);
@@ -368,6 +374,7 @@ int cq_world_refresh(cq_world *w)
     if (w->bvh_valid)
         return CQ_OK;
     if (w->bvh_rebuild) {
+        world_renumber(w); /* members changed: the queries that follow compare ranks */
         bvh_build(w);
         w->bvh_rebuild = !w->bvh_valid;
         return w->bvh_valid ? CQ_OK : CQ_ENO_MEMORY;
@@ -389,6 +396,13 @@ int cq_world_refresh(cq_world *w)
     }
     w->bvh_valid = true;
     return CQ_OK;
+}
+
+void world_renumber(cq_world *w)
+{
+    for (int k = 0; w->ranks_stale && k < w->count; k++)
+        w->rank[w->order[k]] = k;
+    w->ranks_stale = false;
 }
 
 /* ---- reads ---- */
@@ -413,7 +427,7 @@ int cq_world_get(const cq_world *w, cq_world_handle h, cq_world_body *out)
     return CQ_OK;
 }
 
-const char *cq_world_id(const cq_world *w, cq_world_handle h) { return world_live(w, h) ? w->e[h.index].id : NULL; }
+const char *cq_world_id(const cq_world *w, cq_world_handle h) { return world_live(w, h) ? w->names[h.index].id : NULL; }
 
 int cq_world_list(const cq_world *w, cq_world_handle *out, int capacity, int *count)
 {
@@ -429,8 +443,9 @@ static bool pair_less(const void *x, const void *y, const void *ctx)
 {
     const cq_world *w = ctx;
     const cq_world_pair *p = x, *q = y;
-    int32_t pa = w->e[p->a.index].rank, qa = w->e[q->a.index].rank;
-    return pa < qa || (pa == qa && w->e[p->b.index].rank < w->e[q->b.index].rank);
+    if (p->a.index != q->a.index)
+        return world_before(w, (int)p->a.index, (int)q->a.index);
+    return world_before(w, (int)p->b.index, (int)q->b.index);
 }
 
 int cq_world_pairs(const cq_world *w, cq_world_pair *out, int capacity, int *count)
@@ -444,7 +459,7 @@ int cq_world_pairs(const cq_world *w, cq_world_pair *out, int capacity, int *cou
         return CQ_ERANGE;
     for (int k = 0; k < n; k++) {
         cq_sap_pair p = cq_sap_pair_at(w->sap, k);
-        bool swap = w->e[p.a].rank > w->e[p.b].rank;
+        bool swap = world_before(w, p.b, p.a);
         out[k] = (cq_world_pair){world_handle(w, swap ? p.b : p.a), world_handle(w, swap ? p.a : p.b)};
     }
     world_heapsort(out, (size_t)n, sizeof *out, pair_less, w);

@@ -12,36 +12,7 @@
 #include <string.h>
 
 #include "cq/alloc.h"
-#include "world_internal.h"
-
-/* What the batch made of one registration. */
-typedef struct batch_rec {
-    const char *id;  /* new registrations: the op's id (borrowed) */
-    int32_t id_len;
-    int32_t slot;    /* the world slot it had, -1 for a new registration */
-    int32_t upsert;  /* op of the last upsert, -1: the stored shape */
-    int32_t pose;    /* op that last set the pose, -1: stored */
-    int32_t vel;     /* op that last set the velocity, -1: stored */
-    bool present;
-} batch_rec;
-
-/* A hull or mesh a shape refers to (see world_owned). */
-typedef struct owned_ref {
-    const void *block;
-    cq_shape_type type; /* picks the free function */
-    int32_t op;         /* the upsert that gave it, -1: stored */
-} owned_ref;
-
-/* The scratch of one batch, carved from w->batch_block. */
-typedef struct batch {
-    batch_rec *rec;
-    int n;            /* records */
-    int32_t *ntable;  /* new registrations by id: record or -1 */
-    uint32_t nmask;
-    owned_ref *finals; /* hulls and meshes the batch leaves in use */
-    owned_ref *cands;  /* hulls and meshes the batch may leave unused */
-    int32_t *fresh;   /* slots of new registrations */
-} batch;
+#include "world_batch.h"
 
 static uint32_t pow2_above(int n)
 {
@@ -59,6 +30,7 @@ static size_t batch_layout(batch *b, char *base, int ops)
     b->finals = world_carve(base, &at, n, sizeof *b->finals);
     b->cands = world_carve(base, &at, 2 * n, sizeof *b->cands);
     b->fresh = world_carve(base, &at, n, sizeof *b->fresh);
+    b->pos = world_carve(base, &at, n, sizeof *b->pos);
     return at;
 }
 
@@ -150,30 +122,39 @@ static int new_find(const batch *b, const char *id, size_t len, uint32_t hash)
     }
 }
 
-static int rec_add(batch *b, const char *id, size_t len, int slot)
+static int rec_add(batch *b, const char *id, size_t len, uint32_t hash, int slot)
 {
-    b->rec[b->n] = (batch_rec){id, (int32_t)len, slot, -1, -1, -1, slot >= 0};
+    b->rec[b->n] = (batch_rec){id, (int32_t)len, hash, slot, -1, -1, -1, slot >= 0};
     return b->n++;
 }
 
-/* The record op i acts on, or CQ_ENOT_FOUND when there is none to move or
- * remove; *r >= 0 on success. */
-static int resolve(cq_world *w, batch *b, const cq_world_op *op, int *r)
+/* Files new registration r in the batch-local hash, made empty by the first. */
+static void new_put(batch *b, int r, uint32_t hash)
 {
-    int slot, cell = -1;
+    if (b->news++ == 0)
+        memset(b->ntable, 0xff, ((size_t)b->nmask + 1) * sizeof *b->ntable);
+    uint32_t h = hash & b->nmask;
+    while (b->ntable[h] >= 0)
+        h = (h + 1) & b->nmask;
+    b->ntable[h] = r;
+}
+
+/* The record op acts on, or CQ_ENOT_FOUND when there is none to move or
+ * remove; *r >= 0 on success. hash is world_id_hash of its id (if any). */
+static int resolve(cq_world *w, batch *b, const cq_world_op *op, uint32_t hash, int *r)
+{
+    int slot;
     size_t len = 0;
     if (op->id) {
         int rc = check_id(op->id, &len);
         if (rc != CQ_OK)
             return rc;
-        /* Hashed once for both tables: a batch of 10,000 moves looks up 10,000 ids. */
-        uint32_t hash = world_id_hash(op->id, len);
-        int found = new_find(b, op->id, len, hash);
+        /* New registrations first; a batch of moves has none to search. */
+        int found = b->news > 0 ? new_find(b, op->id, len, hash) : -1;
         if (found >= 0) {
             *r = found;
             return b->rec[found].present || op->kind == CQ_WORLD_UPSERT ? CQ_OK : CQ_ENOT_FOUND;
         }
-        cell = -1 - found;
         slot = world_table_find_hashed(w, op->id, len, hash);
     } else {
         if (op->kind == CQ_WORLD_UPSERT)
@@ -181,9 +162,10 @@ static int resolve(cq_world *w, batch *b, const cq_world_op *op, int *r)
         slot = world_live(w, op->handle) ? (int)op->handle.index : -1;
     }
     if (slot >= 0) {
-        if (w->mark[slot] < 0)
-            w->mark[slot] = rec_add(b, NULL, 0, slot);
-        *r = w->mark[slot];
+        world_name *n = &w->names[slot];
+        if (n->mark < 0)
+            n->mark = rec_add(b, NULL, 0, 0, slot);
+        *r = n->mark;
         if (b->rec[*r].present)
             return CQ_OK;
         if (op->kind != CQ_WORLD_UPSERT || !op->id)
@@ -191,8 +173,8 @@ static int resolve(cq_world *w, batch *b, const cq_world_op *op, int *r)
     } else if (op->kind != CQ_WORLD_UPSERT) {
         return CQ_ENOT_FOUND;
     }
-    *r = rec_add(b, op->id, len, -1); /* a new registration */
-    b->ntable[cell] = *r;
+    *r = rec_add(b, op->id, len, hash, -1); /* a new registration */
+    new_put(b, *r, hash);
     return CQ_OK;
 }
 
@@ -273,8 +255,7 @@ static bool in_finals(const batch *b, int nf, const void *block)
     return lo < nf && b->finals[lo].block == block;
 }
 
-/* Frees the candidates not in use, each once. */
-static void free_owned(batch *b, int nc, int nf)
+void batch_free_owned(batch *b, int nc, int nf)
 {
     world_heapsort(b->cands, (size_t)nc, sizeof *b->cands, owned_less, NULL);
     for (int k = 0; k < nc; k++)
@@ -282,171 +263,55 @@ static void free_owned(batch *b, int nc, int nf)
             world_owned_free(b->cands[k].type, b->cands[k].block);
 }
 
-/* ---- commit: nothing below can fail ---- */
-
-/* Smallest half-width, the CCD threshold: for a hull the distance from its
- * centroid to the nearest face plane (no more than half its width in any
- * direction), plus the rounding radius. Triangles are flat; planes are static. */
-static double min_half_width(const cq_shape *s)
-{
-    switch (s->type) {
-    case CQ_SPHERE:
-        return s->sphere.radius;
-    case CQ_CAPSULE:
-        return s->capsule.radius;
-    case CQ_BOX:
-        return fmin(s->box.half.x, fmin(s->box.half.y, s->box.half.z));
-    case CQ_CONVEX: {
-        const cq_hull *h = s->convex.hull;
-        double inner = h->dim == 3 ? INFINITY : 0;
-        for (int f = 0; h->dim == 3 && f < h->face_count; f++)
-            inner = fmin(inner, h->faces[f].offset - cq_dot(h->faces[f].normal, h->centroid));
-        return fmax(inner, 0) + h->radius;
-    }
-    default:
-        return 0;
-    }
-}
-
-static void set_body(cq_world *w, int slot, const batch_rec *rec, const cq_world_op *ops)
-{
-    world_entry *e = &w->e[slot];
-    if (rec->upsert >= 0) {
-        const cq_world_op *op = &ops[rec->upsert];
-        e->body.shape = op->shape;
-        cq_shape_validate(&e->body.shape); /* normalises a plane's normal, as the check did */
-        e->body.layer = op->layer;
-        e->body.mask = op->mask;
-        e->min_half = min_half_width(&e->body.shape);
-    }
-    if (rec->pose >= 0)
-        e->body.pose = ops[rec->pose].pose;
-    if (rec->vel >= 0)
-        e->body.velocity = ops[rec->vel].velocity;
-    e->box = cq_shape_aabb(&e->body.shape, &e->body.pose);
-}
-
-/* Drops the removed registrations; true if there were any. */
-static bool commit_removals(cq_world *w, const batch *b)
-{
-    int before = w->count;
-    for (int r = 0; r < b->n; r++) {
-        int slot = b->rec[r].slot;
-        if (slot < 0 || b->rec[r].present)
-            continue;
-        world_table_drop(w, slot);
-        cq_sap_remove(w->sap, slot);
-        w->e[slot].alive = false;
-        w->free_slots[w->free_n++] = slot;
-        w->count--;
-    }
-    if (w->count == before)
-        return false;
-    int n = 0;
-    for (int k = 0; k < before; k++)
-        if (w->e[w->order[k]].alive)
-            w->order[n++] = w->order[k];
-    return true;
-}
-
-/* Updates the surviving registrations the batch touched; *members is set
- * when one turned static or dynamic (the BVH then rebuilds). */
-static bool commit_updates(cq_world *w, const batch *b, const cq_world_op *ops, bool *members)
-{
-    bool moved = false;
-    for (int r = 0; r < b->n; r++) {
-        const batch_rec *rec = &b->rec[r];
-        if (rec->slot < 0 || !rec->present || (rec->upsert < 0 && rec->pose < 0 && rec->vel < 0))
-            continue;
-        cq_world_body *body = &w->e[rec->slot].body;
-        bool was_static = world_static_type(body->shape.type);
-        set_body(w, rec->slot, rec, ops);
-        bool is_static = world_static_type(body->shape.type);
-        cq_aabb box = world_sap_box(w, rec->slot);
-        if (was_static != is_static) {
-            cq_sap_remove(w->sap, rec->slot);
-            cq_sap_insert(w->sap, rec->slot, &box, body->layer, body->mask, is_static);
-            *members = true;
-        } else {
-            cq_sap_move(w->sap, rec->slot, &box);
-            if (rec->upsert >= 0)
-                cq_sap_set_filter(w->sap, rec->slot, body->layer, body->mask);
-        }
-        moved = true;
-    }
-    return moved;
-}
-
-static bool id_less(const void *x, const void *y, const void *ctx)
-{
-    const cq_world *w = ctx;
-    return strcmp(w->e[*(const int32_t *)x].id, w->e[*(const int32_t *)y].id) < 0;
-}
-
-/* Registers the new ids and merges them into the id order. */
-static bool commit_inserts(cq_world *w, batch *b, const cq_world_op *ops)
-{
-    int nfresh = 0;
-    for (int r = 0; r < b->n; r++) {
-        const batch_rec *rec = &b->rec[r];
-        if (rec->slot >= 0 || !rec->present)
-            continue;
-        int slot = w->free_slots[--w->free_n];
-        world_entry *e = &w->e[slot];
-        e->generation = e->generation + 1 ? e->generation + 1 : 1;
-        e->alive = true;
-        e->id_len = (uint8_t)rec->id_len;
-        memcpy(e->id, rec->id, (size_t)rec->id_len);
-        e->id[rec->id_len] = '\0';
-        set_body(w, slot, rec, ops);
-        world_table_put(w, slot);
-        cq_aabb box = world_sap_box(w, slot);
-        cq_sap_insert(w->sap, slot, &box, e->body.layer, e->body.mask, world_static_type(e->body.shape.type));
-        b->fresh[nfresh++] = slot;
-    }
-    if (nfresh == 0)
-        return false;
-    world_heapsort(b->fresh, (size_t)nfresh, sizeof *b->fresh, id_less, w);
-    int i = 0, j = 0, n = 0;
-    while (i < w->count || j < nfresh) {
-        bool old = j == nfresh || (i < w->count && strcmp(w->e[w->order[i]].id, w->e[b->fresh[j]].id) < 0);
-        w->order_tmp[n++] = old ? w->order[i++] : b->fresh[j++];
-    }
-    int32_t *t = w->order;
-    w->order = w->order_tmp;
-    w->order_tmp = t;
-    w->count = n;
-    return true;
-}
-
-static void commit(cq_world *w, batch *b, const cq_world_op *ops, int nc, int nf)
-{
-    bool members = commit_removals(w, b);
-    bool moved = commit_updates(w, b, ops, &members);
-    members |= commit_inserts(w, b, ops);
-    if (members)
-        for (int k = 0; k < w->count; k++)
-            w->e[w->order[k]].rank = k;
-    free_owned(b, nc, nf);
-    w->sap_dirty |= members || moved;
-    world_finish(w, moved, members);
-}
-
 static void unmark(cq_world *w, const batch *b)
 {
-    for (int r = 0; r < b->n; r++)
+    for (int r = 0; r < b->n; r++) {
+        int ahead = r + WORLD_AHEAD < b->n ? b->rec[r + WORLD_AHEAD].slot : -1;
+        if (ahead >= 0 && ahead < w->cap)
+            world_prefetch(&w->names[ahead]);
         if (b->rec[r].slot >= 0 && b->rec[r].slot < w->cap)
-            w->mark[b->rec[r].slot] = -1;
+            w->names[b->rec[r].slot].mark = -1;
+    }
+}
+
+/* Far ahead: op's id hashed, and its home cell prefetched. */
+static uint32_t look_ahead(const cq_world *w, const cq_world_op *op)
+{
+    if (!op->id)
+        return 0;
+    uint32_t hash = world_id_hash(op->id, strnlen(op->id, CQ_WORLD_ID_MAX + 1));
+    world_prefetch(&w->table[hash & w->table_mask]);
+    return hash;
+}
+
+/* Nearer: the cell has arrived; the slot whose name to prefetch, or -1. */
+static int look_closer(const cq_world *w, const cq_world_op *op, uint32_t hash)
+{
+    int slot = op->id ? w->table[hash & w->table_mask].slot : (int)op->handle.index;
+    return slot < w->cap ? slot : -1;
 }
 
 /* Checks every op in order against the records; CQ_OK or the failure, with
- * *bad_op set. */
+ * *bad_op set. Each op's cell is fetched 2 WORLD_AHEAD ops early and the
+ * name it points to WORLD_AHEAD ops early (the hash found early is the
+ * one resolve needs: an id check_id refuses is not hashed again). */
 static int check_all(cq_world *w, batch *b, const cq_world_op *ops, int count, int *bad_op)
 {
-    for (int i = 0; i < count; i++) {
+    enum { RING = 2 * WORLD_AHEAD };
+    uint32_t hash[RING] = {0}; /* op k's at k % RING */
+    for (int i = -RING; i < count; i++) {
+        uint32_t here = i >= 0 ? hash[i % RING] : 0;
+        if (i + RING < count)
+            hash[(i + RING) % RING] = look_ahead(w, &ops[i + RING]);
+        int near = i + WORLD_AHEAD;
+        int slot = near >= 0 && near < count ? look_closer(w, &ops[near], hash[near % RING]) : -1;
+        if (slot >= 0)
+            world_prefetch(&w->names[slot]);
+        if (i < 0)
+            continue;
         int r, rc = check_op(&ops[i]);
         if (rc == CQ_OK)
-            rc = resolve(w, b, &ops[i], &r);
+            rc = resolve(w, b, &ops[i], here, &r);
         if (rc != CQ_OK) {
             *bad_op = i;
             return rc;
@@ -461,6 +326,7 @@ static void batch_open(cq_world *w, batch *b, int count, int records)
 {
     batch_layout(b, w->batch_block, w->batch_cap);
     b->n = records;
+    b->news = 0; /* only check_all consults it */
     b->nmask = pow2_above(count) - 1;
 }
 
@@ -481,7 +347,6 @@ int cq_world_prepare(cq_world *w, const cq_world_op *ops, int count, int *bad_op
         return rc;
     batch b;
     batch_open(w, &b, count, 0);
-    memset(b.ntable, 0xff, ((size_t)b.nmask + 1) * sizeof *b.ntable);
     int nf = 0, nc = 0;
     rc = check_all(w, &b, ops, count, bad_op);
     if (rc == CQ_OK && (nc = gather_owned(w, &b, ops, count, &nf)) < 0) {
@@ -511,7 +376,7 @@ void cq_world_commit(cq_world *w, const cq_world_op *ops, int count)
         return; /* without assertions: abandoned, the world unchanged */
     batch b;
     batch_open(w, &b, count, p.records);
-    commit(w, &b, ops, p.cands, p.finals);
+    batch_commit(w, &b, ops, p.cands, p.finals);
 }
 
 void cq_world_abandon(cq_world *w) { w->pending.on = false; }

@@ -96,9 +96,9 @@ static int gather(cq_world *w, bool filtered)
     int n = 0, counts[BUCKETS + 1] = {0};
     for (int k = 0; k < cq_sap_pair_count(w->sap); k++) {
         cq_sap_pair p = cq_sap_pair_at(w->sap, k);
-        if (filtered && w->mark[p.a] < 0 && w->mark[p.b] < 0)
+        if (filtered && w->names[p.a].mark < 0 && w->names[p.b].mark < 0)
             continue;
-        bool swap = w->e[p.a].rank > w->e[p.b].rank;
+        bool swap = w->rank[p.a] > w->rank[p.b];
         int lo = swap ? p.b : p.a, hi = swap ? p.a : p.b;
         w->work[n] = (world_work){lo, hi, p.slot, w->cache[p.slot]};
         w->keys[n].index = bucket_of(w->e[lo].body.shape.type, w->e[hi].body.shape.type);
@@ -206,7 +206,7 @@ static int narrow_phase(cq_world *w, int n, const cq_world_contacts_query *q, cq
             continue;
         if (touching < out->pair_capacity) {
             put_contact(&out->pairs[touching], world_handle(w, wk->lo), world_handle(w, wk->hi), &c);
-            w->keys[touching] = (world_key){(uint64_t)w->e[wk->lo].rank << 32 | (uint32_t)w->e[wk->hi].rank,
+            w->keys[touching] = (world_key){(uint64_t)w->rank[wk->lo] << 32 | (uint32_t)w->rank[wk->hi],
                                             touching};
         }
         touching++;
@@ -263,7 +263,8 @@ static double ccd_visit(void *vctx, int other, double tmax)
     ccd_ctx *c = vctx;
     const cq_world *w = c->w;
     const world_entry *a = &w->e[c->slot], *b = &w->e[other];
-    if (other == c->slot || !world_filters_meet(a, b) || (c->filtered && w->mark[c->slot] < 0 && w->mark[other] < 0))
+    if (other == c->slot || !world_filters_meet(a, b) ||
+        (c->filtered && w->names[c->slot].mark < 0 && w->names[other].mark < 0))
         return tmax;
     cq_vec3 vb = world_static_type(b->body.shape.type) ? cq_v3(0, 0, 0) : cq_scale(b->body.velocity, c->dt);
     cq_vec3 rel = cq_sub(c->motion, vb);
@@ -281,11 +282,11 @@ static double ccd_visit(void *vctx, int other, double tmax)
         m->pair[next][m->count[next]++] = pair;
     if (!h.hit || h.initially_overlapping)
         return tmax;
-    if (c->best_rank < 0 || h.time < c->best.time || (h.time == c->best.time && b->rank < c->best_rank)) {
+    if (c->best_rank < 0 || h.time < c->best.time || (h.time == c->best.time && w->rank[other] < c->best_rank)) {
         /* The point is on B's surface where B is at the impact. */
         c->best = (cq_world_toi){world_handle(w, c->slot), world_handle(w, other), h.time,
                                  cq_mad(h.point, vb, h.time), h.normal};
-        c->best_rank = b->rank;
+        c->best_rank = w->rank[other];
     }
     return tmax;
 }
@@ -366,10 +367,10 @@ static int mark_filter(cq_world *w, const cq_world_contacts_query *q, cq_world_c
             out->bad_id = k;
             for (int j = 0; j < k; j++)
                 if (cq_world_find(w, q->ids[j], &h) == CQ_OK)
-                    w->mark[h.index] = -1;
+                    w->names[h.index].mark = -1;
             return CQ_ENOT_FOUND;
         }
-        w->mark[h.index] = 1;
+        w->names[h.index].mark = 1;
     }
     return CQ_OK;
 }
@@ -379,7 +380,7 @@ static void unmark_filter(cq_world *w, const cq_world_contacts_query *q)
     for (int k = 0; k < q->id_count; k++) {
         cq_world_handle h;
         if (cq_world_find(w, q->ids[k], &h) == CQ_OK)
-            w->mark[h.index] = -1;
+            w->names[h.index].mark = -1;
     }
 }
 
@@ -388,6 +389,7 @@ int cq_world_contacts(cq_world *w, const cq_world_contacts_query *query, cq_worl
     static const cq_world_contacts_query none = {0};
     const cq_world_contacts_query *q = query ? query : &none;
     world_no_pending(w);
+    world_renumber(w); /* the keys below are ranks */
     out->pair_count = out->toi_count = out->tested = out->swept = 0;
     out->bad_id = -1;
     if (!isfinite(q->dt))

@@ -1,6 +1,7 @@
 /* Internal to world*.c: the world's storage and the helpers its files share.
  * world.c holds the registry, its storage and the upkeep ending every
- * mutation, world_batch.c the batches, world_contacts.c the narrow phase
+ * mutation, world_batch.c the batches' checks (cq_world_prepare),
+ * world_commit.c their commit, world_contacts.c the narrow phase
  * over the broadphase pairs and CCD, world_query.c the read-only queries.
  * See cq/world.h for the contract. */
 #ifndef CQ_WORLD_INTERNAL_H
@@ -8,23 +9,41 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "aabb.h"
 #include "bvh.h"
 #include "cq/world.h"
 #include "sap.h"
 
-/* One registered shape (slot). */
+/* A slot's hot part: what a batch's lookup of an id or a handle reads, in
+ * an array of its own, apart from the bodies. 96 bytes at a 32-byte
+ * boundary of a 64-byte aligned array: an id of up to 22 characters is
+ * read in one cache line, and the batch's mark beside it costs no other.
+ * A 350-byte entry holding it all made every lookup touch a line of the
+ * entry the pose write did not. */
+typedef struct world_name {
+    _Alignas(32) uint32_t generation; /* of the current or last registration */
+    int32_t mark;        /* batch: record per slot, or -1; contacts: filter marks */
+    bool alive;
+    uint8_t id_len;
+    char id[CQ_WORLD_ID_MAX + 1];
+} world_name;
+
+/* One registered shape's body and derived data (slot). */
 typedef struct world_entry {
     cq_world_body body;
     cq_aabb box;         /* exact world box of the shape at its pose */
     double min_half;     /* smallest half-width (CCD threshold); 0 for planes */
-    uint32_t generation; /* of the current or last registration */
-    int32_t rank;        /* position of the id in id order */
-    bool alive;
-    uint8_t id_len;
-    char id[CQ_WORLD_ID_MAX + 1];
 } world_entry;
+
+/* An id hash cell: the slot, or -1 when empty, and the id's world_id_hash,
+ * so that a probe compares ids (reading the slot's name) only on a likely
+ * hit, and deleting rehashes nothing. */
+typedef struct world_cell {
+    int32_t slot;
+    uint32_t hash;
+} world_cell;
 
 /* How many CCD pairs a world remembers as having fallen back (see
  * world_ccd_memory). */
@@ -85,15 +104,21 @@ struct cq_world {
     void *slot_block;
     size_t slot_block_size;
     world_entry *e;
+    world_name *names;
     int32_t *free_slots; /* stack of free slots */
     int free_n;
     int32_t *order;      /* live slots sorted by id, count entries */
     int32_t *order_tmp;  /* scratch for merging the order */
-    int32_t *mark;       /* batch: record per slot, or -1; contacts: filter marks */
+    int32_t *rank;       /* position of each live slot's id in order, unless ranks_stale */
     int32_t *bvh_slot;   /* BVH item -> slot */
     cq_aabb *bvh_box;    /* BVH item boxes, for refits */
-    int32_t *table;      /* id hash: slot or -1, open addressing, table_mask + 1 entries */
+    world_cell *table;   /* id hash, open addressing, table_mask + 1 cells */
     uint32_t table_mask;
+    /* Members came or went since the ranks were numbered: numbered again
+     * by the next mutation that needs them (contacts, refresh), not by
+     * every change (an O(world) pass per PUT). Queries meanwhile compare
+     * ids (world_before). */
+    bool ranks_stale;
 
     /* Batch scratch: one block sized for batch_cap ops. */
     void *batch_block;
@@ -128,20 +153,22 @@ typedef struct world_slots {
     size_t size;
     int cap;
     world_entry *e;
-    int32_t *free_slots, *order, *order_tmp, *mark, *bvh_slot;
+    world_name *names;
+    int32_t *free_slots, *order, *order_tmp, *rank, *bvh_slot;
     cq_aabb *bvh_box;
-    int32_t *table;
+    world_cell *table;
     uint32_t table_mask;
 } world_slots;
 
 /* A strict order for world_heapsort. */
 typedef bool (*world_less)(const void *x, const void *y, const void *ctx);
 
-/* Takes n elements of size bytes from offset *at of base (16-byte aligned),
- * so one allocation holds many arrays; with base NULL it only measures. */
+/* Takes n elements of size bytes from offset *at of base (64-byte aligned,
+ * a cache line), so one allocation holds many arrays; with base NULL it
+ * only measures. */
 static inline void *world_carve(char *base, size_t *at, size_t n, size_t size)
 {
-    size_t start = (*at + 15) & ~(size_t)15;
+    size_t start = (*at + 63) & ~(size_t)63;
     *at = start + n * size;
     return base ? base + start : NULL;
 }
@@ -172,13 +199,25 @@ static inline bool world_filters_meet(const world_entry *a, const world_entry *b
 /* Whether a handle names a live shape. */
 static inline bool world_live(const cq_world *w, cq_world_handle h)
 {
-    return h.index < (uint32_t)w->cap && w->e[h.index].alive && w->e[h.index].generation == h.generation;
+    return h.index < (uint32_t)w->cap && w->names[h.index].alive && w->names[h.index].generation == h.generation;
 }
 
 static inline cq_world_handle world_handle(const cq_world *w, int slot)
 {
-    return (cq_world_handle){(uint32_t)slot, w->e[slot].generation};
+    return (cq_world_handle){(uint32_t)slot, w->names[slot].generation};
 }
+
+/* Whether live slot a's id sorts before live slot b's: by rank while the
+ * ranks are numbered, else by the ids themselves. */
+static inline bool world_before(const cq_world *w, int a, int b)
+{
+    if (!w->ranks_stale)
+        return w->rank[a] < w->rank[b];
+    return strcmp(w->names[a].id, w->names[b].id) < 0;
+}
+
+/* Numbers the ranks again if members changed (a mutation's helper). */
+void world_renumber(cq_world *w);
 
 /* The heap block a shape refers to and a world owns once a batch stores the
  * shape (a convex shape's hull, a mesh shape's mesh), or NULL. */
@@ -202,7 +241,8 @@ void world_sort_keys(world_key *k, int n);
 void world_heapsort(void *base, size_t n, size_t size, world_less less, const void *ctx);
 
 /* world.c: slot storage for cap slots (every slot dead, marks -1, table
- * empty); CQ_ENO_MEMORY. */
+ * empty); CQ_ENO_MEMORY. The block is over-allocated by a line so the
+ * arrays start at cache line boundaries. */
 int world_slots_alloc(world_slots *s, int cap);
 void world_slots_free(world_slots *s);
 /* Moves the world into larger storage s (counted as a growth); s is emptied. */
@@ -215,7 +255,7 @@ int world_grow(cq_world *w, int need);
 int world_table_find(const cq_world *w, const char *id, size_t len);
 /* world_table_find with id's world_id_hash already computed. */
 int world_table_find_hashed(const cq_world *w, const char *id, size_t len, uint32_t hash);
-void world_table_put(cq_world *w, int slot);
+void world_table_put(cq_world *w, int slot, uint32_t hash);
 void world_table_drop(cq_world *w, int slot);
 
 /* A slot's broadphase box: its box fattened by skin / 2. */

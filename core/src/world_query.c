@@ -106,7 +106,7 @@ typedef struct ray_ctx {
     uint32_t mask;
     /* closest: */
     cq_world_ray_hit best;
-    int best_rank;
+    int best_slot; /* -1: none yet */
     /* all: */
     cq_world_ray_hit *hits;
     int capacity, found;
@@ -128,18 +128,17 @@ static double closest_visit(void *vctx, int slot, double tmax)
     cq_ray_hit h;
     if (!cast_one(c, slot, tmax, &h))
         return tmax;
-    int rank = c->w->e[slot].rank;
-    if (c->best_rank < 0 || h.distance < c->best.hit.distance ||
-        (h.distance == c->best.hit.distance && rank < c->best_rank)) {
+    if (c->best_slot < 0 || h.distance < c->best.hit.distance ||
+        (h.distance == c->best.hit.distance && world_before(c->w, slot, c->best_slot))) {
         c->best = (cq_world_ray_hit){world_handle(c->w, slot), h};
-        c->best_rank = rank;
+        c->best_slot = slot;
     }
     return c->best.hit.distance;
 }
 
 static ray_ctx ray_start(const cq_world *w, const cq_world_ray *r)
 {
-    ray_ctx c = {.w = w, .ray = r->ray, .mask = r->mask, .best_rank = -1};
+    ray_ctx c = {.w = w, .ray = r->ray, .mask = r->mask, .best_slot = -1};
     c.ray.direction = cq_scale(r->ray.direction, 1 / cq_len(r->ray.direction));
     return c;
 }
@@ -171,7 +170,7 @@ static bool hit_less(const void *x, const void *y, const void *ctx)
     const cq_world *w = ctx;
     const cq_world_ray_hit *p = x, *q = y;
     return p->hit.distance < q->hit.distance ||
-           (p->hit.distance == q->hit.distance && w->e[p->id.index].rank < w->e[q->id.index].rank);
+           (p->hit.distance == q->hit.distance && world_before(w, (int)p->id.index, (int)q->id.index));
 }
 
 int cq_world_raycast_all(const cq_world *w, const cq_world_ray *rays, int count, cq_world_ray_hit *hits,
@@ -214,7 +213,7 @@ typedef struct sweep_ctx {
     const cq_shape *shape;
     cq_sweep_options opt;
     cq_world_sweep_hit best;
-    int best_rank;
+    int best_slot; /* -1: none yet */
 } sweep_ctx;
 
 static double sweep_visit(void *vctx, int slot, double tmax)
@@ -227,9 +226,10 @@ static double sweep_visit(void *vctx, int slot, double tmax)
         cq_sweep(c->shape, &c->q->pose, c->q->translation, &e->body.shape, &e->body.pose, &c->opt, &h) != CQ_OK ||
         !h.hit)
         return tmax;
-    if (c->best_rank < 0 || h.time < c->best.hit.time || (h.time == c->best.hit.time && e->rank < c->best_rank)) {
+    if (c->best_slot < 0 || h.time < c->best.hit.time ||
+        (h.time == c->best.hit.time && world_before(c->w, slot, c->best_slot))) {
         c->best = (cq_world_sweep_hit){world_handle(c->w, slot), h};
-        c->best_rank = e->rank;
+        c->best_slot = slot;
     }
     return c->best.hit.time;
 }
@@ -244,7 +244,7 @@ int cq_world_sweep(const cq_world *w, const cq_world_shape_query *q, cq_world_sw
         return CQ_EUNSUPPORTED;
     if (!cq_v3_finite(q->translation))
         return CQ_ENOT_FINITE;
-    sweep_ctx c = {.w = w, .q = q, .shape = &shape, .best_rank = -1};
+    sweep_ctx c = {.w = w, .q = q, .shape = &shape, .best_slot = -1};
     /* The query shape has no handle: its tag is 0. */
     c.opt = (cq_sweep_options){.max_iterations = w->settings.sweep_max_iterations, .counters = q->counters, .log = q->log};
     c.best.hit.time = 1;
@@ -281,7 +281,7 @@ static bool overlap_visit(void *vctx, int slot)
 static bool handle_less(const void *x, const void *y, const void *ctx)
 {
     const cq_world *w = ctx;
-    return w->e[((const cq_world_handle *)x)->index].rank < w->e[((const cq_world_handle *)y)->index].rank;
+    return world_before(w, (int)((const cq_world_handle *)x)->index, (int)((const cq_world_handle *)y)->index);
 }
 
 int cq_world_overlap(const cq_world *w, const cq_world_shape_query *q, cq_world_handle *out, int capacity,

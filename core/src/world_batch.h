@@ -1,0 +1,61 @@
+/* Internal to world_batch.c (checks, cq_world_prepare) and world_commit.c
+ * (cq_world_commit): one batch's records, kept in the world's batch
+ * scratch between the two. */
+#ifndef CQ_WORLD_BATCH_H
+#define CQ_WORLD_BATCH_H
+
+#include "world_internal.h"
+
+/* What the batch made of one registration. */
+typedef struct batch_rec {
+    const char *id;  /* new registrations: the op's id (borrowed) */
+    int32_t id_len;
+    uint32_t hash;   /* new registrations: world_id_hash of id */
+    int32_t slot;    /* the world slot it had, -1 for a new registration */
+    int32_t upsert;  /* op of the last upsert, -1: the stored shape */
+    int32_t pose;    /* op that last set the pose, -1: stored */
+    int32_t vel;     /* op that last set the velocity, -1: stored */
+    bool present;
+} batch_rec;
+
+/* A hull or mesh a shape refers to (see world_owned). */
+typedef struct owned_ref {
+    const void *block;
+    cq_shape_type type; /* picks the free function */
+    int32_t op;         /* the upsert that gave it, -1: stored */
+} owned_ref;
+
+/* The scratch of one batch, carved from w->batch_block. */
+typedef struct batch {
+    batch_rec *rec;
+    int n;             /* records */
+    int news;          /* new registrations among them */
+    int32_t *ntable;   /* new registrations by id: record or -1 (filled in with the first) */
+    uint32_t nmask;
+    owned_ref *finals; /* hulls and meshes the batch leaves in use */
+    owned_ref *cands;  /* hulls and meshes the batch may leave unused */
+    int32_t *fresh;    /* slots of new registrations */
+    int32_t *pos;      /* commit: positions in the id order */
+} batch;
+
+/* How far ahead of the op (or record) at hand the loops over a batch
+ * prefetch the cells, names and entries they will read: a batch of moves
+ * in a large world misses the cache at every one of them, and waiting for
+ * each in turn made a move cost 3x more at 100,000 shapes than at 10,000. */
+#define WORLD_AHEAD 16
+
+/* A macro, not a function: GCC finds a function doing nothing but
+ * prefetch free of side effects and drops the calls to it. */
+#if defined(__GNUC__)
+#define world_prefetch(p) __builtin_prefetch(p)
+#else
+#define world_prefetch(p) ((void)(p))
+#endif
+
+/* world_batch.c: frees the candidates not in use, each once. */
+void batch_free_owned(batch *b, int nc, int nf);
+
+/* world_commit.c: applies the records (cannot fail). */
+void batch_commit(cq_world *w, batch *b, const cq_world_op *ops, int nc, int nf);
+
+#endif
