@@ -101,7 +101,7 @@ help:
 	@echo "make fuzz       build the libFuzzer targets $(BUILD)/fuzz_* with clang and ASan/UBSan (docs/FUZZING.md)"
 	@echo "make fuzz-smoke make fuzz, then run each target for 60 s, FUZZ_SMOKE_JOBS at a time; fails on any crash, leak or timeout"
 	@echo "make fuzz-regress replay tests/fuzz/corpus and tests/fuzz/regress through the targets (part of test and asan)"
-	@echo "make bench      collisiond vs Bullet, libccd and FCL on the same inputs: one table (docs/PERFORMANCE.md)"
+	@echo "make bench      collisiond vs Bullet, libccd and FCL on the same inputs, and worlds under game load: one table (docs/PERFORMANCE.md)"
 	@echo "make bench-all  make bench plus the rows of make bench-http, make bench-tick and make bench-client"
 	@echo "make bench-decode proto's check and decode of a tick's move batch, JSON and MessagePack, on CPU 0"
 	@echo "make bench-http POST /v1/pair under wrk: collisiond, libmicrohttpd+jansson alone, nginx; contacts latency"
@@ -377,13 +377,32 @@ $(DATA)/scene-%-7.txt: $(GEN_BIN)
 $(DATA)/rays-100000-99-in-%.txt: $(DATA)/scene-%-7.txt $(GEN_BIN)
 	$(GEN_BIN) rays 100000 99 $$(head -n 1 $< | cut -d' ' -f1) > $@.tmp && mv $@.tmp $@
 
+# Worlds under game load (issue 21; docs/PERFORMANCE.md "Worlds under game
+# load"): `cq-bench load` once a round (bench/load.c) and, once, the daemon
+# over HTTP (bench/world_load/run.py, Debian's python3 for msgpack and
+# numpy). LOAD_MOVE N:FRAMES of coherent motion, LOAD_TELEPORT N for the
+# mass moves, LOAD_PUT N:REPS for one PUT; LOAD_HTTP= (empty) skips the
+# HTTP part.
+LOAD_DEB_PKGS := python3 python3-msgpack python3-numpy util-linux
+LOAD_MOVE     ?= 1000:200 10000:100 100000:20
+LOAD_TELEPORT ?= 10000 100000
+LOAD_PUT      ?= 60000:200
+LOAD_HTTP     ?= $(BUILD)/bench-world-load.txt
+LOAD_HTTP_ARGS ?=
+LOAD_N        := $(sort $(foreach w,$(LOAD_MOVE) $(LOAD_PUT),$(firstword $(subst :, ,$(w)))) $(LOAD_TELEPORT) \
+                   $(if $(LOAD_HTTP),10000 60000))
+
 bench: deps
-	@$(MAKE) --no-print-directory deps DEB_PKGS="$(PEER_DEB_PKGS)"
-	@$(MAKE) --no-print-directory -j$(JOBS) $(BENCH_BIN) $(PEER_BIN) $(PAIRS_FILE) \
-	  $(BENCH_N:%=$(DATA)/scene-%-7.txt) $(BENCH_N:%=$(DATA)/rays-100000-99-in-%.txt)
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(PEER_DEB_PKGS) $(LOAD_DEB_PKGS)"
+	@$(MAKE) --no-print-directory -j$(JOBS) $(BENCH_BIN) $(PEER_BIN) $(PAIRS_FILE) $(if $(LOAD_HTTP),$(DAEMON)) \
+	  $(sort $(BENCH_N:%=$(DATA)/scene-%-7.txt) $(LOAD_N:%=$(DATA)/scene-%-7.txt)) $(BENCH_N:%=$(DATA)/rays-100000-99-in-%.txt)
+	$(if $(LOAD_HTTP),/usr/bin/python3 bench/world_load/run.py --daemon $(DAEMON) --data $(DATA) --work $(BUILD) \
+	  $(if $(BENCH_CPU),--daemon-cpu $(BENCH_CPU)) $(LOAD_HTTP_ARGS) --raw $(LOAD_HTTP) > /dev/null)
 	$(PYTHON) bench/table.py --cq $(BENCH_BIN) --peers $(PEER_BIN) --pairs $(PAIRS_FILE) --data $(DATA) \
 	  $(BENCH_WORLDS:%=--world %) --runs $(BENCH_RUNS) $(if $(BENCH_CPU),--cpu $(BENCH_CPU)) --raw $(BUILD)/bench-raw $(if $(BENCH_HTTP),--http $(BENCH_HTTP)) \
-	  $(if $(BENCH_TICK),--tick $(BENCH_TICK)) $(if $(BENCH_CLIENT),--client $(BENCH_CLIENT))
+	  $(if $(BENCH_TICK),--tick $(BENCH_TICK)) $(if $(BENCH_CLIENT),--client $(BENCH_CLIENT)) \
+	  $(LOAD_MOVE:%=--load-move %) $(LOAD_TELEPORT:%=--load-teleport %) \
+	  $(LOAD_PUT:%=--load-put %) $(if $(LOAD_HTTP),--load-http $(LOAD_HTTP))
 
 # bench plus bench-http's, bench-tick's and bench-client's rows (needs wrk and nginx).
 .PHONY: bench-all

@@ -3,6 +3,7 @@
 
   table.py --cq build/cq-bench --peers build/cq-peers --pairs PAIRS --data DIR
            [--world N:FRAMES ...] [--runs 3] [--cpu N] [--http FILE] [--tick FILE] [--client FILE] [--raw DIR]
+           [--load-move N:FRAMES ...] [--load-teleport N ...] [--load-put N:REPS ...] [--load-http FILE]
 
 Runs `cq-bench pairs PAIRS` and `cq-peers pairs PAIRS`, then for each
 --world `cq-bench world` and `cq-peers world` on DIR/scene-N-7.txt and
@@ -18,7 +19,10 @@ shown with the worst after a slash, the spread; ratios are of the bests.
 --http adds the rows of a `make bench-http` output (read from FILE),
 --tick those of a `make bench-tick` run (bench/tick/run.py's --raw FILE),
 --client those of a `make bench-client` run (bench/client/run.py's --raw FILE), and
---raw keeps every program's output there. Prints Markdown: the figures
+--raw keeps every program's output there. The --load-* options add the rows
+of worlds under game load (bench/world_load/rows.py): `cq-bench load` once
+a round on the same CPU, and --load-http the lines of one
+bench/world_load/run.py run. Prints Markdown: the figures
 with their goals, then the counts that must agree between the programs.
 """
 import argparse
@@ -224,6 +228,27 @@ def client_rows(path):
         return client_run.table_rows(client_run.read_values(f))
 
 
+def load_rows(runs, args):
+    """bench/world_load's rows: `cq-bench load` rounds and one run.py output."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "world_load"))
+    import rows as load
+    http_values = None
+    if args.load_http:
+        with open(args.load_http) as f:
+            http_values = parse(f.readlines())
+    return load.rows(runs, args.load_move, args.load_teleport, http_values, fmt)
+
+
+def load_args(args):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "world_load"))
+    import rows as load
+    return load.cq_args(args.data, args.load_move, args.load_teleport, args.load_put)
+
+
+def pair_arg(text):
+    return tuple(int(x) for x in text.split(":"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cq", required=True)
@@ -237,6 +262,10 @@ def main():
     ap.add_argument("--tick")
     ap.add_argument("--client")
     ap.add_argument("--raw")
+    ap.add_argument("--load-move", action="append", default=[], type=pair_arg, metavar="N:FRAMES")
+    ap.add_argument("--load-teleport", action="append", default=[], type=int, metavar="N")
+    ap.add_argument("--load-put", action="append", default=[], type=pair_arg, metavar="N:REPS")
+    ap.add_argument("--load-http", metavar="FILE")
     args = ap.parse_args()
     worlds = [tuple(int(x) for x in w.split(":")) for w in args.world]
     if args.cpu >= 0:  # the programs inherit it
@@ -250,7 +279,8 @@ def main():
             os.remove(os.path.join(args.raw, name))
 
     load0, t0 = open("/proc/loadavg").read().split()[0], time.time()
-    pairs, world = [], {n: [] for n, _ in worlds}
+    pairs, world, loads = [], {n: [] for n, _ in worlds}, []
+    cq_load = load_args(args)
     for k in range(args.runs):
         print("run %d/%d: pairs" % (k + 1, args.runs), file=sys.stderr)
         r = run([args.cq, "pairs", args.pairs], args.raw, "cq-bench.txt")
@@ -262,6 +292,9 @@ def main():
             r = run([args.cq, "world"] + files + [str(frames)], args.raw, "cq-bench.txt")
             r.update(run([args.peers, "world"] + files + [str(frames)], args.raw, "cq-peers.txt"))
             world[n].append(r)
+        if cq_load:
+            print("run %d/%d: worlds under game load" % (k + 1, args.runs), file=sys.stderr)
+            loads.append(run([args.cq, "load"] + cq_load, args.raw, "cq-bench-load.txt"))
 
     where = "every program on CPU %d" % args.cpu if args.cpu >= 0 else "programs on any CPU"
     print("%d run(s), %.0f s, %s; load average %s at the start, %s at the end. Each figure: best / worst over the runs."
@@ -283,6 +316,9 @@ def main():
             print(row)
     if args.client:
         for row in client_rows(args.client):
+            print(row)
+    if cq_load or args.load_http:
+        for row in load_rows(loads, args):
             print(row)
     print()
     print("| count (must agree) | collisiond | peer | peer value | peer − collisiond |")

@@ -11,67 +11,6 @@
 
 #define RAY_PASSES 5
 
-typedef struct scene {
-    double L, dt;
-    int n;
-    cq_world_op *ops; /* one move per box, by handle once registered */
-    cq_vec3 *pos, *vel;
-    char (*ids)[16];
-} scene;
-
-static void scene_free(scene *s)
-{
-    free(s->ops);
-    free(s->pos);
-    free(s->vel);
-    free(s->ids);
-}
-
-/* Reads the scene into upserts (ops) and the motion state; false on error. */
-static bool read_scene(const char *path, scene *s)
-{
-    FILE *f = fopen(path, "r");
-    if (!f || fscanf(f, "%lf %lf", &s->L, &s->dt) != 2) {
-        if (f)
-            fclose(f);
-        return false;
-    }
-    int cap = 1024;
-    bool ok = true;
-    s->n = 0;
-    s->ops = malloc(sizeof *s->ops * (size_t)cap);
-    s->pos = malloc(sizeof *s->pos * (size_t)cap);
-    s->vel = malloc(sizeof *s->vel * (size_t)cap);
-    s->ids = malloc(sizeof *s->ids * (size_t)cap);
-    for (double v[13]; ok;) {
-        int got = 0;
-        while (got < 13 && fscanf(f, "%lf", &v[got]) == 1)
-            got++;
-        if (got < 13)
-            break;
-        if (s->n == cap) {
-            cap *= 2;
-            s->ops = realloc(s->ops, sizeof *s->ops * (size_t)cap);
-            s->pos = realloc(s->pos, sizeof *s->pos * (size_t)cap);
-            s->vel = realloc(s->vel, sizeof *s->vel * (size_t)cap);
-            s->ids = realloc(s->ids, sizeof *s->ids * (size_t)cap);
-        }
-        if (!s->ops || !s->pos || !s->vel || !s->ids)
-            return fclose(f), false;
-        int k = s->n++;
-        cq_xform pose;
-        ok = cq_pose_from_quat(cq_v3(v[0], v[1], v[2]), (cq_quat){v[6], v[7], v[8], v[9]}, &pose).status == CQ_OK;
-        snprintf(s->ids[k], sizeof s->ids[k], "box%d", k);
-        s->pos[k] = pose.p;
-        s->vel[k] = cq_v3(v[10], v[11], v[12]);
-        s->ops[k] = (cq_world_op){.kind = CQ_WORLD_UPSERT, /* ids are pointed to once the arrays stop moving */
-                                  .shape = {.type = CQ_BOX, .box = {cq_v3(v[3], v[4], v[5])}},
-                                  .pose = pose, .velocity = s->vel[k], .layer = 1, .mask = 1};
-    }
-    fclose(f);
-    return ok && s->n > 0;
-}
-
 static cq_world_ray *read_rays(const char *path, int *n)
 {
     FILE *f = fopen(path, "r");
@@ -94,31 +33,10 @@ static cq_world_ray *read_rays(const char *path, int *n)
     return r;
 }
 
-/* cq-gen's rule: move by v dt; a coordinate that would leave [-L, L]
- * reverses that velocity component and moves by the reversed one instead. */
-static void advance(scene *s)
-{
-    for (int k = 0; k < s->n; k++) {
-        double *p[3] = {&s->pos[k].x, &s->pos[k].y, &s->pos[k].z};
-        double *v[3] = {&s->vel[k].x, &s->vel[k].y, &s->vel[k].z};
-        for (int i = 0; i < 3; i++) {
-            double next = *p[i] + *v[i] * s->dt;
-            if (next < -s->L || next > s->L) {
-                *v[i] = -*v[i];
-                next = *p[i] + *v[i] * s->dt;
-            }
-            *p[i] = next;
-        }
-        s->ops[k].pose.p = s->pos[k];
-        s->ops[k].velocity = s->vel[k];
-    }
-}
-
-static int setup(scene *s, double skin, cq_world **w)
+static int setup(bench_scene *s, double skin, cq_world **w)
 {
     int bad;
-    for (int k = 0; k < s->n; k++)
-        s->ops[k].id = s->ids[k];
+    bench_scene_point_ids(s);
     if (cq_world_create(&(cq_world_settings){.skin = skin, .capacity = s->n}, w) != CQ_OK ||
         cq_world_apply(*w, s->ops, s->n, &bad) != CQ_OK || cq_world_refresh(*w) != CQ_OK)
         return -1;
@@ -136,12 +54,12 @@ int bench_world(int argc, char **argv)
         fprintf(stderr, "usage: cq-bench world SCENE RAYS FRAMES [SKIN]\n");
         return 2;
     }
-    scene s = {0};
+    bench_scene s = {0};
     int nrays = 0, frames = atoi(argv[2]);
     double skin = argc > 3 ? atof(argv[3]) : 0;
     cq_world_ray *rays = read_rays(argv[1], &nrays);
     cq_world *w = NULL;
-    if (!read_scene(argv[0], &s) || !rays || frames < 1 || setup(&s, skin, &w) != 0) {
+    if (!bench_scene_read(argv[0], &s) || !rays || frames < 1 || setup(&s, skin, &w) != 0) {
         fprintf(stderr, "cq-bench world: cannot read %s / %s or build the world\n", argv[0], argv[1]);
         return 1;
     }
@@ -151,7 +69,7 @@ int bench_world(int argc, char **argv)
     double t_move = 0, t_contacts = 0;
     for (int f = 0; f < frames && pairs; f++) {
         double t0 = bench_now();
-        advance(&s);
+        bench_scene_advance(&s);
         int rc = cq_world_apply(w, s.ops, s.n, &bad);
         if (rc != CQ_OK) {
             fprintf(stderr, "cq-bench world: frame %d: batch rejected at op %d: %s\n", f, bad, cq_strerror(rc));
@@ -202,6 +120,6 @@ int bench_world(int argc, char **argv)
     free(hits);
     free(pairs);
     free(rays);
-    scene_free(&s);
+    bench_scene_free(&s);
     return 0;
 }
