@@ -11,7 +11,7 @@ from cluster import HOST, REPO
 sys.path.insert(0, os.path.join(REPO, "clients", "python"))
 from collisiond_client import ShardedClient, ShardRing  # noqa: E402
 
-NAMES = 2000  # world names asked of the router, a few seconds through nginx
+NAMES = 10000  # world names asked of the router: as many as the C ring is held to against ring.py
 
 
 class _Router:
