@@ -58,12 +58,22 @@ typedef struct cqc_stats {
 
 /// World settings: a field at its "unset" value is left out (the daemon's
 /// default applies); cqc_world_settings_init sets them all unset.
+/// What a world keeps across a daemon restart (docs/API.md, "Durability"),
+/// chosen when it is created.
+typedef enum cqc_durability {
+    CQC_DURABILITY_UNSET = 0, ///< the daemon's default ("full"), or the world's own
+    CQC_DURABILITY_FULL,      ///< every change journaled
+    CQC_DURABILITY_SHAPES,    ///< all but move-only batches journaled
+    CQC_DURABILITY_NONE,      ///< ephemeral: never journaled nor snapshotted
+} cqc_durability;
+
 typedef struct cqc_world_settings {
     double skin;                  ///< unset: < 0
     uint64_t capacity;            ///< unset: 0
     uint32_t gjk_max_iterations;  ///< unset: 0 (the daemon's default too)
     uint32_t epa_max_iterations;
     uint32_t sweep_max_iterations;
+    cqc_durability durability;    ///< unset: CQC_DURABILITY_UNSET
 } cqc_world_settings;
 
 /// A world's summary (GET gives stats too, has_stats).

@@ -19,14 +19,25 @@ cqc_status cqc_q_health(cqc_conn *c, bool ready)
     return s ? s : cqc__end(c, &w, CQC_K_NONE, false, NULL, 0);
 }
 
+const char *cqc__durability_name(cqc_durability d)
+{
+    static const char *const names[] = {NULL, "full", "shapes", "none"};
+    return d > CQC_DURABILITY_UNSET && d <= CQC_DURABILITY_NONE ? names[d] : NULL;
+}
+
 static void w_settings(cqc_w *w, const cqc_world_settings *s)
 {
     const uint32_t *it[3] = {&s->gjk_max_iterations, &s->epa_max_iterations, &s->sweep_max_iterations};
     static const char *const names[3] = {"gjk_max_iterations", "epa_max_iterations", "sweep_max_iterations"};
-    uint32_t n = (s->skin >= 0) + (s->capacity > 0);
+    const char *durability = cqc__durability_name(s->durability);
+    uint32_t n = (s->skin >= 0) + (s->capacity > 0) + (durability != NULL);
     for (int i = 0; i < 3; i++)
         n += *it[i] > 0;
     cqc__w_map(w, n);
+    if (durability) {
+        cqc__w_str(w, "durability");
+        cqc__w_str(w, durability);
+    }
     if (s->skin >= 0) {
         cqc__w_str(w, "skin");
         cqc__w_dbl(w, s->skin);

@@ -40,6 +40,8 @@ char *cqc__w_room(cqc_w *w, size_t n);
 void cqc__w_map(cqc_w *w, uint32_t n);
 void cqc__w_arr(cqc_w *w, uint32_t n);
 void cqc__w_str(cqc_w *w, const char *s);
+/* The wire name of a durability ("full", "shapes", "none"), NULL when unset. */
+const char *cqc__durability_name(cqc_durability d);
 void cqc__w_strn(cqc_w *w, const char *s, size_t n);
 void cqc__w_dbl(cqc_w *w, double v);
 void cqc__w_uint(cqc_w *w, uint64_t v);

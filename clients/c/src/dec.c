@@ -28,6 +28,23 @@ cqc_status cqc__problem(cqc_conn *c, cqc_rd *r, int http)
     return cqc__status_of_http(http);
 }
 
+/* A durability name, as the daemon writes it; an unknown one is a bad reply. */
+static bool read_durability(cqc_rd *r, cqc_durability *d)
+{
+    const char *v;
+    uint32_t n;
+    if (!cqc__rd_str(r, &v, &n))
+        return false;
+    for (cqc_durability k = CQC_DURABILITY_FULL; k <= CQC_DURABILITY_NONE; k++) {
+        const char *name = cqc__durability_name(k);
+        if (n == strlen(name) && memcmp(v, name, n) == 0) {
+            *d = k;
+            return true;
+        }
+    }
+    return cqc__fail(r);
+}
+
 static bool settings_member(cqc_rd *r, const char *k, uint32_t kn, void *out)
 {
     cqc_world_settings *s = out;
@@ -36,6 +53,8 @@ static bool settings_member(cqc_rd *r, const char *k, uint32_t kn, void *out)
         return cqc__rd_num(r, &s->skin);
     if (CQC_KEY(k, kn, "capacity"))
         return cqc__rd_uint(r, &s->capacity);
+    if (CQC_KEY(k, kn, "durability"))
+        return read_durability(r, &s->durability);
     uint32_t *it = CQC_KEY(k, kn, "gjk_max_iterations")     ? &s->gjk_max_iterations
                    : CQC_KEY(k, kn, "epa_max_iterations")   ? &s->epa_max_iterations
                    : CQC_KEY(k, kn, "sweep_max_iterations") ? &s->sweep_max_iterations

@@ -69,6 +69,21 @@ START_TEST(world_lifecycle)
     ck_assert_int_eq(cqc_world_get(c, "life", &w), CQC_ENOTFOUND);
     ck_assert_int_eq(cqc_last_problem(c)->status, 404);
     ck_assert_str_eq(cqc_last_problem(c)->type, "urn:collisiond:problem:not-found");
+    /* Unset, the daemon's default is full; an ephemeral world says so, and
+     * its durability cannot change afterwards (409 at /durability). */
+    ck_assert_int_eq(cqc_world_create(c, "life", NULL, &w), CQC_OK);
+    ck_assert_int_eq(w.settings.durability, CQC_DURABILITY_FULL);
+    cqc_world_delete(c, "life");
+    cqc_world_settings_init(&s);
+    s.durability = CQC_DURABILITY_NONE;
+    ck_assert_int_eq(cqc_world_create(c, "life", &s, &w), CQC_OK);
+    ck_assert_int_eq(cqc_world_get(c, "life", &w), CQC_OK);
+    ck_assert_int_eq(w.settings.durability, CQC_DURABILITY_NONE);
+    s.durability = CQC_DURABILITY_FULL;
+    ck_assert_int_ne(cqc_world_create(c, "life", &s, &w), CQC_OK);
+    ck_assert_int_eq(cqc_last_problem(c)->status, 409);
+    ck_assert_str_eq(cqc_last_problem(c)->pointer, "/durability");
+    ck_assert_int_eq(cqc_world_delete(c, "life"), CQC_OK);
     cqc_close(c);
 }
 END_TEST

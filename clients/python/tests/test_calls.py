@@ -75,7 +75,7 @@ class Calls:
         self.c.put_shape(self.w, "a", g.sphere(1))
         again = self.c.create_world(self.w, skin=0.5)  # settings change, shapes stay
         self.assertEqual((again["settings"]["skin"], again["shapes"]), (0.5, 1))
-        self.assertIn({"name": self.w, "shapes": 1}, self.c.list_worlds()["worlds"])
+        self.assertIn({"name": self.w, "shapes": 1, "durability": "full"}, self.c.list_worlds()["worlds"])
         got = self.c.get_world(self.w)
         self.assertEqual((got["name"], got["stats"]["shapes"]), (self.w, 1))
         self.assertIsNone(self.c.delete_world(self.w))
