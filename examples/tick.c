@@ -111,6 +111,7 @@ static int load(cqc_conn *c, const args *a, const scene *s)
     cqc_world_settings ws;
     cqc_world_settings_init(&ws);
     ws.capacity = (uint64_t)s->n;
+    ws.durability = CQC_DURABILITY_NONE; /* a game's world: 60 move batches a second, never journaled */
     cqc_world_delete(c, a->world); /* a world left by an earlier run; not-found is fine */
     cqc_status st = cqc_world_create(c, a->world, &ws, NULL);
     if (st != CQC_OK)

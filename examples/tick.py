@@ -24,7 +24,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "clients", "python"))
-from collisiond_client import Client, CollisiondError, geometry as g, moves  # noqa: E402
+from collisiond_client import Client, CollisiondError, NotFound, geometry as g, moves  # noqa: E402
 
 UPSERT_CHUNK = 5000  # boxes per batch while filling the world (well under --max-batch and --max-body)
 
@@ -106,8 +106,14 @@ def main(argv=None):
             for k in range(args.rays)]
     try:
         with Client(args.host, args.port, token=args.token, encoding=args.encoding, timeout=30) as c:
-            # An import replaces whatever the world held: it starts empty, created if need be.
-            c.import_world(args.world, {"settings": {"capacity": args.boxes}, "shapes": []})
+            # A fresh, ephemeral world: a game's moves are never journaled (and
+            # a world's durability is chosen when it is created, so an earlier
+            # run's world goes first).
+            try:
+                c.delete_world(args.world)
+            except NotFound:
+                pass
+            c.import_world(args.world, {"settings": {"capacity": args.boxes, "durability": "none"}, "shapes": []})
             for chunk in boxes.upserts():
                 c.batch(args.world, upsert=chunk)
             print("world %s: %d boxes in a cube of half-size %.1f, %s, %g Hz"
