@@ -6,6 +6,7 @@
 
 #include "bench.h"
 #include "cq/hull.h"
+#include "instr.h"
 
 #define PASSES 15
 
@@ -111,12 +112,19 @@ static double time_contacts(const cq_obb *a, const cq_obb *b, int n, int *points
     return best * 1e9 / n;
 }
 
-/* Seconds for one pass of the pair query over the hull pairs; the overlaps
- * found in *overlaps. */
+/* What one pass over the hull pairs found and cost. */
+typedef struct hull_pass {
+    int overlaps, sat; /* pairs overlapping, pairs the hull SAT answered */
+    long long instructions; /* user-space instructions of the pass, -1 unknown */
+} hull_pass;
+
+/* Seconds for one pass of the pair query over the hull pairs; what it
+ * found and its instruction count in *out (fd: bench_instr_open's). */
 static double gjk_epa_pass(const cq_obb *a, const cq_obb *b, cq_hull *const *ha, cq_hull *const *hb, int n,
-                           bool manifold, int *overlaps)
+                           bool manifold, int fd, hull_pass *out)
 {
-    int count = 0;
+    int count = 0, sat = 0;
+    long long i0 = bench_instr_read(fd);
     double t0 = bench_now();
     for (int i = 0; i < n; i++) {
         cq_shape sa = {.type = CQ_CONVEX, .convex = {ha[i]}}, sb = {.type = CQ_CONVEX, .convex = {hb[i]}};
@@ -125,18 +133,22 @@ static double gjk_epa_pass(const cq_obb *a, const cq_obb *b, cq_hull *const *ha,
         cq_contact c;
         cq_collide(&q, &c);
         count += c.overlap;
+        sat += c.algorithm == CQ_ALG_SAT_HULL;
     }
-    *overlaps = count;
-    return bench_now() - t0;
+    double t = bench_now() - t0;
+    long long i1 = bench_instr_read(fd);
+    *out = (hull_pass){count, sat, i0 >= 0 && i1 >= 0 ? i1 - i0 : -1};
+    return t;
 }
 
 /* Nanoseconds per pair of the pair query on the same boxes given as 8-point
- * hulls (the general convex path: GJK, then EPA for overlapping pairs),
- * best of PASSES; the hulls are built once, outside the timing. ns[0] is
- * the query that stops at what the peers' GJK/EPA return (a distance, or a
- * depth and a normal), ns[1] the one that clips the contact points too:
- * their passes alternate, so both see the machine in the same moods. */
-static void time_gjk_epa(const cq_obb *a, const cq_obb *b, int n, double ns[2], int overlaps[2])
+ * hulls (the general convex path: GJK, then the hull SAT for overlapping
+ * pairs), best of PASSES, and instructions per pair (the fewest of the
+ * passes); the hulls are built once, outside the timing. [0] is the query
+ * that stops at what the peers' GJK/EPA return (a distance, or a depth and
+ * a normal), [1] the one that clips the contact points too: their passes
+ * alternate, so both see the machine in the same moods. */
+static void time_gjk_epa(const cq_obb *a, const cq_obb *b, int n, double ns[2], double instr[2], hull_pass found[2])
 {
     cq_hull **ha = calloc((size_t)n, sizeof *ha), **hb = calloc((size_t)n, sizeof *hb);
     double best[2] = {INFINITY, INFINITY};
@@ -151,15 +163,24 @@ static void time_gjk_epa(const cq_obb *a, const cq_obb *b, int n, double ns[2], 
         }
         ok = cq_hull_build(ca, 8, 0, &ha[i]) == CQ_OK && cq_hull_build(cb, 8, 0, &hb[i]) == CQ_OK;
     }
-    overlaps[0] = overlaps[1] = -1;
+    found[0] = found[1] = (hull_pass){-1, -1, -1};
+    long long fewest[2] = {-1, -1};
+    int fd = bench_instr_open();
     for (int p = 0; ok && p < PASSES; p++)
-        for (int m = 0; m < 2; m++)
-            best[m] = fmin(best[m], gjk_epa_pass(a, b, ha, hb, n, m == 1, &overlaps[m]));
+        for (int m = 0; m < 2; m++) {
+            best[m] = fmin(best[m], gjk_epa_pass(a, b, ha, hb, n, m == 1, fd, &found[m]));
+            if (found[m].instructions >= 0 && (fewest[m] < 0 || found[m].instructions < fewest[m]))
+                fewest[m] = found[m].instructions;
+        }
+    if (fd >= 0)
+        close(fd);
     for (int i = 0; i < n && ha && hb; i++)
         cq_hull_free(ha[i]), cq_hull_free(hb[i]);
     free(ha), free(hb);
-    for (int m = 0; m < 2; m++)
+    for (int m = 0; m < 2; m++) {
         ns[m] = ok ? best[m] * 1e9 / n : NAN;
+        instr[m] = ok && fewest[m] >= 0 ? (double)fewest[m] / n : NAN;
+    }
 }
 
 int bench_pairs(int argc, char **argv)
@@ -185,9 +206,9 @@ int bench_pairs(int argc, char **argv)
     double overlap_ns = time_overlap(a, b, n, &overlaps);
     double batch_ns = time_overlap_many(a, b, n, &batch_overlaps);
     double contacts_ns = time_contacts(a, b, n, &points);
-    int hull_overlaps[2];
-    double gjk_epa_ns[2];
-    time_gjk_epa(a, b, n, gjk_epa_ns, hull_overlaps);
+    hull_pass hull[2];
+    double gjk_epa_ns[2], gjk_epa_instr[2];
+    time_gjk_epa(a, b, n, gjk_epa_ns, gjk_epa_instr, hull);
     printf("pairs %d\n", n);
     printf("overlaps %d\n", full);
     printf("face_only_false_positives %d\n", face_only_fp);
@@ -196,8 +217,11 @@ int bench_pairs(int argc, char **argv)
     printf("box_box_contacts_ns %.1f\n", contacts_ns);
     printf("contact_points %d\n", points);
     printf("gjk_epa_ns %.1f\n", gjk_epa_ns[0]);
-    printf("gjk_epa_overlaps %d\n", hull_overlaps[0]);
+    printf("gjk_epa_instructions %.0f\n", gjk_epa_instr[0]);
+    printf("gjk_epa_overlaps %d\n", hull[0].overlaps);
+    printf("gjk_epa_sat_answers %d\n", hull[0].sat);
     printf("gjk_epa_manifold_ns %.1f\n", gjk_epa_ns[1]);
+    printf("gjk_epa_manifold_instructions %.0f\n", gjk_epa_instr[1]);
     free(a), free(b);
-    return overlaps == full && batch_overlaps == full && hull_overlaps[0] == full && hull_overlaps[1] == full ? 0 : 1;
+    return overlaps == full && batch_overlaps == full && hull[0].overlaps == full && hull[1].overlaps == full ? 0 : 1;
 }

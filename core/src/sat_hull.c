@@ -1,0 +1,391 @@
+/* Hull-hull SAT (Gregorius, "The Separating Axis Test between Convex
+ * Polyhedra", GDC 2013, and "Robust Contact Creation for Physics
+ * Simulations", GDC 2015). Everything runs in A's local frame: B's
+ * vertices and face planes are moved there once, A's are read as stored.
+ * A face axis's gap is a support query (the deepest vertex of the other
+ * hull below the face's plane); an edge pair is an axis only where the two
+ * edges' arcs cross on the Gauss map (they form a face of the Minkowski
+ * difference A - B), which prunes most of the |EA| x |EB| pairs before any
+ * root is taken. The least penetration over the candidates is the cores'
+ * penetration depth: the support gap along every candidate is a lower
+ * bound of the signed distance, and the Minkowski faces' normals include
+ * the direction that reaches it. */
+#include <stdint.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "geom.h"
+#include "sat_hull.h"
+
+/* An edge axis replaces the best face axis only when its gap is larger by
+ * this fraction of the face gap (seed 002: prefer face axes; the box SAT's
+ * CQ_EDGE_PREFERENCE): nearly equal axes resolve to the face, whose clip
+ * gives a stable multi-point manifold. */
+#define CQ_HULL_EDGE_PREFERENCE 0.05
+/* A previous face axis is kept while its penetration stays within this
+ * factor of the best axis's (the box SAT's CQ_FACE_HYSTERESIS). */
+#define CQ_HULL_HYSTERESIS 1.5
+/* Edge pairs this close to parallel (squared sine) give no axis: their
+ * cross product is rounding, and the face axes of the faces they bound
+ * cover the direction. */
+#define CQ_HULL_PARALLEL_SIN2 1e-12
+
+/* Axis identities: the kind in the low two bits, then the index (a face)
+ * or A's edge in bits 2..11 and B's above (an edge pair; every hull has
+ * fewer than 1024 edges). */
+enum { CQ_HULL_AXIS_FACE_A, CQ_HULL_AXIS_FACE_B, CQ_HULL_AXIS_EDGES };
+#define CQ_HULL_EDGE_BITS 10
+
+static int cq_axis_face(int kind, int f) { return f << 2 | kind; }
+
+static int cq_axis_edges(int ea, int eb) { return (eb << CQ_HULL_EDGE_BITS | ea) << 2 | CQ_HULL_AXIS_EDGES; }
+
+int cq_hull_axis_swap(int axis)
+{
+    if (axis < 0)
+        return -1;
+    int kind = axis & 3, rest = axis >> 2, mask = (1 << CQ_HULL_EDGE_BITS) - 1;
+    if (kind == CQ_HULL_AXIS_FACE_A || kind == CQ_HULL_AXIS_FACE_B)
+        return cq_axis_face(kind ^ 1, rest);
+    return kind == CQ_HULL_AXIS_EDGES ? cq_axis_edges(rest >> CQ_HULL_EDGE_BITS, rest & mask) : -1;
+}
+
+bool cq_hull_sat_suits(const cq_hull *a, const cq_hull *b)
+{
+    return a->dim == 3 && b->dim == 3 && a->face_count <= CQ_SAT_HULL_MAX_FACES &&
+           b->face_count <= CQ_SAT_HULL_MAX_FACES && a->edge_count <= 64;
+}
+
+/* The pair in A's frame: both hulls' vertices as coordinate arrays (the
+ * support loops then run over plain doubles, two at a time; an odd count
+ * repeats its last vertex, which changes no lowest value), B's face
+ * normals and plane offsets moved there. */
+typedef struct cq_hsat {
+    const cq_hull *a, *b;
+    double ax[CQ_HULL_MAX_POINTS + 1], ay[CQ_HULL_MAX_POINTS + 1], az[CQ_HULL_MAX_POINTS + 1];
+    double bx[CQ_HULL_MAX_POINTS + 1], by[CQ_HULL_MAX_POINTS + 1], bz[CQ_HULL_MAX_POINTS + 1];
+    cq_vec3 nb[CQ_SAT_HULL_MAX_FACES];
+    double ob[CQ_SAT_HULL_MAX_FACES];
+} cq_hsat;
+
+/* A candidate: its gap and identity. */
+typedef struct cq_hcand {
+    double gap;
+    int axis;
+} cq_hcand;
+
+static cq_vec3 cq_vertex_b(const cq_hsat *s, int k) { return cq_v3(s->bx[k], s->by[k], s->bz[k]); }
+
+static void cq_hsat_init(cq_hsat *s, const cq_hull *a, const cq_xform *xa, const cq_hull *b, const cq_xform *xb)
+{
+    s->a = a, s->b = b;
+    cq_mat3 r = cq_mul_mtm(&xa->r, &xb->r);
+    cq_vec3 t = cq_mul_mtv(&xa->r, cq_sub(xb->p, xa->p));
+    for (int k = 0; k < a->vertex_count; k++)
+        s->ax[k] = a->vertices[k].x, s->ay[k] = a->vertices[k].y, s->az[k] = a->vertices[k].z;
+    for (int k = 0; k < b->vertex_count; k++) {
+        cq_vec3 v = cq_add(cq_mul_mv(&r, b->vertices[k]), t);
+        s->bx[k] = v.x, s->by[k] = v.y, s->bz[k] = v.z;
+    }
+    for (int f = 0; f < b->face_count; f++) {
+        s->nb[f] = cq_mul_mv(&r, b->faces[f].normal);
+        s->ob[f] = b->faces[f].offset + cq_dot(s->nb[f], t);
+    }
+    int ka = a->vertex_count, kb = b->vertex_count;
+    s->ax[ka] = s->ax[ka - 1], s->ay[ka] = s->ay[ka - 1], s->az[ka] = s->az[ka - 1];
+    s->bx[kb] = s->bx[kb - 1], s->by[kb] = s->by[kb - 1], s->bz[kb] = s->bz[kb - 1];
+}
+
+/* The lowest of n . v over the count vertices in x, y, z (padded to an
+ * even count). Each product rounds as the scalar form would, and a
+ * minimum is exact: the same double either way. */
+#if defined(__SSE2__)
+static double cq_lowest(const double *x, const double *y, const double *z, int count, cq_vec3 n)
+{
+    __m128d nx = _mm_set1_pd(n.x), ny = _mm_set1_pd(n.y), nz = _mm_set1_pd(n.z), lo = _mm_set1_pd(INFINITY);
+    for (int k = 0; k < count; k += 2) {
+        __m128d d = _mm_add_pd(_mm_mul_pd(nx, _mm_loadu_pd(x + k)), _mm_mul_pd(ny, _mm_loadu_pd(y + k)));
+        lo = _mm_min_pd(lo, _mm_add_pd(d, _mm_mul_pd(nz, _mm_loadu_pd(z + k))));
+    }
+    return _mm_cvtsd_f64(_mm_min_sd(lo, _mm_unpackhi_pd(lo, lo)));
+}
+#else
+static double cq_lowest(const double *x, const double *y, const double *z, int count, cq_vec3 n)
+{
+    double lo = INFINITY;
+    for (int k = 0; k < count; k++) {
+        double d = n.x * x[k] + n.y * y[k] + n.z * z[k];
+        lo = d < lo ? d : lo;
+    }
+    return lo;
+}
+#endif
+
+/* Where that lowest is (the first of ties). */
+static int cq_lowest_at(const double *x, const double *y, const double *z, int count, cq_vec3 n)
+{
+    double lo = INFINITY;
+    int at = 0;
+    for (int k = 0; k < count; k++) {
+        double d = n.x * x[k] + n.y * y[k] + n.z * z[k];
+        at = d < lo ? k : at;
+        lo = d < lo ? d : lo;
+    }
+    return at;
+}
+
+/* Gap of A's face f: how far B's deepest vertex lies above its plane. */
+static double cq_face_a(const cq_hsat *s, int f)
+{
+    const cq_hull_face *face = &s->a->faces[f];
+    return cq_lowest(s->bx, s->by, s->bz, s->b->vertex_count, face->normal) - face->offset;
+}
+
+/* Gap of B's face f: how far A's deepest vertex lies above its plane. */
+static double cq_face_b(const cq_hsat *s, int f)
+{
+    return cq_lowest(s->ax, s->ay, s->az, s->a->vertex_count, s->nb[f]) - s->ob[f];
+}
+
+/* The largest gap over the faces of one hull (ties keep the lower face),
+ * or the first gap above zero: the cores are then apart. */
+static cq_hcand cq_best_face(const cq_hsat *s, int kind)
+{
+    int count = kind == CQ_HULL_AXIS_FACE_B ? s->b->face_count : s->a->face_count;
+    cq_hcand best = {-INFINITY, -1};
+    for (int f = 0; f < count && !(best.gap > 0); f++) {
+        double g = kind == CQ_HULL_AXIS_FACE_B ? cq_face_b(s, f) : cq_face_a(s, f);
+        if (g > best.gap)
+            best = (cq_hcand){g, cq_axis_face(kind, f)};
+    }
+    return best;
+}
+
+/* The support gap along unit n (A's frame, pointing from A to B): B's
+ * lowest vertex minus A's highest. A lower bound of the signed distance
+ * along every direction. */
+static double cq_support_gap(const cq_hsat *s, cq_vec3 n)
+{
+    double lo_b = cq_lowest(s->bx, s->by, s->bz, s->b->vertex_count, n);
+    return lo_b + cq_lowest(s->ax, s->ay, s->az, s->a->vertex_count, cq_neg(n));
+}
+
+/* The Gauss-map test in bit masks over A's edges (a hull the SAT takes
+ * has at most 64), so each edge of B tests all of A's at once. An edge's
+ * arc runs between its faces' normals (B's negated: the Minkowski
+ * difference's). below[f]: the A edges whose arc plane has B's face f's
+ * negated normal c on its positive side, c . (b x a) > 0; of0[g] and
+ * of1[g]: the A edges whose face f0 (f1) is g. */
+typedef struct cq_hedges {
+    uint64_t below[CQ_SAT_HULL_MAX_FACES];
+    uint64_t of0[CQ_SAT_HULL_MAX_FACES], of1[CQ_SAT_HULL_MAX_FACES]; /* A's edges by their faces f0, f1 */
+} cq_hedges;
+
+static void cq_hedges_init(const cq_hsat *s, cq_hedges *e)
+{
+    const cq_hull *a = s->a, *b = s->b;
+    for (int f = 0; f < b->face_count; f++)
+        e->below[f] = 0;
+    for (int f = 0; f < a->face_count; f++)
+        e->of0[f] = e->of1[f] = 0;
+    for (int i = 0; i < a->edge_count; i++) {
+        const cq_hull_edge *ea = &a->edges[i];
+        cq_vec3 bxa = cq_cross(a->faces[ea->f1].normal, a->faces[ea->f0].normal);
+        for (int f = 0; f < b->face_count; f++)
+            e->below[f] |= (uint64_t)(cq_dot(s->nb[f], bxa) < 0) << i;
+        e->of0[ea->f0] |= (uint64_t)1 << i, e->of1[ea->f1] |= (uint64_t)1 << i;
+    }
+}
+
+/* The A edges whose arcs cross B's edge j's: c and d on opposite sides of
+ * the plane of a-b, a and b on opposite sides of that of c-d, and
+ * c . (b x a) of the sign of b . (d x c), so the arcs share a hemisphere
+ * (Gregorius 2013: the two edges then form a Minkowski face). */
+static uint64_t cq_crossing_edges(const cq_hsat *s, const cq_hedges *e, int j)
+{
+    const cq_hull *a = s->a;
+    const cq_hull_edge *eb = &s->b->edges[j];
+    cq_vec3 dxc = cq_cross(s->nb[eb->f1], s->nb[eb->f0]); /* (-d) x (-c) = d x c */
+    uint64_t over0 = 0, over1 = 0;
+    for (int f = 0; f < a->face_count; f++) {
+        uint64_t on = -(uint64_t)(cq_dot(a->faces[f].normal, dxc) > 0);
+        over0 |= e->of0[f] & on, over1 |= e->of1[f] & on;
+    }
+    uint64_t c = e->below[eb->f0], d = e->below[eb->f1];
+    return (c ^ d) & (over0 ^ over1) & ~(c ^ over1);
+}
+
+/* The index of m's lowest set bit (m != 0). */
+static inline int cq_lowest_bit(uint64_t m)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(m);
+#else
+    int i = 0;
+    for (; !(m & 1); m >>= 1)
+        i++;
+    return i;
+#endif
+}
+
+/* The edge pair's gap along its axis (the distance between the two edges'
+ * lines, the axis oriented away from A's centroid), and the unit axis;
+ * false for edges too near parallel to have one. */
+static bool cq_edge_gap(const cq_hsat *s, int i, int j, double *gap, cq_vec3 *axis)
+{
+    const cq_hull_edge *ea = &s->a->edges[i], *eb = &s->b->edges[j];
+    cq_vec3 pa = s->a->vertices[ea->v0], da = cq_sub(s->a->vertices[ea->v1], pa);
+    cq_vec3 pb = cq_vertex_b(s, eb->v0), db = cq_sub(cq_vertex_b(s, eb->v1), pb);
+    cq_vec3 n = cq_cross(da, db);
+    double l2 = cq_len2(n);
+    if (!(l2 > CQ_HULL_PARALLEL_SIN2 * cq_len2(da) * cq_len2(db)))
+        return false;
+    n = cq_scale(n, 1 / sqrt(l2));
+    if (cq_dot(n, cq_sub(pa, s->a->centroid)) < 0)
+        n = cq_neg(n);
+    *gap = cq_dot(n, cq_sub(pb, pa));
+    *axis = n;
+    return true;
+}
+
+/* The best edge pair of the Minkowski faces. With verify, each pair that
+ * would improve is measured as a support gap and that value kept;
+ * otherwise the lines' distance is trusted (exact for a Minkowski face)
+ * and the caller verifies the winner. Stops at a gap above zero. */
+static cq_hcand cq_scan_edges(const cq_hsat *s, const cq_hedges *e, bool verify, cq_vec3 *normal)
+{
+    cq_hcand best = {-INFINITY, -1};
+    for (int j = 0; j < s->b->edge_count && !(best.gap > 0); j++) {
+        for (uint64_t m = cq_crossing_edges(s, e, j); m; m &= m - 1) {
+            int i = cq_lowest_bit(m);
+            double g;
+            cq_vec3 n;
+            if (!cq_edge_gap(s, i, j, &g, &n) || !(g > best.gap))
+                continue;
+            if (verify && !((g = cq_support_gap(s, n)) > best.gap))
+                continue;
+            best = (cq_hcand){g, cq_axis_edges(i, j)}, *normal = n;
+        }
+    }
+    return best;
+}
+
+/* The best edge pair, its gap a support gap: the winner of the trusting
+ * scan verified once; only where rounding in the Gauss-map test let a
+ * non-face pair win (its lines' distance above the support gap) is the
+ * scan repeated measuring every improvement. */
+static cq_hcand cq_best_edges(const cq_hsat *s, double tol, cq_vec3 *normal)
+{
+    cq_hedges e;
+    cq_hedges_init(s, &e);
+    cq_hcand best = cq_scan_edges(s, &e, false, normal);
+    if (best.axis < 0 || best.gap > 0)
+        return best;
+    double g = cq_support_gap(s, *normal);
+    if (g >= best.gap - tol)
+        return (cq_hcand){g, best.axis};
+    return cq_scan_edges(s, &e, true, normal);
+}
+
+/* The candidate prev names, measured again, or gap -INFINITY when it names
+ * no face of this pair (a cache is input, not trusted; edge axes are not
+ * kept: their edges may no longer neighbour on the Minkowski difference). */
+static cq_hcand cq_previous(const cq_hsat *s, int prev)
+{
+    cq_hcand none = {-INFINITY, -1};
+    if (prev < 0)
+        return none;
+    int kind = prev & 3, f = prev >> 2;
+    if (kind == CQ_HULL_AXIS_FACE_A && f < s->a->face_count)
+        return (cq_hcand){cq_face_a(s, f), prev};
+    if (kind == CQ_HULL_AXIS_FACE_B && f < s->b->face_count)
+        return (cq_hcand){cq_face_b(s, f), prev};
+    return none;
+}
+
+/* A face axis's normal and witness, in world space. */
+static void cq_face_answer(const cq_hsat *s, cq_hcand c, const cq_xform *xa, const cq_xform *xb, cq_hull_axis *out)
+{
+    int f = c.axis >> 2;
+    out->gap = c.gap, out->axis = c.axis;
+    if ((c.axis & 3) == CQ_HULL_AXIS_FACE_A) {
+        int v = cq_lowest_at(s->bx, s->by, s->bz, s->b->vertex_count, s->a->faces[f].normal);
+        out->normal = cq_mul_mv(&xa->r, s->a->faces[f].normal);
+        out->witness_b = cq_xform_point(xb, s->b->vertices[v]);
+        return;
+    }
+    /* B's face: its outward normal points at A. A's vertex lies gap above
+     * its plane; the foot on the plane is B's point. */
+    int v = cq_lowest_at(s->ax, s->ay, s->az, s->a->vertex_count, s->nb[f]);
+    out->normal = cq_neg(cq_mul_mv(&xb->r, s->b->faces[f].normal));
+    out->witness_b = cq_mad(cq_xform_point(xa, s->a->vertices[v]), out->normal, c.gap);
+}
+
+/* An edge axis's witness: the closest point of B's edge to A's. */
+static void cq_edge_answer(const cq_hsat *s, cq_hcand c, cq_vec3 n, const cq_xform *xa, cq_hull_axis *out)
+{
+    int mask = (1 << CQ_HULL_EDGE_BITS) - 1, i = c.axis >> 2 & mask, j = c.axis >> (2 + CQ_HULL_EDGE_BITS);
+    const cq_hull_edge *ea = &s->a->edges[i], *eb = &s->b->edges[j];
+    double u, w;
+    cq_vec3 ca, cb;
+    cq_closest_segments(s->a->vertices[ea->v0], s->a->vertices[ea->v1], cq_vertex_b(s, eb->v0),
+                        cq_vertex_b(s, eb->v1), &u, &w, &ca, &cb);
+    out->gap = c.gap, out->axis = c.axis;
+    out->normal = cq_mul_mv(&xa->r, n);
+    out->witness_b = cq_xform_point(xa, cb);
+}
+
+static void cq_answer(const cq_hsat *s, cq_hcand c, cq_vec3 edge_n, const cq_xform *xa, const cq_xform *xb,
+                      cq_hull_axis *out)
+{
+    if ((c.axis & 3) == CQ_HULL_AXIS_EDGES)
+        cq_edge_answer(s, c, edge_n, xa, out);
+    else
+        cq_face_answer(s, c, xa, xb, out);
+}
+
+/* The contact axis: the best face, an edge pair if better by the margin,
+ * the previous face while nearly as good; and the least penetration. */
+static void cq_choose(const cq_hsat *s, cq_hcand face, cq_hcand edge, int prev, double tol, cq_hcand *best,
+                      cq_hcand *least)
+{
+    *least = edge.axis >= 0 && edge.gap > face.gap + tol ? edge : face;
+    *best = face;
+    if (edge.axis >= 0 && edge.gap > face.gap + CQ_HULL_EDGE_PREFERENCE * fabs(face.gap) + tol)
+        *best = edge;
+    cq_hcand kept = cq_previous(s, prev);
+    if (kept.axis >= 0 && kept.axis != best->axis && -kept.gap <= CQ_HULL_HYSTERESIS * fmax(-best->gap, 0) + tol)
+        *best = kept;
+}
+
+bool cq_hull_sat_run(const cq_hull *a, const cq_xform *xa, const cq_hull *b, const cq_xform *xb, int prev,
+                     cq_hull_sat *out)
+{
+    cq_hsat s;
+    cq_hsat_init(&s, a, xa, b, xb);
+    /* The previous axis first: a pair that was apart usually still is. */
+    cq_hcand kept = cq_previous(&s, prev);
+    if (kept.gap > 0)
+        return false;
+    cq_hcand fa = cq_best_face(&s, CQ_HULL_AXIS_FACE_A);
+    if (fa.gap > 0)
+        return false;
+    cq_hcand fb = cq_best_face(&s, CQ_HULL_AXIS_FACE_B);
+    if (fb.gap > 0)
+        return false;
+    double size = cq_len(cq_sub(a->aabb_max, a->aabb_min)) + cq_len(cq_sub(b->aabb_max, b->aabb_min));
+    double tol = 1e-9 * size;
+    cq_vec3 n = cq_v3(0, 0, 0);
+    cq_hcand edge = cq_best_edges(&s, tol, &n);
+    if (edge.gap > 0)
+        return false;
+    cq_hcand best, least;
+    cq_choose(&s, fb.gap > fa.gap ? fb : fa, edge, prev, tol, &best, &least);
+    cq_answer(&s, best, n, xa, xb, &out->chosen);
+    if (least.axis == best.axis)
+        out->least = out->chosen;
+    else
+        cq_answer(&s, least, n, xa, xb, &out->least);
+    return true;
+}
