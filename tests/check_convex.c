@@ -328,18 +328,30 @@ START_TEST(apart_within_skin_point_has_minus_the_distance)
         ck_assert_int_eq(c.point_count, 1);
         ck_assert_double_eq_tol(c.points[0].depth, -gap, 1e-12);
         ck_assert_double_eq_tol(c.points[0].position.z, order ? edge : edge + gap, 1e-12);
-        /* GJK capped at one iteration, answered along the previous normal:
-         * the point is B's support point there (once B's centre), at the
-         * same depth. */
+        /* GJK capped at one iteration: started from the crossed edges the
+         * hull SAT found apart, it answers at once; from the first points
+         * (the EPA path alone), it is answered along the previous normal.
+         * Either way the point is B's support point there (once B's
+         * centre), at the same depth. */
         cq_pair_cache cache = {.has_normal = true, .normal = cq_v3(0, 0, order ? -1 : 1)};
         q.gjk_max_iterations = 1;
         q.cache = &cache;
         c = cx_run(&q);
+        ck_assert_int_eq(c.fallback_action, CQ_FBA_NONE);
+        ck_assert_int_eq(c.point_count, 1);
+        ck_assert_double_eq_tol(c.points[0].depth, -gap, 1e-12);
+        ck_assert_double_eq_tol(c.points[0].position.z, order ? edge : edge + gap, 1e-12);
+        if (cq_b_first(&q)) /* cq_convex_pair_epa runs the order it is given */
+            q = (cq_pair_query){.a = q.b, .xa = q.xb, .b = q.a, .xb = q.xa, .skin = q.skin,
+                                .gjk_max_iterations = 1, .cache = &cache};
+        cache.normal = cq_v3(0, 0, q.xb.p.z > q.xa.p.z ? 1 : -1);
+        c = (cq_contact){.sat_axis = -1, .normal_axis = -1};
+        cq_convex_pair_epa(&q, &c);
         ck_assert_int_eq(c.fallback_action, CQ_FBA_PREVIOUS_NORMAL);
         ck_assert(c.overlap);
         ck_assert_int_eq(c.point_count, 1);
         ck_assert_double_eq_tol(c.points[0].depth, -gap, 1e-12);
-        ck_assert_double_eq_tol(c.points[0].position.z, order ? edge : edge + gap, 1e-12);
+        ck_assert_double_eq_tol(c.points[0].position.z, q.xb.p.z > q.xa.p.z ? edge + gap : edge, 1e-12);
     }
     cq_hull_free(cube);
 }

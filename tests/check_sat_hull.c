@@ -103,7 +103,11 @@ static void compare(const cq_contact *s, const cq_contact *e, const cq_pair_quer
 {
     const cq_hull *a = q->a->convex.hull, *b = q->b->convex.hull;
     double size = pair_size(a, b), tol = DEPTH_TOL * size, r = a->radius + b->radius;
-    ck_assert_msg(s->overlap == e->overlap, "pair %d: sat overlap %d, epa %d", pair, s->overlap, e->overlap);
+    /* Within rounding of touching either verdict is right (GJK's touching
+     * band, 1e-9, and the coordinates' noise); elsewhere they agree. */
+    double signed_distance = e->has_distance ? e->distance : -e->depth;
+    if (fabs(signed_distance) > 1e-9 * size)
+        ck_assert_msg(s->overlap == e->overlap, "pair %d: sat overlap %d, epa %d", pair, s->overlap, e->overlap);
     if (s->algorithm != CQ_ALG_SAT_HULL)
         return;
     ck_assert(s->has_normal && s->fallback_reason == CQ_FB_NONE);

@@ -298,16 +298,21 @@ static bool cq_sat_contact(const cq_pair_query *q, const cq_pair_shapes *p, cons
  * chosen axis answers, or its least-penetration axis where the chosen
  * face's features gave no point (its witness need not lie on A's
  * surface). False for any other pair, and where an axis shows the cores
- * apart: GJK then measures their distance. */
-static bool cq_convex_sat(const cq_pair_query *q, const cq_pair_shapes *p, cq_contact *out)
+ * apart: GJK then measures their distance, started (*warm) from the
+ * features that support that axis. */
+static bool cq_convex_sat(const cq_pair_query *q, const cq_pair_shapes *p, cq_simplex_cache *warm, cq_contact *out)
 {
     if (q->a->type != CQ_CONVEX || q->b->type != CQ_CONVEX ||
         !cq_hull_sat_suits(q->a->convex.hull, q->b->convex.hull))
         return false;
     cq_hull_sat s;
     int prev = q->cache && q->cache->has_axis ? q->cache->axis : -1;
-    if (!cq_hull_sat_run(q->a->convex.hull, &q->xa, q->b->convex.hull, &q->xb, prev, &s))
+    if (!cq_hull_sat_run(q->a->convex.hull, &q->xa, q->b->convex.hull, &q->xb, prev, &s)) {
+        warm->count = s.apart_count;
+        for (int k = 0; k < s.apart_count; k++)
+            warm->index_a[k] = s.apart_a[k], warm->index_b[k] = s.apart_b[k];
         return false;
+    }
     out->algorithm = CQ_ALG_SAT_HULL;
     out->overlap = out->has_normal = true;
     if (!cq_sat_contact(q, p, &s.chosen, out) && s.least.axis != s.chosen.axis)
@@ -351,12 +356,13 @@ static void cq_convex_run(const cq_pair_query *q, bool allow_sat, cq_contact *ou
         cq_prefetch_faces(q->a);
         cq_prefetch_faces(q->b);
     }
-    if (allow_sat && cq_convex_sat(q, &p, out))
+    cq_simplex_cache warm = {0};
+    if (allow_sat && cq_convex_sat(q, &p, &warm, out))
         return;
     /* One setup for GJK and EPA: the same noise and the same points. */
     cq_pair_proxies pp;
     cq_pair_proxies_init(&pp, &p.a, &q->xa, &p.b, &q->xb);
-    cq_gjk_options opt = {.max_iterations = q->gjk_max_iterations};
+    cq_gjk_options opt = {.max_iterations = q->gjk_max_iterations, .cache = warm.count ? &warm : NULL};
     cq_simplex terminal;
     cq_gjk_result g = cq_gjk_run(&pp, &opt, &terminal);
     cq_count_gjk(q->counters, g.iterations);

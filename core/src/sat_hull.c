@@ -31,6 +31,11 @@
  * cover the direction. */
 #define CQ_HULL_PARALLEL_SIN2 1e-12
 
+/* A solid of F faces has at most 2F - 4 vertices and 3F - 6 edges (Euler,
+ * every face at least a triangle, every vertex of degree three or more). */
+#define CQ_HULL_SAT_MAX_VERTICES (2 * CQ_SAT_HULL_MAX_FACES - 4)
+#define CQ_EDGES_MAX (3 * CQ_SAT_HULL_MAX_FACES - 6)
+
 /* Axis identities: the kind in the low two bits, then the index (a face)
  * or A's edge in bits 2..11 and B's above (an edge pair; every hull has
  * fewer than 1024 edges). */
@@ -54,7 +59,8 @@ int cq_hull_axis_swap(int axis)
 bool cq_hull_sat_suits(const cq_hull *a, const cq_hull *b)
 {
     return a->dim == 3 && b->dim == 3 && a->face_count <= CQ_SAT_HULL_MAX_FACES &&
-           b->face_count <= CQ_SAT_HULL_MAX_FACES && a->edge_count <= 64;
+           b->face_count <= CQ_SAT_HULL_MAX_FACES && a->vertex_count <= CQ_HULL_SAT_MAX_VERTICES &&
+           b->vertex_count <= CQ_HULL_SAT_MAX_VERTICES && a->edge_count <= 64 && b->edge_count <= CQ_EDGES_MAX;
 }
 
 /* The pair in A's frame: both hulls' vertices as coordinate arrays (the
@@ -63,8 +69,8 @@ bool cq_hull_sat_suits(const cq_hull *a, const cq_hull *b)
  * normals and plane offsets moved there. */
 typedef struct cq_hsat {
     const cq_hull *a, *b;
-    double ax[CQ_HULL_MAX_POINTS + 1], ay[CQ_HULL_MAX_POINTS + 1], az[CQ_HULL_MAX_POINTS + 1];
-    double bx[CQ_HULL_MAX_POINTS + 1], by[CQ_HULL_MAX_POINTS + 1], bz[CQ_HULL_MAX_POINTS + 1];
+    double ax[CQ_HULL_SAT_MAX_VERTICES + 1], ay[CQ_HULL_SAT_MAX_VERTICES + 1], az[CQ_HULL_SAT_MAX_VERTICES + 1];
+    double bx[CQ_HULL_SAT_MAX_VERTICES + 1], by[CQ_HULL_SAT_MAX_VERTICES + 1], bz[CQ_HULL_SAT_MAX_VERTICES + 1];
     cq_vec3 nb[CQ_SAT_HULL_MAX_FACES];
     double ob[CQ_SAT_HULL_MAX_FACES];
 } cq_hsat;
@@ -171,51 +177,6 @@ static double cq_support_gap(const cq_hsat *s, cq_vec3 n)
     return lo_b + cq_lowest(s->ax, s->ay, s->az, s->a->vertex_count, cq_neg(n));
 }
 
-/* The Gauss-map test in bit masks over A's edges (a hull the SAT takes
- * has at most 64), so each edge of B tests all of A's at once. An edge's
- * arc runs between its faces' normals (B's negated: the Minkowski
- * difference's). below[f]: the A edges whose arc plane has B's face f's
- * negated normal c on its positive side, c . (b x a) > 0; of0[g] and
- * of1[g]: the A edges whose face f0 (f1) is g. */
-typedef struct cq_hedges {
-    uint64_t below[CQ_SAT_HULL_MAX_FACES];
-    uint64_t of0[CQ_SAT_HULL_MAX_FACES], of1[CQ_SAT_HULL_MAX_FACES]; /* A's edges by their faces f0, f1 */
-} cq_hedges;
-
-static void cq_hedges_init(const cq_hsat *s, cq_hedges *e)
-{
-    const cq_hull *a = s->a, *b = s->b;
-    for (int f = 0; f < b->face_count; f++)
-        e->below[f] = 0;
-    for (int f = 0; f < a->face_count; f++)
-        e->of0[f] = e->of1[f] = 0;
-    for (int i = 0; i < a->edge_count; i++) {
-        const cq_hull_edge *ea = &a->edges[i];
-        cq_vec3 bxa = cq_cross(a->faces[ea->f1].normal, a->faces[ea->f0].normal);
-        for (int f = 0; f < b->face_count; f++)
-            e->below[f] |= (uint64_t)(cq_dot(s->nb[f], bxa) < 0) << i;
-        e->of0[ea->f0] |= (uint64_t)1 << i, e->of1[ea->f1] |= (uint64_t)1 << i;
-    }
-}
-
-/* The A edges whose arcs cross B's edge j's: c and d on opposite sides of
- * the plane of a-b, a and b on opposite sides of that of c-d, and
- * c . (b x a) of the sign of b . (d x c), so the arcs share a hemisphere
- * (Gregorius 2013: the two edges then form a Minkowski face). */
-static uint64_t cq_crossing_edges(const cq_hsat *s, const cq_hedges *e, int j)
-{
-    const cq_hull *a = s->a;
-    const cq_hull_edge *eb = &s->b->edges[j];
-    cq_vec3 dxc = cq_cross(s->nb[eb->f1], s->nb[eb->f0]); /* (-d) x (-c) = d x c */
-    uint64_t over0 = 0, over1 = 0;
-    for (int f = 0; f < a->face_count; f++) {
-        uint64_t on = -(uint64_t)(cq_dot(a->faces[f].normal, dxc) > 0);
-        over0 |= e->of0[f] & on, over1 |= e->of1[f] & on;
-    }
-    uint64_t c = e->below[eb->f0], d = e->below[eb->f1];
-    return (c ^ d) & (over0 ^ over1) & ~(c ^ over1);
-}
-
 /* The index of m's lowest set bit (m != 0). */
 static inline int cq_lowest_bit(uint64_t m)
 {
@@ -229,22 +190,116 @@ static inline int cq_lowest_bit(uint64_t m)
 #endif
 }
 
+/* The signs of n . v over the count vectors in x, y, z (padded to an even
+ * count), as bits: bit k set where it is above zero (positive) or below
+ * zero (else). Exact signs of the same products either way. */
+#if defined(__SSE2__)
+static uint64_t cq_sign_bits(const double *x, const double *y, const double *z, int count, cq_vec3 n, bool positive)
+{
+    __m128d nx = _mm_set1_pd(n.x), ny = _mm_set1_pd(n.y), nz = _mm_set1_pd(n.z), zero = _mm_setzero_pd();
+    uint64_t bits = 0;
+    for (int k = 0; k < count; k += 2) {
+        __m128d d = _mm_add_pd(_mm_mul_pd(nx, _mm_loadu_pd(x + k)), _mm_mul_pd(ny, _mm_loadu_pd(y + k)));
+        d = _mm_add_pd(d, _mm_mul_pd(nz, _mm_loadu_pd(z + k)));
+        bits |= (uint64_t)_mm_movemask_pd(positive ? _mm_cmpgt_pd(d, zero) : _mm_cmplt_pd(d, zero)) << k;
+    }
+    return bits;
+}
+#else
+static uint64_t cq_sign_bits(const double *x, const double *y, const double *z, int count, cq_vec3 n, bool positive)
+{
+    uint64_t bits = 0;
+    for (int k = 0; k < count; k++) {
+        double d = n.x * x[k] + n.y * y[k] + n.z * z[k];
+        bits |= (uint64_t)(positive ? d > 0 : d < 0) << k;
+    }
+    return bits;
+}
+#endif
+
+/* The edges of both hulls in A's frame, and the Gauss-map test in bit
+ * masks over A's edges (a hull the SAT takes has at most 64), so each of
+ * B's edges tests all of A's at once. An edge's arc runs between its
+ * faces' normals (B's negated: the Minkowski difference's); A's arcs'
+ * plane normals b x a and A's face normals are kept as coordinate arrays
+ * for cq_sign_bits. below[f]: the A edges whose arc plane has B's face
+ * f's negated normal c on its positive side, c . (b x a) > 0. of0[g],
+ * of1[g]: the A edges whose face f0 (f1) is g. */
+typedef struct cq_hedges {
+    double arc_x[CQ_EDGES_MAX + 1], arc_y[CQ_EDGES_MAX + 1], arc_z[CQ_EDGES_MAX + 1];
+    double fa_x[CQ_SAT_HULL_MAX_FACES + 1], fa_y[CQ_SAT_HULL_MAX_FACES + 1], fa_z[CQ_SAT_HULL_MAX_FACES + 1];
+    uint64_t below[CQ_SAT_HULL_MAX_FACES];
+    uint64_t of0[CQ_SAT_HULL_MAX_FACES], of1[CQ_SAT_HULL_MAX_FACES];
+    cq_vec3 pa[CQ_EDGES_MAX], da[CQ_EDGES_MAX], out_a[CQ_EDGES_MAX]; /* start, direction, start - centroid */
+    cq_vec3 pb[CQ_EDGES_MAX], db[CQ_EDGES_MAX];
+    double la[CQ_EDGES_MAX], lb[CQ_EDGES_MAX]; /* squared lengths */
+} cq_hedges;
+
+/* A's side: its edges, arcs and face normals (then padded to even counts). */
+static void cq_hedges_a(const cq_hull *a, cq_hedges *e)
+{
+    for (int g = 0; g < a->face_count; g++) {
+        cq_vec3 n = a->faces[g].normal;
+        e->fa_x[g] = n.x, e->fa_y[g] = n.y, e->fa_z[g] = n.z;
+        e->of0[g] = e->of1[g] = 0;
+    }
+    for (int i = 0; i < a->edge_count; i++) {
+        const cq_hull_edge *ea = &a->edges[i];
+        cq_vec3 bxa = cq_cross(a->faces[ea->f1].normal, a->faces[ea->f0].normal);
+        e->arc_x[i] = bxa.x, e->arc_y[i] = bxa.y, e->arc_z[i] = bxa.z;
+        e->of0[ea->f0] |= (uint64_t)1 << i, e->of1[ea->f1] |= (uint64_t)1 << i;
+        e->pa[i] = a->vertices[ea->v0], e->da[i] = cq_sub(a->vertices[ea->v1], e->pa[i]);
+        e->out_a[i] = cq_sub(e->pa[i], a->centroid), e->la[i] = cq_len2(e->da[i]);
+    }
+    int ne = a->edge_count, nf = a->face_count;
+    e->arc_x[ne] = e->arc_x[ne - 1], e->arc_y[ne] = e->arc_y[ne - 1], e->arc_z[ne] = e->arc_z[ne - 1];
+    e->fa_x[nf] = e->fa_x[nf - 1], e->fa_y[nf] = e->fa_y[nf - 1], e->fa_z[nf] = e->fa_z[nf - 1];
+}
+
+static void cq_hedges_init(const cq_hsat *s, cq_hedges *e)
+{
+    const cq_hull *b = s->b;
+    cq_hedges_a(s->a, e);
+    /* A padding arc's bit lies past A's edges: of0 and of1 never have it,
+     * so no crossing mask does. */
+    for (int f = 0; f < b->face_count; f++)
+        e->below[f] = cq_sign_bits(e->arc_x, e->arc_y, e->arc_z, s->a->edge_count, s->nb[f], false);
+    for (int j = 0; j < b->edge_count; j++) {
+        const cq_hull_edge *eb = &b->edges[j];
+        e->pb[j] = cq_vertex_b(s, eb->v0), e->db[j] = cq_sub(cq_vertex_b(s, eb->v1), e->pb[j]);
+        e->lb[j] = cq_len2(e->db[j]);
+    }
+}
+
+/* The A edges whose arcs cross B's edge j's: c and d on opposite sides of
+ * the plane of a-b, a and b on opposite sides of that of c-d, and
+ * c . (b x a) of the sign of b . (d x c), so the arcs share a hemisphere
+ * (Gregorius 2013: the two edges then form a Minkowski face). */
+static uint64_t cq_crossing_edges(const cq_hsat *s, const cq_hedges *e, int j)
+{
+    const cq_hull_edge *eb = &s->b->edges[j];
+    cq_vec3 dxc = cq_cross(s->nb[eb->f1], s->nb[eb->f0]); /* (-d) x (-c) = d x c */
+    uint64_t faces = cq_sign_bits(e->fa_x, e->fa_y, e->fa_z, s->a->face_count, dxc, true), over0 = 0, over1 = 0;
+    for (; faces; faces &= faces - 1) { /* A's faces on the positive side of j's arc plane */
+        int g = cq_lowest_bit(faces);
+        over0 |= e->of0[g], over1 |= e->of1[g];
+    }
+    uint64_t c = e->below[eb->f0], d = e->below[eb->f1];
+    return (c ^ d) & (over0 ^ over1) & ~(c ^ over1);
+}
+
 /* The edge pair's gap along its axis (the distance between the two edges'
  * lines, the axis oriented away from A's centroid), and the unit axis;
  * false for edges too near parallel to have one. */
-static bool cq_edge_gap(const cq_hsat *s, int i, int j, double *gap, cq_vec3 *axis)
+static bool cq_edge_gap(const cq_hedges *e, int i, int j, double *gap, cq_vec3 *axis)
 {
-    const cq_hull_edge *ea = &s->a->edges[i], *eb = &s->b->edges[j];
-    cq_vec3 pa = s->a->vertices[ea->v0], da = cq_sub(s->a->vertices[ea->v1], pa);
-    cq_vec3 pb = cq_vertex_b(s, eb->v0), db = cq_sub(cq_vertex_b(s, eb->v1), pb);
-    cq_vec3 n = cq_cross(da, db);
+    cq_vec3 n = cq_cross(e->da[i], e->db[j]);
     double l2 = cq_len2(n);
-    if (!(l2 > CQ_HULL_PARALLEL_SIN2 * cq_len2(da) * cq_len2(db)))
+    if (!(l2 > CQ_HULL_PARALLEL_SIN2 * e->la[i] * e->lb[j]))
         return false;
-    n = cq_scale(n, 1 / sqrt(l2));
-    if (cq_dot(n, cq_sub(pa, s->a->centroid)) < 0)
-        n = cq_neg(n);
-    *gap = cq_dot(n, cq_sub(pb, pa));
+    double k = 1 / sqrt(l2);
+    n = cq_scale(n, cq_dot(n, e->out_a[i]) < 0 ? -k : k);
+    *gap = cq_dot(n, cq_sub(e->pb[j], e->pa[i]));
     *axis = n;
     return true;
 }
@@ -261,7 +316,7 @@ static cq_hcand cq_scan_edges(const cq_hsat *s, const cq_hedges *e, bool verify,
             int i = cq_lowest_bit(m);
             double g;
             cq_vec3 n;
-            if (!cq_edge_gap(s, i, j, &g, &n) || !(g > best.gap))
+            if (!cq_edge_gap(e, i, j, &g, &n) || !(g > best.gap))
                 continue;
             if (verify && !((g = cq_support_gap(s, n)) > best.gap))
                 continue;
@@ -359,29 +414,66 @@ static void cq_choose(const cq_hsat *s, cq_hcand face, cq_hcand edge, int prev, 
         *best = kept;
 }
 
+/* GJK's start where the SAT hands a pair on: the features that support
+ * the separating axis c, as pairs of hull vertex indices (A's, B's). A
+ * face's first three corners against the other hull's vertex farthest
+ * back along it; an edge pair's ends. Usually the closest features, or
+ * next to them. */
+static void cq_apart(const cq_hsat *s, cq_hcand c, cq_hull_sat *out)
+{
+    int kind = c.axis & 3, f = c.axis >> 2, mask = (1 << CQ_HULL_EDGE_BITS) - 1;
+    out->apart_count = 3;
+    if (kind == CQ_HULL_AXIS_FACE_A) {
+        const uint16_t *loop = s->a->face_vertices + s->a->faces[f].first;
+        int v = cq_lowest_at(s->bx, s->by, s->bz, s->b->vertex_count, s->a->faces[f].normal);
+        for (int k = 0; k < 3; k++)
+            out->apart_a[k] = loop[k], out->apart_b[k] = (uint16_t)v;
+    } else if (kind == CQ_HULL_AXIS_FACE_B) {
+        const uint16_t *loop = s->b->face_vertices + s->b->faces[f].first;
+        int v = cq_lowest_at(s->ax, s->ay, s->az, s->a->vertex_count, s->nb[f]);
+        for (int k = 0; k < 3; k++)
+            out->apart_a[k] = (uint16_t)v, out->apart_b[k] = loop[k];
+    } else {
+        const cq_hull_edge *ea = &s->a->edges[f & mask], *eb = &s->b->edges[f >> CQ_HULL_EDGE_BITS];
+        out->apart_a[0] = ea->v0, out->apart_a[1] = ea->v1, out->apart_a[2] = ea->v0;
+        out->apart_b[0] = eb->v0, out->apart_b[1] = eb->v0, out->apart_b[2] = eb->v1;
+    }
+}
+
+/* Every axis in turn, ending at the first that shows the cores apart. */
+static bool cq_hull_sat_axes(const cq_hsat *s, int prev, cq_hcand *face, cq_hcand *edge, cq_vec3 *n,
+                             cq_hull_sat *out)
+{
+    /* The previous axis first: a pair that was apart usually still is. */
+    cq_hcand c = cq_previous(s, prev);
+    if (!(c.gap > 0))
+        c = cq_best_face(s, CQ_HULL_AXIS_FACE_A);
+    cq_hcand fa = c;
+    if (!(c.gap > 0))
+        c = cq_best_face(s, CQ_HULL_AXIS_FACE_B);
+    cq_hcand fb = c;
+    double size = cq_len(cq_sub(s->a->aabb_max, s->a->aabb_min)) + cq_len(cq_sub(s->b->aabb_max, s->b->aabb_min));
+    if (!(c.gap > 0))
+        c = cq_best_edges(s, 1e-9 * size, n);
+    if (c.gap > 0) {
+        cq_apart(s, c, out);
+        return false;
+    }
+    *face = fb.gap > fa.gap ? fb : fa, *edge = c;
+    return true;
+}
+
 bool cq_hull_sat_run(const cq_hull *a, const cq_xform *xa, const cq_hull *b, const cq_xform *xb, int prev,
                      cq_hull_sat *out)
 {
     cq_hsat s;
     cq_hsat_init(&s, a, xa, b, xb);
-    /* The previous axis first: a pair that was apart usually still is. */
-    cq_hcand kept = cq_previous(&s, prev);
-    if (kept.gap > 0)
-        return false;
-    cq_hcand fa = cq_best_face(&s, CQ_HULL_AXIS_FACE_A);
-    if (fa.gap > 0)
-        return false;
-    cq_hcand fb = cq_best_face(&s, CQ_HULL_AXIS_FACE_B);
-    if (fb.gap > 0)
-        return false;
-    double size = cq_len(cq_sub(a->aabb_max, a->aabb_min)) + cq_len(cq_sub(b->aabb_max, b->aabb_min));
-    double tol = 1e-9 * size;
+    cq_hcand face, edge, best, least;
     cq_vec3 n = cq_v3(0, 0, 0);
-    cq_hcand edge = cq_best_edges(&s, tol, &n);
-    if (edge.gap > 0)
+    if (!cq_hull_sat_axes(&s, prev, &face, &edge, &n, out))
         return false;
-    cq_hcand best, least;
-    cq_choose(&s, fb.gap > fa.gap ? fb : fa, edge, prev, tol, &best, &least);
+    double tol = 1e-9 * (cq_len(cq_sub(a->aabb_max, a->aabb_min)) + cq_len(cq_sub(b->aabb_max, b->aabb_min)));
+    cq_choose(&s, face, edge, prev, tol, &best, &least);
     cq_answer(&s, best, n, xa, xb, &out->chosen);
     if (least.axis == best.axis)
         out->least = out->chosen;

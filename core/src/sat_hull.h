@@ -34,6 +34,10 @@ typedef struct cq_hull_axis {
  * A's surface, and the least one answers instead. */
 typedef struct cq_hull_sat {
     cq_hull_axis chosen, least;
+    /* Where an axis shows the cores apart: GJK's start, apart_count
+     * pairs of hull vertex indices of the features supporting that axis. */
+    int apart_count;
+    uint16_t apart_a[3], apart_b[3];
 } cq_hull_sat;
 
 /* Whether the SAT path answers hulls a and b (solids of at most
@@ -42,7 +46,8 @@ bool cq_hull_sat_suits(const cq_hull *a, const cq_hull *b);
 
 /* The SAT of the cores of a (posed xa) and b (posed xb), both
  * cq_hull_sat_suits. False when an axis shows them apart (a gap above
- * zero; *out is then unset): the test ends at that axis. Otherwise true,
+ * zero; only out->apart_* are then set): the test ends at
+ * that axis. Otherwise true,
  * with the axis of least penetration in out->least and the contact's
  * axis in out->chosen: face axes are preferred to edge axes by a relative
  * margin, and the previous face axis prev (from a cq_hull_axis's axis, any
