@@ -11,6 +11,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* syscall(2) is declared only with _DEFAULT_SOURCE, which the strict
+ * POSIX build leaves off. */
+long syscall(long number, ...);
+
 /* A counter of this thread's user-space instructions, or -1. The caller
  * closes it (close). */
 static inline int bench_instr_open(void)

@@ -141,6 +141,31 @@ static double gjk_epa_pass(const cq_obb *a, const cq_obb *b, cq_hull *const *ha,
     return t;
 }
 
+/* The two passes as functions of their own, never inlined, so an
+ * instruction counter outside the process (callgrind's --toggle-collect,
+ * bench/hull_instructions.py) can count each alone where the CPU's own
+ * counters are not available. */
+__attribute__((noinline)) static double hull_pass_depth(const cq_obb *a, const cq_obb *b, cq_hull *const *ha,
+                                                        cq_hull *const *hb, int n, int fd, hull_pass *out)
+{
+    return gjk_epa_pass(a, b, ha, hb, n, false, fd, out);
+}
+
+__attribute__((noinline)) static double hull_pass_manifold(const cq_obb *a, const cq_obb *b, cq_hull *const *ha,
+                                                           cq_hull *const *hb, int n, int fd, hull_pass *out)
+{
+    return gjk_epa_pass(a, b, ha, hb, n, true, fd, out);
+}
+
+/* Passes of the hull figures: PASSES, or $CQ_BENCH_HULL_PASSES (1 for an
+ * instruction count under callgrind). */
+static int hull_passes(void)
+{
+    const char *e = getenv("CQ_BENCH_HULL_PASSES");
+    int p = e ? atoi(e) : 0;
+    return p > 0 ? p : PASSES;
+}
+
 /* Nanoseconds per pair of the pair query on the same boxes given as 8-point
  * hulls (the general convex path: GJK, then the hull SAT for overlapping
  * pairs), best of PASSES, and instructions per pair (the fewest of the
@@ -166,9 +191,10 @@ static void time_gjk_epa(const cq_obb *a, const cq_obb *b, int n, double ns[2], 
     found[0] = found[1] = (hull_pass){-1, -1, -1};
     long long fewest[2] = {-1, -1};
     int fd = bench_instr_open();
-    for (int p = 0; ok && p < PASSES; p++)
+    for (int p = 0, passes = hull_passes(); ok && p < passes; p++)
         for (int m = 0; m < 2; m++) {
-            best[m] = fmin(best[m], gjk_epa_pass(a, b, ha, hb, n, m == 1, fd, &found[m]));
+            double t = m ? hull_pass_manifold(a, b, ha, hb, n, fd, &found[m]) : hull_pass_depth(a, b, ha, hb, n, fd, &found[m]);
+            best[m] = fmin(best[m], t);
             if (found[m].instructions >= 0 && (fewest[m] < 0 || found[m].instructions < fewest[m]))
                 fewest[m] = found[m].instructions;
         }

@@ -175,8 +175,9 @@ static double touching_offset(const cq_shape *sa, const cq_xform *xa, const cq_s
 static void differential(tu_rng *rng, double radius, bool skip_manifold, int *pairs, int *sat, int *same_axis)
 {
     static const double depth[] = {0.5, 0.2, 0.05, 1e-3, 1e-5, 0, -1e-5, -1e-3, -0.2};
-    cq_hull *ha = random_hull(rng, 4 + (int)tu_uniform(rng, 0, 17), tu_uniform(rng, 0.5, 2), radius);
-    cq_hull *hb = random_hull(rng, 4 + (int)tu_uniform(rng, 0, 17), tu_uniform(rng, 0.5, 2), radius);
+    /* 4 to 8 points: up to about 12 faces, around the SAT's face limit. */
+    cq_hull *ha = random_hull(rng, 4 + (int)tu_uniform(rng, 0, 5), tu_uniform(rng, 0.5, 2), radius);
+    cq_hull *hb = random_hull(rng, 4 + (int)tu_uniform(rng, 0, 5), tu_uniform(rng, 0.5, 2), radius);
     cq_shape sa = cx_convex(ha), sb = cx_convex(hb);
     cq_xform xa = tu_pose(rng, 5);
     cq_mat3 rb = tu_rotation(rng);
@@ -201,7 +202,7 @@ START_TEST(random_pairs_agree_with_gjk_epa)
     for (int i = 0; i < 600; i++)
         differential(&rng, 0, i % 4 == 3, &pairs, &sat, &same);
     printf("sat_hull: %d pairs, %d by the SAT, %d on EPA's axis\n", pairs, sat, same);
-    ck_assert_int_ge(sat, pairs / 3); /* the deep and shallow placements */
+    ck_assert_int_ge(sat, pairs / 4); /* the deep and shallow placements of the small hulls */
     /* The rest chose a face within the preference margin of a better edge
      * pair (each checked in compare): on random hulls about one in eight. */
     ck_assert_int_ge(same, sat * 4 / 5);
@@ -215,7 +216,7 @@ START_TEST(rounded_pairs_agree_with_gjk_epa)
     for (int i = 0; i < 300; i++)
         differential(&rng, tu_uniform(&rng, 0.01, 0.3), false, &pairs, &sat, &same);
     printf("sat_hull: %d rounded pairs, %d by the SAT\n", pairs, sat);
-    ck_assert_int_ge(sat, pairs / 8);
+    ck_assert_int_ge(sat, pairs / 10);
 }
 END_TEST
 
@@ -401,20 +402,23 @@ END_TEST
 START_TEST(swap_mirrors_the_answer)
 {
     tu_rng rng = {55};
+    int sat = 0;
     for (int i = 0; i < 300; i++) {
-        cq_hull *ha = random_hull(&rng, 8, 1, 0), *hb = random_hull(&rng, 8, 1, 0);
+        cq_hull *ha = random_hull(&rng, 6, 1, 0), *hb = random_hull(&rng, 6, 1, 0);
         cq_shape sa = cx_convex(ha), sb = cx_convex(hb);
         cq_xform xa = tu_pose(&rng, 0.3), xb = tu_pose(&rng, 0.3);
         cq_contact c = cx_pair(&sa, xa, &sb, xb), m = cx_pair(&sb, xb, &sa, xa);
         ck_assert_int_eq(c.overlap, m.overlap);
         ck_assert_int_eq(c.algorithm, m.algorithm);
         if (c.algorithm == CQ_ALG_SAT_HULL) {
+            sat++;
             ck_assert_double_eq(c.depth, m.depth);
             tu_assert_vec_eq_tol(c.normal, cq_neg(m.normal), 1e-15);
             ck_assert_int_eq(c.normal_axis, cq_hull_axis_swap(m.normal_axis));
         }
         cq_hull_free(ha), cq_hull_free(hb);
     }
+    ck_assert_int_ge(sat, 100);
 }
 END_TEST
 
