@@ -170,14 +170,12 @@ static double touching_offset(const cq_shape *sa, const cq_xform *xa, const cq_s
     return 0.5 * (lo + hi);
 }
 
-/* One random pair at several placements along one direction: deep,
- * shallow, within a hair of touching on both sides, separated. */
-static void differential(tu_rng *rng, double radius, bool skip_manifold, int *pairs, int *sat, int *same_axis)
+/* Two hulls in a random pose at several placements along one direction:
+ * deep, shallow, within a hair of touching on both sides, separated. */
+static void differential_of(tu_rng *rng, const cq_hull *ha, const cq_hull *hb, bool skip_manifold, int *pairs,
+                            int *sat, int *same_axis)
 {
     static const double depth[] = {0.5, 0.2, 0.05, 1e-3, 1e-5, 0, -1e-5, -1e-3, -0.2};
-    /* 4 to 8 points: up to about 12 faces, around the SAT's face limit. */
-    cq_hull *ha = random_hull(rng, 4 + (int)tu_uniform(rng, 0, 5), tu_uniform(rng, 0.5, 2), radius);
-    cq_hull *hb = random_hull(rng, 4 + (int)tu_uniform(rng, 0, 5), tu_uniform(rng, 0.5, 2), radius);
     cq_shape sa = cx_convex(ha), sb = cx_convex(hb);
     cq_xform xa = tu_pose(rng, 5);
     cq_mat3 rb = tu_rotation(rng);
@@ -192,8 +190,48 @@ static void differential(tu_rng *rng, double radius, bool skip_manifold, int *pa
         ++*pairs;
         *sat += s.algorithm == CQ_ALG_SAT_HULL;
     }
+}
+
+/* differential_of on two random hulls of 4 to 8 points (up to about 12
+ * faces, around the SAT's face limit). */
+static void differential(tu_rng *rng, double radius, bool skip_manifold, int *pairs, int *sat, int *same_axis)
+{
+    cq_hull *ha = random_hull(rng, 4 + (int)tu_uniform(rng, 0, 5), tu_uniform(rng, 0.5, 2), radius);
+    cq_hull *hb = random_hull(rng, 4 + (int)tu_uniform(rng, 0, 5), tu_uniform(rng, 0.5, 2), radius);
+    differential_of(rng, ha, hb, skip_manifold, pairs, sat, same_axis);
     cq_hull_free(ha), cq_hull_free(hb);
 }
+
+/* Hulls with polygon faces and odd face counts (a square pyramid and a
+ * triangular prism, 5 faces each; a box, 6; a pentagonal prism, 7), where
+ * triangulated random hulls always have an even count. */
+START_TEST(polygon_faced_hulls_agree_with_gjk_epa)
+{
+    cq_vec3 pyramid[5] = {cq_v3(1, 1, 0), cq_v3(-1, 1, 0), cq_v3(-1, -1, 0), cq_v3(1, -1, 0), cq_v3(0, 0, 1.3)};
+    cq_vec3 prism3[6], prism5[10];
+    for (int k = 0; k < 3; k++) {
+        double t = 2 * CQ_PI * k / 3;
+        prism3[k] = cq_v3(cos(t), sin(t), -0.8), prism3[3 + k] = cq_v3(cos(t), sin(t), 0.8);
+    }
+    for (int k = 0; k < 5; k++) {
+        double t = 2 * CQ_PI * k / 5;
+        prism5[k] = cq_v3(cos(t), sin(t), -0.5), prism5[5 + k] = cq_v3(cos(t), sin(t), 0.5);
+    }
+    cq_hull *h[4] = {cx_hull_of(pyramid, 5, 0), cx_hull_of(prism3, 6, 0), cx_box_hull(cq_v3(0.7, 0.4, 1)),
+                     cx_hull_of(prism5, 10, 0)};
+    ck_assert_int_eq(h[0]->face_count, 5);
+    ck_assert_int_eq(h[1]->face_count, 5);
+    ck_assert_int_eq(h[3]->face_count, 7);
+    tu_rng rng = {4242};
+    int pairs = 0, sat = 0, same = 0;
+    for (int i = 0; i < 400; i++)
+        differential_of(&rng, h[i % 4], h[(i / 4) % 4], i % 5 == 4, &pairs, &sat, &same);
+    printf("sat_hull: %d polygon-faced pairs, %d by the SAT\n", pairs, sat);
+    ck_assert_int_ge(sat, pairs / 3);
+    for (int k = 0; k < 4; k++)
+        cq_hull_free(h[k]);
+}
+END_TEST
 
 START_TEST(random_pairs_agree_with_gjk_epa)
 {
@@ -429,6 +467,7 @@ Suite *sat_hull_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, random_pairs_agree_with_gjk_epa);
     tcase_add_test(tc, rounded_pairs_agree_with_gjk_epa);
+    tcase_add_test(tc, polygon_faced_hulls_agree_with_gjk_epa);
     tcase_add_test(tc, cubes_face_to_face);
     tcase_add_test(tc, cubes_edge_to_edge);
     tcase_add_test(tc, tetrahedron_on_a_face);

@@ -56,11 +56,80 @@ int cq_hull_axis_swap(int axis)
     return kind == CQ_HULL_AXIS_EDGES ? cq_axis_edges(rest >> CQ_HULL_EDGE_BITS, rest & mask) : -1;
 }
 
-bool cq_hull_sat_suits(const cq_hull *a, const cq_hull *b)
+/* Whether the SAT takes hull h at all: a solid within the limits. */
+static bool cq_hull_sat_own(const cq_hull *h)
 {
-    return a->dim == 3 && b->dim == 3 && a->face_count <= CQ_SAT_HULL_MAX_FACES &&
-           b->face_count <= CQ_SAT_HULL_MAX_FACES && a->vertex_count <= CQ_HULL_SAT_MAX_VERTICES &&
-           b->vertex_count <= CQ_HULL_SAT_MAX_VERTICES && a->edge_count <= 64 && b->edge_count <= CQ_EDGES_MAX;
+    return h->dim == 3 && h->face_count <= CQ_SAT_HULL_MAX_FACES && h->vertex_count <= CQ_HULL_SAT_MAX_VERTICES &&
+           h->edge_count <= CQ_EDGES_MAX;
+}
+
+bool cq_hull_sat_suits(const cq_hull *a, const cq_hull *b) { return a->sat_data && b->sat_data; }
+
+/* What cq_hull_build lays out for the SAT behind a hull (sat_data), all
+ * in A's role's terms (any hull may be A): the vertices, its edges' arc
+ * plane normals b x a and its face normals as coordinate arrays padded to
+ * even counts (the padding repeats the last entry), each edge's direction
+ * v1 - v0, its start's offset from the centroid and its squared length,
+ * and of0[g], of1[g]: the edges whose face f0 (f1) is g, as bit masks. */
+typedef struct cq_pre {
+    const double *vx, *vy, *vz, *arc_x, *arc_y, *arc_z, *fx, *fy, *fz, *da, *out, *la;
+    const uint64_t *of0, *of1;
+} cq_pre;
+
+static int cq_even(int n) { return n + (n & 1); }
+
+static size_t cq_pre_doubles(const cq_hull *h)
+{
+    return (size_t)(3 * cq_even(h->vertex_count) + 3 * cq_even(h->edge_count) + 3 * cq_even(h->face_count) +
+                    7 * h->edge_count);
+}
+
+size_t cq_hull_sat_bytes(const cq_hull *h)
+{
+    return cq_hull_sat_own(h) ? cq_pre_doubles(h) * sizeof(double) + 2 * (size_t)h->face_count * sizeof(uint64_t)
+                              : 0;
+}
+
+static cq_pre cq_pre_of(const cq_hull *h, const double *p)
+{
+    int v = cq_even(h->vertex_count), e = cq_even(h->edge_count), f = cq_even(h->face_count), n = h->edge_count;
+    cq_pre r = {p, p + v, p + 2 * v, p + 3 * v, p + 3 * v + e, p + 3 * v + 2 * e, p + 3 * v + 3 * e,
+                p + 3 * v + 3 * e + f, p + 3 * v + 3 * e + 2 * f, p + 3 * (v + e + f), p + 3 * (v + e + f) + 3 * n,
+                p + 3 * (v + e + f) + 6 * n, NULL, NULL};
+    r.of0 = (const uint64_t *)(p + cq_pre_doubles(h)), r.of1 = r.of0 + h->face_count;
+    return r;
+}
+
+/* Writes the three coordinates of v[0..n) to x, y, z, padded. */
+static void cq_soa(const cq_vec3 *v, int n, double *x, double *y, double *z)
+{
+    for (int k = 0; k < n; k++)
+        x[k] = v[k].x, y[k] = v[k].y, z[k] = v[k].z;
+    if (n & 1) /* the padding slot exists only then */
+        x[n] = x[n - 1], y[n] = y[n - 1], z[n] = z[n - 1];
+}
+
+void cq_hull_sat_prepare(const cq_hull *h, void *block)
+{
+    double *p = block;
+    cq_pre r = cq_pre_of(h, p);
+    cq_vec3 arcs[CQ_EDGES_MAX], normals[CQ_SAT_HULL_MAX_FACES];
+    uint64_t *of0 = (uint64_t *)(p + cq_pre_doubles(h)), *of1 = of0 + h->face_count;
+    for (int g = 0; g < h->face_count; g++)
+        normals[g] = h->faces[g].normal, of0[g] = of1[g] = 0;
+    double *da = (double *)r.da, *out = (double *)r.out, *la = (double *)r.la;
+    for (int i = 0; i < h->edge_count; i++) {
+        const cq_hull_edge *e = &h->edges[i];
+        arcs[i] = cq_cross(h->faces[e->f1].normal, h->faces[e->f0].normal);
+        of0[e->f0] |= (uint64_t)1 << i, of1[e->f1] |= (uint64_t)1 << i;
+        cq_vec3 d = cq_sub(h->vertices[e->v1], h->vertices[e->v0]), o = cq_sub(h->vertices[e->v0], h->centroid);
+        da[3 * i] = d.x, da[3 * i + 1] = d.y, da[3 * i + 2] = d.z;
+        out[3 * i] = o.x, out[3 * i + 1] = o.y, out[3 * i + 2] = o.z;
+        la[i] = cq_len2(d);
+    }
+    cq_soa(h->vertices, h->vertex_count, (double *)r.vx, (double *)r.vy, (double *)r.vz);
+    cq_soa(arcs, h->edge_count, (double *)r.arc_x, (double *)r.arc_y, (double *)r.arc_z);
+    cq_soa(normals, h->face_count, (double *)r.fx, (double *)r.fy, (double *)r.fz);
 }
 
 /* The pair in A's frame: both hulls' vertices as coordinate arrays (the
@@ -69,7 +138,7 @@ bool cq_hull_sat_suits(const cq_hull *a, const cq_hull *b)
  * normals and plane offsets moved there. */
 typedef struct cq_hsat {
     const cq_hull *a, *b;
-    double ax[CQ_HULL_SAT_MAX_VERTICES + 1], ay[CQ_HULL_SAT_MAX_VERTICES + 1], az[CQ_HULL_SAT_MAX_VERTICES + 1];
+    cq_pre pa; /* A's precomputed data */
     double bx[CQ_HULL_SAT_MAX_VERTICES + 1], by[CQ_HULL_SAT_MAX_VERTICES + 1], bz[CQ_HULL_SAT_MAX_VERTICES + 1];
     cq_vec3 nb[CQ_SAT_HULL_MAX_FACES];
     double ob[CQ_SAT_HULL_MAX_FACES];
@@ -88,8 +157,7 @@ static void cq_hsat_init(cq_hsat *s, const cq_hull *a, const cq_xform *xa, const
     s->a = a, s->b = b;
     cq_mat3 r = cq_mul_mtm(&xa->r, &xb->r);
     cq_vec3 t = cq_mul_mtv(&xa->r, cq_sub(xb->p, xa->p));
-    for (int k = 0; k < a->vertex_count; k++)
-        s->ax[k] = a->vertices[k].x, s->ay[k] = a->vertices[k].y, s->az[k] = a->vertices[k].z;
+    s->pa = cq_pre_of(a, a->sat_data);
     for (int k = 0; k < b->vertex_count; k++) {
         cq_vec3 v = cq_add(cq_mul_mv(&r, b->vertices[k]), t);
         s->bx[k] = v.x, s->by[k] = v.y, s->bz[k] = v.z;
@@ -98,8 +166,7 @@ static void cq_hsat_init(cq_hsat *s, const cq_hull *a, const cq_xform *xa, const
         s->nb[f] = cq_mul_mv(&r, b->faces[f].normal);
         s->ob[f] = b->faces[f].offset + cq_dot(s->nb[f], t);
     }
-    int ka = a->vertex_count, kb = b->vertex_count;
-    s->ax[ka] = s->ax[ka - 1], s->ay[ka] = s->ay[ka - 1], s->az[ka] = s->az[ka - 1];
+    int kb = b->vertex_count;
     s->bx[kb] = s->bx[kb - 1], s->by[kb] = s->by[kb - 1], s->bz[kb] = s->bz[kb - 1];
 }
 
@@ -151,7 +218,7 @@ static double cq_face_a(const cq_hsat *s, int f)
 /* Gap of B's face f: how far A's deepest vertex lies above its plane. */
 static double cq_face_b(const cq_hsat *s, int f)
 {
-    return cq_lowest(s->ax, s->ay, s->az, s->a->vertex_count, s->nb[f]) - s->ob[f];
+    return cq_lowest(s->pa.vx, s->pa.vy, s->pa.vz, s->a->vertex_count, s->nb[f]) - s->ob[f];
 }
 
 /* The largest gap over the faces of one hull (ties keep the lower face),
@@ -174,7 +241,7 @@ static cq_hcand cq_best_face(const cq_hsat *s, int kind)
 static double cq_support_gap(const cq_hsat *s, cq_vec3 n)
 {
     double lo_b = cq_lowest(s->bx, s->by, s->bz, s->b->vertex_count, n);
-    return lo_b + cq_lowest(s->ax, s->ay, s->az, s->a->vertex_count, cq_neg(n));
+    return lo_b + cq_lowest(s->pa.vx, s->pa.vy, s->pa.vz, s->a->vertex_count, cq_neg(n));
 }
 
 /* The index of m's lowest set bit (m != 0). */
@@ -217,53 +284,25 @@ static uint64_t cq_sign_bits(const double *x, const double *y, const double *z, 
 }
 #endif
 
-/* The edges of both hulls in A's frame, and the Gauss-map test in bit
- * masks over A's edges (a hull the SAT takes has at most 64), so each of
- * B's edges tests all of A's at once. An edge's arc runs between its
- * faces' normals (B's negated: the Minkowski difference's); A's arcs'
- * plane normals b x a and A's face normals are kept as coordinate arrays
- * for cq_sign_bits. below[f]: the A edges whose arc plane has B's face
- * f's negated normal c on its positive side, c . (b x a) > 0. of0[g],
- * of1[g]: the A edges whose face f0 (f1) is g. */
+/* B's edges in A's frame, and the Gauss-map test in bit masks over A's
+ * edges (a hull the SAT takes has at most 64), so each of B's edges tests
+ * all of A's at once. An edge's arc runs between its faces' normals (B's
+ * negated: the Minkowski difference's). below[f]: the A edges whose arc
+ * plane has B's face f's negated normal c on its positive side,
+ * c . (b x a) > 0. */
 typedef struct cq_hedges {
-    double arc_x[CQ_EDGES_MAX + 1], arc_y[CQ_EDGES_MAX + 1], arc_z[CQ_EDGES_MAX + 1];
-    double fa_x[CQ_SAT_HULL_MAX_FACES + 1], fa_y[CQ_SAT_HULL_MAX_FACES + 1], fa_z[CQ_SAT_HULL_MAX_FACES + 1];
     uint64_t below[CQ_SAT_HULL_MAX_FACES];
-    uint64_t of0[CQ_SAT_HULL_MAX_FACES], of1[CQ_SAT_HULL_MAX_FACES];
-    cq_vec3 pa[CQ_EDGES_MAX], da[CQ_EDGES_MAX], out_a[CQ_EDGES_MAX]; /* start, direction, start - centroid */
     cq_vec3 pb[CQ_EDGES_MAX], db[CQ_EDGES_MAX];
-    double la[CQ_EDGES_MAX], lb[CQ_EDGES_MAX]; /* squared lengths */
+    double lb[CQ_EDGES_MAX]; /* squared lengths */
 } cq_hedges;
-
-/* A's side: its edges, arcs and face normals (then padded to even counts). */
-static void cq_hedges_a(const cq_hull *a, cq_hedges *e)
-{
-    for (int g = 0; g < a->face_count; g++) {
-        cq_vec3 n = a->faces[g].normal;
-        e->fa_x[g] = n.x, e->fa_y[g] = n.y, e->fa_z[g] = n.z;
-        e->of0[g] = e->of1[g] = 0;
-    }
-    for (int i = 0; i < a->edge_count; i++) {
-        const cq_hull_edge *ea = &a->edges[i];
-        cq_vec3 bxa = cq_cross(a->faces[ea->f1].normal, a->faces[ea->f0].normal);
-        e->arc_x[i] = bxa.x, e->arc_y[i] = bxa.y, e->arc_z[i] = bxa.z;
-        e->of0[ea->f0] |= (uint64_t)1 << i, e->of1[ea->f1] |= (uint64_t)1 << i;
-        e->pa[i] = a->vertices[ea->v0], e->da[i] = cq_sub(a->vertices[ea->v1], e->pa[i]);
-        e->out_a[i] = cq_sub(e->pa[i], a->centroid), e->la[i] = cq_len2(e->da[i]);
-    }
-    int ne = a->edge_count, nf = a->face_count;
-    e->arc_x[ne] = e->arc_x[ne - 1], e->arc_y[ne] = e->arc_y[ne - 1], e->arc_z[ne] = e->arc_z[ne - 1];
-    e->fa_x[nf] = e->fa_x[nf - 1], e->fa_y[nf] = e->fa_y[nf - 1], e->fa_z[nf] = e->fa_z[nf - 1];
-}
 
 static void cq_hedges_init(const cq_hsat *s, cq_hedges *e)
 {
     const cq_hull *b = s->b;
-    cq_hedges_a(s->a, e);
     /* A padding arc's bit lies past A's edges: of0 and of1 never have it,
      * so no crossing mask does. */
     for (int f = 0; f < b->face_count; f++)
-        e->below[f] = cq_sign_bits(e->arc_x, e->arc_y, e->arc_z, s->a->edge_count, s->nb[f], false);
+        e->below[f] = cq_sign_bits(s->pa.arc_x, s->pa.arc_y, s->pa.arc_z, s->a->edge_count, s->nb[f], false);
     for (int j = 0; j < b->edge_count; j++) {
         const cq_hull_edge *eb = &b->edges[j];
         e->pb[j] = cq_vertex_b(s, eb->v0), e->db[j] = cq_sub(cq_vertex_b(s, eb->v1), e->pb[j]);
@@ -279,10 +318,11 @@ static uint64_t cq_crossing_edges(const cq_hsat *s, const cq_hedges *e, int j)
 {
     const cq_hull_edge *eb = &s->b->edges[j];
     cq_vec3 dxc = cq_cross(s->nb[eb->f1], s->nb[eb->f0]); /* (-d) x (-c) = d x c */
-    uint64_t faces = cq_sign_bits(e->fa_x, e->fa_y, e->fa_z, s->a->face_count, dxc, true), over0 = 0, over1 = 0;
+    uint64_t faces = cq_sign_bits(s->pa.fx, s->pa.fy, s->pa.fz, s->a->face_count, dxc, true), over0 = 0, over1 = 0;
+    faces &= ((uint64_t)1 << s->a->face_count) - 1; /* not the padding face's bit */
     for (; faces; faces &= faces - 1) { /* A's faces on the positive side of j's arc plane */
         int g = cq_lowest_bit(faces);
-        over0 |= e->of0[g], over1 |= e->of1[g];
+        over0 |= s->pa.of0[g], over1 |= s->pa.of1[g];
     }
     uint64_t c = e->below[eb->f0], d = e->below[eb->f1];
     return (c ^ d) & (over0 ^ over1) & ~(c ^ over1);
@@ -291,15 +331,16 @@ static uint64_t cq_crossing_edges(const cq_hsat *s, const cq_hedges *e, int j)
 /* The edge pair's gap along its axis (the distance between the two edges'
  * lines, the axis oriented away from A's centroid), and the unit axis;
  * false for edges too near parallel to have one. */
-static bool cq_edge_gap(const cq_hedges *e, int i, int j, double *gap, cq_vec3 *axis)
+static bool cq_edge_gap(const cq_hsat *s, const cq_hedges *e, int i, int j, double *gap, cq_vec3 *axis)
 {
-    cq_vec3 n = cq_cross(e->da[i], e->db[j]);
+    const double *d = s->pa.da + 3 * i, *o = s->pa.out + 3 * i;
+    cq_vec3 n = cq_cross(cq_v3(d[0], d[1], d[2]), e->db[j]);
     double l2 = cq_len2(n);
-    if (!(l2 > CQ_HULL_PARALLEL_SIN2 * e->la[i] * e->lb[j]))
+    if (!(l2 > CQ_HULL_PARALLEL_SIN2 * s->pa.la[i] * e->lb[j]))
         return false;
     double k = 1 / sqrt(l2);
-    n = cq_scale(n, cq_dot(n, e->out_a[i]) < 0 ? -k : k);
-    *gap = cq_dot(n, cq_sub(e->pb[j], e->pa[i]));
+    n = cq_scale(n, n.x * o[0] + n.y * o[1] + n.z * o[2] < 0 ? -k : k);
+    *gap = cq_dot(n, cq_sub(e->pb[j], s->a->vertices[s->a->edges[i].v0]));
     *axis = n;
     return true;
 }
@@ -316,7 +357,7 @@ static cq_hcand cq_scan_edges(const cq_hsat *s, const cq_hedges *e, bool verify,
             int i = cq_lowest_bit(m);
             double g;
             cq_vec3 n;
-            if (!cq_edge_gap(e, i, j, &g, &n) || !(g > best.gap))
+            if (!cq_edge_gap(s, e, i, j, &g, &n) || !(g > best.gap))
                 continue;
             if (verify && !((g = cq_support_gap(s, n)) > best.gap))
                 continue;
@@ -372,7 +413,7 @@ static void cq_face_answer(const cq_hsat *s, cq_hcand c, const cq_xform *xa, con
     }
     /* B's face: its outward normal points at A. A's vertex lies gap above
      * its plane; the foot on the plane is B's point. */
-    int v = cq_lowest_at(s->ax, s->ay, s->az, s->a->vertex_count, s->nb[f]);
+    int v = cq_lowest_at(s->pa.vx, s->pa.vy, s->pa.vz, s->a->vertex_count, s->nb[f]);
     out->normal = cq_neg(cq_mul_mv(&xb->r, s->b->faces[f].normal));
     out->witness_b = cq_mad(cq_xform_point(xa, s->a->vertices[v]), out->normal, c.gap);
 }
@@ -430,7 +471,7 @@ static void cq_apart(const cq_hsat *s, cq_hcand c, cq_hull_sat *out)
             out->apart_a[k] = loop[k], out->apart_b[k] = (uint16_t)v;
     } else if (kind == CQ_HULL_AXIS_FACE_B) {
         const uint16_t *loop = s->b->face_vertices + s->b->faces[f].first;
-        int v = cq_lowest_at(s->ax, s->ay, s->az, s->a->vertex_count, s->nb[f]);
+        int v = cq_lowest_at(s->pa.vx, s->pa.vy, s->pa.vz, s->a->vertex_count, s->nb[f]);
         for (int k = 0; k < 3; k++)
             out->apart_a[k] = (uint16_t)v, out->apart_b[k] = loop[k];
     } else {

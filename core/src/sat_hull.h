@@ -8,6 +8,7 @@
 #define CQ_SAT_HULL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "cq/collision.h"
 #include "cq/hull.h"
@@ -41,6 +42,11 @@ typedef struct cq_hull_sat {
     int apart_count;
     uint16_t apart_a[3], apart_b[3];
 } cq_hull_sat;
+
+/* The bytes cq_hull_build lays out behind hull h for the SAT (0 where the
+ * SAT never takes h), and their filling: h complete but for sat_data. */
+size_t cq_hull_sat_bytes(const cq_hull *h);
+void cq_hull_sat_prepare(const cq_hull *h, void *block);
 
 /* Whether the SAT path answers hulls a and b (solids of at most
  * CQ_SAT_HULL_MAX_FACES faces each). */
