@@ -531,7 +531,7 @@ void cq_hull_free(cq_hull *hull)
     if (!hull)
         return;
     hull_layout l = hull_layout_of(hull->vertex_count, hull->face_count, hull->face_vertex_count, hull->edge_count);
-    cq_free(hull, l.total);
+    cq_free(hull, l.total + cq_hull_sat_bytes(hull)); /* the size cq_alloc was asked for */
 }
 
 int cq_hull_support(const cq_hull *hull, cq_vec3 dir)

@@ -132,10 +132,10 @@ void cq_hull_sat_prepare(const cq_hull *h, void *block)
     cq_soa(normals, h->face_count, (double *)r.fx, (double *)r.fy, (double *)r.fz);
 }
 
-/* The pair in A's frame: both hulls' vertices as coordinate arrays (the
- * support loops then run over plain doubles, two at a time; an odd count
- * repeats its last vertex, which changes no lowest value), B's face
- * normals and plane offsets moved there. */
+/* The pair in A's frame: A's precomputed data, and B's vertices moved
+ * there as coordinate arrays like A's (the support loops run over plain
+ * doubles, two at a time; an odd count repeats its last vertex, which
+ * changes no lowest value), with B's face normals and plane offsets. */
 typedef struct cq_hsat {
     const cq_hull *a, *b;
     cq_pre pa; /* A's precomputed data */
