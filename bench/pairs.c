@@ -8,6 +8,7 @@
 #include "bench.h"
 #include "box_many.h"
 #include "cq/hull.h"
+#include "instr.h"
 
 #define PASSES 15
 
@@ -148,12 +149,19 @@ static void time_contacts(const cq_obb *a, const cq_obb *b, int n, double ns[2],
     free(s), free(q), free(out);
 }
 
-/* Seconds for one pass of the pair query over the hull pairs; the overlaps
- * found in *overlaps. */
+/* What one pass over the hull pairs found and cost. */
+typedef struct hull_pass {
+    int overlaps, sat; /* pairs overlapping, pairs the hull SAT answered */
+    long long instructions; /* user-space instructions of the pass, -1 unknown */
+} hull_pass;
+
+/* Seconds for one pass of the pair query over the hull pairs; what it
+ * found and its instruction count in *out (fd: bench_instr_open's). */
 static double gjk_epa_pass(const cq_obb *a, const cq_obb *b, cq_hull *const *ha, cq_hull *const *hb, int n,
-                           bool manifold, int *overlaps)
+                           bool manifold, int fd, hull_pass *out)
 {
-    int count = 0;
+    int count = 0, sat = 0;
+    long long i0 = bench_instr_read(fd);
     double t0 = bench_now();
     for (int i = 0; i < n; i++) {
         cq_shape sa = {.type = CQ_CONVEX, .convex = {ha[i]}}, sb = {.type = CQ_CONVEX, .convex = {hb[i]}};
@@ -162,18 +170,47 @@ static double gjk_epa_pass(const cq_obb *a, const cq_obb *b, cq_hull *const *ha,
         cq_contact c;
         cq_collide(&q, &c);
         count += c.overlap;
+        sat += c.algorithm == CQ_ALG_SAT_HULL;
     }
-    *overlaps = count;
-    return bench_now() - t0;
+    double t = bench_now() - t0;
+    long long i1 = bench_instr_read(fd);
+    *out = (hull_pass){count, sat, i0 >= 0 && i1 >= 0 ? i1 - i0 : -1};
+    return t;
+}
+
+/* The two passes as functions of their own, never inlined, so an
+ * instruction counter outside the process (callgrind's --toggle-collect,
+ * bench/hull_instructions.py) can count each alone where the CPU's own
+ * counters are not available. */
+__attribute__((noinline)) static double hull_pass_depth(const cq_obb *a, const cq_obb *b, cq_hull *const *ha,
+                                                        cq_hull *const *hb, int n, int fd, hull_pass *out)
+{
+    return gjk_epa_pass(a, b, ha, hb, n, false, fd, out);
+}
+
+__attribute__((noinline)) static double hull_pass_manifold(const cq_obb *a, const cq_obb *b, cq_hull *const *ha,
+                                                           cq_hull *const *hb, int n, int fd, hull_pass *out)
+{
+    return gjk_epa_pass(a, b, ha, hb, n, true, fd, out);
+}
+
+/* Passes of the hull figures: PASSES, or $CQ_BENCH_HULL_PASSES (1 for an
+ * instruction count under callgrind). */
+static int hull_passes(void)
+{
+    const char *e = getenv("CQ_BENCH_HULL_PASSES");
+    int p = e ? atoi(e) : 0;
+    return p > 0 ? p : PASSES;
 }
 
 /* Nanoseconds per pair of the pair query on the same boxes given as 8-point
- * hulls (the general convex path: GJK, then EPA for overlapping pairs),
- * best of PASSES; the hulls are built once, outside the timing. ns[0] is
- * the query that stops at what the peers' GJK/EPA return (a distance, or a
- * depth and a normal), ns[1] the one that clips the contact points too:
- * their passes alternate, so both see the machine in the same moods. */
-static void time_gjk_epa(const cq_obb *a, const cq_obb *b, int n, double ns[2], int overlaps[2])
+ * hulls (the general convex path: GJK, then the hull SAT for overlapping
+ * pairs), best of PASSES, and instructions per pair (the fewest of the
+ * passes); the hulls are built once, outside the timing. [0] is the query
+ * that stops at what the peers' GJK/EPA return (a distance, or a depth and
+ * a normal), [1] the one that clips the contact points too: their passes
+ * alternate, so both see the machine in the same moods. */
+static void time_gjk_epa(const cq_obb *a, const cq_obb *b, int n, double ns[2], double instr[2], hull_pass found[2])
 {
     cq_hull **ha = calloc((size_t)n, sizeof *ha), **hb = calloc((size_t)n, sizeof *hb);
     double best[2] = {INFINITY, INFINITY};
@@ -188,15 +225,25 @@ static void time_gjk_epa(const cq_obb *a, const cq_obb *b, int n, double ns[2], 
         }
         ok = cq_hull_build(ca, 8, 0, &ha[i]) == CQ_OK && cq_hull_build(cb, 8, 0, &hb[i]) == CQ_OK;
     }
-    overlaps[0] = overlaps[1] = -1;
-    for (int p = 0; ok && p < PASSES; p++)
-        for (int m = 0; m < 2; m++)
-            best[m] = fmin(best[m], gjk_epa_pass(a, b, ha, hb, n, m == 1, &overlaps[m]));
+    found[0] = found[1] = (hull_pass){-1, -1, -1};
+    long long fewest[2] = {-1, -1};
+    int fd = bench_instr_open();
+    for (int p = 0, passes = hull_passes(); ok && p < passes; p++)
+        for (int m = 0; m < 2; m++) {
+            double t = m ? hull_pass_manifold(a, b, ha, hb, n, fd, &found[m]) : hull_pass_depth(a, b, ha, hb, n, fd, &found[m]);
+            best[m] = fmin(best[m], t);
+            if (found[m].instructions >= 0 && (fewest[m] < 0 || found[m].instructions < fewest[m]))
+                fewest[m] = found[m].instructions;
+        }
+    if (fd >= 0)
+        close(fd);
     for (int i = 0; i < n && ha && hb; i++)
         cq_hull_free(ha[i]), cq_hull_free(hb[i]);
     free(ha), free(hb);
-    for (int m = 0; m < 2; m++)
+    for (int m = 0; m < 2; m++) {
         ns[m] = ok ? best[m] * 1e9 / n : NAN;
+        instr[m] = ok && fewest[m] >= 0 ? (double)fewest[m] / n : NAN;
+    }
 }
 
 int bench_pairs(int argc, char **argv)
@@ -233,9 +280,9 @@ int bench_pairs(int argc, char **argv)
     double batch_ns = time_overlap_many(a, b, n, &batch_overlaps);
     double contacts_ns[2];
     time_contacts(a, b, n, contacts_ns, points);
-    int hull_overlaps[2];
-    double gjk_epa_ns[2];
-    time_gjk_epa(a, b, n, gjk_epa_ns, hull_overlaps);
+    hull_pass hull[2];
+    double gjk_epa_ns[2], gjk_epa_instr[2];
+    time_gjk_epa(a, b, n, gjk_epa_ns, gjk_epa_instr, hull);
     printf("pairs %d\n", n);
     printf("overlaps %d\n", full);
     printf("face_only_false_positives %d\n", face_only_fp);
@@ -246,8 +293,14 @@ int bench_pairs(int argc, char **argv)
     printf("contact_points %d\n", points[0]);
     printf("contact_points_batch %d\n", points[1]);
     printf("gjk_epa_ns %.1f\n", gjk_epa_ns[0]);
-    printf("gjk_epa_overlaps %d\n", hull_overlaps[0]);
+    printf("gjk_epa_instructions %.0f\n", gjk_epa_instr[0]);
+    printf("gjk_epa_overlaps %d\n", hull[0].overlaps);
+    printf("gjk_epa_sat_answers %d\n", hull[0].sat);
     printf("gjk_epa_manifold_ns %.1f\n", gjk_epa_ns[1]);
+    printf("gjk_epa_manifold_instructions %.0f\n", gjk_epa_instr[1]);
     free(a), free(b);
-    return overlaps == full && batch_overlaps == full && points[1] == points[0] && hull_overlaps[0] == full && hull_overlaps[1] == full ? 0 : 1;
+    return overlaps == full && batch_overlaps == full && points[1] == points[0] && hull[0].overlaps == full &&
+                   hull[1].overlaps == full
+               ? 0
+               : 1;
 }

@@ -17,6 +17,7 @@
     X(epa)           \
     X(convex)        \
     X(convex_points) \
+    X(sat_hull)      \
     X(points)        \
     X(regress)       \
     X(hull)          \

@@ -6,6 +6,7 @@
 
 #include "manifold.h"
 #include "narrow.h"
+#include "sat_hull.h"
 
 typedef struct cq_pair_entry {
     cq_pair_fn fn;
@@ -34,6 +35,10 @@ static const cq_pair_entry cq_pairs[CQ_SHAPE_TYPE_COUNT][CQ_SHAPE_TYPE_COUNT] = 
     [CQ_CAPSULE][CQ_CONVEX] = {cq_convex_pair, CQ_ALG_GJK_EPA},
     [CQ_BOX][CQ_CONVEX] = {cq_convex_pair, CQ_ALG_GJK_EPA},
     [CQ_TRIANGLE][CQ_CONVEX] = {cq_convex_pair, CQ_ALG_GJK_EPA},
+    /* Hull-hull: GJK on the cores; where they overlap, two solid hulls of at
+     * most CQ_SAT_HULL_MAX_FACES faces each take the SAT (sat_hull.c; the
+     * contact says "sat_hull"), every other hull pair EPA. Separated pairs
+     * and the pairs within skin keep GJK's distance ("gjk_epa"). */
     [CQ_CONVEX][CQ_CONVEX] = {cq_convex_pair, CQ_ALG_GJK_EPA},
     [CQ_CONVEX][CQ_PLANE] = {cq_convex_plane, CQ_ALG_CONVEX_PLANE},
     /* A mesh is static and B for every convex type; never mesh-mesh or mesh-plane. */
@@ -64,6 +69,13 @@ int cq_sat_axis_swap(int axis)
     return axis >= 0 && axis < CQ_SAT_AXIS_COUNT ? swapped[axis] : -1;
 }
 
+/* An axis identity named from the other shape: a box-box SAT axis, a hull
+ * SAT axis (sat_hull.h), or none (every other path leaves -1). */
+static int cq_axis_swap(cq_algorithm alg, int axis)
+{
+    return alg == CQ_ALG_SAT_HULL ? cq_hull_axis_swap(axis) : cq_sat_axis_swap(axis);
+}
+
 /* Mirrors a canonical result back into the caller's order. Points move
  * from the old B's surface to the old A's: depth along the old normal. */
 static void cq_contact_swap(cq_contact *c)
@@ -80,7 +92,7 @@ static void cq_contact_swap(cq_contact *c)
     c->witness_a = c->witness_b;
     c->witness_b = w;
     c->sat_axis = cq_sat_axis_swap(c->sat_axis);
-    c->normal_axis = cq_sat_axis_swap(c->normal_axis);
+    c->normal_axis = cq_axis_swap(c->algorithm, c->normal_axis);
 }
 
 /* The last guard of the contract: a normal that is not unit (zero, NaN) is
@@ -204,7 +216,9 @@ int cq_collide(const cq_pair_query *q, cq_contact *out)
             cache = *q->cache;
             cache.normal = cq_neg(cache.normal);
             if (cache.has_axis) /* the axis is only meaningful when set */
-                cache.axis = cq_sat_axis_swap(cache.axis); /* the same axis, named from the other box */
+                cache.axis = cq_axis_swap(e->alg == CQ_ALG_GJK_EPA && q->a->type == CQ_CONVEX &&
+                                                  q->b->type == CQ_CONVEX ? CQ_ALG_SAT_HULL : e->alg,
+                                          cache.axis); /* the same axis, named from the other shape */
             canon.cache = &cache;
         }
         e->fn(&canon, out);
@@ -214,6 +228,6 @@ int cq_collide(const cq_pair_query *q, cq_contact *out)
         out->point_count = 0;
     if (b_first)
         cq_contact_swap(out);
-    cq_count(q->counters, CQ_CTR_TESTS + e->alg, 1);
+    cq_count(q->counters, CQ_CTR_TESTS + out->algorithm, 1); /* the path that answered */
     return CQ_OK;
 }

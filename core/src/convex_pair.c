@@ -11,6 +11,7 @@
 #include "manifold.h"
 #include "minkowski.h"
 #include "narrow.h"
+#include "sat_hull.h"
 
 /* Below this alignment (about 25 degrees) neither feature is a face the
  * normal came through (an edge or vertex contact): one point, the witness. */
@@ -201,12 +202,13 @@ static int cq_convex_clip(const cq_face *fa, const cq_face *fb, cq_vec3 n, doubl
  * segment lying along an edge of the other (a capsule on a box's edge), the
  * two ends of that line contact; else the single witness point on B, at
  * witness_depth (minus the distance when apart within the skin). At most
- * CQ_MAX_POINTS are kept, then measured on their lines along n. */
-static void cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, cq_vec3 witness_b,
+ * CQ_MAX_POINTS are kept, then measured on their lines along n. Returns
+ * whether the features gave the points (false: the witness alone). */
+static bool cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, cq_vec3 witness_b,
                                double witness_depth, bool witness_on_cores, cq_contact *out)
 {
     if (q->skip_manifold)
-        return;
+        return true;
     cq_vec3 n = out->normal;
     double ra = p->a.radius, rb = p->b.radius;
     cq_face fa, fb;
@@ -233,6 +235,7 @@ static void cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, 
     for (int k = 0; k < m; k++)
         out->points[k] = pts[k];
     out->point_count = m;
+    return clip || m > 1;
 }
 
 /* Separation of the rounded shapes along unit n (A to B): a lower bound on
@@ -277,6 +280,46 @@ static void cq_convex_fallback(const cq_pair_query *q, const cq_pair_shapes *p, 
         cq_convex_manifold(q, p, b_at, -sep, false, out); /* A's end is on its support plane, not its core */
 }
 
+/* The SAT's axis as the contact: the radii add to its depth (a rounded
+ * hull's support is its core's plus the radius along every direction, so
+ * the rounded pair's depth is exactly the cores' plus both radii), and the
+ * manifold is clipped as EPA's would be, the witness the SAT's deepest
+ * feature. Returns whether the features gave the points. */
+static bool cq_sat_contact(const cq_pair_query *q, const cq_pair_shapes *p, const cq_hull_axis *s, cq_contact *out)
+{
+    double ra = p->a.radius, rb = p->b.radius;
+    out->normal = s->normal;
+    out->normal_axis = s->axis;
+    out->depth = (s->gap < 0 ? -s->gap : 0) + ra + rb;
+    return cq_convex_manifold(q, p, cq_mad(s->witness_b, s->normal, -rb), out->depth, true, out);
+}
+
+/* Two hulls the SAT suits, their cores overlapping or touching: the SAT's
+ * chosen axis answers, or its least-penetration axis where the chosen
+ * face's features gave no point (its witness need not lie on A's
+ * surface). False for any other pair, and where an axis shows the cores
+ * apart: GJK then measures their distance, started (*warm) from the
+ * features that support that axis. */
+static bool cq_convex_sat(const cq_pair_query *q, const cq_pair_shapes *p, cq_simplex_cache *warm, cq_contact *out)
+{
+    if (q->a->type != CQ_CONVEX || q->b->type != CQ_CONVEX ||
+        !cq_hull_sat_suits(q->a->convex.hull, q->b->convex.hull))
+        return false;
+    cq_hull_sat s;
+    int prev = q->cache && q->cache->has_axis ? q->cache->axis : -1;
+    if (!cq_hull_sat_run(q->a->convex.hull, &q->xa, q->b->convex.hull, &q->xb, prev, &s)) {
+        warm->count = s.apart_count;
+        for (int k = 0; k < s.apart_count; k++)
+            warm->index_a[k] = s.apart_a[k], warm->index_b[k] = s.apart_b[k];
+        return false;
+    }
+    out->algorithm = CQ_ALG_SAT_HULL;
+    out->overlap = out->has_normal = true;
+    if (!cq_sat_contact(q, p, &s.chosen, out) && s.least.axis != s.chosen.axis)
+        cq_sat_contact(q, p, &s.least, out);
+    return true;
+}
+
 /* The cores overlap or touch: EPA for depth and normal, started from GJK's
  * terminal simplex (its points as GJK computed them). */
 static void cq_convex_penetrating(const cq_pair_query *q, const cq_pair_shapes *p, const cq_pair_proxies *pp,
@@ -298,7 +341,11 @@ static void cq_convex_penetrating(const cq_pair_query *q, const cq_pair_shapes *
     cq_convex_manifold(q, p, e.point_b, out->depth, true, out); /* EPA's witnesses: one on each core */
 }
 
-void cq_convex_pair(const cq_pair_query *q, cq_contact *out)
+/* The general path; allow_sat lets suitable hull pairs take the SAT
+ * first (where it shows the cores apart, GJK goes on; should GJK then
+ * find them overlapping after all, a verdict on the edge of rounding, EPA
+ * answers). */
+static void cq_convex_run(const cq_pair_query *q, bool allow_sat, cq_contact *out)
 {
     cq_prefetch_hull(q->a);
     cq_prefetch_hull(q->b);
@@ -309,10 +356,13 @@ void cq_convex_pair(const cq_pair_query *q, cq_contact *out)
         cq_prefetch_faces(q->a);
         cq_prefetch_faces(q->b);
     }
+    cq_simplex_cache warm = {0};
+    if (allow_sat && cq_convex_sat(q, &p, &warm, out))
+        return;
     /* One setup for GJK and EPA: the same noise and the same points. */
     cq_pair_proxies pp;
     cq_pair_proxies_init(&pp, &p.a, &q->xa, &p.b, &q->xb);
-    cq_gjk_options opt = {.max_iterations = q->gjk_max_iterations};
+    cq_gjk_options opt = {.max_iterations = q->gjk_max_iterations, .cache = warm.count ? &warm : NULL};
     cq_simplex terminal;
     cq_gjk_result g = cq_gjk_run(&pp, &opt, &terminal);
     cq_count_gjk(q->counters, g.iterations);
@@ -341,3 +391,7 @@ void cq_convex_pair(const cq_pair_query *q, cq_contact *out)
     if (out->overlap)
         cq_convex_manifold(q, &p, g.point_b, out->has_distance ? -out->distance : out->depth, true, out);
 }
+
+void cq_convex_pair(const cq_pair_query *q, cq_contact *out) { cq_convex_run(q, true, out); }
+
+void cq_convex_pair_epa(const cq_pair_query *q, cq_contact *out) { cq_convex_run(q, false, out); }

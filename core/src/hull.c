@@ -29,6 +29,7 @@
 
 #include "cq/alloc.h"
 #include "hull_build.h"
+#include "sat_hull.h"
 
 #define HULL_NO_FACE 0xFFFF
 
@@ -331,7 +332,7 @@ static void draft_build(cq_hull_draft *d, const hull_units *unit, const cq_vec3 
 
 /* Byte offsets of the arrays behind the header in the hull's one block. */
 typedef struct hull_layout {
-    size_t vertices, faces, face_vertices, edges, total;
+    size_t vertices, faces, face_vertices, edges, sat, total;
 } hull_layout;
 
 static size_t hull_align(size_t x, size_t a) { return (x + a - 1) / a * a; }
@@ -345,7 +346,8 @@ static hull_layout hull_layout_of(int vertices, int faces, int face_vertices, in
     l.faces = hull_align(l.vertices + (size_t)vertices * sizeof(cq_vec3), _Alignof(cq_hull_face));
     l.face_vertices = hull_align(l.faces + (size_t)faces * sizeof(cq_hull_face), _Alignof(uint16_t));
     l.edges = hull_align(l.face_vertices + (size_t)face_vertices * sizeof(uint16_t), _Alignof(cq_hull_edge));
-    l.total = l.edges + (size_t)edges * sizeof(cq_hull_edge);
+    l.sat = hull_align(l.edges + (size_t)edges * sizeof(cq_hull_edge), _Alignof(double));
+    l.total = l.sat;
     return l;
 }
 
@@ -379,7 +381,10 @@ static cq_hull *hull_assemble(const cq_hull_draft *d, const cq_vec3 *points, int
         if (d->used[i])
             index[i] = (uint16_t)vertices++;
     hull_layout l = hull_layout_of(vertices, d->face_count, d->loop_count, d->edge_count);
-    unsigned char *block = cq_alloc(l.total);
+    cq_hull counts = {.dim = d->dim, .vertex_count = vertices, .face_count = d->face_count,
+                      .edge_count = d->edge_count};
+    size_t sat = cq_hull_sat_bytes(&counts); /* the SAT's data last, where it applies */
+    unsigned char *block = cq_alloc(l.total + sat);
     if (!block)
         return NULL;
     cq_hull *h = (cq_hull *)block;
@@ -408,6 +413,10 @@ static cq_hull *hull_assemble(const cq_hull_draft *d, const cq_vec3 *points, int
         h->edges[k].v1 = index[d->edges[k].v1];
     }
     hull_bounds(h);
+    if (sat) {
+        cq_hull_sat_prepare(h, block + l.sat);
+        h->sat_data = (const double *)(block + l.sat);
+    }
     return h;
 }
 
@@ -522,7 +531,7 @@ void cq_hull_free(cq_hull *hull)
     if (!hull)
         return;
     hull_layout l = hull_layout_of(hull->vertex_count, hull->face_count, hull->face_vertex_count, hull->edge_count);
-    cq_free(hull, l.total);
+    cq_free(hull, l.total + cq_hull_sat_bytes(hull)); /* the size cq_alloc was asked for */
 }
 
 int cq_hull_support(const cq_hull *hull, cq_vec3 dir)

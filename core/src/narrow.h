@@ -35,6 +35,9 @@ void cq_triangle_plane(const cq_pair_query *q, cq_contact *out);
  * hull against a plane (plane.c). */
 void cq_convex_pair(const cq_pair_query *q, cq_contact *out);
 void cq_convex_plane(const cq_pair_query *q, cq_contact *out);
+/* cq_convex_pair with EPA for every overlapping pair, the hull SAT never
+ * taken: the reference the SAT path is tested against (check_sat_hull). */
+void cq_convex_pair_epa(const cq_pair_query *q, cq_contact *out);
 
 /* A convex shape against a static mesh (mesh_pair.c). */
 void cq_mesh_pair(const cq_pair_query *q, cq_contact *out);

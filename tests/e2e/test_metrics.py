@@ -281,8 +281,13 @@ class Metrics(DaemonCase):
 
     def test_fallback_log(self):
         # a GJK capped at 1 iteration cannot decide two overlapping hulls:
-        # the pair falls back and is logged
-        hull = {"type": "convex", "points": [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]]}
+        # the pair falls back and is logged. Icosahedra (20 faces): small
+        # solid hulls take the SAT, which needs no GJK when they overlap
+        g = (1 + 5 ** 0.5) / 2
+        ico = [[0, s1, s2 * g] for s1 in (-1, 1) for s2 in (-1, 1)] + \
+              [[s1, s2 * g, 0] for s1 in (-1, 1) for s2 in (-1, 1)] + \
+              [[s2 * g, 0, s1] for s1 in (-1, 1) for s2 in (-1, 1)]
+        hull = {"type": "convex", "points": ico}
         self.assertEqual(self.daemon.request("PUT", "/v1/worlds/fb", {"settings": {"skin": 0, "gjk_max_iterations": 1},
                                              "shapes": [body_item("h1", hull), body_item("h2", hull, (0.5, 0.3, 0.2))]}
                                              ).status, 201)

@@ -20,7 +20,8 @@
     X(TRIANGLE_PLANE, "triangle_plane")                                        \
     X(GJK_EPA, "gjk_epa")                                                      \
     X(CONVEX_PLANE, "convex_plane")                                            \
-    X(MESH, "mesh")
+    X(MESH, "mesh")                                                            \
+    X(SAT_HULL, "sat_hull")
 
 /// Which path answered a pair query.
 typedef enum cq_algorithm {

@@ -1,0 +1,524 @@
+/* Hull-hull SAT (Gregorius, "The Separating Axis Test between Convex
+ * Polyhedra", GDC 2013, and "Robust Contact Creation for Physics
+ * Simulations", GDC 2015). Everything runs in A's local frame: B's
+ * vertices and face planes are moved there once, A's are read as stored.
+ * A face axis's gap is a support query (the deepest vertex of the other
+ * hull below the face's plane); an edge pair is an axis only where the two
+ * edges' arcs cross on the Gauss map (they form a face of the Minkowski
+ * difference A - B), which prunes most of the |EA| x |EB| pairs before any
+ * root is taken. The least penetration over the candidates is the cores'
+ * penetration depth: the support gap along every candidate is a lower
+ * bound of the signed distance, and the Minkowski faces' normals include
+ * the direction that reaches it. */
+#include <stdint.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "geom.h"
+#include "sat_hull.h"
+
+/* An edge axis replaces the best face axis only when its gap is larger by
+ * this fraction of the face gap (seed 002: prefer face axes; the box SAT's
+ * CQ_EDGE_PREFERENCE): nearly equal axes resolve to the face, whose clip
+ * gives a stable multi-point manifold. */
+#define CQ_HULL_EDGE_PREFERENCE 0.05
+/* A previous face axis is kept while its penetration stays within this
+ * factor of the best axis's (the box SAT's CQ_FACE_HYSTERESIS). */
+#define CQ_HULL_HYSTERESIS 1.5
+/* Edge pairs this close to parallel (squared sine) give no axis: their
+ * cross product is rounding, and the face axes of the faces they bound
+ * cover the direction. */
+#define CQ_HULL_PARALLEL_SIN2 1e-12
+
+/* A solid of F faces has at most 2F - 4 vertices and 3F - 6 edges (Euler,
+ * every face at least a triangle, every vertex of degree three or more). */
+#define CQ_HULL_SAT_MAX_VERTICES (2 * CQ_SAT_HULL_MAX_FACES - 4)
+#define CQ_EDGES_MAX (3 * CQ_SAT_HULL_MAX_FACES - 6)
+
+/* Axis identities: the kind in the low two bits, then the index (a face)
+ * or A's edge in bits 2..11 and B's above (an edge pair; every hull has
+ * fewer than 1024 edges). */
+enum { CQ_HULL_AXIS_FACE_A, CQ_HULL_AXIS_FACE_B, CQ_HULL_AXIS_EDGES };
+#define CQ_HULL_EDGE_BITS 10
+
+static int cq_axis_face(int kind, int f) { return f << 2 | kind; }
+
+static int cq_axis_edges(int ea, int eb) { return (eb << CQ_HULL_EDGE_BITS | ea) << 2 | CQ_HULL_AXIS_EDGES; }
+
+int cq_hull_axis_swap(int axis)
+{
+    if (axis < 0)
+        return -1;
+    int kind = axis & 3, rest = axis >> 2, mask = (1 << CQ_HULL_EDGE_BITS) - 1;
+    if (kind == CQ_HULL_AXIS_FACE_A || kind == CQ_HULL_AXIS_FACE_B)
+        return cq_axis_face(kind ^ 1, rest);
+    return kind == CQ_HULL_AXIS_EDGES ? cq_axis_edges(rest >> CQ_HULL_EDGE_BITS, rest & mask) : -1;
+}
+
+/* Whether the SAT takes hull h at all: a solid within the limits. */
+static bool cq_hull_sat_own(const cq_hull *h)
+{
+    return h->dim == 3 && h->face_count <= CQ_SAT_HULL_MAX_FACES && h->vertex_count <= CQ_HULL_SAT_MAX_VERTICES &&
+           h->edge_count <= CQ_EDGES_MAX;
+}
+
+bool cq_hull_sat_suits(const cq_hull *a, const cq_hull *b) { return a->sat_data && b->sat_data; }
+
+/* What cq_hull_build lays out for the SAT behind a hull (sat_data), all
+ * in A's role's terms (any hull may be A): the vertices, its edges' arc
+ * plane normals b x a and its face normals as coordinate arrays padded to
+ * even counts (the padding repeats the last entry), each edge's direction
+ * v1 - v0, its start's offset from the centroid and its squared length,
+ * and of0[g], of1[g]: the edges whose face f0 (f1) is g, as bit masks. */
+typedef struct cq_pre {
+    const double *vx, *vy, *vz, *arc_x, *arc_y, *arc_z, *fx, *fy, *fz, *da, *out, *la;
+    const uint64_t *of0, *of1;
+} cq_pre;
+
+static int cq_even(int n) { return n + (n & 1); }
+
+static size_t cq_pre_doubles(const cq_hull *h)
+{
+    return (size_t)(3 * cq_even(h->vertex_count) + 3 * cq_even(h->edge_count) + 3 * cq_even(h->face_count) +
+                    7 * h->edge_count);
+}
+
+size_t cq_hull_sat_bytes(const cq_hull *h)
+{
+    return cq_hull_sat_own(h) ? cq_pre_doubles(h) * sizeof(double) + 2 * (size_t)h->face_count * sizeof(uint64_t)
+                              : 0;
+}
+
+static cq_pre cq_pre_of(const cq_hull *h, const double *p)
+{
+    int v = cq_even(h->vertex_count), e = cq_even(h->edge_count), f = cq_even(h->face_count), n = h->edge_count;
+    cq_pre r = {p, p + v, p + 2 * v, p + 3 * v, p + 3 * v + e, p + 3 * v + 2 * e, p + 3 * v + 3 * e,
+                p + 3 * v + 3 * e + f, p + 3 * v + 3 * e + 2 * f, p + 3 * (v + e + f), p + 3 * (v + e + f) + 3 * n,
+                p + 3 * (v + e + f) + 6 * n, NULL, NULL};
+    r.of0 = (const uint64_t *)(p + cq_pre_doubles(h)), r.of1 = r.of0 + h->face_count;
+    return r;
+}
+
+/* Writes the three coordinates of v[0..n) to x, y, z, padded. */
+static void cq_soa(const cq_vec3 *v, int n, double *x, double *y, double *z)
+{
+    for (int k = 0; k < n; k++)
+        x[k] = v[k].x, y[k] = v[k].y, z[k] = v[k].z;
+    if (n & 1) /* the padding slot exists only then */
+        x[n] = x[n - 1], y[n] = y[n - 1], z[n] = z[n - 1];
+}
+
+void cq_hull_sat_prepare(const cq_hull *h, void *block)
+{
+    double *p = block;
+    cq_pre r = cq_pre_of(h, p);
+    cq_vec3 arcs[CQ_EDGES_MAX], normals[CQ_SAT_HULL_MAX_FACES];
+    uint64_t *of0 = (uint64_t *)(p + cq_pre_doubles(h)), *of1 = of0 + h->face_count;
+    for (int g = 0; g < h->face_count; g++)
+        normals[g] = h->faces[g].normal, of0[g] = of1[g] = 0;
+    double *da = (double *)r.da, *out = (double *)r.out, *la = (double *)r.la;
+    for (int i = 0; i < h->edge_count; i++) {
+        const cq_hull_edge *e = &h->edges[i];
+        arcs[i] = cq_cross(h->faces[e->f1].normal, h->faces[e->f0].normal);
+        of0[e->f0] |= (uint64_t)1 << i, of1[e->f1] |= (uint64_t)1 << i;
+        cq_vec3 d = cq_sub(h->vertices[e->v1], h->vertices[e->v0]), o = cq_sub(h->vertices[e->v0], h->centroid);
+        da[3 * i] = d.x, da[3 * i + 1] = d.y, da[3 * i + 2] = d.z;
+        out[3 * i] = o.x, out[3 * i + 1] = o.y, out[3 * i + 2] = o.z;
+        la[i] = cq_len2(d);
+    }
+    cq_soa(h->vertices, h->vertex_count, (double *)r.vx, (double *)r.vy, (double *)r.vz);
+    cq_soa(arcs, h->edge_count, (double *)r.arc_x, (double *)r.arc_y, (double *)r.arc_z);
+    cq_soa(normals, h->face_count, (double *)r.fx, (double *)r.fy, (double *)r.fz);
+}
+
+/* The pair in A's frame: A's precomputed data, and B's vertices moved
+ * there as coordinate arrays like A's (the support loops run over plain
+ * doubles, two at a time; an odd count repeats its last vertex, which
+ * changes no lowest value), with B's face normals and plane offsets. */
+typedef struct cq_hsat {
+    const cq_hull *a, *b;
+    cq_pre pa; /* A's precomputed data */
+    double bx[CQ_HULL_SAT_MAX_VERTICES + 1], by[CQ_HULL_SAT_MAX_VERTICES + 1], bz[CQ_HULL_SAT_MAX_VERTICES + 1];
+    cq_vec3 nb[CQ_SAT_HULL_MAX_FACES];
+    double ob[CQ_SAT_HULL_MAX_FACES];
+} cq_hsat;
+
+/* A candidate: its gap and identity. */
+typedef struct cq_hcand {
+    double gap;
+    int axis;
+} cq_hcand;
+
+static cq_vec3 cq_vertex_b(const cq_hsat *s, int k) { return cq_v3(s->bx[k], s->by[k], s->bz[k]); }
+
+static void cq_hsat_init(cq_hsat *s, const cq_hull *a, const cq_xform *xa, const cq_hull *b, const cq_xform *xb)
+{
+    s->a = a, s->b = b;
+    cq_mat3 r = cq_mul_mtm(&xa->r, &xb->r);
+    cq_vec3 t = cq_mul_mtv(&xa->r, cq_sub(xb->p, xa->p));
+    s->pa = cq_pre_of(a, a->sat_data);
+    for (int k = 0; k < b->vertex_count; k++) {
+        cq_vec3 v = cq_add(cq_mul_mv(&r, b->vertices[k]), t);
+        s->bx[k] = v.x, s->by[k] = v.y, s->bz[k] = v.z;
+    }
+    for (int f = 0; f < b->face_count; f++) {
+        s->nb[f] = cq_mul_mv(&r, b->faces[f].normal);
+        s->ob[f] = b->faces[f].offset + cq_dot(s->nb[f], t);
+    }
+    int kb = b->vertex_count;
+    s->bx[kb] = s->bx[kb - 1], s->by[kb] = s->by[kb - 1], s->bz[kb] = s->bz[kb - 1];
+}
+
+/* The lowest of n . v over the count vertices in x, y, z (padded to an
+ * even count). Each product rounds as the scalar form would, and a
+ * minimum is exact: the same double either way. */
+#if defined(__SSE2__)
+static double cq_lowest(const double *x, const double *y, const double *z, int count, cq_vec3 n)
+{
+    __m128d nx = _mm_set1_pd(n.x), ny = _mm_set1_pd(n.y), nz = _mm_set1_pd(n.z), lo = _mm_set1_pd(INFINITY);
+    for (int k = 0; k < count; k += 2) {
+        __m128d d = _mm_add_pd(_mm_mul_pd(nx, _mm_loadu_pd(x + k)), _mm_mul_pd(ny, _mm_loadu_pd(y + k)));
+        lo = _mm_min_pd(lo, _mm_add_pd(d, _mm_mul_pd(nz, _mm_loadu_pd(z + k))));
+    }
+    return _mm_cvtsd_f64(_mm_min_sd(lo, _mm_unpackhi_pd(lo, lo)));
+}
+#else
+static double cq_lowest(const double *x, const double *y, const double *z, int count, cq_vec3 n)
+{
+    double lo = INFINITY;
+    for (int k = 0; k < count; k++) {
+        double d = n.x * x[k] + n.y * y[k] + n.z * z[k];
+        lo = d < lo ? d : lo;
+    }
+    return lo;
+}
+#endif
+
+/* Where that lowest is (the first of ties). */
+static int cq_lowest_at(const double *x, const double *y, const double *z, int count, cq_vec3 n)
+{
+    double lo = INFINITY;
+    int at = 0;
+    for (int k = 0; k < count; k++) {
+        double d = n.x * x[k] + n.y * y[k] + n.z * z[k];
+        at = d < lo ? k : at;
+        lo = d < lo ? d : lo;
+    }
+    return at;
+}
+
+/* Gap of A's face f: how far B's deepest vertex lies above its plane. */
+static double cq_face_a(const cq_hsat *s, int f)
+{
+    const cq_hull_face *face = &s->a->faces[f];
+    return cq_lowest(s->bx, s->by, s->bz, s->b->vertex_count, face->normal) - face->offset;
+}
+
+/* Gap of B's face f: how far A's deepest vertex lies above its plane. */
+static double cq_face_b(const cq_hsat *s, int f)
+{
+    return cq_lowest(s->pa.vx, s->pa.vy, s->pa.vz, s->a->vertex_count, s->nb[f]) - s->ob[f];
+}
+
+/* The largest gap over the faces of one hull (ties keep the lower face),
+ * or the first gap above zero: the cores are then apart. */
+static cq_hcand cq_best_face(const cq_hsat *s, int kind)
+{
+    int count = kind == CQ_HULL_AXIS_FACE_B ? s->b->face_count : s->a->face_count;
+    cq_hcand best = {-INFINITY, -1};
+    for (int f = 0; f < count && !(best.gap > 0); f++) {
+        double g = kind == CQ_HULL_AXIS_FACE_B ? cq_face_b(s, f) : cq_face_a(s, f);
+        if (g > best.gap)
+            best = (cq_hcand){g, cq_axis_face(kind, f)};
+    }
+    return best;
+}
+
+/* The support gap along unit n (A's frame, pointing from A to B): B's
+ * lowest vertex minus A's highest. A lower bound of the signed distance
+ * along every direction. */
+static double cq_support_gap(const cq_hsat *s, cq_vec3 n)
+{
+    double lo_b = cq_lowest(s->bx, s->by, s->bz, s->b->vertex_count, n);
+    return lo_b + cq_lowest(s->pa.vx, s->pa.vy, s->pa.vz, s->a->vertex_count, cq_neg(n));
+}
+
+/* The index of m's lowest set bit (m != 0). */
+static inline int cq_lowest_bit(uint64_t m)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(m);
+#else
+    int i = 0;
+    for (; !(m & 1); m >>= 1)
+        i++;
+    return i;
+#endif
+}
+
+/* The signs of n . v over the count vectors in x, y, z (padded to an even
+ * count), as bits: bit k set where it is above zero (positive) or below
+ * zero (else). Exact signs of the same products either way. */
+#if defined(__SSE2__)
+static uint64_t cq_sign_bits(const double *x, const double *y, const double *z, int count, cq_vec3 n, bool positive)
+{
+    __m128d nx = _mm_set1_pd(n.x), ny = _mm_set1_pd(n.y), nz = _mm_set1_pd(n.z), zero = _mm_setzero_pd();
+    uint64_t bits = 0;
+    for (int k = 0; k < count; k += 2) {
+        __m128d d = _mm_add_pd(_mm_mul_pd(nx, _mm_loadu_pd(x + k)), _mm_mul_pd(ny, _mm_loadu_pd(y + k)));
+        d = _mm_add_pd(d, _mm_mul_pd(nz, _mm_loadu_pd(z + k)));
+        bits |= (uint64_t)_mm_movemask_pd(positive ? _mm_cmpgt_pd(d, zero) : _mm_cmplt_pd(d, zero)) << k;
+    }
+    return bits;
+}
+#else
+static uint64_t cq_sign_bits(const double *x, const double *y, const double *z, int count, cq_vec3 n, bool positive)
+{
+    uint64_t bits = 0;
+    for (int k = 0; k < count; k++) {
+        double d = n.x * x[k] + n.y * y[k] + n.z * z[k];
+        bits |= (uint64_t)(positive ? d > 0 : d < 0) << k;
+    }
+    return bits;
+}
+#endif
+
+/* B's edges in A's frame, and the Gauss-map test in bit masks over A's
+ * edges (a hull the SAT takes has at most 64), so each of B's edges tests
+ * all of A's at once. An edge's arc runs between its faces' normals (B's
+ * negated: the Minkowski difference's). below[f]: the A edges whose arc
+ * plane has B's face f's negated normal c on its positive side,
+ * c . (b x a) > 0. */
+typedef struct cq_hedges {
+    uint64_t below[CQ_SAT_HULL_MAX_FACES];
+    cq_vec3 pb[CQ_EDGES_MAX], db[CQ_EDGES_MAX];
+    double lb[CQ_EDGES_MAX]; /* squared lengths */
+} cq_hedges;
+
+static void cq_hedges_init(const cq_hsat *s, cq_hedges *e)
+{
+    const cq_hull *b = s->b;
+    /* A padding arc's bit lies past A's edges: of0 and of1 never have it,
+     * so no crossing mask does. */
+    for (int f = 0; f < b->face_count; f++)
+        e->below[f] = cq_sign_bits(s->pa.arc_x, s->pa.arc_y, s->pa.arc_z, s->a->edge_count, s->nb[f], false);
+    for (int j = 0; j < b->edge_count; j++) {
+        const cq_hull_edge *eb = &b->edges[j];
+        e->pb[j] = cq_vertex_b(s, eb->v0), e->db[j] = cq_sub(cq_vertex_b(s, eb->v1), e->pb[j]);
+        e->lb[j] = cq_len2(e->db[j]);
+    }
+}
+
+/* The A edges whose arcs cross B's edge j's: c and d on opposite sides of
+ * the plane of a-b, a and b on opposite sides of that of c-d, and
+ * c . (b x a) of the sign of b . (d x c), so the arcs share a hemisphere
+ * (Gregorius 2013: the two edges then form a Minkowski face). */
+static uint64_t cq_crossing_edges(const cq_hsat *s, const cq_hedges *e, int j)
+{
+    const cq_hull_edge *eb = &s->b->edges[j];
+    cq_vec3 dxc = cq_cross(s->nb[eb->f1], s->nb[eb->f0]); /* (-d) x (-c) = d x c */
+    uint64_t faces = cq_sign_bits(s->pa.fx, s->pa.fy, s->pa.fz, s->a->face_count, dxc, true), over0 = 0, over1 = 0;
+    faces &= ((uint64_t)1 << s->a->face_count) - 1; /* not the padding face's bit */
+    for (; faces; faces &= faces - 1) { /* A's faces on the positive side of j's arc plane */
+        int g = cq_lowest_bit(faces);
+        over0 |= s->pa.of0[g], over1 |= s->pa.of1[g];
+    }
+    uint64_t c = e->below[eb->f0], d = e->below[eb->f1];
+    return (c ^ d) & (over0 ^ over1) & ~(c ^ over1);
+}
+
+/* The edge pair's gap along its axis (the distance between the two edges'
+ * lines, the axis oriented away from A's centroid), and the unit axis;
+ * false for edges too near parallel to have one. */
+static bool cq_edge_gap(const cq_hsat *s, const cq_hedges *e, int i, int j, double *gap, cq_vec3 *axis)
+{
+    const double *d = s->pa.da + 3 * i, *o = s->pa.out + 3 * i;
+    cq_vec3 n = cq_cross(cq_v3(d[0], d[1], d[2]), e->db[j]);
+    double l2 = cq_len2(n);
+    if (!(l2 > CQ_HULL_PARALLEL_SIN2 * s->pa.la[i] * e->lb[j]))
+        return false;
+    double k = 1 / sqrt(l2);
+    n = cq_scale(n, n.x * o[0] + n.y * o[1] + n.z * o[2] < 0 ? -k : k);
+    *gap = cq_dot(n, cq_sub(e->pb[j], s->a->vertices[s->a->edges[i].v0]));
+    *axis = n;
+    return true;
+}
+
+/* The best edge pair of the Minkowski faces. With verify, each pair that
+ * would improve is measured as a support gap and that value kept;
+ * otherwise the lines' distance is trusted (exact for a Minkowski face)
+ * and the caller verifies the winner. Stops at a gap above zero. */
+static cq_hcand cq_scan_edges(const cq_hsat *s, const cq_hedges *e, bool verify, cq_vec3 *normal)
+{
+    cq_hcand best = {-INFINITY, -1};
+    for (int j = 0; j < s->b->edge_count && !(best.gap > 0); j++) {
+        for (uint64_t m = cq_crossing_edges(s, e, j); m; m &= m - 1) {
+            int i = cq_lowest_bit(m);
+            double g;
+            cq_vec3 n;
+            if (!cq_edge_gap(s, e, i, j, &g, &n) || !(g > best.gap))
+                continue;
+            if (verify && !((g = cq_support_gap(s, n)) > best.gap))
+                continue;
+            best = (cq_hcand){g, cq_axis_edges(i, j)}, *normal = n;
+        }
+    }
+    return best;
+}
+
+/* The best edge pair, its gap a support gap: the winner of the trusting
+ * scan verified once; only where rounding in the Gauss-map test let a
+ * non-face pair win (its lines' distance above the support gap) is the
+ * scan repeated measuring every improvement. */
+static cq_hcand cq_best_edges(const cq_hsat *s, double tol, cq_vec3 *normal)
+{
+    cq_hedges e;
+    cq_hedges_init(s, &e);
+    cq_hcand best = cq_scan_edges(s, &e, false, normal);
+    if (best.axis < 0 || best.gap > 0)
+        return best;
+    double g = cq_support_gap(s, *normal);
+    if (g >= best.gap - tol)
+        return (cq_hcand){g, best.axis};
+    return cq_scan_edges(s, &e, true, normal);
+}
+
+/* The candidate prev names, measured again, or gap -INFINITY when it names
+ * no face of this pair (a cache is input, not trusted; edge axes are not
+ * kept: their edges may no longer neighbour on the Minkowski difference). */
+static cq_hcand cq_previous(const cq_hsat *s, int prev)
+{
+    cq_hcand none = {-INFINITY, -1};
+    if (prev < 0)
+        return none;
+    int kind = prev & 3, f = prev >> 2;
+    if (kind == CQ_HULL_AXIS_FACE_A && f < s->a->face_count)
+        return (cq_hcand){cq_face_a(s, f), prev};
+    if (kind == CQ_HULL_AXIS_FACE_B && f < s->b->face_count)
+        return (cq_hcand){cq_face_b(s, f), prev};
+    return none;
+}
+
+/* A face axis's normal and witness, in world space. */
+static void cq_face_answer(const cq_hsat *s, cq_hcand c, const cq_xform *xa, const cq_xform *xb, cq_hull_axis *out)
+{
+    int f = c.axis >> 2;
+    out->gap = c.gap, out->axis = c.axis;
+    if ((c.axis & 3) == CQ_HULL_AXIS_FACE_A) {
+        int v = cq_lowest_at(s->bx, s->by, s->bz, s->b->vertex_count, s->a->faces[f].normal);
+        out->normal = cq_mul_mv(&xa->r, s->a->faces[f].normal);
+        out->witness_b = cq_xform_point(xb, s->b->vertices[v]);
+        return;
+    }
+    /* B's face: its outward normal points at A. A's vertex lies gap above
+     * its plane; the foot on the plane is B's point. */
+    int v = cq_lowest_at(s->pa.vx, s->pa.vy, s->pa.vz, s->a->vertex_count, s->nb[f]);
+    out->normal = cq_neg(cq_mul_mv(&xb->r, s->b->faces[f].normal));
+    out->witness_b = cq_mad(cq_xform_point(xa, s->a->vertices[v]), out->normal, c.gap);
+}
+
+/* An edge axis's witness: the closest point of B's edge to A's. */
+static void cq_edge_answer(const cq_hsat *s, cq_hcand c, cq_vec3 n, const cq_xform *xa, cq_hull_axis *out)
+{
+    int mask = (1 << CQ_HULL_EDGE_BITS) - 1, i = c.axis >> 2 & mask, j = c.axis >> (2 + CQ_HULL_EDGE_BITS);
+    const cq_hull_edge *ea = &s->a->edges[i], *eb = &s->b->edges[j];
+    double u, w;
+    cq_vec3 ca, cb;
+    cq_closest_segments(s->a->vertices[ea->v0], s->a->vertices[ea->v1], cq_vertex_b(s, eb->v0),
+                        cq_vertex_b(s, eb->v1), &u, &w, &ca, &cb);
+    out->gap = c.gap, out->axis = c.axis;
+    out->normal = cq_mul_mv(&xa->r, n);
+    out->witness_b = cq_xform_point(xa, cb);
+}
+
+static void cq_answer(const cq_hsat *s, cq_hcand c, cq_vec3 edge_n, const cq_xform *xa, const cq_xform *xb,
+                      cq_hull_axis *out)
+{
+    if ((c.axis & 3) == CQ_HULL_AXIS_EDGES)
+        cq_edge_answer(s, c, edge_n, xa, out);
+    else
+        cq_face_answer(s, c, xa, xb, out);
+}
+
+/* The contact axis: the best face, an edge pair if better by the margin,
+ * the previous face while nearly as good; and the least penetration. */
+static void cq_choose(const cq_hsat *s, cq_hcand face, cq_hcand edge, int prev, double tol, cq_hcand *best,
+                      cq_hcand *least)
+{
+    *least = edge.axis >= 0 && edge.gap > face.gap + tol ? edge : face;
+    *best = face;
+    if (edge.axis >= 0 && edge.gap > face.gap + CQ_HULL_EDGE_PREFERENCE * fabs(face.gap) + tol)
+        *best = edge;
+    cq_hcand kept = cq_previous(s, prev);
+    if (kept.axis >= 0 && kept.axis != best->axis && -kept.gap <= CQ_HULL_HYSTERESIS * fmax(-best->gap, 0) + tol)
+        *best = kept;
+}
+
+/* GJK's start where the SAT hands a pair on: the features that support
+ * the separating axis c, as pairs of hull vertex indices (A's, B's). A
+ * face's first three corners against the other hull's vertex farthest
+ * back along it; an edge pair's ends. Usually the closest features, or
+ * next to them. */
+static void cq_apart(const cq_hsat *s, cq_hcand c, cq_hull_sat *out)
+{
+    int kind = c.axis & 3, f = c.axis >> 2, mask = (1 << CQ_HULL_EDGE_BITS) - 1;
+    out->apart_count = 3;
+    if (kind == CQ_HULL_AXIS_FACE_A) {
+        const uint16_t *loop = s->a->face_vertices + s->a->faces[f].first;
+        int v = cq_lowest_at(s->bx, s->by, s->bz, s->b->vertex_count, s->a->faces[f].normal);
+        for (int k = 0; k < 3; k++)
+            out->apart_a[k] = loop[k], out->apart_b[k] = (uint16_t)v;
+    } else if (kind == CQ_HULL_AXIS_FACE_B) {
+        const uint16_t *loop = s->b->face_vertices + s->b->faces[f].first;
+        int v = cq_lowest_at(s->pa.vx, s->pa.vy, s->pa.vz, s->a->vertex_count, s->nb[f]);
+        for (int k = 0; k < 3; k++)
+            out->apart_a[k] = (uint16_t)v, out->apart_b[k] = loop[k];
+    } else {
+        const cq_hull_edge *ea = &s->a->edges[f & mask], *eb = &s->b->edges[f >> CQ_HULL_EDGE_BITS];
+        out->apart_a[0] = ea->v0, out->apart_a[1] = ea->v1, out->apart_a[2] = ea->v0;
+        out->apart_b[0] = eb->v0, out->apart_b[1] = eb->v0, out->apart_b[2] = eb->v1;
+    }
+}
+
+/* Every axis in turn, ending at the first that shows the cores apart. */
+static bool cq_hull_sat_axes(const cq_hsat *s, int prev, cq_hcand *face, cq_hcand *edge, cq_vec3 *n,
+                             cq_hull_sat *out)
+{
+    /* The previous axis first: a pair that was apart usually still is. */
+    cq_hcand c = cq_previous(s, prev);
+    if (!(c.gap > 0))
+        c = cq_best_face(s, CQ_HULL_AXIS_FACE_A);
+    cq_hcand fa = c;
+    if (!(c.gap > 0))
+        c = cq_best_face(s, CQ_HULL_AXIS_FACE_B);
+    cq_hcand fb = c;
+    double size = cq_len(cq_sub(s->a->aabb_max, s->a->aabb_min)) + cq_len(cq_sub(s->b->aabb_max, s->b->aabb_min));
+    if (!(c.gap > 0))
+        c = cq_best_edges(s, 1e-9 * size, n);
+    if (c.gap > 0) {
+        cq_apart(s, c, out);
+        return false;
+    }
+    *face = fb.gap > fa.gap ? fb : fa, *edge = c;
+    return true;
+}
+
+bool cq_hull_sat_run(const cq_hull *a, const cq_xform *xa, const cq_hull *b, const cq_xform *xb, int prev,
+                     cq_hull_sat *out)
+{
+    cq_hsat s;
+    cq_hsat_init(&s, a, xa, b, xb);
+    cq_hcand face, edge, best, least;
+    cq_vec3 n = cq_v3(0, 0, 0);
+    if (!cq_hull_sat_axes(&s, prev, &face, &edge, &n, out))
+        return false;
+    double tol = 1e-9 * (cq_len(cq_sub(a->aabb_max, a->aabb_min)) + cq_len(cq_sub(b->aabb_max, b->aabb_min)));
+    cq_choose(&s, face, edge, prev, tol, &best, &least);
+    cq_answer(&s, best, n, xa, xb, &out->chosen);
+    if (least.axis == best.axis)
+        out->least = out->chosen;
+    else
+        cq_answer(&s, least, n, xa, xb, &out->least);
+    return true;
+}
