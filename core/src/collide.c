@@ -116,7 +116,7 @@ static void cq_guard_normal(cq_contact *c, cq_counters *counters)
 /* Every field a pair function may leave alone, set to "nothing found". The
  * points array is left as it is: point_count says how much of it is valid
  * (and zeroing 160 bytes per query shows in the profile). */
-static void cq_contact_reset(cq_contact *c, cq_algorithm alg)
+void cq_collide_begin(cq_contact *c, cq_algorithm alg)
 {
     c->overlap = c->has_normal = c->has_distance = false;
     c->distance = c->depth = 0;
@@ -195,39 +195,48 @@ bool cq_b_first(const cq_pair_query *q)
     return (c ? c : cq_cmp_sizes(q->a, q->b)) > 0;
 }
 
-int cq_collide(const cq_pair_query *q, cq_contact *out)
+const cq_pair_query *cq_collide_canon(const cq_pair_query *q, cq_algorithm alg, cq_pair_query *canon,
+                                      cq_pair_cache *cache)
 {
-    const cq_pair_entry *e = cq_lookup(q->a->type, q->b->type);
-    if (!e)
-        return CQ_EUNSUPPORTED;
-    cq_contact_reset(out, e->alg);
-    bool b_first = cq_b_first(q);
-    if (!b_first) {
-        e->fn(q, out);
-    } else {
-        /* Field by field: a whole-struct copy compiles to a slow string move. */
-        cq_pair_query canon = {.a = q->b, .xa = q->xb, .b = q->a, .xb = q->xa, .skin = q->skin, .cache = q->cache,
-                               .counters = q->counters, .log = q->log, .tag_a = q->tag_b, .tag_b = q->tag_a,
-                               .gjk_max_iterations = q->gjk_max_iterations,
-                               .epa_max_iterations = q->epa_max_iterations, .skip_distance = q->skip_distance,
-                               .skip_manifold = q->skip_manifold};
-        cq_pair_cache cache;
-        if (q->cache) {
-            cache = *q->cache;
-            cache.normal = cq_neg(cache.normal);
-            if (cache.has_axis) /* the axis is only meaningful when set */
-                cache.axis = cq_axis_swap(e->alg == CQ_ALG_GJK_EPA && q->a->type == CQ_CONVEX &&
-                                                  q->b->type == CQ_CONVEX ? CQ_ALG_SAT_HULL : e->alg,
-                                          cache.axis); /* the same axis, named from the other shape */
-            canon.cache = &cache;
-        }
-        e->fn(&canon, out);
+    /* Field by field: a whole-struct copy compiles to a slow string move. */
+    *canon = (cq_pair_query){.a = q->b, .xa = q->xb, .b = q->a, .xb = q->xa, .skin = q->skin, .cache = q->cache,
+                             .counters = q->counters, .log = q->log, .tag_a = q->tag_b, .tag_b = q->tag_a,
+                             .gjk_max_iterations = q->gjk_max_iterations,
+                             .epa_max_iterations = q->epa_max_iterations, .skip_distance = q->skip_distance,
+                             .skip_manifold = q->skip_manifold};
+    if (q->cache) {
+        *cache = *q->cache;
+        cache->normal = cq_neg(cache->normal);
+        if (cache->has_axis) /* the axis is only meaningful when set */
+            cache->axis = cq_axis_swap(alg == CQ_ALG_GJK_EPA && q->a->type == CQ_CONVEX &&
+                                               q->b->type == CQ_CONVEX ? CQ_ALG_SAT_HULL : alg,
+                                       cache->axis); /* the same axis, named from the other shape */
+        canon->cache = cache;
     }
+    return canon;
+}
+
+
+void cq_collide_finish(const cq_pair_query *q, bool b_first, cq_contact *out)
+{
     cq_guard_normal(out, q->counters);
     if (q->skip_manifold) /* the cheap closed-form points too: one contract */
         out->point_count = 0;
     if (b_first)
         cq_contact_swap(out);
     cq_count(q->counters, CQ_CTR_TESTS + out->algorithm, 1); /* the path that answered */
+}
+
+int cq_collide(const cq_pair_query *q, cq_contact *out)
+{
+    const cq_pair_entry *e = cq_lookup(q->a->type, q->b->type);
+    if (!e)
+        return CQ_EUNSUPPORTED;
+    cq_collide_begin(out, e->alg);
+    bool b_first = cq_b_first(q);
+    cq_pair_query canon;
+    cq_pair_cache cache;
+    e->fn(b_first ? cq_collide_canon(q, e->alg, &canon, &cache) : q, out);
+    cq_collide_finish(q, b_first, out);
     return CQ_OK;
 }

@@ -16,6 +16,18 @@ typedef void (*cq_pair_fn)(const cq_pair_query *q, cq_contact *out);
  * which anything reporting the same numbers as a contact must share. */
 bool cq_b_first(const cq_pair_query *q);
 
+/* cq_collide's wrapper around a pair function, in its three steps, for a
+ * caller that runs pair functions itself (box_many.c): begin resets out
+ * for the path alg; canon gives q with A and B swapped (canon and cache
+ * are the caller's storage; the cache's normal and axis named from the
+ * other shape) for a pair cq_b_first runs B first; finish applies the
+ * normal's guard and skip_manifold, mirrors a swapped result back and
+ * counts the test under the path that answered. */
+void cq_collide_begin(cq_contact *out, cq_algorithm alg);
+const cq_pair_query *cq_collide_canon(const cq_pair_query *q, cq_algorithm alg, cq_pair_query *canon,
+                                      cq_pair_cache *cache);
+void cq_collide_finish(const cq_pair_query *q, bool b_first, cq_contact *out);
+
 /* A box-box SAT axis named from the other box: A_i <-> B_i, AixBj -> AjxBi
  * (collide.c). -1 stays -1. */
 int cq_sat_axis_swap(int axis);
