@@ -44,6 +44,7 @@
     X(proto_mp)      \
     X(proto_mp_hostile) \
     X(server_unit)   \
+    X(server_routes) \
     X(config)        \
     X(metrics)       \
     X(metrics_journal) \
