@@ -55,6 +55,7 @@
     X(stream_frame)  \
     X(stream_envelope) \
     X(record)        \
+    X(replay)        \
     X(journal)       \
     X(json_arena)    \
     X(admit)         \
