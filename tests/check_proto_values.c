@@ -6,7 +6,8 @@
  * and pointers, integers as numbers, float32 widened as C widens it). Ids
  * are checked against API.md's id grammar (1-64 of [A-Za-z0-9._:-]).
  * Documents are written with ' for " for readability. The table of refused
- * documents: check_proto_read.c. */
+ * documents: check_proto_read.c; a batch's moves read in one pass:
+ * check_proto_moves.c. */
 #include <check.h>
 #include <float.h>
 #include <math.h>
@@ -537,19 +538,6 @@ START_TEST(test_sweep_overlap_values)
 }
 END_TEST
 
-/* du_decode_ok for a MessagePack body with du_mp_of's markers. */
-static void decode_marked(du_which w, const char *doc, du_decoded *o)
-{
-    cqp_problem p;
-    cqp_decoder d;
-    du_body b;
-    du_open_marked(&b, doc);
-    cqp_decoder_init(&d, &du_small, &p);
-    memset(o, 0, sizeof *o);
-    ck_assert_msg(du_run(w, &d, b.root, o) == 0, "rejected: %s at %s", p.detail, p.pointer);
-    du_close(&b);
-}
-
 /* Numbers only MessagePack spells: a float32 is widened exactly, so it is
  * (double)(float)x, not x; float's maximum is a usable ray length; the
  * extreme integers are numbers like any other (finite, below 1e50), a
@@ -558,7 +546,7 @@ static void decode_marked(du_which w, const char *doc, du_decoded *o)
 START_TEST(test_msgpack_numbers)
 {
     du_decoded o;
-    decode_marked(D_PAIR,
+    du_decode_marked(D_PAIR,
                   "{'a':{'shape':{'type':'sphere','radius':'!f32:0.1'},"
                   "'pose':{'position':['!f32:1.1','!f32:-2.5','!f32:3e-5']}},"
                   "'b':{'shape':" SPH ",'pose':{'position':[1152921504606846976,'!u64max',-9223372036854775808]}},"
@@ -575,7 +563,7 @@ START_TEST(test_msgpack_numbers)
     ck_assert_double_eq(o.pair.b.pose.p.z, -ldexp(1, 63));
     du_release(&o);
 
-    decode_marked(D_RAYCAST,
+    du_decode_marked(D_RAYCAST,
                   "{'rays':[{'origin':[0,0,0],'direction':['!f32:0.6','!f32:0.8',0],"
                   "'max_distance':'!f32:3.4028234663852886e38','mask':4294967295}]}",
                   &o);
@@ -585,305 +573,19 @@ START_TEST(test_msgpack_numbers)
     ck_assert_uint_eq(o.raycast.rays[0].mask, 0xFFFFFFFFu);
     du_release(&o);
 
-    decode_marked(D_BATCH, "{'remove':[9223372036854775807]}", &o);
+    du_decode_marked(D_BATCH, "{'remove':[9223372036854775807]}", &o);
     ck_assert_str_eq(o.batch.ops[0].id, "9223372036854775807");
     du_release(&o);
 }
 END_TEST
 
 
-/* ---- a batch's moves: MessagePack's one pass against the JSON path ---- */
-
-/* A document being written, with room for a batch of 40 moves. */
-typedef struct doc {
-    char text[16384];
-    size_t len;
-} doc;
-
-static void put(doc *d, const char *s)
-{
-    size_t n = strlen(s);
-    ck_assert(d->len + n < sizeof d->text);
-    memcpy(d->text + d->len, s, n + 1);
-    d->len += n;
-}
-
-/* True once in `in` draws. */
-static bool one_in(tu_rng *rng, int in) { return tu_uniform(rng, 0, in) < 1; }
-
-/* A number: mostly x in 17 digits, now and then (ints) an integer, and
- * with faults a value every decoder refuses. */
-static void put_number(doc *d, tu_rng *rng, double x, bool ints, bool faults)
-{
-    char buf[40];
-    if (faults && one_in(rng, 150))
-        snprintf(buf, sizeof buf, one_in(rng, 2) ? "1e51" : "'x'");
-    else if (ints && one_in(rng, 10))
-        snprintf(buf, sizeof buf, "%d", (int)tu_uniform(rng, -300, 70000));
-    else
-        snprintf(buf, sizeof buf, "%.17g", x);
-    put(d, buf);
-}
-
-static void put_numbers(doc *d, tu_rng *rng, const double *x, int n, bool ints, bool faults)
-{
-    if (faults && one_in(rng, 150))
-        n--; // an array one short
-    put(d, "[");
-    for (int k = 0; k < n; k++) {
-        if (k)
-            put(d, ",");
-        put_number(d, rng, x[k], ints, faults);
-    }
-    put(d, "]");
-}
-
-static void put_vec(doc *d, tu_rng *rng, double r, bool faults)
-{
-    double x[3] = {tu_uniform(rng, -r, r), tu_uniform(rng, -r, r), tu_uniform(rng, -r, r)};
-    put_numbers(d, rng, x, 3, true, faults);
-}
-
-/* A rotation: a unit quaternion (now and then one of length 2: a fault). */
-static void put_rotation(doc *d, tu_rng *rng, bool faults)
-{
-    double q[4], len = 0;
-    for (int k = 0; k < 4; k++) {
-        q[k] = tu_uniform(rng, -1, 1);
-        len += q[k] * q[k];
-    }
-    len = sqrt(len) / (faults && one_in(rng, 150) ? 2 : 1);
-    for (int k = 0; k < 4; k++)
-        q[k] /= len;
-    put_numbers(d, rng, q, 4, false, faults);
-}
-
-/* Members in a random order: put[k] writes the k-th of n. */
-typedef void (*member_fn)(doc *d, tu_rng *rng, bool faults, int item);
-
-static void put_members(doc *d, tu_rng *rng, bool faults, int item, member_fn *m, int n)
-{
-    for (int k = n - 1; k > 0; k--) {
-        int j = (int)tu_uniform(rng, 0, k + 0.999);
-        member_fn t = m[k];
-        m[k] = m[j];
-        m[j] = t;
-    }
-    put(d, "{");
-    for (int k = 0; k < n; k++) {
-        if (k)
-            put(d, ",");
-        m[k](d, rng, faults, item);
-    }
-    put(d, "}");
-}
-
-static void m_position(doc *d, tu_rng *rng, bool faults, int item)
-{
-    (void)item;
-    put(d, "'position':");
-    put_vec(d, rng, 100, faults);
-}
-
-static void m_rotation(doc *d, tu_rng *rng, bool faults, int item)
-{
-    (void)item;
-    put(d, "'rotation':");
-    put_rotation(d, rng, faults);
-}
-
-static void m_axes(doc *d, tu_rng *rng, bool faults, int item)
-{
-    (void)rng, (void)faults, (void)item;
-    put(d, "'axes':[[0,1,0],[-1,0,0],[0,0,1]]");
-}
-
-static void m_scale(doc *d, tu_rng *rng, bool faults, int item)
-{
-    (void)rng, (void)faults, (void)item;
-    put(d, "'scale':2");
-}
-
-static void m_id(doc *d, tu_rng *rng, bool faults, int item)
-{
-    char buf[96];
-    if (faults && one_in(rng, 100))
-        snprintf(buf, sizeof buf, "'id':'%s'", one_in(rng, 3) ? "a/b" : one_in(rng, 2) ? "" : ID65);
-    else if (one_in(rng, 10))
-        snprintf(buf, sizeof buf, "'id':%d", item);
-    else
-        snprintf(buf, sizeof buf, "'id':'m-%d.x_%d'", item, (int)tu_uniform(rng, 0, 1e6));
-    put(d, buf);
-}
-
-/* A pose: position and rotation (each now and then absent), now and then
- * null or axes, and with faults an unknown member or no object at all. */
-static void m_pose(doc *d, tu_rng *rng, bool faults, int item)
-{
-    put(d, "'pose':");
-    if (one_in(rng, 20)) {
-        put(d, "null");
-        return;
-    }
-    if (faults && one_in(rng, 200)) {
-        put(d, "'upright'");
-        return;
-    }
-    member_fn m[3];
-    int n = 0;
-    if (!one_in(rng, 10))
-        m[n++] = m_position;
-    m[n++] = one_in(rng, 20) ? m_axes : m_rotation;
-    if (m[n - 1] == m_rotation && one_in(rng, 10))
-        n--;
-    if (faults && one_in(rng, 200))
-        m[n++] = m_scale;
-    put_members(d, rng, faults, item, m, n);
-}
-
-static void m_velocity(doc *d, tu_rng *rng, bool faults, int item)
-{
-    (void)item;
-    put(d, "'velocity':");
-    put_vec(d, rng, 5, faults);
-}
-
-static void m_shape(doc *d, tu_rng *rng, bool faults, int item)
-{
-    (void)rng, (void)faults, (void)item;
-    put(d, "'shape':" SPH);
-}
-
-/* A move of the form a tick sends, now and then another one, and with
- * faults one a decoder refuses (a member missing, unknown or bad). */
-static void put_move(doc *d, tu_rng *rng, bool faults, int item)
-{
-    member_fn m[4];
-    int n = 0;
-    if (!(faults && one_in(rng, 200)))
-        m[n++] = m_id;
-    if (!(faults && one_in(rng, 200)))
-        m[n++] = m_pose;
-    if (!one_in(rng, 4))
-        m[n++] = m_velocity;
-    if (faults && one_in(rng, 200))
-        m[n++] = m_shape;
-    put_members(d, rng, faults, item, m, n);
-}
-
-/* A batch of moves, at times after an upsert and before a remove (so the
- * moves start at another op). */
-static void put_batch(doc *d, tu_rng *rng, bool faults)
-{
-    d->len = 0;
-    put(d, "{");
-    if (one_in(rng, 4))
-        put(d, "'upsert':[{'id':'u','shape':" SPH "}],");
-    put(d, "'move':[");
-    int n = (int)tu_uniform(rng, 1, 40);
-    for (int i = 0; i < n; i++) {
-        if (i)
-            put(d, ",");
-        put_move(d, rng, faults, i);
-    }
-    put(d, "]");
-    if (one_in(rng, 4))
-        put(d, ",'remove':['u']");
-    put(d, "}");
-}
-
-static int decode_batch_in(cqp_format f, const char *text, cqp_problem *p, du_decoded *o)
-{
-    du_body b;
-    cqp_decoder d;
-    static const cqp_limits limits = {.batch_items = 100};
-    ck_assert_int_eq(du_open_in(&b, f, text, p), 0);
-    cqp_decoder_init(&d, &limits, p);
-    memset(o, 0, sizeof *o);
-    int rc = du_run(D_BATCH, &d, b.root, o);
-    du_close(&b);
-    return rc;
-}
-
-/* Two decoded batches hold the same ops, bit for bit. */
-static void same_batch(const cqp_batch *a, const cqp_batch *b, const char *text)
-{
-    ck_assert_msg(a->count == b->count && a->upserts == b->upserts && a->moves == b->moves, "counts of %s", text);
-    for (int i = 0; i < a->count; i++) {
-        const cq_world_op *x = &a->ops[i], *y = &b->ops[i];
-        ck_assert_msg(x->kind == y->kind && strcmp(x->id, y->id) == 0 && x->keep_velocity == y->keep_velocity &&
-                          x->layer == y->layer && x->mask == y->mask,
-                      "op %d of %s", i, text);
-        ck_assert_msg(memcmp(&x->pose, &y->pose, sizeof x->pose) == 0, "pose %d of %s", i, text);
-        ck_assert_msg(memcmp(&x->velocity, &y->velocity, sizeof x->velocity) == 0, "velocity %d of %s", i, text);
-    }
-}
-
-/* MessagePack moves take a one-pass decoder of their own
- * (decode_move_mp.c), which leaves every other form and every fault to
- * the view. Whatever a batch of moves holds, MessagePack must decode it as
- * JSON does through the view (the same doubles: the MessagePack is
- * written from the JSON tree): the same ops bit for bit, or the same
- * problem at the same pointer. */
-START_TEST(test_moves_as_json)
-{
-    tu_rng rng = {20261202};
-    static doc d;
-    int refused = 0, trials = 3000;
-    for (int t = 0; t < trials; t++) {
-        put_batch(&d, &rng, t % 2 == 1);
-        char *text = du_dq(d.text);
-        cqp_problem pj = {0}, pm = {0};
-        du_decoded oj, om;
-        int rj = decode_batch_in(CQP_JSON, text, &pj, &oj);
-        int rm = decode_batch_in(CQP_MSGPACK, text, &pm, &om);
-        ck_assert_msg(rj == rm, "JSON %d, MessagePack %d: %s", rj, rm, text);
-        if (rj == 0) {
-            same_batch(&oj.batch, &om.batch, text);
-        } else {
-            refused++;
-            ck_assert_msg(pj.kind == pm.kind && strcmp(pj.pointer, pm.pointer) == 0 && strcmp(pj.detail, pm.detail) == 0,
-                          "JSON '%s' at %s, MessagePack '%s' at %s: %s", pj.detail, pj.pointer, pm.detail,
-                          pm.pointer, text);
-        }
-        du_release(&oj);
-        du_release(&om);
-        free(text);
-    }
-    // Both kinds of batch must have been seen many times.
-    ck_assert_int_gt(refused, trials / 8);
-    ck_assert_int_lt(refused, trials / 2);
-}
-END_TEST
-
-/* The one pass reads every number MessagePack spells as the view does:
- * float32 widened, integers of every width. */
-START_TEST(test_moves_msgpack_numbers)
-{
-    du_decoded o;
-    decode_marked(D_BATCH,
-                  "{'move':[{'id':'a','pose':{'position':['!f32:1.1',-200,-40000],"
-                  "'rotation':[0,0,'!f32:0.6','!f32:0.8']},'velocity':[70000,-3000000000,'!f32:-2.5']},"
-                  "{'velocity':[1,2,3],'pose':{'rotation':[0,0,0,1],'position':[5000000000,255,-32]},'id':'b'}]}",
-                  &o);
-    const cq_world_op *a = &o.batch.ops[0], *b = &o.batch.ops[1];
-    ck_vec(a->pose.p, (double)1.1f, -200, -40000);
-    ck_vec(a->velocity, 70000, -3000000000.0, -2.5);
-    cq_xform want;
-    ck_assert_int_eq(cq_pose_from_quat(a->pose.p, (cq_quat){0, 0, (double)0.6f, (double)0.8f}, &want).status, CQ_OK);
-    ck_assert(memcmp(&want, &a->pose, sizeof want) == 0);
-    ck_vec(b->pose.p, 5000000000.0, 255, -32);
-    ck_vec(b->velocity, 1, 2, 3);
-    ck_assert_str_eq(b->id, "b");
-    du_release(&o);
-}
 END_TEST
 
 Suite *proto_values_suite(void)
 {
     Suite *s = suite_create("proto_values");
     TCase *tc = tcase_create("values");
-    tcase_set_timeout(tc, 60); /* seconds: the 10,000-move body under the sanitizers or a loaded host */
     tcase_add_loop_test(tc, test_pair_quarter_turn, 0, DU_FORMATS);
     tcase_add_loop_test(tc, test_pose_axes, 0, DU_FORMATS);
     tcase_add_loop_test(tc, test_shapes_built, 0, DU_FORMATS);
@@ -898,8 +600,6 @@ Suite *proto_values_suite(void)
     tcase_add_loop_test(tc, test_sweep_overlap_values, 0, DU_FORMATS);
     tcase_add_loop_test(tc, test_number_bounds, 0, DU_FORMATS);
     tcase_add_test(tc, test_msgpack_numbers);
-    tcase_add_test(tc, test_moves_as_json);
-    tcase_add_test(tc, test_moves_msgpack_numbers);
     suite_add_tcase(s, tc);
     return s;
 }

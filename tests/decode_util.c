@@ -300,3 +300,15 @@ void du_count_allocs(bool fail)
 long du_live_allocs(void) { return du_allocs_live; }
 
 void du_uncount_allocs(void) { cqp_set_alloc_funcs(NULL, NULL); }
+
+void du_decode_marked(du_which w, const char *doc, du_decoded *o)
+{
+    cqp_problem p;
+    cqp_decoder d;
+    du_body b;
+    du_open_marked(&b, doc);
+    cqp_decoder_init(&d, &du_small, &p);
+    memset(o, 0, sizeof *o);
+    ck_assert_msg(du_run(w, &d, b.root, o) == 0, "rejected: %s at %s", p.detail, p.pointer);
+    du_close(&b);
+}

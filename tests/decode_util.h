@@ -96,6 +96,9 @@ int du_run(du_which w, cqp_decoder *d, cqp_value body, du_decoded *o);
 
 /* Releases every field of o (each must be zeroed or decoded). */
 void du_release(du_decoded *o);
+/* Decodes a du_open_marked MessagePack document (the limits du_small),
+ * which must be accepted, into *o (du_release frees it). */
+void du_decode_marked(du_which w, const char *doc, du_decoded *o);
 
 /* Decodes doc in du_format (must succeed; NULL is an absent body) with the
  * given limits. */

@@ -41,6 +41,7 @@
     X(proto_number)  \
     X(proto_read)    \
     X(proto_values)  \
+    X(proto_moves)  \
     X(proto_mp)      \
     X(proto_mp_hostile) \
     X(server_unit)   \
