@@ -43,8 +43,18 @@ int cqd_journal_moves(cqd_call *c, cqd_world *w, uint64_t *seq)
     if (!w || w->durability != CQP_DURABILITY_SHAPES)
         return cqd_journal_call(c, w, seq);
     *seq = 0;
-    if (c->srv->store)
-        cqd_store_unjournaled(c->srv->store);
+    cqd_store *st = c->srv->store;
+    if (!st)
+        return 0;
+    /* Not journaled, but kept by the next snapshot, which a failed store
+     * never writes: refused as every change is once the journal failed. */
+    if (cqd_store_failed(st)) {
+        c->resp->retry_after = -1;
+        return cqp_fail(&c->problem, CQP_P_BUSY, NULL,
+                        "the journal has failed: a world of durability shapes takes no change, moves "
+                        "included; nothing changed");
+    }
+    cqd_store_unjournaled(st);
     return 0;
 }
 

@@ -70,13 +70,14 @@ int cqd_h_world_put(cqd_call *c)
     cqd_world_state state;
     cqd_journal_ticket ticket;
     cqd_registry_hook hook = cqd_journal_hook(&ticket, c);
+    bool taken = false;
     cqd_world_put put = {.settings = &req.settings, .import = req.import, .ops = req.batch.ops,
                          .count = req.batch.count, .durability = req.durability,
-                         .durability_given = req.durability_given};
+                         .durability_given = req.durability_given, .ops_taken = &taken};
     int rc = cqd_registry_put_hooked(c->srv->worlds, c->world, &put, &bad_op, &state, &hook);
+    if (taken) /* the registry keeps or has freed the import's hulls and meshes, whatever rc says */
+        cqp_batch_disown(&req.batch);
     if (rc > 0) {
-        if (req.import)
-            cqp_batch_disown(&req.batch);
         write_summary(c, &state);
         cqp_obj_end(&c->out);
         if (cqd_journal_commit(c, ticket.seq) < 0)

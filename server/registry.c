@@ -249,6 +249,8 @@ int cqd_registry_put_hooked(cqd_registry *r, const char *name, const cqd_world_p
         int rc = build(put->settings, put->ops, put->count, bad_op, &fresh);
         if (rc != CQ_OK)
             return rc;
+        if (put->ops_taken) /* fresh owns them now: its destruction frees them */
+            *put->ops_taken = true;
     }
     cqp_durability durability = put->durability_given ? put->durability : CQP_DURABILITY_FULL;
     for (;;) {

@@ -85,6 +85,10 @@ typedef struct cqd_world_put {
     int count;
     cqp_durability durability; ///< of a world the put creates
     bool durability_given;     ///< else an existing world keeps its own, and a new one is full
+    /// Out, may be NULL: set once an import's world is built, from then on
+    /// (success or failure) the hulls and meshes of ops are the registry's
+    /// to keep or free, so the caller must disown them (cqp_batch_disown).
+    bool *ops_taken;
 } cqd_world_put;
 /// cqd_registry_put_state of *put with a hook (NULL: none), run after
 /// everything is checked and made room for, so that the change cannot

@@ -176,6 +176,8 @@ START_TEST(journal_refusal_changes_nothing)
     rig g;
     rig_up(&g);
     populate(&g);
+    ok(&g, "PUT", "/v1/worlds/s", "{\"durability\":\"shapes\"}");
+    ok(&g, "PUT", "/v1/worlds/s/shapes/a", "{\"shape\":" SPHERE "}");
     char *before = visible(&g);
     size_t jlen;
     char *journal = journal_bytes(&g, &jlen);
@@ -196,6 +198,10 @@ START_TEST(journal_refusal_changes_nothing)
 
     /* the journal stays failed: a durable world refuses, the ephemeral one takes changes */
     ck_assert_int_eq(call(&g, "PUT", "/v1/worlds/w/shapes/q", "{\"shape\":" SPHERE "}", NULL), 503);
+    /* and a world of durability shapes takes no move either: no snapshot
+     * of a failed store would keep it */
+    const char *move = "{\"move\":[{\"id\":\"a\",\"pose\":{\"position\":[5,0,0]}}]}";
+    ck_assert_int_eq(call(&g, "POST", "/v1/worlds/s/batch", move, NULL), 503);
     ok(&g, "POST", "/v1/worlds/e/batch",
        "{\"upsert\":[{\"id\":\"q\",\"shape\":" SPHERE "}],\"move\":[{\"id\":\"a\",\"pose\":{\"position\":[0,0,0]}}]}");
     ok(&g, "DELETE", "/v1/worlds/e/shapes/q", NULL);

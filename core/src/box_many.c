@@ -60,7 +60,9 @@ int cq_collide_many(const cq_pair_query *q, int n, cq_contact *out)
             cq_many_four(q, idx, out), held = 0;
 #endif
     }
-    for (int k = 0; k < held; k++) /* at most three: one at a time */
-        cq_collide(&q[idx[k]], &out[idx[k]]);
+    for (int k = 0; k < held; k++) { /* at most three: one at a time */
+        int st = cq_collide(&q[idx[k]], &out[idx[k]]);
+        status = status == CQ_OK ? st : status;
+    }
     return status;
 }

@@ -45,8 +45,9 @@ static int items_alloc(sap_items *it, int cap, void **block, size_t *size)
     if (!*block)
         return CQ_ENO_MEMORY;
     items_layout(it, *block, cap);
-    for (int id = 0; id <= cap; id++)
-        it->item[id].flags = 0;
+    /* Every item zeroed, boxes too: a crossing of a dead endpoint reads
+     * the sentinel's box before its flags turn the answer down. */
+    memset(it->item, 0, ((size_t)cap + 1) * sizeof *it->item);
     it->adj[cap] = -1; /* the sentinel has no pairs */
     return CQ_OK;
 }

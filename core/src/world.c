@@ -316,14 +316,11 @@ int world_grow(cq_world *w, int need)
     if (world_slots_alloc(&s, cap) != CQ_OK)
         return CQ_ENO_MEMORY;
     /* The broadphase grows to the same ids now, so inserting later cannot
-     * fail: inserting the top id makes it grow (nothing changes if that
-     * fails), and removing it again leaves no trace in the pairs. */
-    cq_aabb nowhere = {cq_v3(0, 0, 0), cq_v3(0, 0, 0)};
-    if (cq_sap_insert(w->sap, cap - 1, &nowhere, 0, 0, false) != CQ_OK) {
+     * fail (nothing changes if that fails). */
+    if (cq_sap_reserve(w->sap, cap) != CQ_OK) {
         world_slots_free(&s);
         return CQ_ENO_MEMORY;
     }
-    cq_sap_remove(w->sap, cap - 1);
     world_slots_adopt(w, &s);
     return CQ_OK;
 }

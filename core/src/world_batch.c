@@ -358,8 +358,8 @@ int cq_world_prepare(cq_world *w, const cq_world_op *ops, int count, int *bad_op
         after += (b.rec[r].slot < 0 && b.rec[r].present) - (b.rec[r].slot >= 0 && !b.rec[r].present);
     if (rc == CQ_OK && after > w->cap)
         rc = world_grow(w, after);
-    /* The records hold their slots: the commit needs no marks, and the
-     * contact pass uses them meanwhile. */
+    /* The records hold their slots: the commit needs no marks, which are
+     * left clear for whatever runs next. */
     unmark(w, &b);
     if (rc == CQ_OK)
         w->pending = (world_pending){true, ops, count, b.n, nc, nf};

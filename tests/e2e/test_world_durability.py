@@ -219,6 +219,23 @@ class WorldDurability(unittest.TestCase):
 
     # reporting and the setting's rules
 
+    def test_refused_import_frees_its_hulls_once(self):
+        # A conflicting import is refused after its world was built: the
+        # built world's hulls are freed with it, and must not be freed
+        # again with the request (a double free killed the daemon).
+        d = self.start()
+        self.ok(d, "PUT", "/v1/worlds/a", {}, status=(201,))
+        tetra = {"type": "convex", "points": [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]]}
+        body = {"settings": {"durability": "none"},
+                "shapes": [body_item("c%d" % k, tetra) for k in range(8)]}
+        for _ in range(20):
+            r = self.refused(d, "PUT", "/v1/worlds/a", body, 409)
+            self.assertEqual(r.json["pointer"], "/settings/durability", r.describe())
+        body["settings"]["durability"] = "full"
+        r = self.ok(d, "PUT", "/v1/worlds/a", body, status=(200,))
+        self.assertEqual(d.request("GET", "/v1/worlds/a").json["shapes"], 8)
+        self.assertEqual(d.request("GET", "/healthz").status, 200)
+
     def test_durability_is_reported_and_fixed(self):
         d = self.start()
         for world, mode in (("a", None), ("b", "full"), ("c", "shapes"), ("d", "none")):
