@@ -203,7 +203,11 @@ class Client(Api):
                 ready = self._receive(deadline)
                 ready.reverse()
             env = ready.pop()
-            if env.get("id") != first + k:
+            # A refusal the daemon could not tie to its request (over
+            # --max-buffered, an unreadable line) comes with id null, in
+            # that request's place: it answers the request due.
+            shed = env.get("id") is None and isinstance(env.get("status"), int) and env["status"] >= 400
+            if env.get("id") != first + k and not shed:
                 raise _Failure("protocol", errors.ProtocolError(
                     "reply id %r where %d was due" % (env.get("id"), first + k)), False)
             replies[k]._fill(env)

@@ -145,6 +145,30 @@ class Faults:
         return encode_reply({"id": req["id"], "status": 200, "request_id": "r", "body": {"status": "ok"}},
                             self.ENCODING)
 
+    def test_shed_request_answered_with_null_id(self):
+        # API.md: a request over --max-buffered is answered in its place
+        # with id null and a 503; the connection stays usable, and the
+        # replies around it are the right ones.
+        def replies(reqs):
+            out = []
+            for k, req in enumerate(reqs):
+                if k == 1:
+                    out.append(encode_reply({"id": None, "status": 503, "body": {
+                        "type": "urn:collisiond:problem:unavailable", "title": "Service Unavailable",
+                        "status": 503, "detail": "over --max-buffered"}}, self.ENCODING))
+                else:
+                    out.append(self.ok(req))
+            return b"".join(out)
+        c = self.answering(replies)
+        p = c.pipeline()
+        p.health(), p.delete_world("w"), p.health()
+        got = p.execute(raise_errors=False)
+        self.assertEqual(got[0], {"status": "ok"})
+        self.assertIsInstance(got[1], Unavailable)
+        self.assertNotIsInstance(got[1], OutcomeUnknown)
+        self.assertEqual(got[2], {"status": "ok"})
+        self.assertEqual(c.health(), {"status": "ok"})
+
     def test_stalling_server_times_out(self):
         stop = threading.Event()
         self.addCleanup(stop.set)
