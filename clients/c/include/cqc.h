@@ -142,7 +142,8 @@ CQC_API cqc_status cqc_q_world_import(cqc_conn *c, const char *world, const void
 /// PUT /v1/worlds/{world}/shapes/{body->id}; out (may be NULL) gets whether
 /// it was created (201) or replaced (200). [conn]
 CQC_API cqc_status cqc_q_shape_put(cqc_conn *c, const char *world, const cqc_body *body, bool *created);
-/// GET /v1/worlds/{world}/shapes/{id}; release out with cqc_stored_release. [conn]
+/// GET /v1/worlds/{world}/shapes/{id}; out is zeroed here and, whatever the outcome,
+/// may be released with cqc_stored_release (only a success leaves arrays in it). [conn]
 CQC_API cqc_status cqc_q_shape_get(cqc_conn *c, const char *world, const char *id, cqc_stored *out);
 /// DELETE /v1/worlds/{world}/shapes/{id}. [conn]
 CQC_API cqc_status cqc_q_shape_delete(cqc_conn *c, const char *world, const char *id);

@@ -119,6 +119,7 @@ cqc_status cqc_q_shape_get(cqc_conn *c, const char *world, const char *id, cqc_s
 {
     if (!out)
         return CQC_EINVAL;
+    *out = (cqc_stored){0}; /* holds nothing until its reply: releasing it is safe whatever happens */
     cqc_w w;
     cqc_status s = cqc__begin(c, &w, "GET", "/v1/worlds/", world, "/shapes/", id, false);
     return s ? s : cqc__end(c, &w, CQC_K_STORED, false, out, 0);

@@ -152,6 +152,8 @@ cqc_status cqc__decode(cqc_rd *r, const cqc_call *call, int http)
         return dec_blob(r, out);
     case CQC_K_STORED:
         ok = cqc__dec_stored(r, out);
+        if (ok && r->p != r->end) /* bytes after the body: refused, nothing kept */
+            cqc_stored_release(out);
         break;
     default:
         return cqc__dec_query(r, call);

@@ -100,8 +100,9 @@ static bool toi_member(cqc_rd *r, const char *k, uint32_t kn, void *out)
 }
 
 /* Room for n items in a result array: the caller's (filled up to its cap,
- * the rest skipped) or the library's, grown to n at once (n is held to
- * the bytes left, so it is bounded by the reply's size). */
+ * the rest skipped) or the library's, grown as items are decoded (an item
+ * may take one byte on the wire and hundreds in memory, so a count is no
+ * measure of what to allocate up front). */
 typedef struct slots {
     void **items;
     size_t *cap;
@@ -115,16 +116,41 @@ static bool open_slots(cqc_rd *r, slots *s)
     if (!cqc__rd_arr(r, &n))
         return false;
     s->n = n;
-    if (*s->items == NULL || *s->owned) {
+    if (*s->items == NULL || *s->owned)
         *s->owned = true;
-        if (!cqc__grow(s->items, s->cap, n, s->size))
-            return (r->oom = true) && cqc__fail(r);
-    }
-    s->fill = n < *s->cap ? n : *s->cap;
+    s->fill = *s->owned || n < *s->cap ? n : *s->cap;
     return true;
 }
 
-static bool read_items(cqc_rd *r, slots *s, cqc_member_fn f)
+/* Item i (below s->fill), the library's array grown to hold it; NULL when
+ * that runs out of memory (the reply is then refused). */
+static void *slot_at(cqc_rd *r, slots *s, size_t i)
+{
+    if (*s->owned && !cqc__grow(s->items, s->cap, i + 1, s->size)) {
+        r->oom = true;
+        cqc__fail(r);
+        return NULL;
+    }
+    return (char *)*s->items + i * s->size;
+}
+
+/* Whether a decoded item names its shapes: the least every reply item
+ * holds, so a hostile peer's empty maps are refused at the first. */
+typedef bool (*item_named_fn)(const void *item);
+
+static bool pair_named(const void *item)
+{
+    const cqc_contact_pair *p = item;
+    return p->a[0] && p->b[0];
+}
+
+static bool toi_named(const void *item)
+{
+    const cqc_toi *t = item;
+    return t->id[0] && t->other[0];
+}
+
+static bool read_items(cqc_rd *r, slots *s, cqc_member_fn f, item_named_fn named)
 {
     if (!open_slots(r, s))
         return false;
@@ -134,10 +160,14 @@ static bool read_items(cqc_rd *r, slots *s, cqc_member_fn f)
                 return false;
             continue;
         }
-        char *item = (char *)*s->items + i * s->size;
+        char *item = slot_at(r, s, i);
+        if (!item)
+            return false;
         memset(item, 0, s->size);
         if (!cqc__rd_each(r, f, item))
             return false;
+        if (!named(item))
+            return cqc__fail(r);
     }
     return true;
 }
@@ -158,13 +188,13 @@ static bool contacts_member(cqc_rd *r, const char *k, uint32_t kn, void *out)
     cqc_contacts *c = out;
     if (CQC_KEY(k, kn, "pairs")) {
         slots s = {(void **)&c->pairs, &c->pairs_cap, &c->owned_pairs, sizeof *c->pairs, 0, 0};
-        bool ok = read_items(r, &s, pair_member);
+        bool ok = read_items(r, &s, pair_member, pair_named);
         c->pair_count = s.n;
         return ok;
     }
     if (CQC_KEY(k, kn, "toi")) {
         slots s = {(void **)&c->toi, &c->toi_cap, &c->owned_toi, sizeof *c->toi, 0, 0};
-        bool ok = read_items(r, &s, toi_member);
+        bool ok = read_items(r, &s, toi_member, toi_named);
         c->toi_count = s.n;
         return ok;
     }
@@ -259,9 +289,11 @@ static bool ids(cqc_rd *r, const cqc_call *call)
     if (!open_slots(r, &s))
         return false;
     x->count = s.n;
-    for (size_t i = 0; i < s.n; i++)
-        if (i < s.fill ? !cqc__rd_strcpy(r, x->items[i], sizeof x->items[i]) : !cqc__rd_skip(r))
+    for (size_t i = 0; i < s.n; i++) {
+        char *id = i < s.fill ? slot_at(r, &s, i) : NULL;
+        if (i < s.fill ? !id || !cqc__rd_strcpy(r, id, sizeof x->items[i]) : !cqc__rd_skip(r))
             return false;
+    }
     return true;
 }
 
@@ -277,10 +309,13 @@ static bool id_pairs(cqc_rd *r, const cqc_call *call)
         if (i >= s.fill) {
             if (!cqc__rd_skip(r))
                 return false;
-        } else if (!cqc__rd_arr(r, &two) || two != 2 || !cqc__rd_strcpy(r, x->items[i][0], CQC_ID_MAX + 1) ||
-                   !cqc__rd_strcpy(r, x->items[i][1], CQC_ID_MAX + 1)) {
-            return cqc__fail(r);
+            continue;
         }
+        if (!slot_at(r, &s, i))
+            return false;
+        if (!cqc__rd_arr(r, &two) || two != 2 || !cqc__rd_strcpy(r, x->items[i][0], CQC_ID_MAX + 1) ||
+            !cqc__rd_strcpy(r, x->items[i][1], CQC_ID_MAX + 1))
+            return cqc__fail(r);
     }
     return true;
 }

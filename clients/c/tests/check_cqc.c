@@ -12,7 +12,7 @@
 
 #include "helpers.h"
 
-size_t th_live_bytes, th_live_blocks, th_allocs;
+size_t th_live_bytes, th_live_blocks, th_allocs, th_peak_bytes;
 long th_fail_after = -1;
 
 /* Each block carries its size in front, so a free knows what it returns. */
@@ -40,6 +40,8 @@ static void *count_realloc(void *ud, void *p, size_t n)
     }
     q[0] = n;
     th_live_bytes += n;
+    if (th_live_bytes > th_peak_bytes)
+        th_peak_bytes = th_live_bytes;
     th_live_blocks++;
     th_allocs++;
     return q + 2;

@@ -19,7 +19,7 @@
 
 typedef enum fmode {
     F_GARBAGE, F_TRUNCATE, F_CLOSE, F_STALL, F_HUGE, F_BADMP, F_WRONGID, F_DRIP, F_ONE_THEN_CLOSE, F_CLOSE_THEN_GOOD, F_GOOD,
-    F_JSON_GARBAGE, F_JSON_ENDLESS
+    F_JSON_GARBAGE, F_JSON_ENDLESS, F_EMPTY_PAIRS
 } fmode;
 
 typedef struct fake {
@@ -119,10 +119,39 @@ static void serve_json(fake *f, int fd)
     until_closed(fd);
 }
 
+/* A contacts reply of 100,000 one-byte pairs ({}): 100 KB on the wire that
+ * would be 50 MB of result if counted before being read. */
+static void empty_pairs(int fd, uint64_t id)
+{
+    enum { PAIRS = 100000 };
+    static char out[PAIRS + 64];
+    char *p = mp_encode_map(out + 5, 3);
+    p = mp_encode_str(p, "id", 2);
+    p = mp_encode_uint(p, id);
+    p = mp_encode_str(p, "status", 6);
+    p = mp_encode_uint(p, 200);
+    p = mp_encode_str(p, "body", 4);
+    p = mp_encode_map(p, 1);
+    p = mp_encode_str(p, "pairs", 5);
+    p = mp_encode_array(p, PAIRS);
+    memset(p, 0x80, PAIRS);
+    p += PAIRS;
+    uint32_t n = (uint32_t)(p - out - 5);
+    out[0] = (char)0xce;
+    out[1] = (char)(n >> 24), out[2] = (char)(n >> 16), out[3] = (char)(n >> 8), out[4] = (char)n;
+    put(fd, out, 5 + n);
+}
+
 static void serve(fake *f, int fd)
 {
     uint64_t id = 0;
     char reply[128];
+    if (f->mode == F_EMPTY_PAIRS) {
+        if (read_request(fd, &id))
+            empty_pairs(fd, id);
+        until_closed(fd);
+        return;
+    }
     if (f->mode >= F_JSON_GARBAGE) {
         serve_json(f, fd);
         return;
@@ -261,6 +290,26 @@ START_TEST(mutation_is_unknown)
 }
 END_TEST
 
+/* Items counted by a header are allocated as they are read, and an item
+ * that names no shapes is refused: 100,000 empty pairs cost one. */
+START_TEST(counted_items_allocated_as_read)
+{
+    size_t live = th_live_bytes;
+    fake f;
+    fake_start(&f, F_EMPTY_PAIRS);
+    cqc_conn *c = connect_fake(&f);
+    cqc_contacts out = {0};
+    th_peak_bytes = th_live_bytes;
+    size_t before = th_peak_bytes;
+    ck_assert_int_eq(cqc_contacts_get(c, "w", NULL, &out), CQC_EPROTO);
+    ck_assert_msg(th_peak_bytes - before < (size_t)4 << 20, "peak %zu bytes over the start", th_peak_bytes - before);
+    cqc_contacts_release(&out);
+    cqc_close(c);
+    fake_stop(&f);
+    ck_assert_uint_eq(th_live_bytes, live);
+}
+END_TEST
+
 /* Three pipelined calls, the connection lost after the first reply:
  * the read before it is answered, the mutation is unknown, the read after
  * it is lost; nothing is resent. */
@@ -351,6 +400,7 @@ Suite *cqc_hostile_suite(void)
     tcase_set_timeout(tc, 30);
     int n = (int)(sizeof cases / sizeof *cases);
     tcase_add_loop_test(tc, read_fails_cleanly, 0, n);
+    tcase_add_test(tc, counted_items_allocated_as_read);
     tcase_add_loop_test(tc, mutation_is_unknown, 0, n);
     tcase_add_test(tc, pipeline_cut_after_one);
     tcase_add_test(tc, reconnects_after_drop);

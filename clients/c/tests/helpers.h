@@ -21,8 +21,8 @@ void th_start(th_daemon *d, const char *const *flags);
 void th_stop(th_daemon *d);
 
 /* The counting allocator, installed for the whole run: bytes and blocks
- * live, allocations made. */
-extern size_t th_live_bytes, th_live_blocks, th_allocs;
+ * live, allocations made, and the most bytes ever live at once. */
+extern size_t th_live_bytes, th_live_blocks, th_allocs, th_peak_bytes;
 /* When >= 0: the allocations that succeed before every later one fails. */
 extern long th_fail_after;
 void th_install_allocator(void);
