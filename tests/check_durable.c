@@ -71,7 +71,8 @@ static int call(rig *g, const char *method, const char *path, const char *body, 
     if (out) {
         *out = malloc(resp.body.len + 1);
         ck_assert_ptr_nonnull(*out);
-        memcpy(*out, resp.body.data, resp.body.len);
+        if (resp.body.len) /* a 204 has no body, and no buffer */
+            memcpy(*out, resp.body.data, resp.body.len);
         (*out)[resp.body.len] = '\0';
     }
     int status = resp.status;

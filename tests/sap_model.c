@@ -142,7 +142,8 @@ void sm_oracle(const sm_model *m, sm_keys *out)
                 sm_keys_push(out, sm_key(i, j), -1);
         }
     free(o);
-    qsort(out->k, (size_t)out->n, sizeof *out->k, cmp_u64);
+    if (out->n) /* none: no array to sort */
+        qsort(out->k, (size_t)out->n, sizeof *out->k, cmp_u64);
 }
 
 int sm_find_key(const sm_keys *v, uint64_t k)
