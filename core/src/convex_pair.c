@@ -315,8 +315,13 @@ static bool cq_convex_sat(const cq_pair_query *q, const cq_pair_shapes *p, cq_si
     }
     out->algorithm = CQ_ALG_SAT_HULL;
     out->overlap = out->has_normal = true;
-    if (!cq_sat_contact(q, p, &s.chosen, out) && s.least.axis != s.chosen.axis)
-        cq_sat_contact(q, p, &s.least, out);
+    /* Which axis answers depends on whether the chosen face clips points,
+     * so the clip runs even under skip_manifold (whose contract is that no
+     * number changes); cq_collide drops the points afterwards. */
+    cq_pair_query full = *q;
+    full.skip_manifold = false;
+    if (!cq_sat_contact(&full, p, &s.chosen, out) && s.least.axis != s.chosen.axis)
+        cq_sat_contact(&full, p, &s.least, out);
     return true;
 }
 
