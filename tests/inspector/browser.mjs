@@ -223,7 +223,14 @@ check("overlap and sweep queries are drawn with what they hit", async ({page, da
 check("the fallback log names its pairs and outlines them", async ({page, daemon}) => {
   // GJK capped at one iteration cannot decide two overlapping hulls (as
   // tests/e2e/test_metrics.py): one contacts call logs the pair.
-  const hull = {type: "convex", points: [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]]};
+  // Icosahedra (20 faces): small solid hulls take the SAT, which needs no
+  // GJK when they overlap.
+  const g = (1 + Math.sqrt(5)) / 2;
+  const points = [];
+  for (const s1 of [-1, 1])
+    for (const s2 of [-1, 1])
+      points.push([0, s1, s2 * g], [s1, s2 * g, 0], [s2 * g, 0, s1]);
+  const hull = {type: "convex", points};
   await http(daemon, "PUT", "/v1/worlds/fb", {settings: {skin: 0, gjk_max_iterations: 1}, shapes: [
     {id: "h1", shape: hull, pose: pose([0, 0, 0])}, {id: "h2", shape: hull, pose: pose([0.5, 0.3, 0.2])}]});
   await http(daemon, "POST", "/v1/worlds/fb/contacts", {});
