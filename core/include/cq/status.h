@@ -14,7 +14,9 @@
     X(RANGE, -6, "count or index out of range")                                \
     X(UNSUPPORTED, -7, "no algorithm for this pair of shape types")            \
     X(NO_MEMORY, -8, "out of memory")                                          \
-    X(NOT_FOUND, -9, "no such id")
+    X(NOT_FOUND, -9, "no such id")                                             \
+    X(CANCELED, -10, "stopped: the caller's deadline passed")                  \
+    X(LIMIT, -11, "a limit of the world would be crossed")
 
 /// CQ_OK or a negative CQ_E... code.
 typedef enum cq_status {
