@@ -40,6 +40,7 @@ static int parse_addr(const cfg_row *r, const char *text, cqd_config *cfg, char 
 static int parse_str(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size);
 static int parse_int(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size);
 static int parse_threads(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size);
+static int parse_auto(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size);
 static int parse_bytes_ll(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size);
 static int parse_bytes_size(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size);
 static int parse_fsync(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size);
@@ -68,6 +69,8 @@ static const cfg_row rows[] = {
      "start despite a corrupt journal or snapshot: keep the valid prefix, move the rest aside"},
     {"threads", "COLLISIOND_THREADS", "auto", parse_threads, NUM(threads, 1, 1024), "N|auto",
      "request threads (auto: one per online core)"},
+    {"workers", "COLLISIOND_WORKERS", "auto", parse_auto, NUM(workers, 1, 100000), "N|auto",
+     "most HTTP handler threads, started as requests need them (auto: --max-inflight, so every admitted request runs at once)"},
     {"max-body", "COLLISIOND_MAX_BODY", "16M", parse_bytes_size, NUM(max_body, 1, 1LL << 40), "BYTES",
      "largest request body or stream line"},
     {"max-connections", "COLLISIOND_MAX_CONNECTIONS", "1024", parse_int, NUM(max_connections, 1, 1000000), "N",
@@ -86,6 +89,10 @@ static const cfg_row rows[] = {
      "worlds with per-world series in /metrics, those with the most shapes; the rest are summed into world=\"(other)\""},
     {"timeout", "COLLISIOND_TIMEOUT", "30", parse_int, NUM(timeout_s, 1, 86400), "SECONDS",
      "idle or slow HTTP clients are cut off after this"},
+    {"min-body-rate", "COLLISIOND_MIN_BODY_RATE", "1K", parse_bytes_size, NUM(min_body_rate, 0, 1LL << 30),
+     "BYTES", "an HTTP body must average this many bytes a second after its grace, or its connection is closed (0: off)"},
+    {"min-body-grace", "COLLISIOND_MIN_BODY_GRACE", "10", parse_int, NUM(min_body_grace_s, 0, 86400), "SECONDS",
+     "time after a request's head before --min-body-rate counts"},
     {"token", "COLLISIOND_TOKEN", "", parse_str, STR(token), "TOKEN",
      "bearer token required by all but /healthz and /readyz (empty: none); ps shows it: prefer --token-file"},
     // Writes the same field as --token: the two are one setting (check_alternatives).
@@ -197,6 +204,18 @@ static int parse_threads(const cfg_row *r, const char *text, cqd_config *cfg, ch
     }
     return parse_int(r, text, cfg, err, err_size);
 }
+
+/// N, or "auto" stored as 0 (resolved where other settings are known).
+static int parse_auto(const cfg_row *r, const char *text, cqd_config *cfg, char *err, size_t err_size)
+{
+    if (strcmp(text, "auto") == 0) {
+        *(int *)field(cfg, r->off) = 0;
+        return 0;
+    }
+    return parse_int(r, text, cfg, err, err_size);
+}
+
+int cqd_config_workers(const cqd_config *cfg) { return cfg->workers > 0 ? cfg->workers : cfg->max_inflight; }
 
 /// A byte count as --help shows the defaults and read_bytes reads it back:
 /// with the largest of G, M and K that divides it, else digits alone.

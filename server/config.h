@@ -29,10 +29,13 @@ typedef struct cqd_config {
     long long snapshot_every; ///< --snapshot-every BYTES of journal (default 64M; 0 = never)
     bool repair;              ///< --repair: start despite corruption, keeping the valid prefix
     int threads;              ///< --threads (default: online cores)
+    int workers;              ///< --workers: the HTTP handler pool's most threads (0: auto, --max-inflight; cqd_config_workers)
     size_t max_body;          ///< --max-body BYTES (default 16M)
     int max_connections;      ///< --max-connections (default 1024)
     int max_connections_per_ip; ///< --max-connections-per-ip (default 0: no limit)
     int timeout_s;            ///< --timeout seconds an idle/slow HTTP client may take (default 30)
+    size_t min_body_rate;     ///< --min-body-rate BYTES a second an HTTP body must average after its grace (default 1K; 0: off)
+    int min_body_grace_s;     ///< --min-body-grace SECONDS after the head before the rate counts (default 10)
     int max_inflight;         ///< --max-inflight requests run or answered at once; 503 beyond (default 256)
     size_t max_buffered;      ///< --max-buffered HTTP body bytes held while they arrive; 503 beyond (default 512M)
     size_t max_request_memory; ///< --max-request-memory: decoded JSON one request may hold; 413 beyond (default 256M)
@@ -60,6 +63,10 @@ typedef enum cqd_config_result {
 /// "NAME=value" strings), then argv; reads --token-file. --help (or -h)
 /// and --version print to stdout; an error's message goes to stderr.
 cqd_config_result cqd_config_load(int argc, char **argv, char **envp, cqd_config *cfg);
+
+/// The HTTP handler pool's most threads: --workers, or for auto
+/// --max-inflight (every request admitted can run at once).
+int cqd_config_workers(const cqd_config *cfg);
 
 /// The version string, "collisiond " and the VERSION file's text; static.
 const char *cqd_version(void);

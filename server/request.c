@@ -101,6 +101,26 @@ static bool authorized(const char *token, const char *header)
     return diff == 0;
 }
 
+/// Whether a request matched as m (on route, when it did) lacks the token:
+/// every route but the CQD_ROUTE_OPEN ones needs it, when one is set.
+static bool refused(const cqd_server *srv, cqd_match m, int route, const char *authorization)
+{
+    int count;
+    const cqd_route *routes = cqd_routes(&count);
+    bool open = m == CQD_MATCH_OK && (routes[route].flags & CQD_ROUTE_OPEN);
+    return srv->cfg.token[0] && !open && !authorized(srv->cfg.token, authorization);
+}
+
+bool cqd_auth_refused(struct cqd_server *srv, const char *method, const char *path, const char *authorization)
+{
+    if (!srv->cfg.token[0])
+        return false;
+    cqd_call c = {.srv = srv};
+    int route;
+    cqd_match m = cqd_route_match(method ? method : "", path ? path : "", &c, &route, NULL, 0);
+    return refused(srv, m, route, authorization);
+}
+
 /// Replaces whatever the response holds by c->problem, in the format the
 /// client asked for (so a binary client never needs a JSON parser, even
 /// for a 401 or a 404); returns its status.
@@ -232,8 +252,7 @@ static int run(cqd_call *c)
     const cqd_route *routes = cqd_routes(&count);
     cqd_match m = cqd_route_match(req->method, req->path, c, &c->route, resp->allow, sizeof resp->allow);
     // Auth before any 404/405, so without the token nothing about the paths can be learnt.
-    bool open = m == CQD_MATCH_OK && (routes[c->route].flags & CQD_ROUTE_OPEN);
-    if (srv->cfg.token[0] && !open && !authorized(srv->cfg.token, req->authorization)) {
+    if (refused(srv, m, c->route, req->authorization)) {
         resp->allow[0] = '\0';
         cqp_fail(&c->problem, CQP_P_UNAUTHORIZED, NULL, "%s",
                  req->authorization ? "wrong bearer token" : "an Authorization: Bearer header is required");

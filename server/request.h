@@ -64,6 +64,12 @@ typedef struct cqd_response {
 /// call from any number of threads at once.
 void cqd_handle(struct cqd_server *srv, const cqd_request *req, cqd_response *resp);
 
+/// True when cqd_handle would answer the request 401 for its
+/// Authorization header (NULL: none) before anything else: a transport asks
+/// as soon as a head is in, so nothing is reserved for, or read from, a
+/// client without the token. The same check as the pipeline's own.
+bool cqd_auth_refused(struct cqd_server *srv, const char *method, const char *path, const char *authorization);
+
 void cqd_response_init(cqd_response *resp);
 void cqd_response_free(cqd_response *resp);
 

@@ -18,18 +18,21 @@
 
 static const cqd_route routes[] = {
     // Open (probes carry no token) and never shed (a busy server is not dead).
-    {"GET", "/healthz", cqd_h_healthz, CQD_ROUTE_OPEN | CQD_ROUTE_QUIET | CQD_ROUTE_ALWAYS_ADMIT},
-    {"GET", "/readyz", cqd_h_readyz, CQD_ROUTE_OPEN | CQD_ROUTE_QUIET | CQD_ROUTE_ALWAYS_ADMIT},
+    // Inline: answered on the connection's thread, whatever runs on the
+    // handler pool, so a probe never waits behind a long request.
+    {"GET", "/healthz", cqd_h_healthz, CQD_ROUTE_OPEN | CQD_ROUTE_QUIET | CQD_ROUTE_ALWAYS_ADMIT | CQD_ROUTE_INLINE},
+    {"GET", "/readyz", cqd_h_readyz, CQD_ROUTE_OPEN | CQD_ROUTE_QUIET | CQD_ROUTE_ALWAYS_ADMIT | CQD_ROUTE_INLINE},
+    // A scrape sums every thread and reads every world: the pool's.
     {"GET", "/metrics", cqd_h_metrics, CQD_ROUTE_QUIET},
     {"GET", "/metrics/fallbacks", cqd_h_fallbacks, CQD_ROUTE_QUIET},
-    {"GET", "/v1/openapi.json", cqd_h_openapi, 0},
+    {"GET", "/v1/openapi.json", cqd_h_openapi, CQD_ROUTE_INLINE},
     // The page and its files are open: a browser cannot send the token
     // when it navigates; the API calls the page makes carry it. The
     // literal "/inspect/" goes before "/inspect/{file}", which would
-    // take its empty segment as a file name.
-    {"GET", "/inspect", cqd_h_inspector_redirect, CQD_ROUTE_OPEN},
-    {"GET", "/inspect/", cqd_h_inspector_index, CQD_ROUTE_OPEN},
-    {"GET", "/inspect/{file}", cqd_h_inspector_asset, CQD_ROUTE_OPEN},
+    // take its empty segment as a file name. Compiled-in bytes: inline.
+    {"GET", "/inspect", cqd_h_inspector_redirect, CQD_ROUTE_OPEN | CQD_ROUTE_INLINE},
+    {"GET", "/inspect/", cqd_h_inspector_index, CQD_ROUTE_OPEN | CQD_ROUTE_INLINE},
+    {"GET", "/inspect/{file}", cqd_h_inspector_asset, CQD_ROUTE_OPEN | CQD_ROUTE_INLINE},
     {"POST", "/v1/pair", cqd_h_pair, CQD_ROUTE_BODY},
     {"POST", "/v1/pairs", cqd_h_pairs, CQD_ROUTE_BODY},
     {"GET", "/v1/worlds", cqd_h_world_list, 0},
@@ -109,6 +112,15 @@ static bool shape_matches(const char *pattern, const char *path, param *world, p
         s += slen;
     }
     return *p == '\0' && *s == '\0';
+}
+
+bool cqd_route_inline(const char *method, const char *path)
+{
+    param world, id, file;
+    for (int i = 0; i < ROUTE_COUNT; i++)
+        if (shape_matches(routes[i].pattern, path, &world, &id, &file) && method_is(&routes[i], method))
+            return (routes[i].flags & CQD_ROUTE_INLINE) != 0;
+    return false;
 }
 
 /// The value of a hex digit, -1 for anything else.

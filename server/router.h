@@ -14,6 +14,7 @@ enum {
     CQD_ROUTE_OPEN = 2, ///< no bearer token needed (health probes)
     CQD_ROUTE_QUIET = 4, ///< polled by machines (probes, scrapes): never a sampled access line
     CQD_ROUTE_ALWAYS_ADMIT = 8, ///< never shed by admission control (health probes): a busy server is not dead
+    CQD_ROUTE_INLINE = 16, ///< HTTP runs it on the connection's thread, not the handler pool: it is short whatever is asked (probes, static files)
 };
 
 typedef struct cqd_route {
@@ -35,6 +36,10 @@ bool cqd_route_takes_body(int route);
 /// health probes, which have no parameters): admission control lets them
 /// through, so a busy server is not mistaken for a dead one.
 bool cqd_route_always_admitted(const char *method, const char *path);
+
+/// True when method and path name a CQD_ROUTE_INLINE route: its answer
+/// costs less than handing it to the pool would (http_work.c).
+bool cqd_route_inline(const char *method, const char *path);
 
 /// Outcome of matching a request line.
 typedef enum cqd_match {
