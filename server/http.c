@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -213,6 +214,18 @@ cqd_http *cqd_http_start(cqd_server *srv, const cqd_listen_sock *sock)
 /// The accept policy refuses instead, with no shared state but one flag.
 void cqd_http_quiesce(cqd_http *h) { atomic_store_explicit(&h->closing, true, memory_order_release); }
 
+/// How long the stop waits for the answers of requests that have run.
+#define SEND_GRACE_MS 5000
+
+/// Waits, up to SEND_GRACE_MS, for every admitted request to be answered
+/// (the stream has drained before: what is in flight is HTTP's).
+static void await_answers(cqd_http *h)
+{
+    const struct timespec tick = {0, 10 * 1000000};
+    for (int ms = 0; ms < SEND_GRACE_MS && atomic_load(&h->srv->admit.inflight) > 0; ms += 10)
+        nanosleep(&tick, NULL);
+}
+
 /// MHD_stop_daemon aborts the process while a connection is suspended, so
 /// the pool runs what it holds first: each job resumes its connection.
 /// Until the daemon stops, a request that arrives meanwhile on a kept-alive
@@ -221,6 +234,7 @@ void cqd_http_stop(cqd_http *h)
 {
     if (h->pool)
         cqd_work_drain(h->pool);
+    await_answers(h);
     MHD_stop_daemon(h->daemon);
     cqd_work_free(h->pool);
     free(h);

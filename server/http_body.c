@@ -9,7 +9,8 @@
 /// it. A body arriving slower than --min-body-rate, past its grace, has its
 /// connection closed: libmicrohttpd 0.9.75 queues no answer while a body
 /// is being read (MHD_queue_response refuses outside the head's end and
-/// the whole request's), so there is no 408 to send.
+/// the whole request's), so there is no 408 to send. A request without a
+/// body holds nothing, so its 401 comes from the pipeline as usual.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,17 +73,19 @@ enum MHD_Result cqd_http_on_headers(cqd_http *h, struct MHD_Connection *conn, co
     char why[160];
     if (cqd_http_head_fault(conn, why, sizeof why))
         return cqd_http_refuse(h, conn, url, method, CQP_P_BAD_VALUE, why);
-    if (cqd_auth_refused(h->srv, method, url, header(conn, MHD_HTTP_HEADER_AUTHORIZATION)))
-        return cqd_http_respond_head(h, conn, url, method, r);
     long long declared = declared_length(conn);
     bool chunked = header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
+    // Without a body nothing is held: the pipeline's 401 comes on the
+    // last call, which keeps the connection alive.
+    if (!chunked && declared <= 0)
+        return start_bodiless(h, r, con_cls);
+    if (cqd_auth_refused(h->srv, method, url, header(conn, MHD_HTTP_HEADER_AUTHORIZATION)))
+        return cqd_http_respond_head(h, conn, url, method, r);
     if (declared > (long long)cfg->max_body) {
         char what[64];
         snprintf(what, sizeof what, "a body of %lld bytes", declared);
         return cqd_http_refuse_too_large(h, conn, url, method, what);
     }
-    if (!chunked && declared <= 0)
-        return start_bodiless(h, r, con_cls);
     size_t inline_len = !chunked && declared <= INLINE_BODY_MAX ? (size_t)declared : 0;
     if (!cqd_admit_reserve(&h->srv->admit, inline_len))
         return cqd_http_refuse_busy(h, conn, url, method);

@@ -12,7 +12,8 @@ typedef struct cqd_http cqd_http;
 typedef struct cqd_stream cqd_stream;
 
 /// Starts the HTTP listener on sock (listen.h; libmicrohttpd, epoll, a
-/// pool of cfg.threads threads, the connection limit and timeout, the body
+/// pool of cfg.threads connection threads, a handler pool of up to
+/// cqd_config_workers threads, the connection limit and timeout, the body
 /// cap). sock->fd stays the caller's: the listener keeps a copy of it.
 /// NULL on failure (logged).
 cqd_http *cqd_http_start(cqd_server *srv, const cqd_listen_sock *sock);
@@ -20,7 +21,8 @@ cqd_http *cqd_http_start(cqd_server *srv, const cqd_listen_sock *sock);
 /// (the listen socket itself closes in cqd_http_stop); existing ones go on
 /// being served until then.
 void cqd_http_quiesce(cqd_http *h);
-/// Waits for in-flight requests, closes everything and frees h.
+/// Runs the requests the handler pool holds, waits a few seconds for
+/// in-flight answers to be sent, closes everything and frees h.
 void cqd_http_stop(cqd_http *h);
 
 /// Starts the stream listener on loop with the listening socket fd

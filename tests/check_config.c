@@ -183,6 +183,9 @@ START_TEST(config_help_lists_every_row)
         {"--max-hits", "COLLISIOND_MAX_HITS", "1000000"},
         {"--max-world-capacity", "COLLISIOND_MAX_WORLD_CAPACITY", "100000"},
         {"--port-file", "COLLISIOND_PORT_FILE", ""},
+        {"--workers", "COLLISIOND_WORKERS", "auto"},
+        {"--min-body-rate", "COLLISIOND_MIN_BODY_RATE", "1K"},
+        {"--min-body-grace", "COLLISIOND_MIN_BODY_GRACE", "10"},
     };
     char *argv[] = {"collisiond", "--threads", "0", "--help", NULL}; /* --help wins over a bad value */
     cqd_config c;
@@ -226,6 +229,31 @@ START_TEST(config_version)
     ck_assert_ptr_nonnull(fgets(want + strlen(want), (int)(sizeof want - strlen(want)), f));
     fclose(f);
     ck_assert_str_eq(out.text, want);
+}
+END_TEST
+
+/* The handler pool and the body rate (issue 25): auto workers follow
+ * --max-inflight wherever it was set, a number is taken as it is, 0 is
+ * refused; a rate of 0 switches the check off. */
+START_TEST(config_workers_and_body_rate)
+{
+    cqd_config c = cu_default_config();
+    ck_assert_int_eq(cqd_config_workers(&c), 256);
+    ck_assert_uint_eq(c.min_body_rate, 1024);
+    ck_assert_int_eq(c.min_body_grace_s, 10);
+    char *env[] = {"COLLISIOND_MAX_INFLIGHT=40", NULL};
+    char *plain[] = {"collisiond", NULL};
+    ck_assert_int_eq(cu_load(plain, env, &c), CQD_CONFIG_RUN);
+    ck_assert_int_eq(cqd_config_workers(&c), 40);
+    char *given[] = {"collisiond", "--workers", "3", "--min-body-rate", "0", "--min-body-grace=0", NULL};
+    ck_assert_int_eq(cu_load(given, no_env, &c), CQD_CONFIG_RUN);
+    ck_assert_int_eq(cqd_config_workers(&c), 3);
+    ck_assert_uint_eq(c.min_body_rate, 0);
+    ck_assert_int_eq(c.min_body_grace_s, 0);
+    char *zero[] = {"collisiond", "--workers", "0", NULL};
+    ck_assert_int_eq(cu_load(zero, no_env, &c), CQD_CONFIG_ERROR);
+    char *rate[] = {"collisiond", "--min-body-rate", "2G", NULL};
+    ck_assert_int_eq(cu_load(rate, no_env, &c), CQD_CONFIG_ERROR);
 }
 END_TEST
 
@@ -350,7 +378,7 @@ START_TEST(config_byte_sizes_one_form)
         ck_assert_msg(is_suffix_form(def, n), "byte default '%.*s' is not in the K/M/G form", (int)n, def);
         rows++;
     }
-    ck_assert_int_eq(rows, 4); /* snapshot-every, max-body, max-buffered, max-request-memory */
+    ck_assert_int_eq(rows, 5); /* snapshot-every, max-body, max-buffered, max-request-memory, min-body-rate */
     static const struct {
         const char *text;
         long long bytes;
@@ -623,6 +651,7 @@ Suite *config_suite(void)
     Suite *s = suite_create("config");
     TCase *tc = tcase_create("config");
     tcase_add_test(tc, config_defaults);
+    tcase_add_test(tc, config_workers_and_body_rate);
     tcase_add_test(tc, config_precedence);
     tcase_add_test(tc, config_values);
     tcase_add_test(tc, config_rejects);

@@ -60,5 +60,6 @@
     X(journal)       \
     X(json_arena)    \
     X(admit)         \
+    X(work)          \
     X(media)         \
     X(oom)

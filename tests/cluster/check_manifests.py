@@ -110,6 +110,7 @@ def check_memory(cm, c):
     """The worst case the flags allow, against the container's memory limit."""
     d = cm["data"]
     threads = int(d["COLLISIOND_THREADS"])
+    workers = int(d["COLLISIOND_WORKERS"])
     buffered = size_bytes(d["COLLISIOND_MAX_BUFFERED"])
     per_request = size_bytes(d["COLLISIOND_MAX_REQUEST_MEMORY"])
     inflight = int(d["COLLISIOND_MAX_INFLIGHT"])
@@ -119,8 +120,8 @@ def check_memory(cm, c):
     check(int(d["COLLISIOND_MAX_PAIRS"]) * PAIR_ANSWER <= ANSWER_BUDGET, "MAX_PAIRS keeps an answer under 8 MiB")
     for k in ("COLLISIOND_MAX_RAYS", "COLLISIOND_MAX_HITS"):
         check(int(d[k]) * HIT_ANSWER <= ANSWER_BUDGET, "%s keeps an answer under 8 MiB" % k)
-    # Requests run on the HTTP pool and on the stream pool, threads each.
-    transient = FIXED + buffered + 2 * threads * per_request + inflight * ANSWER_BUDGET
+    # Requests run on the HTTP handler pool (workers) and on the stream pool (threads).
+    transient = FIXED + buffered + (workers + threads) * per_request + inflight * ANSWER_BUDGET
     worlds = int(d["COLLISIOND_MAX_WORLDS"]) * 1024 * 600  # empty worlds at the default capacity
     headroom = limit * 15 // 100
     check(transient + worlds + headroom <= limit // 100 * 70,
