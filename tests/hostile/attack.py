@@ -25,7 +25,7 @@ class Context:
         self.rec = rec
         self.deadline = deadline
         self.workdir = workdir
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # the SIGTERM handler may interrupt a holder
         self.in_flight = {}
 
     def running(self):
@@ -70,6 +70,16 @@ class Context:
         """An authorised request with a JSON body, as a step."""
         payload = rawhttp.request_bytes(method, path, body, self.auth())
         return self.exchange(name, payload, timeout, check, **kw)
+
+    def until_answered(self, name, method, path, body=None, timeout=30, **kw):
+        """authorised() again, a second apart, while the daemon sheds it
+        (503) or does not answer: an attacker retries what it is not
+        refused. The last answer (a 2xx or a 4xx unless time ran out)."""
+        while True:
+            a = self.authorised(name, method, path, body, timeout, **kw)
+            if not self.running() or (a.status is not None and a.status < 500):
+                return a
+            self.pause(1)
 
     def threads(self, n, target, *args):
         """Runs target(i, *args) on n threads and waits for them."""

@@ -33,11 +33,11 @@ def coincident(n, prefix, shape, **extra):
 
 
 def import_largest(ctx, name, world, make):
-    """Imports make(n) for n = COINCIDENT, halved while refused; the n
-    imported, or 0."""
+    """Imports make(n) for n = COINCIDENT, halved while refused (4xx);
+    the n imported, or 0."""
     n = COINCIDENT
     while n >= SMALLEST and ctx.running():
-        a = ctx.authorised(name, "PUT", "/v1/worlds/" + world, make(n), timeout=QUERY_TIMEOUT, status_only=True)
+        a = ctx.until_answered(name, "PUT", "/v1/worlds/" + world, make(n), QUERY_TIMEOUT, status_only=True)
         if a.status in (200, 201):
             return n
         n //= 2
@@ -71,7 +71,7 @@ def rays(ctx):
     still meets every box."""
     box = {"type": "box", "half_extents": [0.5, 0.5, 0.5]}
     body = coincident(RAY_BOXES, "r", box, mask=0)
-    a = ctx.authorised("3 ray world import", "PUT", "/v1/worlds/rq", body, timeout=QUERY_TIMEOUT, status_only=True)
+    a = ctx.until_answered("3 ray world import", "PUT", "/v1/worlds/rq", body, QUERY_TIMEOUT, status_only=True)
     if a.status not in (200, 201):
         return
     ctx.threads(1, query_loop, ctx, [("3 raycast coincident", "POST", "/v1/worlds/rq/raycast",
@@ -104,8 +104,8 @@ def hulls_on_mesh(ctx):
     for i in range(HULLS):
         shapes.append({"id": "h%d" % i, "shape": hull(rng), "velocity": [50.0, -50.0, 0.0],
                        "pose": {"position": [rng.uniform(0, MESH_GRID), 0.0, rng.uniform(0, MESH_GRID)]}})
-    a = ctx.authorised("3 hull+mesh import", "PUT", "/v1/worlds/hm", {"settings": {}, "shapes": shapes},
-                       timeout=QUERY_TIMEOUT, status_only=True)
+    a = ctx.until_answered("3 hull+mesh import", "PUT", "/v1/worlds/hm", {"settings": {}, "shapes": shapes},
+                           QUERY_TIMEOUT, status_only=True)
     if a.status not in (200, 201):
         return
     ctx.threads(1, query_loop, ctx, [("3 contacts dt hulls+mesh", "POST", "/v1/worlds/hm/contacts", {"dt": 1})])
@@ -114,7 +114,7 @@ def hulls_on_mesh(ctx):
 def coincident_puts(ctx):
     """Each PUT adds a pair with every shape before it; a refused one is
     the daemon's right."""
-    ctx.authorised("3 coincident PUT", "PUT", "/v1/worlds/pp", {}, timeout=QUERY_TIMEOUT)
+    ctx.until_answered("3 coincident PUT", "PUT", "/v1/worlds/pp", {}, QUERY_TIMEOUT)
     body = {"shape": {"type": "sphere", "radius": 1}, "pose": {"position": [0.0, 0.0, 0.0]}}
     i = 0
     while ctx.running():

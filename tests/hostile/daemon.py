@@ -102,10 +102,10 @@ class Daemon:
     def auth(self):
         return {"Authorization": "Bearer " + self.token}
 
-    def request(self, method, path, body=None, timeout=10.0):
-        """One authorised request on a fresh connection: (status, decoded
-        JSON or raw bytes)."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.http_port, timeout=timeout)
+    def request(self, method, path, body=None, timeout=10.0, source=None):
+        """One authorised request on a fresh connection (from the address
+        source, if given): (status, decoded JSON or raw bytes)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.http_port, timeout=timeout, source_address=source)
         try:
             data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
             headers = dict(self.auth(), **({"Content-Type": "application/json"} if data is not None else {}))

@@ -31,7 +31,7 @@ class Recorder:
 
     def save(self, path):
         with open(path, "w") as f:
-            json.dump(self.samples, f)
+            json.dump(list(self.samples), f)  # a copy: other threads may still append
 
 
 class Clock:

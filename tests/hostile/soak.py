@@ -137,10 +137,11 @@ class Final:
 
 def answers(daemon, vs):
     def check():
-        status, body = daemon.request("GET", "/healthz", timeout=5)
+        status, body = daemon.request("GET", "/healthz", timeout=5, source=victims.SOURCE)
         if status != 200 or victims.check_health(body):
             return "healthz: %s %s" % (status, body)
-        status, body = daemon.request("GET", "/v1/worlds/%s/shapes/s" % vs[0].world, timeout=5)
+        status, body = daemon.request("GET", "/v1/worlds/%s/shapes/s" % vs[0].world, timeout=5,
+                                      source=victims.SOURCE)
         return victims.check_shape(body) if status == 200 else "shape: status %s" % status
     return check
 

@@ -2,19 +2,24 @@
 requests over HTTP keep-alive connections, fresh connections (as a load
 balancer's probe makes them) and stream connections in both encodings.
 Every answer is checked against an analytic oracle, never against what
-the daemon said before: two unit spheres d apart are d - 2 apart; after
+the daemon said before (every victim connects from 127.0.0.2, the
+attackers from 127.0.0.1, so a limit per address tells them apart, as
+it would tell a fleet from an attacker): two unit spheres d apart are d - 2 apart; after
 moving b to x = d, contacts holds the one pair (a, b) of depth 2 - d
 exactly when d < 2; the box stored at setup reads back as it was put."""
 
 import http.client
 import json
 import random
+import socket
 import threading
 import time
 
 from harness import StreamClient
 from record import Clock
 
+# The victims' source address; the attackers use 127.0.0.1.
+SOURCE = ("127.0.0.2", 0)
 TOL = 1e-9
 IO_TIMEOUT = 5.0
 PAUSE = 0.1       # between one client's requests
@@ -157,7 +162,8 @@ class HttpVictim(Victim):
 
     def call(self, method, path, body):
         if self.conn is None:
-            self.conn = http.client.HTTPConnection("127.0.0.1", self.daemon.http_port, timeout=IO_TIMEOUT)
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.daemon.http_port, timeout=IO_TIMEOUT,
+                                                   source_address=SOURCE)
         headers = self.daemon.auth()
         data = None
         if body is not None:
@@ -174,6 +180,15 @@ class HttpVictim(Victim):
             self.conn = None
 
 
+class SourcedStream(StreamClient):
+    """The e2e tests' stream client, connected from SOURCE."""
+
+    def __init__(self, port, encoding):
+        self.encoding = encoding
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=IO_TIMEOUT, source_address=SOURCE)
+        self.buf = b""
+
+
 class StreamVictim(Victim):
     """Requests on one stream connection, one at a time."""
 
@@ -182,8 +197,7 @@ class StreamVictim(Victim):
 
     def call(self, method, path, body):
         if self.sc is None:
-            encoding = self.kind.split("-")[1]
-            self.sc = StreamClient(self.daemon.stream_port, IO_TIMEOUT, encoding)
+            self.sc = SourcedStream(self.daemon.stream_port, self.kind.split("-")[1])
         self.next_id += 1
         message = {"id": self.next_id, "method": method, "path": path, "headers": self.daemon.auth()}
         if body is not None:
@@ -207,7 +221,7 @@ def probe(daemon, rec, deadline):
     while time.monotonic() < deadline:
         clock = Clock()
         try:
-            status, body = daemon.request("GET", "/healthz", timeout=IO_TIMEOUT)
+            status, body = daemon.request("GET", "/healthz", timeout=IO_TIMEOUT, source=SOURCE)
             problem = check_health(body) if status == 200 else "healthz: status %s" % status
         except (OSError, http.client.HTTPException) as e:
             problem = "healthz: %s: %s" % (type(e).__name__, e)
