@@ -23,18 +23,14 @@ cqd_work *cqd_work_new(int max_threads)
         return NULL;
     w->max = max_threads < 1 ? 1 : max_threads;
     w->tids = calloc((size_t)w->max, sizeof *w->tids);
-    if (!w->tids || pthread_mutex_init(&w->lock, NULL) != 0) {
-        free(w->tids);
-        free(w);
-        return NULL;
-    }
-    if (pthread_cond_init(&w->ready, NULL) != 0) {
+    bool locked = w->tids && pthread_mutex_init(&w->lock, NULL) == 0;
+    if (locked && pthread_cond_init(&w->ready, NULL) == 0)
+        return w;
+    if (locked)
         pthread_mutex_destroy(&w->lock);
-        free(w->tids);
-        free(w);
-        return NULL;
-    }
-    return w;
+    free(w->tids);
+    free(w);
+    return NULL;
 }
 
 /// The next job, waiting for one; NULL once the pool drains and the queue is empty.

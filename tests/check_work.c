@@ -63,6 +63,16 @@ static void gated_open(gated *g)
 
 enum { JOBS = 2000 };
 
+/// Submits n gated jobs and waits until each holds a thread.
+static void hold_threads(cqd_work *w, gated *g, int n)
+{
+    for (int i = 0; i < n; i++) {
+        gated_init(&g[i]);
+        ck_assert(cqd_work_submit(w, &g[i].job));
+        gated_wait_started(&g[i]);
+    }
+}
+
 START_TEST(every_job_runs_once)
 {
     cqd_work *w = cqd_work_new(4);
@@ -87,11 +97,7 @@ START_TEST(a_blocked_job_holds_one_thread)
      * holds its own thread, started on demand. */
     cqd_work *w = cqd_work_new(8);
     gated g[3];
-    for (int i = 0; i < 3; i++) {
-        gated_init(&g[i]);
-        ck_assert(cqd_work_submit(w, &g[i].job));
-        gated_wait_started(&g[i]);
-    }
+    hold_threads(w, g, 3);
     ck_assert_int_eq(cqd_work_threads(w), 3);
     atomic_int ran = 0;
     counted c = {.job.run = count_run, .ran = &ran};
@@ -112,11 +118,7 @@ START_TEST(threads_stop_at_the_bound)
      * run once a thread is free; no third thread is started. */
     cqd_work *w = cqd_work_new(2);
     gated g[2];
-    for (int i = 0; i < 2; i++) {
-        gated_init(&g[i]);
-        ck_assert(cqd_work_submit(w, &g[i].job));
-        gated_wait_started(&g[i]);
-    }
+    hold_threads(w, g, 2);
     atomic_int ran = 0;
     counted c[5];
     for (int i = 0; i < 5; i++) {
