@@ -276,6 +276,26 @@ class Response:
         return "HTTP %d (%s) %s" % (self.status, self.content_type, body)
 
 
+def wait_for_ports(proc, port_file, log_tail, timeout=START_TIMEOUT):
+    """(http_port, stream_port) once the daemon started as proc has written
+    its --port-file; RuntimeError with log_tail() when it exits first or
+    writes nothing within timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("collisiond exited with status %d at start-up: %s" % (proc.returncode, log_tail()))
+        try:
+            with open(port_file) as f:
+                text = f.read()
+        except FileNotFoundError:
+            text = ""
+        if text.endswith("\n"):
+            parts = text.split()
+            return int(parts[0]), int(parts[1])
+        time.sleep(0.01)
+    raise RuntimeError("collisiond wrote no port file within %.0f s: %s" % (timeout, log_tail()))
+
+
 class Daemon:
     """A collisiond process on ephemeral ports with --data-dir ''."""
 
@@ -300,23 +320,12 @@ class Daemon:
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=self._log, env=self.env)
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("collisiond exited with status %d at start-up: %s"
-                                   % (self.proc.returncode, self.log_tail()))
-            try:
-                with open(self.port_file) as f:
-                    text = f.read()
-            except FileNotFoundError:
-                text = ""
-            if text.endswith("\n"):
-                parts = text.split()
-                self.http_port, self.stream_port = int(parts[0]), int(parts[1])
-                return self
-            time.sleep(0.01)
-        self.kill()
-        raise RuntimeError("collisiond wrote no port file within %.0f s: %s" % (START_TIMEOUT, self.log_tail()))
+        try:
+            self.http_port, self.stream_port = wait_for_ports(self.proc, self.port_file, self.log_tail)
+        except RuntimeError:
+            self.kill()
+            raise
+        return self
 
     def signal(self, sig):
         self.proc.send_signal(sig)

@@ -12,10 +12,11 @@ import signal
 import subprocess
 import time
 
+from harness import wait_for_ports
+
 # RLIMIT_AS of the daemon: a ceiling for the machine's sake, far above
 # what a default daemon needs for its clients.
 MEMORY_LIMIT = 4 << 30
-START_TIMEOUT = 15.0
 
 
 class Daemon:
@@ -48,21 +49,8 @@ class Daemon:
         self.proc = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=log, preexec_fn=_limit_memory)
         log.close()
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("collisiond exited with status %d at start-up: %s"
-                                   % (self.proc.returncode, self.log_tail()))
-            try:
-                with open(self.port_file) as f:
-                    text = f.read()
-            except FileNotFoundError:
-                text = ""
-            if text.endswith("\n"):
-                self.http_port, self.stream_port = (int(p) for p in text.split()[:2])
-                return self
-            time.sleep(0.02)
-        raise RuntimeError("collisiond wrote no port file within %.0f s: %s" % (START_TIMEOUT, self.log_tail()))
+        self.http_port, self.stream_port = wait_for_ports(self.proc, self.port_file, self.log_tail)
+        return self
 
     def wait_ready(self, timeout):
         """Seconds until /readyz answered 200, or None after timeout."""
