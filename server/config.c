@@ -83,6 +83,8 @@ static const cfg_row rows[] = {
      "request bytes held at once: HTTP bodies while they arrive, stream lines until run (503 with Retry-After beyond)"},
     {"max-request-memory", "COLLISIOND_MAX_REQUEST_MEMORY", "256M", parse_bytes_size,
      NUM(max_request_memory, 1 << 20, 1LL << 40), "BYTES", "memory one request's decoded JSON may take (413 beyond)"},
+    {"max-response", "COLLISIOND_MAX_RESPONSE", "64M", parse_bytes_size, NUM(max_response, 1 << 20, 1LL << 40),
+     "BYTES", "largest response body: an answer that would be longer is refused (422 with the size it would have had)"},
     {"max-worlds", "COLLISIOND_MAX_WORLDS", "10000", parse_int, NUM(max_worlds, 1, 1000000), "N",
      "worlds held at once (422 for a new one beyond)"},
     {"metrics-worlds", "COLLISIOND_METRICS_WORLDS", "100", parse_int, NUM(metrics_worlds, 0, 1000000), "N",

@@ -152,6 +152,7 @@ static void call_init(cqd_call *c, cqd_server *srv, const cqd_request *req, cqd_
     c->problem.kind = CQP_P_INTERNAL;
     c->problem.detail[0] = c->problem.pointer[0] = '\0';
     c->resp = resp;
+    resp->body.limit = srv->cfg.max_response;
     cqp_writer_init_format(&c->out, &resp->body, req->accept, pretty);
 }
 
@@ -293,6 +294,12 @@ static int run(cqd_call *c)
     cqp_body_close(&body);
     if (status < 0) {
         over_budget(c);
+        return fail(c);
+    }
+    if (resp->body.over) {
+        cqp_fail(&c->problem, CQP_P_OVER_LIMIT, NULL,
+                 "the answer would be %zu bytes; this server sends at most %zu (--max-response)", cqp_buf_size(&resp->body),
+                 resp->body.limit);
         return fail(c);
     }
     if (resp->body.oom) {

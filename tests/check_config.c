@@ -378,7 +378,8 @@ START_TEST(config_byte_sizes_one_form)
         ck_assert_msg(is_suffix_form(def, n), "byte default '%.*s' is not in the K/M/G form", (int)n, def);
         rows++;
     }
-    ck_assert_int_eq(rows, 5); /* snapshot-every, max-body, max-buffered, max-request-memory, min-body-rate */
+    /* snapshot-every, max-body, max-buffered, max-request-memory, max-response, min-body-rate */
+    ck_assert_int_eq(rows, 6);
     static const struct {
         const char *text;
         long long bytes;
@@ -390,6 +391,15 @@ START_TEST(config_byte_sizes_one_form)
         ck_assert_int_eq(cu_load(a, no_env, &c), CQD_CONFIG_RUN);
         ck_assert_int_eq(c.snapshot_every, sizes[i].bytes);
     }
+    /* --max-response: 64 MiB by default, never below 1 MiB (the largest
+     * document the daemon serves of its own must fit). */
+    char *none[] = {"collisiond", NULL}, *small[] = {"collisiond", "--max-response", "1023K", NULL};
+    cqd_config c;
+    ck_assert_int_eq(cu_load(none, no_env, &c), CQD_CONFIG_RUN);
+    ck_assert_uint_eq(c.max_response, 64u << 20);
+    static cu_captured err;
+    ck_assert_int_eq(cu_load_err(small, no_env, &c, &err), CQD_CONFIG_ERROR);
+    ck_assert_ptr_nonnull(strstr(err.text, "max-response"));
 }
 END_TEST
 

@@ -36,6 +36,7 @@
     X(mesh)          \
     X(exact)         \
     X(proto_write)   \
+    X(proto_buf)     \
     X(proto_write_mp) \
     X(proto_write_mp_random) \
     X(proto_number)  \

@@ -11,12 +11,43 @@
 /* Smallest allocation: most bodies fit without a second realloc. */
 #define CQP_BUF_MIN 256
 
+/* Past its limit a buffer is over: what was written is dropped (counted
+ * in wanted) and the storage is reused as a window the appends go on
+ * writing into, so the writers run unchanged and the count is exact. True
+ * when the append of n bytes is to go into that window; then false is
+ * returned only if it cannot (n as long as the window: oom). */
+static bool past_limit(cqp_buf *buf, size_t n)
+{
+    if (!buf->over && (!buf->limit || (buf->len <= buf->limit && n <= buf->limit - buf->len)))
+        return false;
+    buf->over = true;
+    buf->wanted = buf->len > SIZE_MAX - buf->wanted ? SIZE_MAX : buf->wanted + buf->len;
+    buf->len = 0;
+    if (!buf->data || n >= buf->cap) {
+        buf->wanted = n > SIZE_MAX - buf->wanted ? SIZE_MAX : buf->wanted + n;
+        buf->oom = true;
+    }
+    return true;
+}
+
+size_t cqp_buf_size(const cqp_buf *buf)
+{
+    if (!buf->over)
+        return buf->len;
+    return buf->len > SIZE_MAX - buf->wanted ? SIZE_MAX : buf->wanted + buf->len;
+}
+
 bool cqpb_grow(cqp_buf *buf, size_t n)
 {
-    if (buf->oom)
+    if (buf->oom) {
+        if (buf->over)
+            buf->wanted = n > SIZE_MAX - buf->wanted ? SIZE_MAX : buf->wanted + n;
         return false;
+    }
     if (n < buf->cap - buf->len && buf->data)
         return true;
+    if (past_limit(buf, n))
+        return !buf->oom;
     if (n > SIZE_MAX / 2 - buf->len - 1) {
         buf->oom = true;
         return false;
@@ -25,6 +56,10 @@ bool cqpb_grow(cqp_buf *buf, size_t n)
     size_t cap = buf->cap < CQP_BUF_MIN ? CQP_BUF_MIN : buf->cap;
     while (cap < need)
         cap *= 2;
+    // Never more than the limit needs, so the room check inlined at each
+    // append (cqpb_room) cannot let an append past it.
+    if (buf->limit && cap > buf->limit + 1)
+        cap = buf->limit + 1;
     char *data = realloc(buf->data, cap);
     if (!data) {
         buf->oom = true;
@@ -37,8 +72,8 @@ bool cqpb_grow(cqp_buf *buf, size_t n)
 
 bool cqp_buf_reserve(cqp_buf *buf, size_t n)
 {
-    if (buf->oom || n > SIZE_MAX / 2 - buf->len - 1)
-        return false;
+    if (buf->oom || past_limit(buf, n) || n > SIZE_MAX / 2 - buf->len - 1)
+        return false; // over: the appends to come go into the window
     size_t need = buf->len + n + 1;
     if (buf->data && need <= buf->cap)
         return true;
@@ -55,7 +90,8 @@ bool cqp_buf_reserve(cqp_buf *buf, size_t n)
 void cqp_buf_reset(cqp_buf *buf)
 {
     buf->len = 0;
-    buf->oom = false;
+    buf->oom = buf->over = false;
+    buf->wanted = 0;
     if (buf->data)
         buf->data[0] = '\0';
 }

@@ -16,22 +16,33 @@
 
 /// A growable byte buffer (zero-initialise it, or cqp_buf_init). After an
 /// allocation failure `oom` is set, later appends are dropped, and the
-/// contents must not be sent.
+/// contents must not be sent. With a `limit`, an append that would take
+/// the buffer past it makes it `over`: its contents must not be sent
+/// either, and cqp_buf_size counts the length the appends would have
+/// reached, holding no more than the limit meanwhile.
 typedef struct cqp_buf {
-    char *data;  ///< owned; NUL-terminated when not NULL
+    char *data;    ///< owned; NUL-terminated when not NULL
     size_t len;
     size_t cap;
     bool oom;
+    bool over;     ///< passed the limit: the bytes are dropped as they come
+    size_t limit;  ///< most bytes it may hold (0: no limit); kept by reset, cleared by free
+    size_t wanted; ///< when over: the bytes dropped before data[0..len)
 } cqp_buf;
 
-/// Empties buf without freeing its storage.
+/// The length the appends to buf have reached: len, or when over the
+/// length they would have reached without the limit.
+size_t cqp_buf_size(const cqp_buf *buf);
+
+/// Empties buf without freeing its storage (clears oom and over).
 void cqp_buf_reset(cqp_buf *buf);
 /// Frees buf's storage and zeroes it.
 void cqp_buf_free(cqp_buf *buf);
 /// Makes room for n more bytes (and the NUL) with one allocation of just
 /// that size, for a buffer whose final length is known: nothing is then
 /// moved as it fills. False when memory ran out; buf is then unchanged
-/// (not oom). An oom buffer is never given room.
+/// (not oom). False too when n would pass the limit: buf is then over.
+/// An oom buffer is never given room.
 bool cqp_buf_reserve(cqp_buf *buf, size_t n);
 /// Appends n bytes.
 void cqp_buf_append(cqp_buf *buf, const void *bytes, size_t n);
