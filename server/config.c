@@ -124,6 +124,8 @@ static const cfg_row rows[] = {
     {"max-world-capacity", "COLLISIOND_MAX_WORLD_CAPACITY", "100000", parse_int,
      NUM(limits.world_capacity, 1, CQ_WORLD_MAX_SHAPES), "N",
      "largest \"capacity\" a world's settings may preallocate (422 beyond)"},
+    {"max-world-pairs", "COLLISIOND_MAX_WORLD_PAIRS", "1000000", parse_int, NUM(max_world_pairs, 1, 1000000000), "N",
+     "broadphase pairs one world may hold (422 for a batch, import, shape PUT or skin that would make more)"},
     {"port-file", "COLLISIOND_PORT_FILE", "", parse_str, STR(port_file), "PATH",
      "once listening, write \"HTTP_PORT STREAM_PORT\" here (empty: none)"},
     {"record", "COLLISIOND_RECORD", "", parse_str, STR(record), "FILE",

@@ -3,6 +3,7 @@
 
 #include "cqp/encode.h"
 #include "durable.h"
+#include "server.h"
 #include "h_common.h"
 #include "handlers.h"
 
@@ -18,6 +19,10 @@ static int apply_fail(cqd_call *c, const cqp_batch *b, bool single, int rc, int 
         const char *id = b->ops[bad_op].id ? b->ops[bad_op].id : "";
         return cqp_fail(&c->problem, CQP_P_BAD_VALUE, ptr, "%s (id '%s')", cq_strerror(rc), id);
     }
+    if (rc == CQ_ELIMIT)
+        return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, NULL,
+                        "the batch would make the world hold more than %d broadphase pairs (--max-world-pairs)",
+                        c->srv->cfg.max_world_pairs);
     if (rc == CQ_ERANGE)
         return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, NULL, "a world holds at most %d shapes",
                         CQ_WORLD_MAX_SHAPES);

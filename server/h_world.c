@@ -21,6 +21,10 @@ static int put_fail(cqd_call *c, const cqp_world_req *req, int rc, int bad_op)
                         c->srv->cfg.max_worlds);
     const char *base = req->import ? "/settings" : "";
     char ptr[64];
+    if (rc == CQ_ELIMIT)
+        return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, req->import ? "/shapes" : "/skin",
+                        "the world would hold more than %d broadphase pairs (--max-world-pairs)",
+                        c->srv->cfg.max_world_pairs);
     if (rc == CQD_REGISTRY_CONFLICT) {
         snprintf(ptr, sizeof ptr, "%s/durability", base);
         return cqp_fail(&c->problem, CQP_P_CONFLICT, ptr,
@@ -66,6 +70,7 @@ int cqd_h_world_put(cqd_call *c)
     cqp_world_req req;
     if (cqp_decode_world(&c->dec, c->body, &req) != 0)
         return -1;
+    req.settings.max_pairs = c->srv->cfg.max_world_pairs; /* not a wire setting: the server's limit */
     int bad_op;
     cqd_world_state state;
     cqd_journal_ticket ticket;

@@ -222,6 +222,8 @@ static int put_existing(cqd_world *w, const cqd_world_put *put, cq_world **fresh
     const cq_world_settings *s = put->settings;
     int capacity = !put->import && s && s->capacity > 0 ? s->capacity : 0;
     int rc = cq_world_reserve(w->world, capacity, 0);
+    if (rc == CQ_OK && !put->import && s) /* the pair cap refuses a wider skin before the journal */
+        rc = cq_world_check_pair_cap(w->world, s);
     if (rc == CQ_OK)
         rc = run_hook(hook, w); /* refused: nothing changes */
     if (rc == CQ_OK && put->import) {

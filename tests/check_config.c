@@ -182,6 +182,7 @@ START_TEST(config_help_lists_every_row)
         {"--max-batch", "COLLISIOND_MAX_BATCH", "100000"},
         {"--max-hits", "COLLISIOND_MAX_HITS", "1000000"},
         {"--max-world-capacity", "COLLISIOND_MAX_WORLD_CAPACITY", "100000"},
+        {"--max-world-pairs", "COLLISIOND_MAX_WORLD_PAIRS", "1000000"},
         {"--port-file", "COLLISIOND_PORT_FILE", ""},
         {"--workers", "COLLISIOND_WORKERS", "auto"},
         {"--min-body-rate", "COLLISIOND_MIN_BODY_RATE", "1K"},

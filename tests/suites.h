@@ -32,6 +32,7 @@
     X(world_contacts) \
     X(world_query)   \
     X(world_prepare) \
+    X(world_paircap) \
     X(world_teleport) \
     X(mesh)          \
     X(exact)         \

@@ -278,11 +278,23 @@ cq_world_settings cq_world_get_settings(const cq_world *w) { return w->settings;
 
 cq_aabb world_sap_box(const cq_world *w, int slot) { return cq_aabb_fatten(w->e[slot].box, 0.5 * w->settings.skin); }
 
+int cq_world_check_pair_cap(const cq_world *w, const cq_world_settings *settings)
+{
+    cq_world_settings s = world_settings_resolve(settings);
+    /* A wider skin or a lower cap must not leave more pairs than the cap. */
+    if (s.skin == w->settings.skin && s.max_pairs == w->settings.max_pairs)
+        return CQ_OK;
+    return world_check_pair_cap(w, NULL, NULL, s.skin, s.max_pairs);
+}
+
 int cq_world_configure(cq_world *w, const cq_world_settings *settings)
 {
     world_no_pending(w);
     cq_world_settings s = world_settings_resolve(settings);
     int rc = check_settings(&s);
+    if (rc != CQ_OK)
+        return rc;
+    rc = cq_world_check_pair_cap(w, &s);
     if (rc != CQ_OK)
         return rc;
     /* Compared with the setting, not the storage: cq_world_reserve may have

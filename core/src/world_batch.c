@@ -356,6 +356,8 @@ int cq_world_prepare(cq_world *w, const cq_world_op *ops, int count, int *bad_op
     int after = w->count;
     for (int r = 0; r < b.n; r++)
         after += (b.rec[r].slot < 0 && b.rec[r].present) - (b.rec[r].slot >= 0 && !b.rec[r].present);
+    if (rc == CQ_OK)
+        rc = world_check_pair_cap(w, &b, ops, w->settings.skin, w->settings.max_pairs);
     if (rc == CQ_OK && after > w->cap)
         rc = world_grow(w, after);
     /* The records hold their slots: the commit needs no marks, which are

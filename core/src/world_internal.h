@@ -261,6 +261,13 @@ void world_table_drop(cq_world *w, int slot);
 /* A slot's broadphase box: its box fattened by skin / 2. */
 cq_aabb world_sap_box(const cq_world *w, int slot);
 
+/* world_paircap.c: CQ_ELIMIT when the world after batch b (a struct batch
+ * of world_batch.h with its slot marks set; NULL: the world as it is), its
+ * broadphase boxes fattened by skin / 2, would hold more than cap pairs
+ * (cap <= 0: no cap); CQ_ENO_MEMORY. */
+struct batch;
+int world_check_pair_cap(const cq_world *w, const struct batch *b, const cq_world_op *ops, double skin, long cap);
+
 /* Ends every mutation: updates the broadphase, and rebuilds the BVH when
  * its members changed (or it is stale), refits it when shapes moved
  * (rebuilding once refits degraded it). Out of memory leaves the stale

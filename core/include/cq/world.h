@@ -51,6 +51,10 @@ typedef struct cq_world_settings {
     int gjk_max_iterations;   ///< narrow-phase cap; <= 0 means the cq_collide default
     int epa_max_iterations;   ///< narrow-phase cap; <= 0 means the cq_collide default
     int sweep_max_iterations; ///< CCD and sweep queries; <= 0 means the cq_sweep default
+    /// Most broadphase pairs the world may hold; <= 0 means no cap. A batch
+    /// or a new skin that would make more is refused with CQ_ELIMIT before
+    /// anything changes (the pairs are counted first, stopping at the cap).
+    long max_pairs;
 } cq_world_settings;
 
 /// A shape's registration: slot index and generation. A handle goes stale
@@ -120,6 +124,11 @@ void cq_world_destroy(cq_world *world);
 
 /// The settings in force (defaults filled in).
 cq_world_settings cq_world_get_settings(const cq_world *world);
+
+/// CQ_ELIMIT when cq_world_configure(world, settings) would refuse for
+/// the pair cap (a wider skin or a lower max_pairs), else CQ_OK (or
+/// CQ_ENO_MEMORY): lets a caller check before it journals the change.
+int cq_world_check_pair_cap(const cq_world *world, const cq_world_settings *settings);
 
 /// Mutation: changes the settings. A new skin refattens every broadphase
 /// box; a larger capacity grows the storage now (a smaller one is ignored).

@@ -1,0 +1,92 @@
+"""A per-world cap on broadphase pairs (issue 25, item 3: --max-world-pairs).
+
+Coincident shapes make n (n - 1) / 2 broadphase pairs: a small import can
+otherwise hold the world lock for minutes and make one contacts answer
+hundreds of megabytes. A batch, import, shape PUT or skin change whose
+result crosses the cap is refused whole with 422 and changes nothing.
+Oracles: the pair count of the final boxes worked out here (coincident
+spheres all overlap; spheres far apart make none), the world's own
+shapes and broadphase_pairs read back with GET."""
+
+import time
+
+from harness import DaemonCase
+from wire import body_item, sphere
+
+CAP = 10
+
+
+def spheres(prefix, n, spacing=0.0):
+    """n unit spheres along x, spacing apart (0: all coincident)."""
+    return [body_item("%s%d" % (prefix, i), sphere(1), (i * spacing, 0, 0)) for i in range(n)]
+
+
+class SmallCap(DaemonCase):
+    FLAGS = ("--max-world-pairs", str(CAP))
+
+    def summary(self, name):
+        v = self.ok("GET", "/v1/worlds/" + name)
+        return v["shapes"], v["broadphase_pairs"]
+
+    def test_import_over_cap_refused(self):
+        # 5 coincident spheres: 10 pairs (at the cap) are accepted, 6 (15) are not
+        self.ok("PUT", "/v1/worlds/imp", {"settings": {}, "shapes": spheres("s", 5)}, status=201)
+        self.assertEqual(self.summary("imp"), (5, 10))
+        r = self.req("PUT", "/v1/worlds/imp", {"settings": {}, "shapes": spheres("t", 6)})
+        self.assertProblem(r, 422, "over-limit")
+        self.assertIn("broadphase pairs", r.value["detail"])
+        self.assertIn(str(CAP), r.value["detail"])
+        self.assertEqual(self.summary("imp"), (5, 10))
+        r = self.req("PUT", "/v1/worlds/fresh", {"settings": {}, "shapes": spheres("t", 6)})
+        self.assertProblem(r, 422, "over-limit")
+        self.assertIn("broadphase pairs", r.value["detail"])
+        self.assertEqual(self.req("GET", "/v1/worlds/fresh").status, 404)
+
+    def test_batch_and_put_over_cap_refused(self):
+        self.ok("PUT", "/v1/worlds/b", {}, status=201)
+        self.ok("POST", "/v1/worlds/b/batch", {"upsert": spheres("s", 4)})  # 6 pairs
+        self.assertEqual(self.summary("b"), (4, 6))
+        r = self.req("POST", "/v1/worlds/b/batch", {"upsert": spheres("t", 2)})  # 15 pairs
+        self.assertProblem(r, 422, "over-limit")
+        self.assertIn("broadphase pairs", r.value["detail"])
+        self.assertEqual(self.summary("b"), (4, 6))
+        self.assertEqual(self.req("GET", "/v1/worlds/b/shapes/t0").status, 404)
+        self.ok("POST", "/v1/worlds/b/batch", {"upsert": [spheres("t", 1)[0]]})  # 10 pairs: at the cap
+        self.assertEqual(self.summary("b"), (5, 10))
+        r = self.req("PUT", "/v1/worlds/b/shapes/u", {"shape": sphere(1), "pose": {"position": [0, 0, 0]}})
+        self.assertProblem(r, 422, "over-limit")
+        self.assertIn("broadphase pairs", r.value["detail"])
+        self.assertEqual(self.summary("b"), (5, 10))
+        # far apart they make no pairs, so the same count of shapes fits
+        far = [dict(s, pose={"position": [100 + 10 * i, 0, 0]}) for i, s in enumerate(spheres("far", 20))]
+        self.ok("POST", "/v1/worlds/b/batch", {"upsert": far})
+        self.assertEqual(self.summary("b"), (25, 10))
+        # moving the far ones onto the crowd crosses the cap
+        r = self.req("POST", "/v1/worlds/b/batch",
+                     {"move": [{"id": "far0", "pose": {"position": [0, 0, 0]}}]})
+        self.assertProblem(r, 422, "over-limit")
+        self.assertIn("broadphase pairs", r.value["detail"])
+        self.assertEqual(self.summary("b"), (25, 10))
+
+    def test_skin_over_cap_refused(self):
+        # 6 spheres 2.5 apart: no pairs at skin 0, all 15 with skin 100
+        self.ok("PUT", "/v1/worlds/sk", {"settings": {"skin": 0},
+                                         "shapes": spheres("s", 6, spacing=2.5)}, status=201)
+        self.assertEqual(self.summary("sk"), (6, 0))
+        r = self.req("PUT", "/v1/worlds/sk", {"skin": 100})
+        self.assertProblem(r, 422, "over-limit")
+        self.assertIn("broadphase pairs", r.value["detail"])
+        v = self.ok("GET", "/v1/worlds/sk")
+        self.assertEqual(v["settings"]["skin"], 0)
+        self.assertEqual(v["broadphase_pairs"], 0)
+
+
+class DefaultCap(DaemonCase):
+    def test_coincident_import_refused_quickly(self):
+        # 3,000 coincident spheres would make 4,498,500 pairs, past 1,000,000
+        start = time.monotonic()
+        r = self.req("PUT", "/v1/worlds/crowd", {"settings": {}, "shapes": spheres("s", 3000)})
+        self.assertProblem(r, 422, "over-limit")
+        self.assertIn("broadphase pairs", r.value["detail"])
+        self.assertLess(time.monotonic() - start, 10.0)
+        self.assertEqual(self.req("GET", "/v1/worlds/crowd").status, 404)
