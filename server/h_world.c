@@ -70,7 +70,11 @@ int cqd_h_world_put(cqd_call *c)
     cqp_world_req req;
     if (cqp_decode_world(&c->dec, c->body, &req) != 0)
         return -1;
-    req.settings.max_pairs = c->srv->cfg.max_world_pairs; /* not a wire setting: the server's limit */
+    /* Not a wire setting but the server's limit, applied once recovery is
+     * done (cqd_registry_cap_pairs): a journaled change is never refused
+     * for a cap lowered since it was acknowledged. */
+    bool recovering = atomic_load_explicit(&c->srv->state, memory_order_acquire) == CQD_STARTING;
+    req.settings.max_pairs = recovering ? 0 : c->srv->cfg.max_world_pairs;
     int bad_op;
     cqd_world_state state;
     cqd_journal_ticket ticket;

@@ -203,6 +203,10 @@ static int recover(daemon_ctx *d)
     if (cqd_store_recover(srv->store) < 0)
         return -1;
     cqd_registry_limit(srv->worlds, srv->cfg.max_worlds); // after recovery: never drops an acknowledged world
+    if (cqd_registry_cap_pairs(srv->worlds, srv->cfg.max_world_pairs) != 0) {
+        cqd_log(&srv->log, CQD_LOG_ERROR, "out of memory applying --max-world-pairs");
+        return -1;
+    }
     int worlds;
     long long shapes = count_shapes(srv, &worlds); // before READY: no request has changed them yet
     double ms = (double)(cqd_mono_ns() - t0) / 1e6;

@@ -8,6 +8,7 @@
 
 #include "registry.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -335,6 +336,26 @@ int cqd_registry_refs(cqd_registry *r, cqd_world ***out, int *count)
 }
 
 void cqd_world_unref(cqd_registry *r, cqd_world *w) { unref(r, w); }
+
+int cqd_registry_cap_pairs(cqd_registry *r, long max)
+{
+    cqd_world **ws;
+    int n;
+    if (cqd_registry_refs(r, &ws, &n) != 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        pthread_rwlock_wrlock(&ws[i]->lock);
+        cq_world_settings s = cq_world_get_settings(ws[i]->world);
+        s.max_pairs = max;
+        int rc = cq_world_configure(ws[i]->world, &s); /* the skin is kept: cannot refuse */
+        assert(rc == CQ_OK);
+        (void)rc;
+        pthread_rwlock_unlock(&ws[i]->lock);
+        unref(r, ws[i]);
+    }
+    free(ws);
+    return 0;
+}
 
 cqd_world_info *cqd_registry_list(cqd_registry *r, int *count)
 {

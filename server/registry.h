@@ -32,6 +32,11 @@ cqd_registry *cqd_registry_create(void);
 /// returns CQD_REGISTRY_FULL. The daemon sets it once recovery is done, so
 /// lowering the cap never drops worlds already acknowledged.
 void cqd_registry_limit(cqd_registry *r, int max);
+/// Sets every world's pair cap (cq_world_settings.max_pairs) to max. Run
+/// once recovery is done, which applies journaled changes uncapped: a world
+/// above the cap keeps its pairs and may then only change without adding.
+/// 0, or -1 when out of memory (no world changed).
+int cqd_registry_cap_pairs(cqd_registry *r, long max);
 /// Frees the registry and every world. No request may run.
 void cqd_registry_destroy(cqd_registry *r);
 

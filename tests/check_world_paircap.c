@@ -137,8 +137,35 @@ START_TEST(test_skin_over_cap)
     ck_assert_int_eq(brute_count(w, 0.6), 5);
     ck_assert_int_eq(cq_world_configure(w, &s), CQ_OK);
     ck_assert_int_eq(cq_world_get_stats(w).broadphase_pairs, 5);
-    s.max_pairs = 4; /* a lower cap than the world holds */
-    ck_assert_int_eq(cq_world_configure(w, &s), CQ_ELIMIT);
+    cq_world_destroy(w);
+}
+END_TEST
+
+/* A cap lowered below what the world holds is accepted: the world keeps
+ * its pairs, may change without adding any, and may not add one. */
+START_TEST(test_lowered_cap)
+{
+    cq_world *w = make_world(0, 0);
+    for (int k = 0; k < 5; k++) { /* coincident unit spheres: 10 pairs */
+        cq_world_op op = wo_upsert(ids[k], wo_sphere(1), wo_at(0, 0, 0), cq_v3(0, 0, 0), 1, ~0u);
+        wo_apply(w, &op, 1);
+    }
+    ck_assert_int_eq(brute_count(w, 0), 10);
+    cq_world_settings s = {.skin = 0, .capacity = 16, .max_pairs = 4};
+    ck_assert_int_eq(cq_world_configure(w, &s), CQ_OK);
+    ck_assert_int_eq(cq_world_get_stats(w).broadphase_pairs, 10);
+    int bad;
+    cq_world_op away = wo_move(ids[0], wo_at(1.5, 0, 0), cq_v3(0, 0, 0)); /* still meets all: 10 */
+    ck_assert_int_eq(cq_world_apply(w, &away, 1, &bad), CQ_OK);
+    away = wo_move(ids[0], wo_at(50, 0, 0), cq_v3(0, 0, 0)); /* meets none: 6 */
+    ck_assert_int_eq(cq_world_apply(w, &away, 1, &bad), CQ_OK);
+    ck_assert_int_eq(brute_count(w, 0), 6);
+    cq_world_op back = wo_move(ids[0], wo_at(0, 0, 0), cq_v3(0, 0, 0)); /* 10 again: more than it holds */
+    ck_assert_int_eq(cq_world_apply(w, &back, 1, &bad), CQ_ELIMIT);
+    cq_world_op fresh = wo_upsert(ids[5], wo_sphere(1), wo_at(50, 0, 0), cq_v3(0, 0, 0), 1, ~0u); /* 7 */
+    ck_assert_int_eq(cq_world_apply(w, &fresh, 1, &bad), CQ_ELIMIT);
+    ck_assert_int_eq(cq_world_get_stats(w).broadphase_pairs, 6);
+    ck_assert_int_eq(brute_count(w, 0), 6);
     cq_world_destroy(w);
 }
 END_TEST
@@ -151,6 +178,7 @@ Suite *world_paircap_suite(void)
     TCase *tc = tcase_create("cap");
     tcase_add_loop_test(tc, test_cap_matches_brute_force, 0, 4);
     tcase_add_test(tc, test_skin_over_cap);
+    tcase_add_test(tc, test_lowered_cap);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -281,8 +281,9 @@ cq_aabb world_sap_box(const cq_world *w, int slot) { return cq_aabb_fatten(w->e[
 int cq_world_check_pair_cap(const cq_world *w, const cq_world_settings *settings)
 {
     cq_world_settings s = world_settings_resolve(settings);
-    /* A wider skin or a lower cap must not leave more pairs than the cap. */
-    if (s.skin == w->settings.skin && s.max_pairs == w->settings.max_pairs)
+    /* Only a wider skin adds pairs: a lower cap alone never refuses (the
+     * world keeps what it holds and may not grow past it). */
+    if (s.skin <= w->settings.skin)
         return CQ_OK;
     return world_check_pair_cap(w, NULL, NULL, s.skin, s.max_pairs);
 }

@@ -4,7 +4,13 @@
  * as the count passes the cap. Counting first keeps the refusal cheap: the
  * incremental broadphase would store every pair (coincident shapes make
  * n^2 / 2 of them) before anything could notice, and a refused batch must
- * leave the world untouched and be refused before it is journaled. */
+ * leave the world untouched and be refused before it is journaled.
+ *
+ * A change is refused only when it would leave more pairs than the cap
+ * and more than the world holds now: a world above its cap (the cap was
+ * lowered, or the daemon restarted with a lower one and recovered what it
+ * had acknowledged) is never frozen, it may change in any way that does
+ * not add pairs. */
 #include <assert.h>
 #include <stdint.h>
 #include <string.h>
@@ -93,6 +99,9 @@ static bool sweep_exceeds(const cap_item *it, const world_key *order, int n, lon
 
 int world_check_pair_cap(const cq_world *w, const batch *b, const cq_world_op *ops, double skin, long cap)
 {
+    long now = cq_sap_pair_count(w->sap);
+    if (cap > 0 && now > cap)
+        cap = now; /* above the cap already: refuse only growth */
     int n = w->count;
     for (int r = 0; b && r < b->n; r++)
         n += (b->rec[r].slot < 0 && b->rec[r].present) - (b->rec[r].slot >= 0 && !b->rec[r].present);

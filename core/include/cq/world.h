@@ -52,8 +52,10 @@ typedef struct cq_world_settings {
     int epa_max_iterations;   ///< narrow-phase cap; <= 0 means the cq_collide default
     int sweep_max_iterations; ///< CCD and sweep queries; <= 0 means the cq_sweep default
     /// Most broadphase pairs the world may hold; <= 0 means no cap. A batch
-    /// or a new skin that would make more is refused with CQ_ELIMIT before
-    /// anything changes (the pairs are counted first, stopping at the cap).
+    /// or a wider skin that would leave more, and more than the world holds
+    /// now, is refused with CQ_ELIMIT before anything changes (the pairs
+    /// are counted first, stopping at the cap). Lowering it never refuses:
+    /// a world above it keeps its pairs and may only change without adding.
     long max_pairs;
 } cq_world_settings;
 
@@ -126,7 +128,7 @@ void cq_world_destroy(cq_world *world);
 cq_world_settings cq_world_get_settings(const cq_world *world);
 
 /// CQ_ELIMIT when cq_world_configure(world, settings) would refuse for
-/// the pair cap (a wider skin or a lower max_pairs), else CQ_OK (or
+/// the pair cap (a wider skin), else CQ_OK (or
 /// CQ_ENO_MEMORY): lets a caller check before it journals the change.
 int cq_world_check_pair_cap(const cq_world *world, const cq_world_settings *settings);
 
