@@ -203,6 +203,7 @@ static int recover(daemon_ctx *d)
     if (cqd_store_recover(srv->store) < 0)
         return -1;
     cqd_registry_limit(srv->worlds, srv->cfg.max_worlds); // after recovery: never drops an acknowledged world
+    cqd_registry_limit_slots(srv->worlds, srv->cfg.max_shapes_total); // likewise: recovered storage is charged in full
     int worlds;
     long long shapes = count_shapes(srv, &worlds); // before READY: no request has changed them yet
     double ms = (double)(cqd_mono_ns() - t0) / 1e6;
