@@ -277,6 +277,19 @@ static int put_existing(cqd_world *w, const cqd_world_put *put, cq_world **fresh
     return rc;
 }
 
+/* Whether the named world exists with a durability other than put's; a
+ * look only: put_existing checks again under the lock. */
+static bool conflicts(cqd_registry *r, const char *name, const cqd_world_put *put)
+{
+    if (!put->durability_given)
+        return false;
+    cqd_world *w = cqd_world_acquire(r, name, false);
+    bool other = w && w->durability != put->durability;
+    if (w)
+        cqd_world_release(r, w);
+    return other;
+}
+
 int cqd_registry_put_hooked(cqd_registry *r, const char *name, const cqd_world_put *put, int *bad_op,
                             cqd_world_state *state, const cqd_registry_hook *hook)
 {
@@ -286,6 +299,8 @@ int cqd_registry_put_hooked(cqd_registry *r, const char *name, const cqd_world_p
     /* Everything costly (allocating storage, applying an import) happens
      * before any lock is taken; the locks only cover the swap. */
     cq_world *fresh = NULL;
+    if (put->import && conflicts(r, name, put))
+        return CQD_REGISTRY_CONFLICT; /* before the import takes memory and slots for nothing */
     if (put->import) {
         int rc = build(r, put->settings, put->ops, put->count, bad_op, &fresh);
         if (rc != CQ_OK)
