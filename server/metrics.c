@@ -421,7 +421,8 @@ static void render_worlds(cqp_buf *out, cqd_registry *registry, int cap)
                 (uint64_t)(count - kept));
     long slots = registry ? cqd_registry_slots(registry) : 0;
     scalar_uint(out, "collisiond_shape_slots_reserved", "gauge",
-                "Shape slots the worlds' storage holds, charged to --max-shapes-total.", (uint64_t)(slots > 0 ? slots : 0));
+                "Shape slots the worlds' storage holds, charged to --max-shapes-total.",
+                (uint64_t)(slots > 0 ? slots : 0));
     world_family(out, "collisiond_world_shapes", "Shapes in a world.", info, count, kept, shapes_of);
     world_family(out, "collisiond_world_broadphase_pairs", "Broadphase pairs of a world's last update.", info, count,
                  kept, pairs_of);

@@ -267,6 +267,53 @@ START_TEST(registry_keeps_worlds_charged_before_the_cap)
 }
 END_TEST
 
+typedef struct churner {
+    cqd_registry *r;
+    int index;
+    unsigned seed;
+    int refused; /* creations the budget refused */
+} churner;
+
+/* Creates, raises and deletes worlds of its own names at random. */
+static void *registry_churn(void *arg)
+{
+    churner *c = arg;
+    for (int k = 0; k < 400; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "t%d_%u", c->index, rand_r(&c->seed) % 4);
+        if (rand_r(&c->seed) % 3 == 0) {
+            cqd_registry_delete(c->r, name);
+            continue;
+        }
+        int rc = create(c->r, name, 1 + (int)(rand_r(&c->seed) % 300));
+        ck_assert(rc == 201 || rc == 200 || rc == CQ_EBUDGET);
+        c->refused += rc == CQ_EBUDGET;
+    }
+    return NULL;
+}
+
+START_TEST(registry_racing_worlds_stay_within_the_budget)
+{
+    cqd_registry *r = cqd_registry_create();
+    cqd_registry_limit_slots(r, 1500);
+    churner cs[4];
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) {
+        cs[i] = (churner){r, i, 7u * (unsigned)i + 1, 0};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, registry_churn, &cs[i]), 0);
+    }
+    int refused = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        refused += cs[i].refused;
+    }
+    ck_assert_int_gt(refused, 0); /* 16 worlds of up to 300 slots: the budget was reached */
+    ck_assert_int_eq(cqd_registry_slots(r), storage_sum(r));
+    ck_assert_int_le(cqd_registry_slots(r), 1500);
+    cqd_registry_destroy(r);
+}
+END_TEST
+
 Suite *budget_suite(void)
 {
     Suite *s = suite_create("budget");
@@ -278,6 +325,7 @@ Suite *budget_suite(void)
     tcase_add_test(tc, registry_charges_creation_and_delete_returns_it);
     tcase_add_test(tc, registry_refuses_growth_past_the_budget);
     tcase_add_test(tc, registry_keeps_worlds_charged_before_the_cap);
+    tcase_add_test(tc, registry_racing_worlds_stay_within_the_budget);
     suite_add_tcase(s, tc);
     return s;
 }

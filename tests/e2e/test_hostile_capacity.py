@@ -134,6 +134,20 @@ class Budgeted(DaemonCase):
         self.assertEqual(slots_reserved(self.daemon), 56 + 1)
 
 
+class Defaults(DaemonCase):
+    def test_largest_default_capacity_and_the_gauge(self):
+        # 100000 was the old default cap: 140 MB for 20 bytes
+        r = self.req("PUT", "/v1/worlds/huge", {"capacity": 100000})
+        self.assertProblem(r, 422, "over-limit", "/capacity")
+        self.assertIn("--max-world-capacity", r.value["detail"])
+        self.assertEqual(slots_reserved(self.daemon), 0)
+        self.ok("PUT", "/v1/worlds/big", {"capacity": 65536}, status=201)
+        self.ok("PUT", "/v1/worlds/plain", {}, status=201)
+        self.assertEqual(slots_reserved(self.daemon), 65536 + 1024)
+        self.ok("DELETE", "/v1/worlds/big", status=204)
+        self.assertEqual(slots_reserved(self.daemon), 1024)
+
+
 class RestartWithSmallerBudget(unittest.TestCase):
     """Recovery charges what it brings back, whatever the new budget or
     --max-world-capacity say; only new storage is refused after it."""
