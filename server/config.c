@@ -121,9 +121,15 @@ static const cfg_row rows[] = {
      "items of one batch or import, ids of one contacts filter (422 beyond)"},
     {"max-hits", "COLLISIOND_MAX_HITS", "1000000", parse_int, NUM(limits.hits, 1, INT_MAX), "N",
      "ray hits one raycast with \"all\" may return (422 beyond)"},
-    {"max-world-capacity", "COLLISIOND_MAX_WORLD_CAPACITY", "100000", parse_int,
+    {"max-world-capacity", "COLLISIOND_MAX_WORLD_CAPACITY", "65536", parse_int,
      NUM(limits.world_capacity, 1, CQ_WORLD_MAX_SHAPES), "N",
      "largest \"capacity\" a world's settings may preallocate (422 beyond)"},
+    // A slot costs about 1.4 KiB of storage (entry, id, hash, broadphase,
+    // batch scratch, pair cache): 1M slots is about 1.4 GB, and 15 worlds
+    // of the largest capacity.
+    {"max-shapes-total", "COLLISIOND_MAX_SHAPES_TOTAL", "1000000", parse_int, NUM(max_shapes_total, 1, INT_MAX),
+     "N",
+     "shape slots all worlds together may preallocate, ~1.4 KiB each (422 for a world, capacity or batch beyond)"},
     {"max-world-pairs", "COLLISIOND_MAX_WORLD_PAIRS", "1000000", parse_int, NUM(max_world_pairs, 1, 1000000000), "N",
      "broadphase pairs one world may hold (422 for a batch, import, shape PUT or skin that would make more)"},
     {"port-file", "COLLISIOND_PORT_FILE", "", parse_str, STR(port_file), "PATH",

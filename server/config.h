@@ -42,6 +42,7 @@ typedef struct cqd_config {
     size_t max_response;      ///< --max-response BYTES: the largest response body; 422 beyond (default 64M)
     int max_world_pairs;      ///< --max-world-pairs broadphase pairs per world; 422 beyond (default 1000000)
     int max_worlds;           ///< --max-worlds held at once; 422 beyond (default 10000)
+    int max_shapes_total;     ///< --max-shapes-total slots all worlds' storage may hold; 422 beyond (default 1M)
     int metrics_worlds;       ///< --metrics-worlds with per-world series in /metrics, the largest; the rest summed (default 100)
     char token[256];          ///< --token, or the first line of --token-file: bearer token, "" = no auth
     cqd_log_level log_level;  ///< --log-level error|warn|info|debug (default info); not the access lines

@@ -34,6 +34,14 @@ int cqd_h_server_fail(cqd_call *c, int status, const char *what)
     return cqp_fail(&c->problem, CQP_P_INTERNAL, NULL, "%s: %s", what, cq_strerror(status));
 }
 
+int cqd_h_over_budget(cqd_call *c, const char *pointer)
+{
+    return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, pointer,
+                    "the server's worlds would preallocate more than %d shape slots in all "
+                    "(--max-shapes-total; %ld in use): delete a world or ask for a smaller capacity",
+                    c->srv->cfg.max_shapes_total, cqd_registry_slots(c->srv->worlds));
+}
+
 void *cqd_h_array(size_t n, size_t size)
 {
     if (size != 0 && n > SIZE_MAX / size)

@@ -28,6 +28,11 @@ int cqd_fail_oom(cqd_call *c);
 /// Returns -1.
 int cqd_h_server_fail(cqd_call *c, int status, const char *what);
 
+/// The shape slot budget refused the storage a change needed (CQ_EBUDGET):
+/// 422 over-limit naming --max-shapes-total and the slots in use, at
+/// pointer (NULL for none). Returns -1.
+int cqd_h_over_budget(cqd_call *c, const char *pointer);
+
 /// A new zeroed array of n elements of size bytes (free() it); n may be 0.
 /// NULL when out of memory or when n * size overflows.
 void *cqd_h_array(size_t n, size_t size);

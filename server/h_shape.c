@@ -23,6 +23,8 @@ static int apply_fail(cqd_call *c, const cqp_batch *b, bool single, int rc, int 
         return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, NULL,
                         "the batch would make the world hold more than %d broadphase pairs (--max-world-pairs)",
                         c->srv->cfg.max_world_pairs);
+    if (rc == CQ_EBUDGET)
+        return cqd_h_over_budget(c, NULL);
     if (rc == CQ_ERANGE)
         return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, NULL, "a world holds at most %d shapes",
                         CQ_WORLD_MAX_SHAPES);

@@ -21,6 +21,10 @@ static int put_fail(cqd_call *c, const cqp_world_req *req, int rc, int bad_op)
                         c->srv->cfg.max_worlds);
     const char *base = req->import ? "/settings" : "";
     char ptr[64];
+    if (rc == CQ_EBUDGET) {
+        snprintf(ptr, sizeof ptr, "%s/capacity", base);
+        return cqd_h_over_budget(c, req->settings.capacity > 0 ? ptr : NULL);
+    }
     if (rc == CQ_ELIMIT)
         return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, req->import ? "/shapes" : "/skin",
                         "the world would hold more than %d broadphase pairs (--max-world-pairs)",

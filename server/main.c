@@ -207,6 +207,7 @@ static int recover(daemon_ctx *d)
         cqd_log(&srv->log, CQD_LOG_ERROR, "out of memory applying --max-world-pairs");
         return -1;
     }
+    cqd_registry_limit_slots(srv->worlds, srv->cfg.max_shapes_total); // likewise: recovered storage is charged in full
     int worlds;
     long long shapes = count_shapes(srv, &worlds); // before READY: no request has changed them yet
     double ms = (double)(cqd_mono_ns() - t0) / 1e6;

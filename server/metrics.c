@@ -419,6 +419,10 @@ static void render_worlds(cqp_buf *out, cqd_registry *registry, int cap)
     scalar_uint(out, "collisiond_worlds_folded", "gauge",
                 "Worlds past --metrics-worlds, summed into the per-world gauges' world=\"" CQD_OTHER_WORLDS "\".",
                 (uint64_t)(count - kept));
+    long slots = registry ? cqd_registry_slots(registry) : 0;
+    scalar_uint(out, "collisiond_shape_slots_reserved", "gauge",
+                "Shape slots the worlds' storage holds, charged to --max-shapes-total.",
+                (uint64_t)(slots > 0 ? slots : 0));
     world_family(out, "collisiond_world_shapes", "Shapes in a world.", info, count, kept, shapes_of);
     world_family(out, "collisiond_world_broadphase_pairs", "Broadphase pairs of a world's last update.", info, count,
                  kept, pairs_of);

@@ -12,11 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
+
 struct cqd_registry {
     pthread_mutex_t lock; /* guards the array and every entry's refs */
     cqd_world **w;        /* sorted by name */
     int n, cap;
     int max;              /* worlds allowed; 0 = no cap */
+    cqd_budget slots;     /* the storage slots of every world, listed or not yet freed */
 };
 
 cqd_registry *cqd_registry_create(void)
@@ -26,6 +29,7 @@ cqd_registry *cqd_registry_create(void)
         free(r);
         return NULL;
     }
+    cqd_budget_init(&r->slots);
     return r;
 }
 
@@ -36,9 +40,44 @@ void cqd_registry_limit(cqd_registry *r, int max)
     pthread_mutex_unlock(&r->lock);
 }
 
-static void world_free(cqd_world *w)
+void cqd_registry_limit_slots(cqd_registry *r, long max) { cqd_budget_limit(&r->slots, max); }
+
+long cqd_registry_slots(cqd_registry *r) { return cqd_budget_used(&r->slots); }
+
+static bool slots_take(void *ctx, long n) { return cqd_budget_take(ctx, n); }
+
+static void slots_give(void *ctx, long n) { cqd_budget_give(ctx, n); }
+
+/* A new world charged to the budget: its capacity before the storage is
+ * allocated (so a refused one costs no memory), its growth through the
+ * core's hook. CQ_EBUDGET when the capacity does not fit. */
+static int world_new(cqd_registry *r, const cq_world_settings *s, cq_world **out)
 {
-    cq_world_destroy(w->world);
+    long want = s && s->capacity > 0 ? s->capacity : CQ_WORLD_DEFAULT_CAPACITY;
+    bool charged = want <= CQ_WORLD_MAX_SHAPES; /* else creating it fails, and says why */
+    *out = NULL;
+    if (charged && !cqd_budget_take(&r->slots, want))
+        return CQ_EBUDGET;
+    int rc = cq_world_create(s, out);
+    long held = rc == CQ_OK ? cq_world_get_stats(*out).capacity : 0;
+    /* the storage, whatever was asked: the charge always matches it */
+    cqd_budget_force(&r->slots, held - (charged ? want : 0));
+    if (rc == CQ_OK)
+        cq_world_set_budget(*out, &(cq_world_budget){slots_take, slots_give, &r->slots});
+    return rc;
+}
+
+/* Destroys a world from world_new (NULL ignored), returning its charge. */
+static void world_drop(cqd_registry *r, cq_world *world)
+{
+    if (world)
+        cqd_budget_give(&r->slots, cq_world_get_stats(world).capacity);
+    cq_world_destroy(world);
+}
+
+static void world_free(cqd_registry *r, cqd_world *w)
+{
+    world_drop(r, w->world);
     pthread_rwlock_destroy(&w->lock);
     free(w);
 }
@@ -48,7 +87,7 @@ void cqd_registry_destroy(cqd_registry *r)
     if (!r)
         return;
     for (int i = 0; i < r->n; i++)
-        world_free(r->w[i]);
+        world_free(r, r->w[i]);
     free(r->w);
     pthread_mutex_destroy(&r->lock);
     free(r);
@@ -94,7 +133,7 @@ static void unref(cqd_registry *r, cqd_world *w)
     bool last = --w->refs == 0 && w->deleted;
     pthread_mutex_unlock(&r->lock);
     if (last)
-        world_free(w);
+        world_free(r, w);
 }
 
 cqd_world *cqd_world_acquire(cqd_registry *r, const char *name, bool write)
@@ -196,14 +235,14 @@ static int insert(cqd_registry *r, const char *name, cq_world *world, cqp_durabi
 }
 
 /* A new world with settings holding the ops; on failure nothing is kept. */
-static int build(const cq_world_settings *settings, const cq_world_op *ops, int count, int *bad_op,
-                 cq_world **out)
+static int build(cqd_registry *r, const cq_world_settings *settings, const cq_world_op *ops, int count,
+                 int *bad_op, cq_world **out)
 {
-    int rc = cq_world_create(settings, out);
+    int rc = world_new(r, settings, out);
     if (rc == CQ_OK && count > 0) {
         rc = cq_world_apply(*out, ops, count, bad_op);
         if (rc != CQ_OK) {
-            cq_world_destroy(*out);
+            world_drop(r, *out);
             *out = NULL;
         }
     }
@@ -239,6 +278,19 @@ static int put_existing(cqd_world *w, const cqd_world_put *put, cq_world **fresh
     return rc;
 }
 
+/* Whether the named world exists with a durability other than put's; a
+ * look only: put_existing checks again under the lock. */
+static bool conflicts(cqd_registry *r, const char *name, const cqd_world_put *put)
+{
+    if (!put->durability_given)
+        return false;
+    cqd_world *w = cqd_world_acquire(r, name, false);
+    bool other = w && w->durability != put->durability;
+    if (w)
+        cqd_world_release(r, w);
+    return other;
+}
+
 int cqd_registry_put_hooked(cqd_registry *r, const char *name, const cqd_world_put *put, int *bad_op,
                             cqd_world_state *state, const cqd_registry_hook *hook)
 {
@@ -248,8 +300,10 @@ int cqd_registry_put_hooked(cqd_registry *r, const char *name, const cqd_world_p
     /* Everything costly (allocating storage, applying an import) happens
      * before any lock is taken; the locks only cover the swap. */
     cq_world *fresh = NULL;
+    if (put->import && conflicts(r, name, put))
+        return CQD_REGISTRY_CONFLICT; /* before the import takes memory and slots for nothing */
     if (put->import) {
-        int rc = build(put->settings, put->ops, put->count, bad_op, &fresh);
+        int rc = build(r, put->settings, put->ops, put->count, bad_op, &fresh);
         if (rc != CQ_OK)
             return rc;
         if (put->ops_taken) /* fresh owns them now: its destruction frees them */
@@ -263,18 +317,18 @@ int cqd_registry_put_hooked(cqd_registry *r, const char *name, const cqd_world_p
             cqd_world_release(r, w);
             /* the replaced content, or one built for a creation another
              * request won */
-            cq_world_destroy(fresh);
+            world_drop(r, fresh);
             return rc == CQ_OK ? 200 : rc;
         }
         if (!fresh) {
-            int rc = cq_world_create(put->settings, &fresh);
+            int rc = world_new(r, put->settings, &fresh);
             if (rc != CQ_OK)
                 return rc;
         }
         int rc = insert(r, name, fresh, durability, state, hook);
         if (rc != 0) {
             if (rc < 0)
-                cq_world_destroy(fresh);
+                world_drop(r, fresh);
             return rc;
         }
         /* the name appeared meanwhile: update that world instead */

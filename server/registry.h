@@ -37,6 +37,17 @@ void cqd_registry_limit(cqd_registry *r, int max);
 /// above the cap keeps its pairs and may then only change without adding.
 /// 0, or -1 when out of memory (no world changed).
 int cqd_registry_cap_pairs(cqd_registry *r, long max);
+/// Caps the shape slots all worlds' storage may hold at max (0: no cap, the
+/// default; --max-shapes-total). Each world is charged its storage
+/// (cq_world_stats.capacity) from before it is allocated until the world is
+/// freed; a put, batch or import that would make storage past the cap fails
+/// with CQ_EBUDGET, nothing changed. Set once recovery is done, like
+/// cqd_registry_limit: what recovery brings back is charged in full, and a
+/// lower cap only refuses later growth.
+void cqd_registry_limit_slots(cqd_registry *r, long max);
+/// The shape slots charged now (every world's storage, including worlds
+/// deleted but still referenced by a running query).
+long cqd_registry_slots(cqd_registry *r);
 /// Frees the registry and every world. No request may run.
 void cqd_registry_destroy(cqd_registry *r);
 

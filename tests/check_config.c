@@ -36,7 +36,8 @@ START_TEST(config_defaults)
     ck_assert_int_eq(c.limits.hull_points, 256);
     ck_assert_int_eq(c.limits.mesh_triangles, 1000000);
     ck_assert_int_eq(c.limits.batch_items, 100000);
-    ck_assert_int_eq(c.limits.world_capacity, 100000);
+    ck_assert_int_eq(c.limits.world_capacity, 65536);
+    ck_assert_int_eq(c.max_shapes_total, 1000000);
     ck_assert_int_eq(c.limits.hits, 1000000);
     ck_assert_str_eq(c.port_file, "");
 }
@@ -181,7 +182,8 @@ START_TEST(config_help_lists_every_row)
         {"--max-mesh-triangles", "COLLISIOND_MAX_MESH_TRIANGLES", "1000000"},
         {"--max-batch", "COLLISIOND_MAX_BATCH", "100000"},
         {"--max-hits", "COLLISIOND_MAX_HITS", "1000000"},
-        {"--max-world-capacity", "COLLISIOND_MAX_WORLD_CAPACITY", "100000"},
+        {"--max-world-capacity", "COLLISIOND_MAX_WORLD_CAPACITY", "65536"},
+        {"--max-shapes-total", "COLLISIOND_MAX_SHAPES_TOTAL", "1000000"},
         {"--max-world-pairs", "COLLISIOND_MAX_WORLD_PAIRS", "1000000"},
         {"--port-file", "COLLISIOND_PORT_FILE", ""},
         {"--workers", "COLLISIOND_WORKERS", "auto"},

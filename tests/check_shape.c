@@ -96,7 +96,7 @@ START_TEST(every_status_has_a_message)
 {
     const int codes[] = {CQ_ENOT_FINITE, CQ_ENEGATIVE, CQ_ENOT_UNIT, CQ_ENOT_ORTHOGONAL,
                          CQ_EMIRROR, CQ_ERANGE, CQ_EUNSUPPORTED, CQ_ENO_MEMORY, CQ_ENOT_FOUND,
-                         CQ_ECANCELED, CQ_ELIMIT};
+                         CQ_ECANCELED, CQ_ELIMIT, CQ_EBUDGET};
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
         ck_assert_str_ne(cq_strerror(codes[i]), "unknown status");
         ck_assert_str_ne(cq_err_name(codes[i]), "UNKNOWN");

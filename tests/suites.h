@@ -53,6 +53,7 @@
     X(metrics_journal) \
     X(timing)        \
     X(registry)      \
+    X(budget)        \
     X(durable)       \
     X(stream)        \
     X(stream_frame)  \

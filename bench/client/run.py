@@ -43,7 +43,9 @@ class Daemon:
         self.log = open(os.path.join(self.tmp.name, "daemon.log"), "wb")
         argv = pinned(cpu, [binary, "--listen", "127.0.0.1:0", "--stream-listen", "127.0.0.1:0",
                             "--port-file", ports, "--data-dir", "", "--log-level", "error",
-                            "--access-log", "off", "--threads", "1"])
+                            "--access-log", "off", "--threads", "1",
+                            # scenes of 100,000 boxes: past the default --max-world-capacity (65536)
+                            "--max-world-capacity", "1000000", "--max-shapes-total", "4000000"])
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log)
         deadline, text = time.monotonic() + 15, ""
         while not text.endswith("\n"):

@@ -42,7 +42,9 @@ except ImportError:  # a Python that does not see Debian's packages (as tests/e2
     sys.path.append("/usr/lib/python3/dist-packages")
 from collisiond_client import Client, have_msgpack, moves  # noqa: E402
 
-DAEMON_LIMITS = ["--max-body", "256M", "--max-request-memory", "8G", "--max-buffered", "1G"]
+# The scenes reach 100,000 boxes, past the default --max-world-capacity (65536).
+DAEMON_LIMITS = ["--max-body", "256M", "--max-request-memory", "8G", "--max-buffered", "1G",
+                 "--max-world-capacity", "1000000", "--max-shapes-total", "4000000"]
 UPSERT_CHUNK = 20000
 FIGURES = [("client_codec_per_tick_us", "client encode+decode"), ("client_build_per_tick_us", "client move list"),
            ("wall_per_tick_us", "client wall time")]

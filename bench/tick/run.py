@@ -45,7 +45,9 @@ GOALS = [(10000, "stream_msgpack", "inproc", 1.5), (10000, "stream_msgpack", "bu
 FIGURES = [("daemon_cpu_per_tick_us", "daemon CPU"), ("wall_per_tick_us", "client wall time")]
 # Large enough for a tick of 100,000 moves in JSON (about 26 MB, and 20-30
 # times that once parsed) and for the import of the scene.
-DAEMON_LIMITS = ["--max-body", "256M", "--max-request-memory", "8G", "--max-buffered", "1G"]
+# The scenes reach 100,000 boxes, past the default --max-world-capacity (65536).
+DAEMON_LIMITS = ["--max-body", "256M", "--max-request-memory", "8G", "--max-buffered", "1G",
+                 "--max-world-capacity", "1000000", "--max-shapes-total", "4000000"]
 
 
 def pinned(cpu, argv):

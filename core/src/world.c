@@ -318,20 +318,40 @@ int cq_world_configure(cq_world *w, const cq_world_settings *settings)
     return CQ_OK;
 }
 
+void cq_world_set_budget(cq_world *w, const cq_world_budget *budget)
+{
+    w->budget = budget ? *budget : (cq_world_budget){0};
+}
+
+/* The slots the storage grows to for need: doubled (fewer growths), else
+ * exactly need when the budget cannot spare the doubling; 0 when it cannot
+ * spare that either. The growth is taken from the budget. */
+static int grow_target(cq_world *w, int need)
+{
+    int cap = w->cap;
+    while (cap < need)
+        cap = cap <= CQ_WORLD_MAX_SHAPES / 2 ? 2 * cap : CQ_WORLD_MAX_SHAPES;
+    if (!w->budget.take || w->budget.take(w->budget.ctx, cap - w->cap))
+        return cap;
+    if (cap > need && w->budget.take(w->budget.ctx, need - w->cap))
+        return need;
+    return 0;
+}
+
 int world_grow(cq_world *w, int need)
 {
     if (need > CQ_WORLD_MAX_SHAPES)
         return CQ_ERANGE;
-    int cap = w->cap;
-    while (cap < need)
-        cap = cap <= CQ_WORLD_MAX_SHAPES / 2 ? 2 * cap : CQ_WORLD_MAX_SHAPES;
+    int cap = grow_target(w, need);
+    if (cap == 0)
+        return CQ_EBUDGET;
     world_slots s;
-    if (world_slots_alloc(&s, cap) != CQ_OK)
-        return CQ_ENO_MEMORY;
     /* The broadphase grows to the same ids now, so inserting later cannot
      * fail (nothing changes if that fails). */
-    if (cq_sap_reserve(w->sap, cap) != CQ_OK) {
+    if (world_slots_alloc(&s, cap) != CQ_OK || cq_sap_reserve(w->sap, cap) != CQ_OK) {
         world_slots_free(&s);
+        if (w->budget.give)
+            w->budget.give(w->budget.ctx, cap - w->cap);
         return CQ_ENO_MEMORY;
     }
     world_slots_adopt(w, &s);

@@ -145,6 +145,7 @@ struct cq_world {
     world_ccd_memory ccd_fell_back;
 
     cq_world_stats stats;
+    cq_world_budget budget; /* take NULL: growth is not charged */
 };
 
 /* Slot storage before it is adopted by a world (world.c). */
@@ -247,8 +248,9 @@ int world_slots_alloc(world_slots *s, int cap);
 void world_slots_free(world_slots *s);
 /* Moves the world into larger storage s (counted as a growth); s is emptied. */
 void world_slots_adopt(cq_world *w, world_slots *s);
-/* Grows slot storage (and the broadphase's) to at least need slots.
- * CQ_ERANGE past CQ_WORLD_MAX_SHAPES, CQ_ENO_MEMORY; nothing changes on failure. */
+/* Grows slot storage (and the broadphase's) to at least need slots, charged
+ * to the world's budget. CQ_ERANGE past CQ_WORLD_MAX_SHAPES, CQ_EBUDGET,
+ * CQ_ENO_MEMORY; nothing changes on failure. */
 int world_grow(cq_world *w, int need);
 
 /* The id hash: slot of id, or -1; insert and delete a live slot's id. */

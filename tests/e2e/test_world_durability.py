@@ -71,7 +71,7 @@ class WorldDurability(unittest.TestCase):
         decoder, the world's content, a limit, the durability rule): the
         journal's bytes and size are what they were before, while an
         accepted change still grows it."""
-        d = self.start("--max-batch", "4")
+        d = self.start("--max-batch", "4", "--max-shapes-total", "2100")  # w and e: 2048 slots
         self.ok(d, "PUT", "/v1/worlds/w", {"skin": 0.1})
         self.ok(d, "PUT", "/v1/worlds/w/shapes/a", {"shape": sphere(1)})
         self.ok(d, "PUT", "/v1/worlds/w/shapes/b", {"shape": box(1, 1, 1)})
@@ -104,6 +104,8 @@ class WorldDurability(unittest.TestCase):
             ("PUT", "/v1/worlds/w", {"settings": {}, "shapes": [body_item("s%d" % i, sphere(1))
                                                                 for i in range(5)]}, 422),
             ("PUT", "/v1/worlds/new", {"capacity": -5}, 400),
+            ("PUT", "/v1/worlds/new", {}, 422),
+            ("PUT", "/v1/worlds/w", {"capacity": 2048}, 422),
             ("DELETE", "/v1/worlds/missing", None, 404),
         ]
         for method, p, body, status in refusals:

@@ -1,4 +1,4 @@
-"""Attacks on memory. Item 2: worlds of "capacity" 100000 (about 20
+"""Attacks on memory. Item 2: worlds of "capacity" 65536 (about 20
 bytes each, tens of MB of preallocation each) created one after another;
 they are journaled, so the restart after the soak must hold them again.
 Item 3's replies held: stream connections pipelining exports of a
@@ -9,7 +9,7 @@ by default) and snapshots run while the others are served."""
 import json
 import socket
 
-CAPACITY = 100000
+CAPACITY = 65536  # the default --max-world-capacity: the budget, not the cap, refuses them
 CAPACITY_WORLDS = 400
 BIG_SHAPES = 80000        # an export of about 13 MB
 STREAM_CONNECTIONS = 40

@@ -16,7 +16,8 @@
     X(NO_MEMORY, -8, "out of memory")                                          \
     X(NOT_FOUND, -9, "no such id")                                             \
     X(CANCELED, -10, "stopped: the caller's deadline passed")                  \
-    X(LIMIT, -11, "a limit of the world would be crossed")
+    X(LIMIT, -11, "a limit of the world would be crossed")                     \
+    X(BUDGET, -12, "the slot budget the world is charged to would be exceeded")
 
 /// CQ_OK or a negative CQ_E... code.
 typedef enum cq_status {

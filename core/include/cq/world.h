@@ -124,6 +124,24 @@ int cq_world_create(const cq_world_settings *settings, cq_world **out);
 /// Frees the world and every hull and mesh it owns; NULL is ignored.
 void cq_world_destroy(cq_world *world);
 
+/// A budget beyond the world that its slot storage is charged to (a
+/// server's one budget for all its worlds). take(ctx, n) asks for n more
+/// slots before the storage grows by them: false refuses, and the growth
+/// fails with CQ_EBUDGET, nothing changed; give(ctx, n) returns slots taken
+/// for storage that could not be allocated after all. Both may be called
+/// from any thread that mutates a world.
+typedef struct cq_world_budget {
+    bool (*take)(void *ctx, long slots);
+    void (*give)(void *ctx, long slots);
+    void *ctx;
+} cq_world_budget;
+
+/// Charges every later growth of the world's storage to *budget (copied;
+/// NULL: none, the default). A refused doubling is retried at the exact
+/// size needed. The slots the world holds already (cq_world_stats.capacity)
+/// and their return when it is destroyed are the caller's to account.
+void cq_world_set_budget(cq_world *world, const cq_world_budget *budget);
+
 /// The settings in force (defaults filled in).
 cq_world_settings cq_world_get_settings(const cq_world *world);
 
@@ -134,7 +152,8 @@ int cq_world_check_pair_cap(const cq_world *world, const cq_world_settings *sett
 
 /// Mutation: changes the settings. A new skin refattens every broadphase
 /// box; a larger capacity grows the storage now (a smaller one is ignored).
-/// Errors as for cq_world_create; nothing changes on failure.
+/// Errors as for cq_world_create, and CQ_EBUDGET when the world's budget
+/// refuses the growth (cq_world_set_budget); nothing changes on failure.
 int cq_world_configure(cq_world *world, const cq_world_settings *settings);
 
 /// Mutation: applies ops[0..count) all or nothing. Every op is checked first,
@@ -142,7 +161,8 @@ int cq_world_configure(cq_world *world, const cq_world_settings *settings);
 /// refer to an id created or removed earlier in the batch). On any failure
 /// nothing changes, the caller keeps its hulls and meshes, and *bad_op is the index of
 /// the first failing op (-1 when no op is to blame: CQ_ENO_MEMORY, CQ_ERANGE
-/// for a bad count or past CQ_WORLD_MAX_SHAPES). Failures: CQ_ENOT_FOUND
+/// for a bad count or past CQ_WORLD_MAX_SHAPES, CQ_EBUDGET when the storage
+/// would grow past the world's budget). Failures: CQ_ENOT_FOUND
 /// (move or remove of an absent id, or a stale handle), CQ_ERANGE (bad id or
 /// kind, an upsert without id, a hull or mesh given for two ids: blamed on
 /// the later upsert), a shape's cq_shape_validate status, CQ_ENOT_FINITE (pose or
@@ -184,8 +204,9 @@ void cq_world_abandon(cq_world *world);
 /// so that cq_world_configure up to that capacity and cq_world_apply of a
 /// batch that size leaving at most that many shapes cannot run out of
 /// memory (a server journals a change between the two). Settings and
-/// content are unchanged. CQ_OK, CQ_ENO_MEMORY, or CQ_ERANGE (negative, or
-/// past CQ_WORLD_MAX_SHAPES).
+/// content are unchanged. CQ_OK, CQ_ENO_MEMORY, CQ_EBUDGET (the world's
+/// budget refused the growth), or CQ_ERANGE (negative, or past
+/// CQ_WORLD_MAX_SHAPES).
 int cq_world_reserve(cq_world *world, int shapes, int ops);
 
 /// Brings the ray tree up to date with the shapes: refits it after moves,
