@@ -267,6 +267,7 @@ void cq_world_destroy(cq_world *w)
         if (w->names[slot].alive)
             world_owned_free(w->e[slot].body.shape.type, world_owned(&w->e[slot].body.shape));
     cq_sap_destroy(w->sap);
+    world_pair_grid_drop(w);
     cq_bvh_free(&w->bvh);
     world_batch_release(w);
     world_contacts_release(w);
@@ -285,7 +286,7 @@ int cq_world_check_pair_cap(const cq_world *w, const cq_world_settings *settings
      * world keeps what it holds and may not grow past it). */
     if (s.skin <= w->settings.skin)
         return CQ_OK;
-    return world_check_pair_cap(w, NULL, NULL, s.skin, s.max_pairs);
+    return world_check_skin_pairs(w, s.skin, s.max_pairs);
 }
 
 int cq_world_configure(cq_world *w, const cq_world_settings *settings)
@@ -315,6 +316,7 @@ int cq_world_configure(cq_world *w, const cq_world_settings *settings)
         w->sap_dirty = true;
     }
     world_finish(w, false, false);
+    world_pair_grid_sync(w); /* a new skin moves every record, a new cap may want none */
     return CQ_OK;
 }
 

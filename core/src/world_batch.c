@@ -31,6 +31,8 @@ static size_t batch_layout(batch *b, char *base, int ops)
     b->cands = world_carve(base, &at, 2 * n, sizeof *b->cands);
     b->fresh = world_carve(base, &at, n, sizeof *b->fresh);
     b->pos = world_carve(base, &at, n, sizeof *b->pos);
+    b->box = world_carve(base, &at, n, sizeof *b->box);
+    b->boxed = false;
     return at;
 }
 
@@ -364,7 +366,7 @@ int cq_world_prepare(cq_world *w, const cq_world_op *ops, int count, int *bad_op
      * left clear for whatever runs next. */
     unmark(w, &b);
     if (rc == CQ_OK)
-        w->pending = (world_pending){true, ops, count, b.n, nc, nf};
+        w->pending = (world_pending){true, ops, count, b.n, nc, nf, b.boxed};
     return rc;
 }
 
@@ -378,6 +380,7 @@ void cq_world_commit(cq_world *w, const cq_world_op *ops, int count)
         return; /* without assertions: abandoned, the world unchanged */
     batch b;
     batch_open(w, &b, count, p.records);
+    b.boxed = p.boxed;
     batch_commit(w, &b, ops, p.cands, p.finals);
 }
 

@@ -36,6 +36,8 @@ typedef struct batch {
     owned_ref *cands;  /* hulls and meshes the batch may leave unused */
     int32_t *fresh;    /* slots of new registrations */
     int32_t *pos;      /* commit: positions in the id order */
+    cq_aabb *box;      /* per record, when boxed: the final box (not fattened) */
+    bool boxed;        /* the pair cap's check computed every record's box */
 } batch;
 
 /* How far ahead of the op (or record) at hand the loops over a batch
@@ -54,6 +56,21 @@ typedef struct batch {
 
 /* world_batch.c: frees the candidates not in use, each once. */
 void batch_free_owned(batch *b, int nc, int nf);
+
+/* world_paircap.c: the commit keeps the pair grid as it goes, while the
+ * entries it changes are in cache: live says whether the grid is kept
+ * (else it is made afresh, or dropped, at the end), move gives a slot's
+ * record its new box (or none), finish ends the commit's changes. None
+ * can fail. */
+bool world_pair_grid_live(const cq_world *w);
+void world_pair_grid_move(cq_world *w, int slot, bool present);
+void world_pair_grid_finish(cq_world *w, bool live);
+
+/* world_paircap.c: CQ_ELIMIT when the world after batch b (its slot marks
+ * set; NULL: the world as it is), its broadphase boxes fattened by skin / 2,
+ * would hold more pairs than cap allows (cap <= 0: no cap); CQ_ENO_MEMORY.
+ * May fill b->box and set b->boxed, for the commit. */
+int world_check_pair_cap(const cq_world *w, batch *b, const cq_world_op *ops, double skin, long cap);
 
 /* world_commit.c: applies the records (cannot fail). */
 void batch_commit(cq_world *w, batch *b, const cq_world_op *ops, int nc, int nf);

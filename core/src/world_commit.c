@@ -34,7 +34,9 @@ static double min_half_width(const cq_shape *s)
     }
 }
 
-static void set_body(cq_world *w, int slot, const batch_rec *rec, const cq_world_op *ops)
+/* Stores the record's shape, pose and velocity; box, when not NULL, is
+ * the box the pair cap's check computed for them (the same bits). */
+static void set_body(cq_world *w, int slot, const batch_rec *rec, const cq_world_op *ops, const cq_aabb *box)
 {
     world_entry *e = &w->e[slot];
     if (rec->upsert >= 0) {
@@ -49,12 +51,12 @@ static void set_body(cq_world *w, int slot, const batch_rec *rec, const cq_world
         e->body.pose = ops[rec->pose].pose;
     if (rec->vel >= 0)
         e->body.velocity = ops[rec->vel].velocity;
-    e->box = cq_shape_aabb(&e->body.shape, &e->body.pose);
+    e->box = box ? *box : cq_shape_aabb(&e->body.shape, &e->body.pose);
 }
 
 /* Updates the surviving registrations the batch touched; *members is set
  * when one turned static or dynamic (the BVH then rebuilds). */
-static bool commit_updates(cq_world *w, const batch *b, const cq_world_op *ops, bool *members)
+static bool commit_updates(cq_world *w, const batch *b, const cq_world_op *ops, bool grid, bool *members)
 {
     bool moved = false;
     for (int r = 0; r < b->n; r++) {
@@ -70,7 +72,9 @@ static bool commit_updates(cq_world *w, const batch *b, const cq_world_op *ops, 
             continue;
         cq_world_body *body = &w->e[rec->slot].body;
         bool was_static = world_static_type(body->shape.type);
-        set_body(w, rec->slot, rec, ops);
+        set_body(w, rec->slot, rec, ops, b->boxed ? &b->box[r] : NULL);
+        if (grid)
+            world_pair_grid_move(w, rec->slot, true);
         bool is_static = world_static_type(body->shape.type);
         cq_aabb box = world_sap_box(w, rec->slot);
         if (was_static != is_static) {
@@ -137,7 +141,7 @@ static void order_remove(cq_world *w, batch *b, int k, int before)
 }
 
 /* Drops the removed registrations; true if there were any. */
-static bool commit_removals(cq_world *w, batch *b)
+static bool commit_removals(cq_world *w, batch *b, bool grid)
 {
     int k = 0;
     for (int r = 0; r < b->n; r++) {
@@ -151,6 +155,8 @@ static bool commit_removals(cq_world *w, batch *b)
         int slot = b->fresh[j];
         world_table_drop(w, slot);
         cq_sap_remove(w->sap, slot);
+        if (grid)
+            world_pair_grid_move(w, slot, false);
         w->names[slot].alive = false; /* the id stays, for order_remove's search */
         w->free_slots[w->free_n++] = slot;
     }
@@ -183,8 +189,9 @@ static void order_insert(cq_world *w, batch *b, int k)
     }
 }
 
-/* Registers the new ids and puts them in the id order. */
-static bool commit_inserts(cq_world *w, batch *b, const cq_world_op *ops)
+/* Registers the new ids and puts them in the id order; true if there
+ * were any. */
+static bool commit_inserts(cq_world *w, batch *b, const cq_world_op *ops, bool grid)
 {
     int nfresh = 0;
     for (int r = 0; r < b->n; r++) {
@@ -198,11 +205,13 @@ static bool commit_inserts(cq_world *w, batch *b, const cq_world_op *ops)
         n->id_len = (uint8_t)rec->id_len;
         memcpy(n->id, rec->id, (size_t)rec->id_len);
         n->id[rec->id_len] = '\0';
-        set_body(w, slot, rec, ops);
+        set_body(w, slot, rec, ops, b->boxed ? &b->box[r] : NULL);
         world_table_put(w, slot, rec->hash);
         cq_aabb box = world_sap_box(w, slot);
         world_entry *e = &w->e[slot];
         cq_sap_insert(w->sap, slot, &box, e->body.layer, e->body.mask, world_static_type(e->body.shape.type));
+        if (grid)
+            world_pair_grid_move(w, slot, true);
         b->fresh[nfresh++] = slot;
     }
     if (nfresh == 0)
@@ -215,9 +224,11 @@ static bool commit_inserts(cq_world *w, batch *b, const cq_world_op *ops)
 
 void batch_commit(cq_world *w, batch *b, const cq_world_op *ops, int nc, int nf)
 {
-    bool gone = commit_removals(w, b), members = gone;
-    bool moved = commit_updates(w, b, ops, &members);
-    bool came = commit_inserts(w, b, ops);
+    bool grid = world_pair_grid_live(w);
+    bool gone = commit_removals(w, b, grid), members = gone;
+    bool moved = commit_updates(w, b, ops, grid, &members);
+    bool came = commit_inserts(w, b, ops, grid);
+    world_pair_grid_finish(w, grid);
     w->ranks_stale |= gone || came;
     members |= came;
     batch_free_owned(b, nc, nf);

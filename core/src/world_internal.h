@@ -15,6 +15,7 @@
 #include "bvh.h"
 #include "cq/world.h"
 #include "sap.h"
+#include "world_grid.h"
 
 /* A slot's hot part: what a batch's lookup of an id or a handle reads, in
  * an array of its own, apart from the bodies. 96 bytes at a 32-byte
@@ -93,6 +94,7 @@ typedef struct world_pending {
     const cq_world_op *ops; /* the caller's, to catch a commit of other ops */
     int count;
     int records, cands, finals;
+    bool boxed; /* the records' boxes were computed (batch.box) */
 } world_pending;
 
 struct cq_world {
@@ -143,6 +145,15 @@ struct cq_world {
     int32_t *bucket_order; /* and their order by shape-type bucket */
     int work_cap;
     world_ccd_memory ccd_fell_back;
+
+    /* The pair cap's bound (world_paircap.c), kept while the cap could be
+     * crossed: the grid, each slot's record in it, the skin they were
+     * made with; grid_on when it matches the shapes. */
+    world_grid grid;
+    grid_rec *grid_rec;
+    int grid_rec_cap;
+    double grid_skin;
+    bool grid_on;
 
     cq_world_stats stats;
     cq_world_budget budget; /* take NULL: growth is not charged */
@@ -263,12 +274,22 @@ void world_table_drop(cq_world *w, int slot);
 /* A slot's broadphase box: its box fattened by skin / 2. */
 cq_aabb world_sap_box(const cq_world *w, int slot);
 
-/* world_paircap.c: CQ_ELIMIT when the world after batch b (a struct batch
- * of world_batch.h with its slot marks set; NULL: the world as it is), its
- * broadphase boxes fattened by skin / 2, would hold more than cap pairs
- * (cap <= 0: no cap); CQ_ENO_MEMORY. */
-struct batch;
-int world_check_pair_cap(const cq_world *w, const struct batch *b, const cq_world_op *ops, double skin, long cap);
+/* world_paircap.c: CQ_ELIMIT when a new skin (or cap) would leave the
+ * world more broadphase pairs than the cap allows; CQ_ENO_MEMORY. */
+int world_check_skin_pairs(const cq_world *w, double skin, long cap);
+/* world_paircap.c: frees the pair grid; sync makes it match the world
+ * again (after a new skin or cap), or drops it when the cap is out of
+ * reach. Neither can fail: without memory the grid is off and the checks
+ * count instead. */
+void world_pair_grid_drop(cq_world *w);
+void world_pair_grid_sync(cq_world *w);
+/* world_paircap.c, for tests: whether the pair grid is on and whole: its
+ * table holds exactly its records' memberships, its sum is the table's,
+ * its counts are its records', and each live slot's record covers the
+ * slot's broadphase box. *bound gets its bound. */
+bool world_pair_grid_audit(const cq_world *w, long long *bound);
+/* For tests: whether the pair grid counts the pair of live slots a and b. */
+bool world_pair_grid_counts(const cq_world *w, int a, int b);
 
 /* Ends every mutation: updates the broadphase, and rebuilds the BVH when
  * its members changed (or it is stale), refits it when shapes moved

@@ -1,10 +1,17 @@
 /* The per-world cap on broadphase pairs (settings.max_pairs): before a
  * batch or a new skin is applied, the pairs the broadphase would hold
- * afterwards are counted by a sweep over the final boxes, stopping as soon
- * as the count passes the cap. Counting first keeps the refusal cheap: the
- * incremental broadphase would store every pair (coincident shapes make
- * n^2 / 2 of them) before anything could notice, and a refused batch must
- * leave the world untouched and be refused before it is journaled.
+ * afterwards must be known not to pass the cap. Knowing first keeps the
+ * refusal cheap: the incremental broadphase would store every pair
+ * (coincident shapes make n^2 / 2 of them) before anything could notice,
+ * and a refused batch must leave the world untouched and be refused
+ * before it is journaled.
+ *
+ * Two steps. The world keeps a grid that bounds its pairs from above
+ * (world_grid.h), updated by each commit for the boxes that changed cells;
+ * a batch whose bound stays within the cap passes at the cost of its own
+ * records. Only when the bound passes the cap are the pairs counted: a
+ * sort of the final boxes and a sweep, stopping at the cap. The grid is
+ * kept only while the world has shapes enough to cross the cap.
  *
  * A change is refused only when it would leave more pairs than the cap
  * and more than the world holds now: a world above its cap (the cap was
@@ -18,7 +25,7 @@
 #include "cq/alloc.h"
 #include "world_batch.h"
 
-/* What the sweep reads of one final item. */
+/* What the count reads of one final item. */
 typedef struct cap_item {
     cq_aabb box; /* broadphase box: fattened by skin / 2 */
     uint32_t layer, mask;
@@ -65,8 +72,7 @@ static cap_item item_of(const cq_shape *shape, const cq_xform *pose, uint32_t la
     cq_shape s = *shape;
     if (fresh)
         cq_shape_validate(&s); /* the commit normalises a new plane's normal; stored ones are */
-    return (cap_item){cq_aabb_fatten(cq_shape_aabb(&s, pose), 0.5 * skin), layer, mask,
-                      world_static_type(s.type)};
+    return (cap_item){cq_aabb_fatten(cq_shape_aabb(&s, pose), 0.5 * skin), layer, mask, world_static_type(s.type)};
 }
 
 /* The final item of a slot the batch left or changed (rec) or did not touch (NULL). */
@@ -97,21 +103,10 @@ static bool sweep_exceeds(const cap_item *it, const world_key *order, int n, lon
     return false;
 }
 
-int world_check_pair_cap(const cq_world *w, const batch *b, const cq_world_op *ops, double skin, long cap)
+/* The final items after batch b (NULL: the world as it is) into it[],
+ * sized for them; returns their count. */
+static int final_items(const cq_world *w, const batch *b, const cq_world_op *ops, double skin, cap_item *it)
 {
-    long now = cq_sap_pair_count(w->sap);
-    if (cap > 0 && now > cap)
-        cap = now; /* above the cap already: refuse only growth */
-    int n = w->count;
-    for (int r = 0; b && r < b->n; r++)
-        n += (b->rec[r].slot < 0 && b->rec[r].present) - (b->rec[r].slot >= 0 && !b->rec[r].present);
-    if (cap <= 0 || (long long)n * (n - 1) / 2 <= cap)
-        return CQ_OK; /* no cap, or too few shapes to cross it */
-    size_t size = (size_t)n * (sizeof(cap_item) + 2 * sizeof(world_key));
-    cap_item *it = cq_alloc(size);
-    if (!it)
-        return CQ_ENO_MEMORY;
-    world_key *order = (world_key *)(it + n), *tmp = order + n;
     int k = 0;
     for (int slot = 0; slot < w->cap; slot++) { /* in slot order: the entries are read in sequence */
         if (!w->names[slot].alive)
@@ -125,13 +120,267 @@ int world_check_pair_cap(const cq_world *w, const batch *b, const cq_world_op *o
         const batch_rec *rec = &b->rec[r];
         if (rec->slot < 0 && rec->present) {
             const cq_world_op *up = &ops[rec->upsert];
-            it[k++] = item_of(&up->shape, &ops[rec->pose >= 0 ? rec->pose : rec->upsert].pose, up->layer, up->mask, skin, true);
+            it[k++] = item_of(&up->shape, &ops[rec->pose >= 0 ? rec->pose : rec->upsert].pose, up->layer,
+                              up->mask, skin, true);
         }
     }
-    for (int i = 0; i < k; i++)
+    return k;
+}
+
+/* The exact count, past the bound: CQ_ELIMIT, CQ_OK or CQ_ENO_MEMORY. */
+static int exact_check(const cap_item *it, int n, long cap)
+{
+    world_key *order = cq_alloc(2 * (size_t)n * sizeof *order);
+    if (!order)
+        return CQ_ENO_MEMORY;
+    for (int i = 0; i < n; i++)
         order[i] = (world_key){order_bits(it[i].box.min.x), i};
-    radix_sort(order, tmp, k); /* an even count of passes: back in order */
-    bool over = sweep_exceeds(it, order, k, cap);
-    cq_free(it, size);
+    radix_sort(order, order + n, n); /* an even count of passes: back in order */
+    bool over = sweep_exceeds(it, order, n, cap);
+    cq_free(order, 2 * (size_t)n * sizeof *order);
     return over ? CQ_ELIMIT : CQ_OK;
+}
+
+/* The shapes above which a grid may cross the cap: fewer cannot. */
+static bool cap_reachable(long cap, long long shapes) { return cap > 0 && shapes * (shapes - 1) / 2 > cap; }
+
+/* The bound over items it[0..n) from a grid of their own, or a value
+ * above stop when none is cheap (too many levels, or out of memory). */
+static long long scratch_bound(const cap_item *it, int n, long long stop)
+{
+    world_grid g = {0};
+    for (int i = 0; i < n; i++) {
+        grid_rec r = grid_rec_of(&it[i].box, it[i].is_static);
+        grid_count(&g, &r, +1);
+    }
+    uint64_t present = grid_levels(&g);
+    long cells = 0, most = GRID_CELLS_MAX * (long)n;
+    for (int i = 0; i < n && cells <= most; i++) {
+        grid_rec r = grid_rec_of(&it[i].box, it[i].is_static);
+        cells += grid_rec_cells(&r, present);
+    }
+    if (cells > most || !grid_table_alloc(&g, cells, present))
+        return stop + 1;
+    for (int i = 0; i < n; i++) {
+        grid_rec r = grid_rec_of(&it[i].box, it[i].is_static);
+        grid_enter(&g, &r, +1);
+    }
+    long long bound = g.overflow ? stop + 1 : grid_total(&g);
+    grid_free(&g);
+    return bound;
+}
+
+/* The final box (not fattened) of a record the batch leaves present:
+ * the bits the commit would compute. */
+static cq_aabb record_box(const cq_world *w, const batch_rec *rec, const cq_world_op *ops)
+{
+    if (rec->slot >= 0 && rec->upsert < 0 && rec->pose < 0)
+        return w->e[rec->slot].box;
+    const cq_world_body *body = rec->slot >= 0 ? &w->e[rec->slot].body : NULL;
+    cq_shape s = rec->upsert >= 0 ? ops[rec->upsert].shape : body->shape;
+    if (rec->upsert >= 0)
+        cq_shape_validate(&s); /* as the commit does: a new plane's normal normalised */
+    const cq_xform *pose = rec->pose >= 0 ? &ops[rec->pose].pose : body ? &body->pose : &ops[rec->upsert].pose;
+    return cq_shape_aabb(&s, pose);
+}
+
+/* Whether the record leaves its slot a static shape. */
+static bool record_static(const cq_world *w, const batch_rec *rec, const cq_world_op *ops)
+{
+    return world_static_type(rec->upsert >= 0 ? ops[rec->upsert].shape.type : w->e[rec->slot].body.shape.type);
+}
+
+/* The world's grid after batch b, if it can tell: *bound set and true.
+ * Every present record's box goes to b->box on the way (b->boxed), so the
+ * commit need not compute it again; the grid records the batch changes,
+ * old and new, go through one scratch. */
+static bool kept_bound(const cq_world *w, batch *b, const cq_world_op *ops, long long *bound)
+{
+    grid_rec *old = cq_alloc(2 * (size_t)b->n * sizeof *old), *new = old + b->n;
+    if (!old)
+        return false;
+    double half = 0.5 * w->settings.skin;
+    int n = 0;
+    for (int r = 0; r < b->n; r++) {
+        if (r + WORLD_AHEAD < b->n && b->rec[r + WORLD_AHEAD].slot >= 0) { /* a move misses at both */
+            int ahead = b->rec[r + WORLD_AHEAD].slot;
+            world_prefetch(&w->grid_rec[ahead]);
+            for (size_t off = 0; off < offsetof(world_entry, min_half); off += 64)
+                world_prefetch((const char *)&w->e[ahead] + off);
+        }
+        const batch_rec *rec = &b->rec[r];
+        old[n] = rec->slot >= 0 ? w->grid_rec[rec->slot] : (grid_rec){.level = GRID_NONE};
+        new[n] = (grid_rec){.level = GRID_NONE};
+        if (rec->present) {
+            b->box[r] = record_box(w, rec, ops);
+            cq_aabb fat = cq_aabb_fatten(b->box[r], half);
+            bool is_static = record_static(w, rec, ops);
+            if (rec->slot >= 0 && old[n].is_static == is_static && grid_rec_covers(&old[n], &fat))
+                continue; /* within its cells: the record stays */
+            new[n] = grid_rec_of(&fat, is_static);
+        }
+        n += !grid_rec_same(&old[n], &new[n]);
+    }
+    b->boxed = true;
+    bool known = grid_total_after(&w->grid, old, new, n, bound);
+    cq_free(old, 2 * (size_t)b->n * sizeof *old);
+    return known;
+}
+
+/* The bound, then if need be the count, over the final items: CQ_OK,
+ * CQ_ELIMIT or CQ_ENO_MEMORY. */
+static int count_check(const cq_world *w, const batch *b, const cq_world_op *ops, double skin, int n, long cap)
+{
+    cap_item *it = cq_alloc((size_t)n * sizeof *it);
+    if (!it)
+        return CQ_ENO_MEMORY;
+    int k = final_items(w, b, ops, skin, it);
+    int rc = scratch_bound(it, k, cap) <= cap ? CQ_OK : exact_check(it, k, cap);
+    cq_free(it, (size_t)n * sizeof *it);
+    return rc;
+}
+
+/* The cap in force for a world holding now pairs: above the cap already,
+ * only growth is refused. */
+static long cap_for(const cq_world *w, long cap)
+{
+    long now = cq_sap_pair_count(w->sap);
+    return cap > 0 && now > cap ? now : cap;
+}
+
+int world_check_pair_cap(const cq_world *w, batch *b, const cq_world_op *ops, double skin, long cap)
+{
+    cap = cap_for(w, cap);
+    int n = w->count;
+    for (int r = 0; r < b->n; r++)
+        n += (b->rec[r].slot < 0 && b->rec[r].present) - (b->rec[r].slot >= 0 && !b->rec[r].present);
+    if (!cap_reachable(cap, n))
+        return CQ_OK;
+    long long bound;
+    if (w->grid_on && skin == w->grid_skin && kept_bound(w, b, ops, &bound) && bound <= cap)
+        return CQ_OK;
+    return count_check(w, b, ops, skin, n, cap);
+}
+
+int world_check_skin_pairs(const cq_world *w, double skin, long cap)
+{
+    cap = cap_for(w, cap);
+    return cap_reachable(cap, w->count) ? count_check(w, NULL, NULL, skin, w->count, cap) : CQ_OK;
+}
+
+/* The grid made afresh from the world's boxes; off when out of memory or
+ * too many levels make it costly (the checks then count). */
+static void grid_rebuild(cq_world *w)
+{
+    world_pair_grid_drop(w);
+    size_t size = (size_t)w->cap * sizeof *w->grid_rec;
+    w->grid_rec = cq_alloc(size);
+    if (!w->grid_rec)
+        return;
+    w->grid_rec_cap = w->cap;
+    for (int slot = 0; slot < w->cap; slot++) {
+        w->grid_rec[slot] = (grid_rec){.level = GRID_NONE};
+        if (w->names[slot].alive) {
+            cq_aabb box = world_sap_box(w, slot);
+            w->grid_rec[slot] = grid_rec_of(&box, world_static_type(w->e[slot].body.shape.type));
+        }
+        grid_count(&w->grid, &w->grid_rec[slot], +1);
+    }
+    uint64_t present = grid_levels(&w->grid);
+    long cells = 0, most = GRID_CELLS_MAX * (long)w->count;
+    for (int slot = 0; slot < w->cap && cells <= most; slot++)
+        cells += grid_rec_cells(&w->grid_rec[slot], present);
+    /* twice the cells: the table grows only when the world does */
+    if (cells > most || !grid_table_alloc(&w->grid, 2 * cells, present)) {
+        world_pair_grid_drop(w);
+        return;
+    }
+    for (int slot = 0; slot < w->cap; slot++)
+        grid_enter(&w->grid, &w->grid_rec[slot], +1);
+    w->grid_skin = w->settings.skin;
+    w->grid_on = !w->grid.overflow;
+}
+
+void world_pair_grid_drop(cq_world *w)
+{
+    grid_free(&w->grid);
+    cq_free(w->grid_rec, (size_t)w->grid_rec_cap * sizeof *w->grid_rec);
+    w->grid_rec = NULL;
+    w->grid_rec_cap = 0;
+    w->grid_on = false;
+}
+
+bool world_pair_grid_live(const cq_world *w) { return w->grid_on && w->grid_rec_cap >= w->cap; }
+
+void world_pair_grid_move(cq_world *w, int slot, bool present)
+{
+    grid_rec r = {.level = GRID_NONE};
+    if (present) {
+        cq_aabb box = world_sap_box(w, slot);
+        bool is_static = world_static_type(w->e[slot].body.shape.type);
+        if (w->grid_rec[slot].is_static == is_static && grid_rec_covers(&w->grid_rec[slot], &box))
+            return; /* within its cells: the record stays */
+        r = grid_rec_of(&box, is_static);
+    }
+    if (grid_rec_same(&r, &w->grid_rec[slot]))
+        return;
+    grid_count(&w->grid, &w->grid_rec[slot], -1);
+    grid_enter(&w->grid, &w->grid_rec[slot], -1);
+    grid_count(&w->grid, &r, +1);
+    grid_enter(&w->grid, &r, +1);
+    w->grid_rec[slot] = r;
+}
+
+void world_pair_grid_sync(cq_world *w)
+{
+    if (!cap_reachable(w->settings.max_pairs, w->count))
+        world_pair_grid_drop(w);
+    else if (!w->grid_on || w->grid_skin != w->settings.skin || w->grid_rec_cap < w->cap)
+        grid_rebuild(w);
+}
+
+void world_pair_grid_finish(cq_world *w, bool live)
+{
+    /* a level came or went (every projection moves), a counter overflowed
+     * or the table filled: made afresh (or dropped, the cap out of reach) */
+    w->grid_on &= live && grid_levels(&w->grid) == w->grid.present && !w->grid.overflow &&
+                  w->grid.cells <= (long)w->grid.slots;
+    world_pair_grid_sync(w);
+}
+
+/* Whether slot's record is right for its box: none for a free slot, and
+ * else wide (meeting every other) or with cells that hold the box. */
+static bool audit_rec(const cq_world *w, int slot)
+{
+    const grid_rec *r = &w->grid_rec[slot];
+    if (!w->names[slot].alive)
+        return r->level == GRID_NONE;
+    cq_aabb box = world_sap_box(w, slot);
+    return r->level != GRID_NONE && r->is_static == world_static_type(w->e[slot].body.shape.type) &&
+           (r->level == GRID_WIDE || grid_rec_covers(r, &box));
+}
+
+bool world_pair_grid_audit(const cq_world *w, long long *bound)
+{
+    if (!w->grid_on || w->grid_rec_cap < w->cap)
+        return false;
+    world_grid fresh = {0};
+    bool ok = grid_table_alloc(&fresh, (long)w->grid.slots, w->grid.present) && fresh.slots == w->grid.slots;
+    for (int slot = 0; ok && slot < w->cap; slot++) {
+        ok = audit_rec(w, slot);
+        grid_count(&fresh, &w->grid_rec[slot], +1);
+        grid_enter(&fresh, &w->grid_rec[slot], +1);
+    }
+    ok = ok && !fresh.overflow && fresh.sum == w->grid.sum && fresh.cells == w->grid.cells &&
+         fresh.items == w->grid.items && fresh.dynamics == w->grid.dynamics && fresh.wide_d == w->grid.wide_d &&
+         fresh.wide_s == w->grid.wide_s && grid_levels(&fresh) == w->grid.present &&
+         memcmp(fresh.table, w->grid.table, fresh.slots * sizeof *fresh.table) == 0;
+    *bound = grid_total(&w->grid);
+    grid_free(&fresh);
+    return ok;
+}
+
+bool world_pair_grid_counts(const cq_world *w, int a, int b)
+{
+    return w->grid_on && grid_recs_meet(&w->grid_rec[a], &w->grid_rec[b], w->grid.present);
 }

@@ -1,0 +1,318 @@
+/* The pair bound's grid (world_grid.h says what it counts). */
+#include "world_grid.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "cq/alloc.h"
+
+/* 2^e for e within the normal range, exactly, without a libm call. */
+static double pow2(int e)
+{
+    uint64_t bits = (uint64_t)(1023 + e) << 52;
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+/* floor(v) as an integer, for |v| < 2^62. */
+static int64_t floor_index(double v)
+{
+    int64_t i = (int64_t)v;
+    return i - (v < (double)i);
+}
+
+/* floor(x / 2^s) for s >= 0, without shifting a negative value. */
+static int64_t shift_floor(int64_t x, int s) { return x >= 0 ? x >> s : ~(~x >> s); }
+
+/* The level of extent e (0 < e < 2^31): the least l with 2^l >= e, at
+ * least GRID_LO. Read off the exponent: 2^(l-1) <= e < 2^l. */
+static int extent_level(double e)
+{
+    if (!(e > pow2(GRID_LO)))
+        return GRID_LO;
+    uint64_t bits;
+    memcpy(&bits, &e, sizeof bits);
+    return (int)(bits >> 52) - 1022;
+}
+
+grid_rec grid_rec_of(const cq_aabb *box, bool is_static)
+{
+    grid_rec r = {.level = GRID_WIDE, .is_static = is_static};
+    const double mn[3] = {box->min.x, box->min.y, box->min.z}, mx[3] = {box->max.x, box->max.y, box->max.z};
+    /* without branches: the signs of the coordinates are anyone's guess */
+    double e = 0, far = 0;
+    bool nan = false;
+    for (int k = 0; k < 3; k++) {
+        double d = mx[k] - mn[k];
+        nan |= d != d;
+        e = d > e ? d : e;
+        far = -mn[k] > far ? -mn[k] : far;
+        far = mx[k] > far ? mx[k] : far;
+    }
+    if (nan || !(e < pow2(GRID_LO + GRID_LEVELS - 1)))
+        return r; /* also infinite boxes */
+    int l = extent_level(e);
+    if (!(far < pow2(l + 30)))
+        return r; /* past the cell indices' range */
+    double inv = pow2(-l); /* exact products: the cells are exact */
+    for (int k = 0; k < 3; k++) {
+        r.lo[k] = (int32_t)floor_index(mn[k] * inv);
+        r.span |= (uint8_t)((floor_index(mx[k] * inv) > r.lo[k]) << k); /* the extent < 2^l: one more at most */
+    }
+    r.level = (int8_t)(l - GRID_LO);
+    return r;
+}
+
+bool grid_rec_covers(const grid_rec *r, const cq_aabb *box)
+{
+    if (r->level < 0)
+        return false;
+    double c = pow2(r->level + GRID_LO);
+    const double mn[3] = {box->min.x, box->min.y, box->min.z}, mx[3] = {box->max.x, box->max.y, box->max.z};
+    bool in = true;
+    for (int k = 0; k < 3; k++)
+        in &= mn[k] >= r->lo[k] * c && mx[k] < (r->lo[k] + (r->span >> k & 1) + 1.0) * c;
+    return in;
+}
+
+bool grid_rec_same(const grid_rec *a, const grid_rec *b)
+{
+    return a->level == b->level && a->is_static == b->is_static &&
+           (a->level < 0 || (a->span == b->span && a->lo[0] == b->lo[0] && a->lo[1] == b->lo[1] && a->lo[2] == b->lo[2]));
+}
+
+void grid_count(world_grid *g, const grid_rec *r, int sign)
+{
+    if (r->level == GRID_NONE)
+        return;
+    g->items += sign;
+    g->dynamics += r->is_static ? 0 : sign;
+    if (r->level == GRID_WIDE)
+        *(r->is_static ? &g->wide_s : &g->wide_d) += sign;
+    else
+        g->level_count[r->level] += sign;
+}
+
+uint64_t grid_levels(const world_grid *g)
+{
+    uint64_t m = 0;
+    for (int l = 0; l < GRID_LEVELS; l++)
+        m |= (uint64_t)(g->level_count[l] > 0) << l;
+    return m;
+}
+
+/* The levels present at or above r's own; none for a wide box or none. */
+static uint64_t rec_levels(const grid_rec *r, uint64_t present)
+{
+    return r->level < 0 ? 0 : present & (~0ull << r->level);
+}
+
+/* The cells r meets at level index lv >= its own, per axis. */
+static void rec_span(const grid_rec *r, int lv, int64_t lo[3], int64_t hi[3])
+{
+    int s = lv - r->level;
+    for (int k = 0; k < 3; k++) {
+        lo[k] = shift_floor(r->lo[k], s);
+        hi[k] = shift_floor((int64_t)r->lo[k] + (r->span >> k & 1), s);
+    }
+}
+
+long grid_rec_cells(const grid_rec *r, uint64_t present)
+{
+    long cells = 0;
+    for (uint64_t m = rec_levels(r, present); m; m &= m - 1) {
+        int64_t lo[3], hi[3];
+        rec_span(r, __builtin_ctzll(m), lo, hi);
+        cells += (long)((hi[0] - lo[0] + 1) * (hi[1] - lo[1] + 1) * (hi[2] - lo[2] + 1));
+    }
+    return cells;
+}
+
+bool grid_recs_meet(const grid_rec *a, const grid_rec *b, uint64_t present)
+{
+    if (a->level == GRID_WIDE || b->level == GRID_WIDE)
+        return true;
+    int lv = a->level > b->level ? a->level : b->level;
+    if (a->level < 0 || b->level < 0 || !(rec_levels(a, present) >> lv & 1) || !(rec_levels(b, present) >> lv & 1))
+        return false;
+    int64_t alo[3], ahi[3], blo[3], bhi[3];
+    rec_span(a, lv, alo, ahi);
+    rec_span(b, lv, blo, bhi);
+    bool meet = true;
+    for (int k = 0; k < 3; k++)
+        meet &= alo[k] <= bhi[k] && blo[k] <= ahi[k];
+    return meet;
+}
+
+/* The table slot of a cell: a hash, mixed so that neighbours scatter. */
+static size_t cell_slot(size_t slots, int lv, int64_t x, int64_t y, int64_t z)
+{
+    uint64_t h = (uint64_t)x * 0x9e3779b97f4a7c15u ^ (uint64_t)y * 0xc2b2ae3d27d4eb4fu ^
+                 (uint64_t)z * 0x165667b19e3779f9u ^ (uint64_t)lv * 0x27d4eb2f165667c5u;
+    h ^= h >> 32;
+    h *= 0xd6e8feb86659fd93u;
+    return (size_t)(h ^ h >> 32) & (slots - 1);
+}
+
+/* Which of a slot's counters a membership is: natives first, then projections. */
+static int counter_of(const grid_rec *r, int lv) { return (lv == r->level ? 0 : 2) + r->is_static; }
+
+/* The pairs a slot with counters c[4] (nd, ns, pd, ps) contributes. */
+static long long slot_pairs(const long long c[4])
+{
+    return c[0] * (c[0] - 1) / 2 + c[0] * (c[1] + c[2] + c[3]) + c[1] * c[2];
+}
+
+static void slot_read(const grid_slot *s, long long c[4])
+{
+    c[0] = s->nd, c[1] = s->ns, c[2] = s->pd, c[3] = s->ps;
+}
+
+/* Calls visit(ctx, slot, counter) for every membership of r. */
+typedef void (*cell_visit)(void *ctx, size_t slot, int counter);
+static void rec_each(const grid_rec *r, uint64_t present, size_t slots, cell_visit visit, void *ctx)
+{
+    for (uint64_t m = rec_levels(r, present); m; m &= m - 1) {
+        int lv = __builtin_ctzll(m);
+        int64_t lo[3], hi[3];
+        rec_span(r, lv, lo, hi);
+        for (int64_t x = lo[0]; x <= hi[0]; x++)
+            for (int64_t y = lo[1]; y <= hi[1]; y++)
+                for (int64_t z = lo[2]; z <= hi[2]; z++)
+                    visit(ctx, cell_slot(slots, lv, x, y, z), counter_of(r, lv));
+    }
+}
+
+bool grid_table_alloc(world_grid *g, long cells, uint64_t present)
+{
+    size_t slots = 64;
+    while (slots < (size_t)cells)
+        slots *= 2;
+    grid_slot *t = cq_alloc(slots * sizeof *t);
+    if (!t)
+        return false;
+    memset(t, 0, slots * sizeof *t);
+    cq_free(g->table, g->slots * sizeof *g->table);
+    g->table = t;
+    g->slots = slots;
+    g->cells = 0;
+    g->sum = 0;
+    g->present = present;
+    g->overflow = false;
+    return true;
+}
+
+typedef struct enter_ctx {
+    world_grid *g;
+    int sign;
+} enter_ctx;
+
+static void enter_one(void *ctx, size_t slot, int counter)
+{
+    enter_ctx *e = ctx;
+    grid_slot *s = &e->g->table[slot];
+    uint16_t *c[4] = {&s->nd, &s->ns, &s->pd, &s->ps};
+    if (e->sign > 0 ? *c[counter] == UINT16_MAX : *c[counter] == 0) {
+        e->g->overflow = true; /* the sum no longer bounds: the owner rebuilds */
+        return;
+    }
+    long long before[4], after[4];
+    slot_read(s, before);
+    *c[counter] = (uint16_t)(*c[counter] + e->sign);
+    slot_read(s, after);
+    e->g->sum += slot_pairs(after) - slot_pairs(before);
+    e->g->cells += e->sign;
+}
+
+void grid_enter(world_grid *g, const grid_rec *r, int sign)
+{
+    enter_ctx e = {g, sign};
+    rec_each(r, g->present, g->slots, enter_one, &e);
+}
+
+void grid_free(world_grid *g)
+{
+    cq_free(g->table, g->slots * sizeof *g->table);
+    memset(g, 0, sizeof *g);
+}
+
+/* The wide boxes' share of the bound: each meets every other. */
+static long long wide_pairs(const world_grid *g)
+{
+    return (long long)g->wide_d * (g->items - 1) + (long long)g->wide_s * g->dynamics;
+}
+
+long long grid_total(const world_grid *g) { return g->sum + wide_pairs(g); }
+
+/* A change's counter deltas by table slot: open addressing on slot + 1. */
+typedef struct delta_cell {
+    size_t key; /* table slot + 1; 0: empty */
+    int32_t d[4];
+} delta_cell;
+
+typedef struct delta_map {
+    delta_cell *cell;
+    size_t mask;
+    int sign;
+} delta_map;
+
+static void delta_one(void *ctx, size_t slot, int counter)
+{
+    delta_map *m = ctx;
+    size_t i = slot & m->mask;
+    while (m->cell[i].key && m->cell[i].key != slot + 1)
+        i = (i + 1) & m->mask;
+    m->cell[i].key = slot + 1;
+    m->cell[i].d[counter] += m->sign;
+}
+
+/* The sum's change over the map; false when a counter leaves its range. */
+static bool delta_sum(const world_grid *g, const delta_map *m, long long *delta)
+{
+    *delta = 0;
+    for (size_t i = 0; i <= m->mask; i++) {
+        if (!m->cell[i].key)
+            continue;
+        long long before[4], after[4];
+        slot_read(&g->table[m->cell[i].key - 1], before);
+        for (int k = 0; k < 4; k++) {
+            after[k] = before[k] + m->cell[i].d[k];
+            if (after[k] < 0 || after[k] > UINT16_MAX)
+                return false;
+        }
+        *delta += slot_pairs(after) - slot_pairs(before);
+    }
+    return true;
+}
+
+bool grid_total_after(const world_grid *g, const grid_rec *old, const grid_rec *new, int n, long long *bound)
+{
+    world_grid c = *g; /* the counts after; the table is only read */
+    long cells = 0;
+    for (int k = 0; k < n; k++) {
+        grid_count(&c, &old[k], -1);
+        grid_count(&c, &new[k], +1);
+        cells += grid_rec_cells(&old[k], g->present) + grid_rec_cells(&new[k], g->present);
+    }
+    if (grid_levels(&c) != g->present)
+        return false; /* every projection moves: only a rebuild knows */
+    size_t size = 16;
+    while (size < 2 * (size_t)cells)
+        size *= 2;
+    delta_map m = {cq_alloc(size * sizeof *m.cell), size - 1, -1};
+    if (!m.cell)
+        return false;
+    memset(m.cell, 0, size * sizeof *m.cell);
+    for (int k = 0; k < n; k++) {
+        m.sign = -1;
+        rec_each(&old[k], g->present, g->slots, delta_one, &m);
+        m.sign = +1;
+        rec_each(&new[k], g->present, g->slots, delta_one, &m);
+    }
+    long long delta;
+    bool ok = delta_sum(g, &m, &delta);
+    cq_free(m.cell, size * sizeof *m.cell);
+    *bound = g->sum + delta + wide_pairs(&c);
+    return ok;
+}

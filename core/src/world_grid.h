@@ -1,0 +1,107 @@
+/* Internal: the grid that bounds a world's broadphase pairs from above
+ * (world_grid.c), so that the pair cap (world_paircap.c) can let a batch
+ * through without counting its pairs.
+ *
+ * A box of extent e (its widest side) is native to level l, the least
+ * with 2^l >= e, and so meets at most two cells of side 2^l per axis.
+ * Two overlapping boxes share a cell at the level of the larger one,
+ * where the larger is counted as native and the smaller, entered at every
+ * coarser level that has natives, as projected. Per cell, the pairs among
+ * natives and between natives and projections (static with static left
+ * out) are summed: each overlapping pair is counted in at least one cell,
+ * and cells whose hashes share a slot only add to the sum. Boxes wider
+ * than the coarsest level, or too far out for exact cell indices (planes,
+ * huge meshes), are counted as meeting every other.
+ *
+ * The table stores no keys, only four counters per slot, and the sum is
+ * kept as memberships change: a batch costs what its boxes that change
+ * cells cost, and a small step rarely changes any. docs/CORE.md (The pair
+ * cap) says how tight the bound is and what a miss costs. */
+#ifndef CQ_WORLD_GRID_H
+#define CQ_WORLD_GRID_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aabb.h"
+
+enum {
+    GRID_LO = -32,     /* the finest level: cells of side 2^-32 */
+    GRID_LEVELS = 64,  /* levels GRID_LO .. GRID_LO + 63, one bit each */
+    GRID_WIDE = -1,    /* grid_rec.level of a box counted as meeting every other */
+    GRID_NONE = -2,    /* grid_rec.level of no box (a free slot, a removal) */
+    GRID_CELLS_MAX = 16, /* memberships per box, on average, past which no grid is kept */
+};
+
+/* Where one broadphase box sits. Two boxes with equal records have the
+ * same memberships, so a move that keeps its record changes nothing. */
+typedef struct grid_rec {
+    int32_t lo[3]; /* the cell of the min corner at the box's own level */
+    int8_t level;  /* level index (level GRID_LO + index), GRID_WIDE or GRID_NONE */
+    uint8_t span;  /* bit k: the box reaches the next cell on axis k */
+    bool is_static;
+} grid_rec;
+
+/* One table slot: natives and projections, dynamic and static. */
+typedef struct grid_slot {
+    uint16_t nd, ns, pd, ps;
+} grid_slot;
+
+typedef struct world_grid {
+    grid_slot *table; /* slots entries, a power of two; NULL: no table */
+    size_t slots;
+    long cells;       /* memberships counted in the table */
+    long long sum;    /* the table's part of the bound */
+    int32_t level_count[GRID_LEVELS];
+    uint64_t present; /* levels the table was filled for */
+    long items, dynamics, wide_d, wide_s;
+    bool overflow;    /* a counter passed its range: the sum bounds nothing */
+} world_grid;
+
+/* The record of a broadphase box. */
+grid_rec grid_rec_of(const cq_aabb *box, bool is_static);
+
+/* Whether the cells of r (at its level) hold all of box: then r may stay
+ * box's record. The bound needs only that each record's cells cover its
+ * box (a pair's common point is then in a cell both are entered in, at
+ * the coarser of their two levels), so a box that moves, shrinks or grows
+ * within its cells keeps its record and costs the table nothing; it gets
+ * its own record when it leaves them. */
+bool grid_rec_covers(const grid_rec *r, const cq_aabb *box);
+
+/* Whether two records have the same memberships. */
+bool grid_rec_same(const grid_rec *a, const grid_rec *b);
+
+/* Counts r (sign +1) or takes it out (-1): levels, items, wide boxes. */
+void grid_count(world_grid *g, const grid_rec *r, int sign);
+
+/* The levels with a native box, from the counts. */
+uint64_t grid_levels(const world_grid *g);
+
+/* The cells r is entered in at the levels present. */
+long grid_rec_cells(const grid_rec *r, uint64_t present);
+
+/* An empty table of at least cells slots for the levels present; false
+ * when out of memory (g unchanged). */
+bool grid_table_alloc(world_grid *g, long cells, uint64_t present);
+
+/* Whether a and b are entered in a common cell (or either is wide): so a
+ * pair of them is counted in the bound. For tests. */
+bool grid_recs_meet(const grid_rec *a, const grid_rec *b, uint64_t present);
+
+/* Enters r in the table (sign +1) or takes it out (-1), keeping the sum. */
+void grid_enter(world_grid *g, const grid_rec *r, int sign);
+
+/* Frees the table; g is empty after. */
+void grid_free(world_grid *g);
+
+/* The bound: the table's sum and the wide boxes' share. */
+long long grid_total(const world_grid *g);
+
+/* The bound g would give after old[k] became new[k] for k < n, the levels
+ * present unchanged, in *bound; false when the levels change, a counter
+ * would overflow or memory runs out (then nothing is known). */
+bool grid_total_after(const world_grid *g, const grid_rec *old, const grid_rec *new, int n, long long *bound);
+
+#endif
