@@ -13,6 +13,7 @@
 
 #include "aabb.h"
 #include "bvh.h"
+#include "cq/deadline.h"
 #include "cq/world.h"
 #include "sap.h"
 
@@ -305,6 +306,31 @@ static inline double world_sweep_margin(const cq_aabb *box)
     double m = fmax(fmax(fabs(box->min.x), fabs(box->max.x)),
                     fmax(fmax(fabs(box->min.y), fabs(box->max.y)), fmax(fabs(box->min.z), fabs(box->max.z))));
     return 2 * CQ_SWEEP_DEFAULT_TOLERANCE + (isfinite(m) ? 1e-10 * m : 0);
+}
+
+/* A query's view of its caller's deadline: one per query (on its stack,
+ * so concurrent queries share nothing), asking the hook every
+ * CQ_DEADLINE_STRIDE units and remembering a yes. */
+typedef struct world_ticker {
+    const cq_deadline *deadline; /* NULL: none */
+    unsigned units;
+    bool expired;
+} world_ticker;
+
+static inline world_ticker world_ticker_start(const cq_deadline *d)
+{
+    return (world_ticker){d && d->expired ? d : NULL, 0, false};
+}
+
+/* Counts one unit of work; true once the deadline has passed. */
+static inline bool world_tick(world_ticker *t)
+{
+    if (t->expired)
+        return true;
+    if (!t->deadline || ++t->units % CQ_DEADLINE_STRIDE != 0)
+        return false;
+    t->expired = t->deadline->expired(t->deadline->ctx);
+    return t->expired;
 }
 
 /* Keeps the broadphase and the pair cache up to date: a pending update is
