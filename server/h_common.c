@@ -33,7 +33,9 @@ int cqd_fail_oom(cqd_call *c)
 static bool call_expired(void *ctx)
 {
     const cqd_call *c = ctx;
-    return c->deadline_ns && cqd_mono_ns() >= c->deadline_ns;
+    if (!c->deadline_ns)
+        return false;
+    return cqd_mono_ns() >= c->deadline_ns || cqd_failpoint_hit(&c->srv->fp, "deadline");
 }
 
 void cqd_h_start_deadline(cqd_call *c)

@@ -9,14 +9,20 @@ Retry-After while it would otherwise still be computing (the client's
 meanwhile, and the world must answer small queries as before: two unit
 spheres far from the pile, 1.5 apart, whose contact and ray hit are worked
 out here (depth 0.5 along +x; a ray from 10 before the first sphere's
-centre hits at 9). The count of stopped requests is read from /metrics."""
+centre hits at 9). The count of stopped requests is read from /metrics.
+
+A single sweep, overlap or pair batch a test can afford does not take a
+second, so FailedChecks runs them under the "deadline" failpoint (every
+deadline check finds the deadline passed): a query of more than 256 units
+(candidates tested, pairs) is then stopped, one of fewer is not asked and
+answers as usual; over HTTP and over the stream."""
 
 import math
 import random
 import threading
 
 from harness import DaemonCase
-from wire import body_item, sphere
+from wire import body_item, pair, posed, sphere
 
 HULLS = 800
 POINTS = 256
@@ -102,3 +108,60 @@ class RequestTimeout(DaemonCase):
         v = self.ok("GET", "/v1/worlds/pile")
         self.assertEqual(v["shapes"], HULLS + 2)
         self.assertEqual(v["broadphase_pairs"], HULLS * (HULLS - 1) // 2 + 1)
+
+
+ROW = 400
+
+
+class FailedChecks(DaemonCase):
+    FLAGS = ("--request-timeout", "30", "--data-dir", "")
+    ENV = {"COLLISIOND_FAILPOINT": "deadline:1+"}
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        # unit spheres of radius 0.5 along x, 3 apart: no pairs
+        row = [body_item("s%03d" % i, sphere(0.5), (3 * i, 0, 0)) for i in range(ROW)]
+        r = cls.daemon.request("PUT", "/v1/worlds/row", {"settings": {}, "shapes": row})
+        assert r.status == 201, r.describe()
+
+    # a capsule lying over the whole row: every sphere is a candidate
+    OVER_ALL = {"shape": {"type": "capsule", "radius": 1, "half_height": 1.5 * ROW},
+                "pose": {"position": [1.5 * (ROW - 1), 0, 0], "axes": [[0, 1, 0], [-1, 0, 0], [0, 0, 1]]}}
+
+    def test_large_shape_queries_stop(self):
+        for path, body in (("sweep", dict(self.OVER_ALL, translation=[0, 3, 0])), ("overlap", self.OVER_ALL)):
+            r = self.req("POST", "/v1/worlds/row/" + path, body)
+            p = self.assertProblem(r, 503, "timeout", context=path)
+            self.assertIn("--request-timeout", p["detail"])
+            self.assertEqual(r.headers.get("retry-after"), "30", path)
+
+    def test_small_queries_answer(self):
+        # a sphere of radius 0.5 from x = -10 along +x meets s000 (at 0) after 9
+        v = self.ok("POST", "/v1/worlds/row/sweep", {"shape": sphere(0.5), "pose": {"position": [-10, 0, 0]},
+                                                    "translation": [20, 0, 0]})
+        self.assertEqual(v["hit"]["id"], "s000")
+        self.assertAlmostEqual(v["hit"]["time"], 9 / 20, places=6)
+        v = self.ok("POST", "/v1/worlds/row/overlap", {"shape": sphere(1), "pose": {"position": [3, 0.5, 0]}})
+        self.assertEqual(v["ids"], ["s001"])
+        v = self.ok("POST", "/v1/worlds/row/contacts", {})
+        self.assertEqual(v["pairs"], [])
+
+    def test_pair_batches_stop_past_the_stride(self):
+        touching = pair(posed(sphere(1)), posed(sphere(1), (1.5, 0, 0)))
+        v = self.ok("POST", "/v1/pairs", {"pairs": [touching] * 255})
+        self.assertEqual(len(v["results"]), 255)
+        self.assertAlmostEqual(v["results"][0]["depth"], 0.5, places=9)
+        r = self.req("POST", "/v1/pairs", {"pairs": [touching] * 256})
+        self.assertProblem(r, 503, "timeout")
+
+    def test_stream_reply_says_timeout(self):
+        s = self.daemon.stream()
+        try:
+            s.send({"id": 7, "method": "POST", "path": "/v1/worlds/row/overlap", "body": self.OVER_ALL})
+            reply = s.read_line()
+        finally:
+            s.close()
+        self.assertEqual((reply["id"], reply["status"]), (7, 503), reply)
+        self.assertEqual(reply["body"]["type"], "urn:collisiond:problem:timeout", reply)
+        self.assertEqual(str(reply.get("headers", {}).get("Retry-After")), "30", reply)
