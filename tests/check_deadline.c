@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cq/mesh.h"
 #include "cq/sweep.h"
 #include "world_oracle.h"
 
@@ -317,6 +318,52 @@ START_TEST(test_shape_queries_canceled)
 }
 END_TEST
 
+/* A square mesh of side 40 in z = 0 and MESHED spheres of radius 1 sunk
+ * 0.25 into it, 3 apart: each pair walks the mesh's triangles, so each
+ * asks the hook (a stride of units), and one expiring at its K-th call
+ * stops the query there. Oracle: each sphere touches the sheet with depth
+ * 0.25 along z, and nothing else. */
+#define MESHED 12
+
+START_TEST(test_mesh_pairs_ask_each)
+{
+    cq_vec3 v[4] = {cq_v3(-20, -20, 0), cq_v3(20, -20, 0), cq_v3(20, 20, 0), cq_v3(-20, 20, 0)};
+    int t[2][3] = {{0, 1, 2}, {0, 2, 3}};
+    cq_mesh *m = NULL;
+    ck_assert_int_eq(cq_mesh_build(v, 4, (const int(*)[3])t, 2, &m), CQ_OK);
+    cq_world *w = NULL;
+    ck_assert_int_eq(cq_world_create(&(cq_world_settings){0}, &w), CQ_OK);
+    static char ids[MESHED][8];
+    cq_world_op ops[MESHED + 1];
+    ops[0] = wo_upsert("floor", (cq_shape){.type = CQ_MESH, .mesh = {m}}, wo_at(0, 0, 0), cq_v3(0, 0, 0), 1, ~0u);
+    for (int k = 0; k < MESHED; k++) {
+        snprintf(ids[k], sizeof ids[k], "s%02d", k);
+        ops[k + 1] = wo_upsert(ids[k], wo_sphere(1), wo_at(3.0 * k - 18, 0, 0.75), cq_v3(0, 0, 0), 1, ~0u);
+    }
+    wo_apply(w, ops, MESHED + 1);
+    static answer got;
+    for (int k = 1; k <= 3; k++) {
+        probe p = {.expire_at = k};
+        cq_deadline d = deadline_of(&p);
+        contacts(w, 0, &d, &got);
+        ck_assert_int_eq(got.rc, CQ_ECANCELED);
+        ck_assert_int_eq(p.calls, k);
+    }
+    probe never = {0};
+    cq_deadline d = deadline_of(&never);
+    contacts(w, 0, &d, &got);
+    ck_assert_int_eq(got.rc, CQ_OK);
+    ck_assert_int_eq(never.calls, MESHED);
+    ck_assert_int_eq(got.pairs, MESHED);
+    for (int k = 0; k < MESHED; k++) {
+        const cq_contact *c = &got.pair[k].contact;
+        ck_assert_double_eq_tol(c->depth, 0.25, 1e-9);
+        ck_assert_double_eq_tol(fabs(c->normal.z), 1, 1e-9);
+    }
+    cq_world_destroy(w);
+}
+END_TEST
+
 Suite *deadline_suite(void)
 {
     Suite *s = suite_create("deadline");
@@ -325,6 +372,7 @@ Suite *deadline_suite(void)
     tcase_add_loop_test(tc, test_contacts_canceled_leave_the_cache, 0, 3);
     tcase_add_test(tc, test_raycasts_canceled);
     tcase_add_test(tc, test_shape_queries_canceled);
+    tcase_add_test(tc, test_mesh_pairs_ask_each);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -245,9 +245,9 @@ typedef struct sweep_ctx {
 static double sweep_visit(void *vctx, int slot, double tmax)
 {
     sweep_ctx *c = vctx;
-    if (world_tick(&c->tick))
-        return -1;
     const world_entry *e = &c->w->e[slot];
+    if (world_tick_by(&c->tick, world_units(c->shape->type, e->body.shape.type)))
+        return -1;
     cq_sweep_hit h;
     c->opt.tag_b = cq_world_handle_pack(world_handle(c->w, slot));
     if (!(e->body.layer & c->q->mask) ||
@@ -299,9 +299,9 @@ typedef struct overlap_ctx {
 static bool overlap_visit(void *vctx, int slot)
 {
     overlap_ctx *c = vctx;
-    if (world_tick(&c->tick))
-        return false; /* stops the walk */
     const world_entry *e = &c->w->e[slot];
+    if (world_tick_by(&c->tick, world_units(c->pq.a->type, e->body.shape.type)))
+        return false; /* stops the walk */
     if (!(e->body.layer & c->mask))
         return true;
     cq_pair_query pq = c->pq;

@@ -2,7 +2,8 @@
 /// A caller's deadline for the world queries that can run long (contacts,
 /// CCD, ray casts, sweeps, overlap). The core has no clock: it asks the
 /// caller's hook, every CQ_DEADLINE_STRIDE units of work (a pair tested,
-/// a candidate cast or swept), whether to stop, and a query told so
+/// a candidate cast or swept; a pair or sweep with a mesh, which walks
+/// its triangles, counts a whole stride), whether to stop, and a query told so
 /// returns CQ_ECANCELED having changed nothing a later query reads.
 #ifndef CQ_DEADLINE_H
 #define CQ_DEADLINE_H
