@@ -11,6 +11,12 @@ spheres far from the pile, 1.5 apart, whose contact and ray hit are worked
 out here (depth 0.5 along +x; a ray from 10 before the first sphere's
 centre hits at 9). The count of stopped requests is read from /metrics.
 
+On a mesh, each hull's pair walks thousands of triangles (a tenth of a
+second each here: 25 s for MeshPile's 300 without the limit), so the
+deadline is read before every such pair and the query stops after about
+one second, not after the 256 pairs between two ordinary checks (which
+would outlast the client's socket timeout).
+
 A single sweep, overlap or pair batch a test can afford does not take a
 second, so FailedChecks runs them under the "deadline" failpoint (every
 deadline check finds the deadline passed): a query of more than 256 units
@@ -108,6 +114,43 @@ class RequestTimeout(DaemonCase):
         v = self.ok("GET", "/v1/worlds/pile")
         self.assertEqual(v["shapes"], HULLS + 2)
         self.assertEqual(v["broadphase_pairs"], HULLS * (HULLS - 1) // 2 + 1)
+
+
+def grid(n, half):
+    """A square mesh of side 2 half in z = 0, n by n cells of two triangles."""
+    vs = [[round(-half + 2 * half * i / n, 6), round(-half + 2 * half * j / n, 6), 0]
+          for j in range(n + 1) for i in range(n + 1)]
+    ts = []
+    for j in range(n):
+        for i in range(n):
+            a = j * (n + 1) + i
+            ts += [[a, a + 1, a + n + 2], [a, a + n + 2, a + n + 1]]
+    return {"type": "mesh", "vertices": vs, "triangles": ts}
+
+
+class MeshPile(DaemonCase):
+    FLAGS = ("--request-timeout", "1", "--data-dir", "", "--max-body", "64M")
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        rng = random.Random(3)
+        shapes = [body_item("floor", grid(200, 3))]  # 80,000 triangles
+        shapes += [body_item("h%03d" % i, hull(rng), [round(rng.uniform(-.2, .2), 6), round(rng.uniform(-.2, .2), 6), .5])
+                   for i in range(300)]
+        shapes.append(body_item("pa", sphere(1), (100, 0, 0)))
+        shapes.append(body_item("pb", sphere(1), (101.5, 0, 0)))
+        r = cls.daemon.request("PUT", "/v1/worlds/mesh", {"settings": {}, "shapes": shapes})
+        assert r.status == 201, r.describe()
+
+    def test_mesh_pairs_stop(self):
+        for body in ({"ids": ["floor"]}, {"ids": ["floor"], "dt": 1}):
+            r = self.req("POST", "/v1/worlds/mesh/contacts", body)
+            p = self.assertProblem(r, 503, "timeout", context=str(body))
+            self.assertIn("--request-timeout", p["detail"])
+        v = self.ok("POST", "/v1/worlds/mesh/contacts", {"ids": ["pb"]})
+        self.assertEqual([(k["a"], k["b"]) for k in v["pairs"]], [("pa", "pb")])
+        self.assertAlmostEqual(v["pairs"][0]["depth"], 0.5, places=9)
 
 
 ROW = 400
