@@ -91,6 +91,8 @@ static const cfg_row rows[] = {
      "worlds with per-world series in /metrics, those with the most shapes; the rest are summed into world=\"(other)\""},
     {"timeout", "COLLISIOND_TIMEOUT", "30", parse_int, NUM(timeout_s, 1, 86400), "SECONDS",
      "idle or slow HTTP clients are cut off after this"},
+    {"request-timeout", "COLLISIOND_REQUEST_TIMEOUT", "30", parse_int, NUM(request_timeout_s, 0, 86400), "SECONDS",
+     "a query still computing this long after its handler started is stopped: 503 timeout (0: off)"},
     {"min-body-rate", "COLLISIOND_MIN_BODY_RATE", "1K", parse_bytes_size, NUM(min_body_rate, 0, 1LL << 30),
      "BYTES", "an HTTP body must average this many bytes a second after its grace, or its connection is closed (0: off)"},
     {"min-body-grace", "COLLISIOND_MIN_BODY_GRACE", "10", parse_int, NUM(min_body_grace_s, 0, 86400), "SECONDS",

@@ -13,7 +13,11 @@
 ///   (after the rename, before the directory fsync), snapshot_cleanup
 ///   (before older files are deleted): the process is killed (SIGKILL);
 ///   stream_reply: a stream reply just built counts as one that could not
-///     be (out of memory).
+///     be (out of memory);
+///   deadline: a check of a request's --request-timeout (one every
+///     CQ_DEADLINE_STRIDE units of a query's work, only while the option
+///     is on) finds it passed, so a query the tests can afford is stopped
+///     as a long one would be.
 #ifndef CQD_FAILPOINT_H
 #define CQD_FAILPOINT_H
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "server.h"
+#include "thread.h"
 
 cqd_world *cqd_h_acquire(cqd_call *c, bool write)
 {
@@ -27,10 +28,44 @@ int cqd_fail_oom(cqd_call *c)
     return cqp_fail(&c->problem, CQP_P_BUSY, NULL, "out of memory");
 }
 
+/* The core's hook: wall time (CLOCK_MONOTONIC), as what is bounded is how
+ * long the client waits and the world stays locked. */
+static bool call_expired(void *ctx)
+{
+    const cqd_call *c = ctx;
+    if (!c->deadline_ns)
+        return false;
+    return cqd_mono_ns() >= c->deadline_ns || cqd_failpoint_hit(&c->srv->fp, "deadline");
+}
+
+void cqd_h_start_deadline(cqd_call *c)
+{
+    int s = c->srv->cfg.request_timeout_s;
+    c->deadline_ns = s > 0 ? cqd_mono_ns() + (uint64_t)s * 1000000000u : 0;
+    c->deadline = (cq_deadline){call_expired, c};
+}
+
+const cq_deadline *cqd_h_deadline(cqd_call *c) { return c->deadline_ns ? &c->deadline : NULL; }
+
+bool cqd_h_expired(cqd_call *c) { return call_expired(c); }
+
+int cqd_h_timed_out(cqd_call *c, const char *what)
+{
+    cqd_thread *t = c->self;
+    atomic_store_explicit(&t->timed_out, atomic_load_explicit(&t->timed_out, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    c->resp->retry_after = c->srv->cfg.request_timeout_s;
+    return cqp_fail(&c->problem, CQP_P_TIMEOUT, NULL,
+                    "stopped computing %s after %d s (the server's --request-timeout); ask for less: fewer "
+                    "shapes, ids or rays, no \"all\"", what, c->srv->cfg.request_timeout_s);
+}
+
 int cqd_h_server_fail(cqd_call *c, int status, const char *what)
 {
     if (status == CQ_ENO_MEMORY)
         return cqd_fail_oom(c);
+    if (status == CQ_ECANCELED)
+        return cqd_h_timed_out(c, what);
     return cqp_fail(&c->problem, CQP_P_INTERNAL, NULL, "%s: %s", what, cq_strerror(status));
 }
 

@@ -24,14 +24,32 @@ int cqd_h_no_shape(cqd_call *c, const char *id, const char *pointer);
 int cqd_fail_oom(cqd_call *c);
 
 /// A failure that is the server's, not the request's: out of memory as
-/// cqd_fail_oom, anything else 500. what names the step that failed.
-/// Returns -1.
+/// cqd_fail_oom, CQ_ECANCELED as cqd_h_timed_out, anything else 500. what
+/// names the step that failed. Returns -1.
 int cqd_h_server_fail(cqd_call *c, int status, const char *what);
 
 /// The shape slot budget refused the storage a change needed (CQ_EBUDGET):
 /// 422 over-limit naming --max-shapes-total and the slots in use, at
 /// pointer (NULL for none). Returns -1.
 int cqd_h_over_budget(cqd_call *c, const char *pointer);
+
+/// Arms c's deadline: --request-timeout seconds from now (0: none). The
+/// pipeline calls it as the handler starts.
+void cqd_h_start_deadline(cqd_call *c);
+
+/// The deadline to give the core's queries: NULL when --request-timeout is off.
+const cq_deadline *cqd_h_deadline(cqd_call *c);
+
+/// Whether c's deadline has passed (false without one): for a handler's
+/// own loops, asked every so many units as the core does.
+bool cqd_h_expired(cqd_call *c);
+
+/// A query stopped at the deadline: 503 "timeout" with Retry-After (the
+/// timeout's seconds: the same request is likely to meet the same limit
+/// while the server is as loaded), the detail naming what was stopped and
+/// --request-timeout, counted in collisiond_requests_timed_out_total.
+/// The handler changed nothing. Returns -1.
+int cqd_h_timed_out(cqd_call *c, const char *what);
 
 /// A new zeroed array of n elements of size bytes (free() it); n may be 0.
 /// NULL when out of memory or when n * size overflows.

@@ -143,6 +143,7 @@ int cqd_h_contacts(cqd_call *c)
         .dt = req.dt,
         .counters = &c->self->counters,
         .log = &c->self->fallbacks,
+        .deadline = cqd_h_deadline(c),
     };
     /* Touching pairs are broadphase pairs, and each swept shape has at
      * most one first impact: the retry is for a broadphase that was stale.
@@ -202,7 +203,8 @@ static int raycast_closest(cqd_call *c, const cq_world *world, const cqp_raycast
     if (!hits)
         return cqd_fail_oom(c);
     int bad_ray = -1;
-    int rc = cq_world_raycast(world, req->rays, req->count, hits, &bad_ray);
+    cq_world_ray_options opt = {.deadline = cqd_h_deadline(c)};
+    int rc = cq_world_raycast_opt(world, req->rays, req->count, &opt, hits, &bad_ray);
     if (rc == CQ_OK) {
         cqp_obj_begin(&c->out);
         cqp_key(&c->out, "hits");
@@ -227,10 +229,12 @@ static int raycast_all(cqd_call *c, const cq_world *world, const cqp_raycast_req
     cq_world_ray_hit *hits = NULL;
     int bad_ray = -1, rc = CQ_ERANGE;
     int most = c->srv->cfg.limits.hits;
+    cq_world_ray_options opt = {.deadline = cqd_h_deadline(c)};
     for (int attempt = 0; attempt < 2 && rc == CQ_ERANGE; attempt++) {
         free(hits);
         hits = cqd_h_array((size_t)cap, sizeof *hits);
-        rc = hits ? cq_world_raycast_all(world, req->rays, req->count, hits, cap, first, &bad_ray) : CQ_ENO_MEMORY;
+        rc = hits ? cq_world_raycast_all_opt(world, req->rays, req->count, &opt, hits, cap, first, &bad_ray)
+                  : CQ_ENO_MEMORY;
         cap = first[req->count];
         if (rc == CQ_ERANGE && most > 0 && cap > most) {
             free(hits);
@@ -281,7 +285,7 @@ static int shape_query_fail(cqd_call *c, const cq_shape *shape, int rc)
                         cq_shape_type_name(shape->type));
     if (rc == CQ_ENOT_FINITE)
         return cqp_fail(&c->problem, CQP_P_BAD_VALUE, NULL, "%s", cq_strerror(rc));
-    if (rc == CQ_ENO_MEMORY)
+    if (rc == CQ_ENO_MEMORY || rc == CQ_ECANCELED)
         return cqd_h_server_fail(c, rc, "shape query");
     return cqp_fail(&c->problem, CQP_P_BAD_VALUE, "/shape", "%s", cq_strerror(rc));
 }
@@ -296,7 +300,7 @@ int cqd_h_sweep(cqd_call *c)
     if (w) {
         cq_world_shape_query q = {
             .shape = &req.shape.shape, .pose = req.pose, .translation = req.translation, .mask = req.mask,
-            .counters = &c->self->counters, .log = &c->self->fallbacks};
+            .counters = &c->self->counters, .log = &c->self->fallbacks, .deadline = cqd_h_deadline(c)};
         cq_world_sweep_hit h;
         uint64_t mark = cqd_thread_mark(c->self);
         rc = cq_world_sweep(w->world, &q, &h);
@@ -327,7 +331,8 @@ int cqd_h_overlap(cqd_call *c)
     cqd_world *w = acquire_current(c, true);
     if (w) {
         cq_world_shape_query q = {
-            .shape = &req.shape.shape, .pose = req.pose, .mask = req.mask, .counters = &c->self->counters};
+            .shape = &req.shape.shape, .pose = req.pose, .mask = req.mask, .counters = &c->self->counters,
+            .deadline = cqd_h_deadline(c)};
         /* most overlap queries touch a handful of shapes: start small */
         int n = cq_world_count(w->world), cap = n < 256 ? n : 256;
         cq_world_handle *ids = NULL;

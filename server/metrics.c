@@ -512,9 +512,11 @@ void cqd_metrics_render(cqd_server *srv, cqp_buf *out)
     }
     uint64_t ctr[CQ_CTR_COUNT] = {0};
     int threads = 0;
+    uint64_t timed_out = 0;
     pthread_mutex_lock(&srv->threads_lock);
     for (const cqd_thread *t = srv->threads; t; t = t->next) {
         threads++;
+        timed_out += atomic_load_explicit(&t->timed_out, memory_order_relaxed);
         cq_counters_snapshot(&t->counters, ctr);
         add_requests(sum, &t->requests);
     }
@@ -524,6 +526,8 @@ void cqd_metrics_render(cqd_server *srv, cqp_buf *out)
     render_journal(out, &srv->journal);
     render_os_process(out);
     render_requests(out, sum);
+    scalar_uint(out, "collisiond_requests_timed_out_total", "counter",
+                "Requests whose query was stopped at --request-timeout (answered 503 timeout).", timed_out);
     render_core(out, ctr);
     render_worlds(out, srv->worlds, srv->cfg.metrics_worlds);
     free(sum);

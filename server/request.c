@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "h_common.h"
 #include "record.h"
 #include "refuse.h"
 #include "router.h"
@@ -152,6 +153,7 @@ static void call_init(cqd_call *c, cqd_server *srv, const cqd_request *req, cqd_
     c->problem.kind = CQP_P_INTERNAL;
     c->problem.detail[0] = c->problem.pointer[0] = '\0';
     c->resp = resp;
+    c->deadline_ns = 0;
     resp->body.limit = srv->cfg.max_response;
     cqp_writer_init_format(&c->out, &resp->body, req->accept, pretty);
 }
@@ -289,6 +291,7 @@ static int run(cqd_call *c)
     }
     cqp_decoder_init(&c->dec, &srv->cfg.limits, &c->problem);
     resp->content_type = NULL;
+    cqd_h_start_deadline(c);
     int status = r->handler(c);
     c->body = cqp_value_absent();
     cqp_body_close(&body);

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cq/deadline.h"
 #include "cqp/decode.h"
 #include "cqp/format.h"
 #include "cqp/value.h"
@@ -87,6 +88,8 @@ typedef struct cqd_call {
     cqp_problem problem;      ///< filled by a handler that fails
     cqp_writer out;           ///< the response body, in req->accept's format (JSON: pretty when asked)
     cqd_response *resp;       ///< for content_type (bodies of one type whatever Accept says) and retry_after
+    uint64_t deadline_ns;     ///< cqd_mono_ns() past which the handler's queries stop (--request-timeout); 0: none
+    cq_deadline deadline;     ///< the core's hook reading deadline_ns (cqd_h_deadline gives it to the queries)
 } cqd_call;
 
 /// A handler: writes its body through c->out and returns the HTTP

@@ -34,6 +34,7 @@ typedef struct cqd_thread {
     pthread_mutex_t label_lock;    ///< guards labels (taken only when fallbacks happened, and by a scrape)
     cqd_fallback_label labels[CQD_FALLBACK_RING]; ///< in the ring's slots: push index % CQD_FALLBACK_RING
     cqd_req_metrics requests;
+    _Atomic uint64_t timed_out;    ///< requests this thread stopped at --request-timeout (relaxed: one writer)
     cqd_json_arena json;           ///< jansson's allocations during this thread's requests
     struct cqd_thread *next;
 } cqd_thread;

@@ -29,6 +29,7 @@ START_TEST(config_defaults)
     ck_assert_uint_eq(c.max_request_memory, 256u * 1024 * 1024);
     ck_assert_int_eq(c.max_connections, 1024);
     ck_assert_int_eq(c.timeout_s, 30);
+    ck_assert_int_eq(c.request_timeout_s, 30);
     ck_assert_str_eq(c.token, "");
     ck_assert_int_eq(c.log_level, CQD_LOG_INFO);
     ck_assert_int_eq(c.limits.pairs, 100000);
@@ -115,6 +116,8 @@ START_TEST(config_rejects)
         {"--max-hull-points", "257", "--max-hull-points"},
         {"--max-pairs", " 5", "--max-pairs"},
         {"--timeout", "0", "--timeout"},
+        {"--request-timeout", "-1", "--request-timeout"},
+        {"--request-timeout", "86401", "--request-timeout"},
         {"--max-connections", "+4", "--max-connections"},
         {"--max-world-capacity", "16777217", "--max-world-capacity"},
     };
@@ -173,6 +176,7 @@ START_TEST(config_help_lists_every_row)
         {"--max-request-memory", "COLLISIOND_MAX_REQUEST_MEMORY", "256M"},
         {"--max-connections", "COLLISIOND_MAX_CONNECTIONS", "1024"},
         {"--timeout", "COLLISIOND_TIMEOUT", "30"},
+        {"--request-timeout", "COLLISIOND_REQUEST_TIMEOUT", "30"},
         {"--token", "COLLISIOND_TOKEN", ""},
         {"--token-file", "COLLISIOND_TOKEN_FILE", ""},
         {"--log-level", "COLLISIOND_LOG_LEVEL", "info"},

@@ -34,6 +34,7 @@
     X(world_prepare) \
     X(world_paircap) \
     X(world_teleport) \
+    X(deadline)      \
     X(mesh)          \
     X(exact)         \
     X(proto_write)   \

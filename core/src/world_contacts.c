@@ -194,11 +194,14 @@ static void sort_output(cq_world *w, cq_world_contact *out, int n)
     }
 }
 
-static int narrow_phase(cq_world *w, int n, const cq_world_contacts_query *q, cq_world_contacts_out *out)
+static int narrow_phase(cq_world *w, int n, const cq_world_contacts_query *q, world_ticker *t,
+                        cq_world_contacts_out *out)
 {
     int touching = 0;
     for (int k = 0; k < n; k++) {
         world_work *wk = &w->work[w->bucket_order[k]];
+        if (world_tick_by(t, world_units(w->e[wk->lo].body.shape.type, w->e[wk->hi].body.shape.type)))
+            break;
         cq_contact c;
         int touch = run_pair(w, wk, q, &c);
         out->tested += touch >= 0;
@@ -228,6 +231,7 @@ typedef struct ccd_ctx {
     cq_aabb grown;     /* its box, grown by the sweep margin */
     cq_world_toi best;
     int best_rank;
+    world_ticker *tick; /* the query's deadline: a sweep is a unit */
 } ccd_ctx;
 
 /* Whether box a moving by t d, t in [0, 1], touches box b (slab test). */
@@ -263,6 +267,8 @@ static double ccd_visit(void *vctx, int other, double tmax)
     ccd_ctx *c = vctx;
     const cq_world *w = c->w;
     const world_entry *a = &w->e[c->slot], *b = &w->e[other];
+    if (world_tick_by(c->tick, world_units(a->body.shape.type, b->body.shape.type)))
+        return -1; /* stops the walk */
     if (other == c->slot || !world_filters_meet(a, b) ||
         (c->filtered && w->names[c->slot].mark < 0 && w->names[other].mark < 0))
         return tmax;
@@ -325,14 +331,15 @@ static double others_motion(const motion_bound *m, int slot, int i)
     return m->who[i] == slot ? m->second[i] : m->top[i];
 }
 
-static int ccd(cq_world *w, const cq_world_contacts_query *q, bool filtered, cq_world_contacts_out *out)
+static int ccd(cq_world *w, const cq_world_contacts_query *q, bool filtered, world_ticker *t,
+               cq_world_contacts_out *out)
 {
     double dt = q->dt;
     motion_bound m = bound_motion(w, dt);
     world_ccd_memory *memory = &w->ccd_fell_back;
     memory->count[1 - memory->last] = 0;
     int found = 0;
-    for (int k = 0; k < w->count; k++) {
+    for (int k = 0; k < w->count && !t->expired; k++) {
         int slot = w->order[k];
         const world_entry *e = &w->e[slot];
         cq_vec3 motion = cq_scale(e->body.velocity, dt);
@@ -340,7 +347,7 @@ static int ccd(cq_world *w, const cq_world_contacts_query *q, bool filtered, cq_
             continue;
         out->swept++;
         ccd_ctx c = {.w = w, .memory = memory, .log = q->log, .slot = slot, .motion = motion, .dt = dt,
-                     .filtered = filtered, .best_rank = -1};
+                     .filtered = filtered, .best_rank = -1, .tick = t};
         c.opt = (cq_sweep_options){.max_iterations = w->settings.sweep_max_iterations, .counters = q->counters,
                                    .tag_a = cq_world_handle_pack(world_handle(w, slot))};
         double margin = world_sweep_margin(&e->box);
@@ -409,16 +416,20 @@ int cq_world_contacts(cq_world *w, const cq_world_contacts_query *query, cq_worl
         return rc;
     bool filtered = q->ids != NULL;
     int n = gather(w, filtered);
-    out->pair_count = narrow_phase(w, n, q, out);
-    if (q->dt > 0) {
+    world_ticker tick = world_ticker_start(q->deadline);
+    out->pair_count = narrow_phase(w, n, q, &tick, out);
+    if (q->dt > 0 && !tick.expired) {
         /* CCD finds each swept shape's candidates in the ray tree, which
          * every batch of moves leaves behind: without the refit, each one
          * would scan every shape (O(swept x shapes)). Out of memory for a
          * rebuild, the scan still answers exactly. */
         cq_world_refresh(w);
-        out->toi_count = ccd(w, q, filtered, out);
+        out->toi_count = ccd(w, q, filtered, &tick, out);
     }
     unmark_filter(w, q);
+    /* Stopped part way: nothing is committed, as for a short array. */
+    if (tick.expired)
+        return CQ_ECANCELED;
     if (out->pair_count > out->pair_capacity || out->toi_count > out->toi_capacity)
         return CQ_ERANGE;
     sort_output(w, out->pairs, out->pair_count);

@@ -13,6 +13,7 @@
 
 #include "aabb.h"
 #include "bvh.h"
+#include "cq/deadline.h"
 #include "cq/world.h"
 #include "sap.h"
 #include "world_grid.h"
@@ -328,6 +329,44 @@ static inline double world_sweep_margin(const cq_aabb *box)
     double m = fmax(fmax(fabs(box->min.x), fabs(box->max.x)),
                     fmax(fmax(fabs(box->min.y), fabs(box->max.y)), fmax(fabs(box->min.z), fabs(box->max.z))));
     return 2 * CQ_SWEEP_DEFAULT_TOLERANCE + (isfinite(m) ? 1e-10 * m : 0);
+}
+
+/* A query's view of its caller's deadline: one per query (on its stack,
+ * so concurrent queries share nothing), asking the hook every
+ * CQ_DEADLINE_STRIDE units and remembering a yes. */
+typedef struct world_ticker {
+    const cq_deadline *deadline; /* NULL: none */
+    unsigned units;
+    bool expired;
+} world_ticker;
+
+static inline world_ticker world_ticker_start(const cq_deadline *d)
+{
+    return (world_ticker){d && d->expired ? d : NULL, 0, false};
+}
+
+/* Counts n units of work about to be done; true once the deadline has
+ * passed (asked when the units reach CQ_DEADLINE_STRIDE). */
+static inline bool world_tick_by(world_ticker *t, unsigned n)
+{
+    if (t->expired)
+        return true;
+    if (!t->deadline || (t->units += n) < CQ_DEADLINE_STRIDE)
+        return false;
+    t->units = 0;
+    t->expired = t->deadline->expired(t->deadline->ctx);
+    return t->expired;
+}
+
+static inline bool world_tick(world_ticker *t) { return world_tick_by(t, 1); }
+
+/* The units a pair test or a sweep of shapes of types a and b counts: one,
+ * but a whole stride with a mesh, whose triangles it walks (a hull on a
+ * mesh of 440k triangles takes a good part of a second), so the hook is
+ * asked before each such pair. */
+static inline unsigned world_units(cq_shape_type a, cq_shape_type b)
+{
+    return a == CQ_MESH || b == CQ_MESH ? CQ_DEADLINE_STRIDE : 1;
 }
 
 /* Keeps the broadphase and the pair cache up to date: a pending update is

@@ -110,6 +110,7 @@ typedef struct ray_ctx {
     /* all: */
     cq_world_ray_hit *hits;
     int capacity, found;
+    world_ticker *tick; /* the batch's deadline: a candidate cast is a unit */
 } ray_ctx;
 
 static bool cast_one(const ray_ctx *c, int slot, double tmax, cq_ray_hit *hit)
@@ -126,6 +127,8 @@ static double closest_visit(void *vctx, int slot, double tmax)
 {
     ray_ctx *c = vctx;
     cq_ray_hit h;
+    if (world_tick(c->tick))
+        return -1; /* stops the walk */
     if (!cast_one(c, slot, tmax, &h))
         return tmax;
     if (c->best_slot < 0 || h.distance < c->best.hit.distance ||
@@ -136,30 +139,41 @@ static double closest_visit(void *vctx, int slot, double tmax)
     return c->best.hit.distance;
 }
 
-static ray_ctx ray_start(const cq_world *w, const cq_world_ray *r)
+static ray_ctx ray_start(const cq_world *w, const cq_world_ray *r, world_ticker *tick)
 {
-    ray_ctx c = {.w = w, .ray = r->ray, .mask = r->mask, .best_slot = -1};
+    ray_ctx c = {.w = w, .ray = r->ray, .mask = r->mask, .best_slot = -1, .tick = tick};
     c.ray.direction = cq_scale(r->ray.direction, 1 / cq_len(r->ray.direction));
     return c;
 }
 
-int cq_world_raycast(const cq_world *w, const cq_world_ray *rays, int count, cq_world_ray_hit *out, int *bad_ray)
+static const cq_deadline *ray_deadline(const cq_world_ray_options *opt) { return opt ? opt->deadline : NULL; }
+
+int cq_world_raycast_opt(const cq_world *w, const cq_world_ray *rays, int count, const cq_world_ray_options *opt,
+                         cq_world_ray_hit *out, int *bad_ray)
 {
     int rc = check_rays(rays, count, bad_ray);
     if (rc != CQ_OK)
         return rc;
-    for (int i = 0; i < count; i++) {
-        ray_ctx c = ray_start(w, &rays[i]);
+    world_ticker tick = world_ticker_start(ray_deadline(opt));
+    for (int i = 0; i < count && !tick.expired; i++) {
+        ray_ctx c = ray_start(w, &rays[i], &tick);
         world_each_ray(w, c.ray.origin, c.ray.direction, c.ray.max_distance, closest_visit, &c);
         out[i] = c.best;
     }
-    return CQ_OK;
+    return tick.expired ? CQ_ECANCELED : CQ_OK;
+}
+
+int cq_world_raycast(const cq_world *w, const cq_world_ray *rays, int count, cq_world_ray_hit *out, int *bad_ray)
+{
+    return cq_world_raycast_opt(w, rays, count, NULL, out, bad_ray);
 }
 
 static double all_visit(void *vctx, int slot, double tmax)
 {
     ray_ctx *c = vctx;
     cq_ray_hit h;
+    if (world_tick(c->tick))
+        return -1;
     if (cast_one(c, slot, tmax, &h) && c->found++ < c->capacity)
         c->hits[c->found - 1] = (cq_world_ray_hit){world_handle(c->w, slot), h};
     return tmax;
@@ -176,15 +190,23 @@ static bool hit_less(const void *x, const void *y, const void *ctx)
 int cq_world_raycast_all(const cq_world *w, const cq_world_ray *rays, int count, cq_world_ray_hit *hits,
                          int capacity, int *first, int *bad_ray)
 {
+    return cq_world_raycast_all_opt(w, rays, count, NULL, hits, capacity, first, bad_ray);
+}
+
+int cq_world_raycast_all_opt(const cq_world *w, const cq_world_ray *rays, int count, const cq_world_ray_options *opt,
+                             cq_world_ray_hit *hits, int capacity, int *first, int *bad_ray)
+{
     int rc = check_rays(rays, count, bad_ray);
     if (rc != CQ_OK)
         return rc;
+    world_ticker tick = world_ticker_start(ray_deadline(opt));
     /* Many rays through many shapes can pass INT_MAX hits: the count runs
      * in 64 bits and what is reported saturates there. */
     long long total = 0;
-    for (int i = 0; i < count; i++) {
+    int i = 0;
+    for (; i < count && !tick.expired; i++) {
         first[i] = total < INT_MAX ? (int)total : INT_MAX;
-        ray_ctx c = ray_start(w, &rays[i]);
+        ray_ctx c = ray_start(w, &rays[i], &tick);
         c.capacity = capacity > total ? capacity - (int)total : 0;
         c.hits = c.capacity > 0 ? hits + total : NULL;
         world_each_ray(w, c.ray.origin, c.ray.direction, c.ray.max_distance, all_visit, &c);
@@ -192,7 +214,10 @@ int cq_world_raycast_all(const cq_world *w, const cq_world_ray *rays, int count,
             world_heapsort(c.hits, (size_t)c.found, sizeof *c.hits, hit_less, w);
         total += c.found;
     }
-    first[count] = total < INT_MAX ? (int)total : INT_MAX;
+    for (; i <= count; i++)
+        first[i] = total < INT_MAX ? (int)total : INT_MAX;
+    if (tick.expired)
+        return CQ_ECANCELED;
     return total > capacity ? CQ_ERANGE : CQ_OK;
 }
 
@@ -214,12 +239,15 @@ typedef struct sweep_ctx {
     cq_sweep_options opt;
     cq_world_sweep_hit best;
     int best_slot; /* -1: none yet */
+    world_ticker tick; /* a candidate swept is a unit */
 } sweep_ctx;
 
 static double sweep_visit(void *vctx, int slot, double tmax)
 {
     sweep_ctx *c = vctx;
     const world_entry *e = &c->w->e[slot];
+    if (world_tick_by(&c->tick, world_units(c->shape->type, e->body.shape.type)))
+        return -1;
     cq_sweep_hit h;
     c->opt.tag_b = cq_world_handle_pack(world_handle(c->w, slot));
     if (!(e->body.layer & c->q->mask) ||
@@ -244,13 +272,17 @@ int cq_world_sweep(const cq_world *w, const cq_world_shape_query *q, cq_world_sw
         return CQ_EUNSUPPORTED;
     if (!cq_v3_finite(q->translation))
         return CQ_ENOT_FINITE;
-    sweep_ctx c = {.w = w, .q = q, .shape = &shape, .best_slot = -1};
+    sweep_ctx c = {.w = w, .q = q, .shape = &shape, .best_slot = -1, .tick = world_ticker_start(q->deadline)};
     /* The query shape has no handle: its tag is 0. */
     c.opt = (cq_sweep_options){.max_iterations = w->settings.sweep_max_iterations, .counters = q->counters, .log = q->log};
     c.best.hit.time = 1;
     cq_aabb box = cq_shape_aabb(&shape, &q->pose);
     box = cq_aabb_fatten(box, world_sweep_margin(&box));
     world_each_sweep(w, &box, q->translation, 1.0, sweep_visit, &c);
+    if (c.tick.expired) {
+        *out = (cq_world_sweep_hit){0};
+        return CQ_ECANCELED;
+    }
     *out = c.best;
     return CQ_OK;
 }
@@ -261,12 +293,15 @@ typedef struct overlap_ctx {
     cq_pair_query pq;
     cq_world_handle *out;
     int capacity, found;
+    world_ticker tick; /* a candidate tested is a unit */
 } overlap_ctx;
 
 static bool overlap_visit(void *vctx, int slot)
 {
     overlap_ctx *c = vctx;
     const world_entry *e = &c->w->e[slot];
+    if (world_tick_by(&c->tick, world_units(c->pq.a->type, e->body.shape.type)))
+        return false; /* stops the walk */
     if (!(e->body.layer & c->mask))
         return true;
     cq_pair_query pq = c->pq;
@@ -292,7 +327,8 @@ int cq_world_overlap(const cq_world *w, const cq_world_shape_query *q, cq_world_
     int rc = check_query(q, &shape);
     if (rc != CQ_OK)
         return rc;
-    overlap_ctx c = {.w = w, .mask = q->mask, .out = out, .capacity = capacity};
+    overlap_ctx c = {.w = w, .mask = q->mask, .out = out, .capacity = capacity,
+                     .tick = world_ticker_start(q->deadline)};
     /* Only the verdicts are reported: no distances, no manifolds. */
     c.pq = (cq_pair_query){.a = &shape, .xa = q->pose, .counters = q->counters, .skip_distance = true,
                            .skip_manifold = true,
@@ -301,6 +337,8 @@ int cq_world_overlap(const cq_world *w, const cq_world_shape_query *q, cq_world_
     cq_aabb box = cq_shape_aabb(&shape, &q->pose);
     world_each_box(w, &box, overlap_visit, &c);
     *count = c.found;
+    if (c.tick.expired)
+        return CQ_ECANCELED;
     if (c.found > capacity)
         return CQ_ERANGE;
     world_heapsort(out, (size_t)c.found, sizeof *out, handle_less, w);

@@ -82,8 +82,10 @@ class InternalError(ProblemError):
 
 
 class Unavailable(ProblemError):
-    """503: not ready, draining, shedding load or out of memory. Nothing
-    changed; .retry_after is the seconds to wait (None: retrying cannot help)."""
+    """503: not ready, draining, shedding load, out of memory, or (problem
+    type urn:collisiond:problem:timeout) a query stopped at the server's
+    --request-timeout: ask for less. Nothing changed; .retry_after is the
+    seconds to wait (None: retrying cannot help)."""
 
     @property
     def retry_after(self):

@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "cq/collision.h"
+#include "cq/deadline.h"
 #include "cq/raycast.h"
 #include "cq/shape.h"
 #include "cq/sweep.h"
@@ -271,6 +272,7 @@ typedef struct cq_world_contacts_query {
     double dt;                    ///< > 0: shapes moving farther than their smallest half-width in dt are swept
     cq_counters *counters;        ///< this thread's counters, may be NULL
     struct cq_fallback_log *log;  ///< this thread's fallback log, may be NULL
+    const cq_deadline *deadline;  ///< checked per pair tested and per CCD sweep; NULL for none
 } cq_world_contacts_query;
 
 /// Outputs of cq_world_contacts: caller arrays with their capacities, and
@@ -301,8 +303,12 @@ typedef struct cq_world_contacts_out {
 /// CQ_OK; CQ_ERANGE with the counts needed when an array is too small (the
 /// pair cache is then left as it was); CQ_ENOT_FOUND with out->bad_id for
 /// an unknown id in the filter; CQ_ENOT_FINITE / CQ_ENEGATIVE for dt;
-/// CQ_ENO_MEMORY when scratch storage or the broadphase cannot grow. On
-/// failure the world is unchanged.
+/// CQ_ENO_MEMORY when scratch storage or the broadphase cannot grow;
+/// CQ_ECANCELED when query->deadline expired (the counts in out are then
+/// those of the work done, the arrays partial). On failure the pair cache
+/// and the CCD fallback memory are as they were, so the next query answers
+/// as if this one had not run (the broadphase and ray tree it brought up
+/// to date stay so: they change no answer).
 int cq_world_contacts(cq_world *world, const cq_world_contacts_query *query, cq_world_contacts_out *out);
 
 /// A ray for cq_world_raycast: it sees shapes whose layer meets mask.
@@ -317,11 +323,22 @@ typedef struct cq_world_ray_hit {
     cq_ray_hit hit;
 } cq_world_ray_hit;
 
+/// Options of the ray casts (cq_world_raycast_opt, cq_world_raycast_all_opt).
+/// Zero-initialised, or a NULL pointer, is none.
+typedef struct cq_world_ray_options {
+    const cq_deadline *deadline; ///< checked per candidate shape cast; NULL for none
+} cq_world_ray_options;
+
 /// Closest hit of each ray (ties to the smaller id): out[i] for rays[i].
 /// CQ_OK; a ray check status of cq_raycast with *bad_ray its index (nothing
 /// cast). bad_ray may be NULL.
 int cq_world_raycast(const cq_world *world, const cq_world_ray *rays, int count, cq_world_ray_hit *out,
                      int *bad_ray);
+
+/// cq_world_raycast with options (opt may be NULL); CQ_ECANCELED when the
+/// deadline expired (out is then partial).
+int cq_world_raycast_opt(const cq_world *world, const cq_world_ray *rays, int count,
+                         const cq_world_ray_options *opt, cq_world_ray_hit *out, int *bad_ray);
 
 /// Every hit of each ray, sorted by distance (then id): ray i's hits are
 /// hits[first[i] .. first[i + 1]), first has count + 1 entries. CQ_ERANGE
@@ -329,6 +346,13 @@ int cq_world_raycast(const cq_world *world, const cq_world_ray *rays, int count,
 /// when it is more than that); ray checks as for cq_world_raycast.
 int cq_world_raycast_all(const cq_world *world, const cq_world_ray *rays, int count, cq_world_ray_hit *hits,
                          int capacity, int *first, int *bad_ray);
+
+/// cq_world_raycast_all with options (opt may be NULL); CQ_ECANCELED when
+/// the deadline expired (hits and first are then partial: first[count]
+/// counts only the rays cast).
+int cq_world_raycast_all_opt(const cq_world *world, const cq_world_ray *rays, int count,
+                             const cq_world_ray_options *opt, cq_world_ray_hit *hits, int capacity, int *first,
+                             int *bad_ray);
 
 /// A query shape for cq_world_sweep and cq_world_overlap.
 typedef struct cq_world_shape_query {
@@ -338,6 +362,7 @@ typedef struct cq_world_shape_query {
     uint32_t mask;           ///< the query sees shapes whose layer meets it
     cq_counters *counters;   ///< this thread's counters, may be NULL
     struct cq_fallback_log *log; ///< sweep: this thread's fallback log (tag_a 0, tag_b the shape's handle), may be NULL
+    const cq_deadline *deadline; ///< checked per candidate shape tested; NULL for none
 } cq_world_shape_query;
 
 /// The first hit of a sweep.
@@ -349,13 +374,16 @@ typedef struct cq_world_sweep_hit {
 /// Sweeps the query shape along its translation through the world and
 /// reports the first shape it touches (earliest time, ties to the smaller
 /// id; an initial overlap is a hit at time 0). CQ_OK; CQ_EUNSUPPORTED for a
-/// plane; CQ_ENOT_FINITE for a non-finite translation or pose.
+/// plane; CQ_ENOT_FINITE for a non-finite translation or pose;
+/// CQ_ECANCELED when query->deadline expired (*out is then a miss).
 int cq_world_sweep(const cq_world *world, const cq_world_shape_query *query, cq_world_sweep_hit *out);
 
 /// The shapes the query shape overlaps or touches (exact, cq_collide with
 /// no skin), sorted by id; pairs cq_collide does not support (plane with
 /// plane) are not reported. CQ_ERANGE with *count the number needed when
-/// capacity is too small; CQ_ENOT_FINITE for a non-finite pose.
+/// capacity is too small; CQ_ENOT_FINITE for a non-finite pose;
+/// CQ_ECANCELED when query->deadline expired (*count is then the shapes
+/// found before it).
 int cq_world_overlap(const cq_world *world, const cq_world_shape_query *query, cq_world_handle *out,
                      int capacity, int *count);
 

@@ -24,6 +24,7 @@
     X(TOO_LARGE, 413, "body-too-large", "Request body too large")                      \
     X(OVER_LIMIT, 422, "over-limit", "Request over a per-request limit")              \
     X(BUSY, 503, "unavailable", "Service unavailable")                                 \
+    X(TIMEOUT, 503, "timeout", "Request stopped at the server's time limit")           \
     X(INTERNAL, 500, "internal", "Internal error")
 
 typedef enum cqp_problem_kind {
