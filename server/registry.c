@@ -145,6 +145,8 @@ cqd_world *cqd_world_acquire(cqd_registry *r, const char *name, bool write)
         pthread_rwlock_wrlock(&w->lock);
     else
         pthread_rwlock_rdlock(&w->lock);
+    if (write)
+        w->writing = true; /* readers never touch it: they hold the lock with no writer */
     /* deleted is set under the world's write lock, so holding either side
      * of it makes this read safe; a DELETE that won the race means "no world". */
     if (w->deleted) {
@@ -154,8 +156,20 @@ cqd_world *cqd_world_acquire(cqd_registry *r, const char *name, bool write)
     return w;
 }
 
+/* The counts lists read without the lock, from the world as it is now. */
+static void publish(cqd_world *w)
+{
+    cq_world_stats st = cq_world_get_stats(w->world);
+    atomic_store_explicit(&w->shapes_seen, st.shapes, memory_order_relaxed);
+    atomic_store_explicit(&w->pairs_seen, st.broadphase_pairs, memory_order_relaxed);
+}
+
 void cqd_world_release(cqd_registry *r, cqd_world *w)
 {
+    if (w->writing) {
+        w->writing = false;
+        publish(w);
+    }
     pthread_rwlock_unlock(&w->lock);
     unref(r, w);
 }
@@ -198,6 +212,7 @@ static int insert(cqd_registry *r, const char *name, cq_world *world, cqp_durabi
     strcpy(w->name, name);
     w->world = world;
     w->durability = durability; /* before the hook: it decides whether the creation is journaled */
+    publish(w);
 
     pthread_mutex_lock(&r->lock);
     bool found;
@@ -413,41 +428,19 @@ int cqd_registry_cap_pairs(cqd_registry *r, long max)
 
 cqd_world_info *cqd_registry_list(cqd_registry *r, int *count)
 {
-    *count = 0;
-    /* Take references under the map lock, read each world under its own
-     * lock afterwards: a long query on one world must not block the map. */
+    /* Under the map lock only: the counts are published by each writer,
+     * so a long query holding one world's lock delays no list or scrape. */
     pthread_mutex_lock(&r->lock);
     int n = r->n;
-    cqd_world **ws = n > 0 ? malloc((size_t)n * sizeof *ws) : NULL;
-    if (ws) {
-        memcpy(ws, r->w, (size_t)n * sizeof *ws);
-        for (int i = 0; i < n; i++)
-            ws[i]->refs++;
+    cqd_world_info *info = n > 0 ? malloc((size_t)n * sizeof *info) : NULL;
+    for (int i = 0; info && i < n; i++) {
+        const cqd_world *w = r->w[i];
+        strcpy(info[i].name, w->name);
+        info[i].shapes = atomic_load_explicit(&w->shapes_seen, memory_order_relaxed);
+        info[i].broadphase_pairs = atomic_load_explicit(&w->pairs_seen, memory_order_relaxed);
+        info[i].durability = w->durability;
     }
     pthread_mutex_unlock(&r->lock);
-    if (!ws)
-        return NULL;
-
-    cqd_world_info *info = malloc((size_t)n * sizeof *info);
-    int k = 0;
-    for (int i = 0; i < n; i++) {
-        cqd_world *w = ws[i];
-        pthread_rwlock_rdlock(&w->lock);
-        if (info && !w->deleted) {
-            cq_world_stats st = cq_world_get_stats(w->world);
-            strcpy(info[k].name, w->name);
-            info[k].shapes = st.shapes;
-            info[k].broadphase_pairs = st.broadphase_pairs;
-            info[k].durability = w->durability;
-            k++;
-        }
-        cqd_world_release(r, w);
-    }
-    free(ws);
-    if (info && k == 0) {
-        free(info);
-        info = NULL;
-    }
-    *count = k;
+    *count = info ? n : 0;
     return info;
 }

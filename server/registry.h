@@ -7,6 +7,7 @@
 #define CQD_REGISTRY_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -22,6 +23,11 @@ typedef struct cqd_world {
     bool deleted;           ///< removed from the registry; freed with the last reference
     uint64_t seq;           ///< journal seq of the last mutation applied (guarded by lock; 0 without a data dir)
     cqp_durability durability; ///< set before the entry is listed, never changed: read it without a lock
+    /// Shapes and broadphase pairs as the last change left them, stored as
+    /// each writer releases the lock: a list or a scrape reads them without
+    /// the lock, so a minute-long query on one world delays neither.
+    _Atomic int shapes_seen, pairs_seen;
+    bool writing;           ///< held exclusive (guarded by lock)
 } cqd_world;
 
 typedef struct cqd_registry cqd_registry;
@@ -134,6 +140,8 @@ typedef struct cqd_world_info {
 } cqd_world_info;
 /// Every world sorted by name into a new array (free() it) of *count
 /// entries; NULL with *count 0 when there are none or memory ran out.
+/// Takes no world's lock: the counts are those of each world's last
+/// completed change.
 cqd_world_info *cqd_registry_list(cqd_registry *r, int *count);
 
 #endif

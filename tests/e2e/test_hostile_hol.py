@@ -11,6 +11,8 @@ oracle is the order of the answers on the wire, not a clock: a probe that
 had to wait for a long request would arrive after it."""
 
 import json
+import math
+import random
 import select
 import socket
 import threading
@@ -117,3 +119,58 @@ class LongRequests(DaemonCase):
             s.close()
         for p in probes:
             p.close()
+
+
+def hull(rng, points):
+    """points random points on the unit sphere."""
+    pts = []
+    for _ in range(points):
+        z, t = rng.uniform(-1, 1), rng.uniform(0, 2 * math.pi)
+        r = math.sqrt(1 - z * z)
+        pts.append([round(r * math.cos(t), 6), round(r * math.sin(t), 6), round(z, 6)])
+    return {"type": "convex", "points": pts}
+
+
+@once("raw JSON requests on raw sockets; the lock does not depend on the encoding")
+class ListsPassLongWrites(DaemonCase):
+    """A contacts pass holds its world's lock exclusively for seconds (a
+    pile of overlapping hulls); listing the worlds and scraping /metrics,
+    which report every world's counts, must answer meanwhile: they read
+    counts each change published, not the world under its lock."""
+    HULLS = 400
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        rng = random.Random(6)
+        shapes = [body_item("h%03d" % i, hull(rng, 128), [round(rng.uniform(-.2, .2), 6) for _ in range(3)])
+                  for i in range(cls.HULLS)]
+        s = connect(cls.daemon.http_port)
+        s.sendall(http_request("PUT", "/v1/worlds/pile", json.dumps({"shapes": shapes}).encode()))
+        status, body = read_response(s)
+        s.close()
+        assert status == 201, (status, body[:300])
+
+    def test_list_and_scrape_pass_a_long_contacts(self):
+        port = self.daemon.http_port
+        probe = connect(port, timeout=60)
+        long = connect(port)
+        long.sendall(http_request("POST", "/v1/worlds/pile/contacts", b"{}"))
+        for i in range(20):  # a second or two of lists and scrapes while it runs
+            probe.sendall(http_request("GET", "/v1/worlds"))
+            status, body = read_response(probe)
+            self.assertEqual(status, 200, body[:300])
+            worlds = {w["name"]: w for w in json.loads(body)["worlds"]}
+            self.assertEqual(worlds["pile"]["shapes"], self.HULLS)
+            probe.sendall(http_request("GET", "/metrics"))
+            status, body = read_response(probe)
+            self.assertEqual(status, 200, body[:300])
+            self.assertIn(b'world="pile"', body)
+            select.select([], [], [], 0.05)
+        ready, _, _ = select.select([long], [], [], 0)
+        self.assertEqual(ready, [], "the contacts answered before the lists were done: it was not long")
+        status, body = read_response(long)
+        self.assertEqual(status, 200, body[:300])
+        self.assertEqual(len(json.loads(body)["pairs"]), self.HULLS * (self.HULLS - 1) // 2)
+        long.close()
+        probe.close()
