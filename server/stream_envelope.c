@@ -585,8 +585,10 @@ static void parse_refused(const cqd_thread *self, cqd_server *srv, cqp_format f,
         cqp_fail(p, CQP_P_BUSY, NULL, "out of memory decoding the %s", mp ? "frame" : "line");
 }
 
-void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
-                       cqp_buf *out)
+// Answers the request, or with `refusal` set refuses it with that problem
+// (under its own id and request id when its envelope decodes).
+static void answer_or_refuse(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
+                             const cqp_problem *refusal, cqp_buf *out)
 {
     // The line's tree (or the frame check's scratch) is held to the request
     // memory budget, in the arena the pipeline then enters again (nested,
@@ -598,7 +600,9 @@ void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_
     cqp_problem p;
     bool mp = f == CQP_MSGPACK;
     int rc = mp ? cqd_envelope_parse_frame(request, len, &env, &p) : cqd_envelope_parse(request, len, &env, &p);
-    if (rc == 0) {
+    if (rc == 0 && refusal) {
+        cqd_stream_refuse(srv, f, env.id, env.id_len, env.request_id, arrived_ns, refusal, out);
+    } else if (rc == 0) {
         answer_request(srv, f, &env, arrived_ns, out);
     } else {
         parse_refused(self, srv, f, &p);
@@ -608,4 +612,16 @@ void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_
     cqd_envelope_free(&env);
     if (self)
         cqd_json_arena_leave(&self->json, previous);
+}
+
+void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
+                       cqp_buf *out)
+{
+    answer_or_refuse(srv, f, request, len, arrived_ns, NULL, out);
+}
+
+void cqd_stream_shed(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
+                     const cqp_problem *p, cqp_buf *out)
+{
+    answer_or_refuse(srv, f, request, len, arrived_ns, p, out);
 }

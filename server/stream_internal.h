@@ -205,6 +205,14 @@ void cqd_stream_refuse(cqd_server *srv, cqp_format f, const char *id, size_t id_
 void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
                        cqp_buf *out);
 
+/// Refuses one request of format f with p instead of running it (the
+/// request's turn came while it could not be run): the reply carries the
+/// request's id and request id when its envelope decodes, else the
+/// envelope's own problem. Counted and logged as cqd_stream_refuse. Runs
+/// on a worker thread.
+void cqd_stream_shed(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
+                     const cqp_problem *p, cqp_buf *out);
+
 /* ---- progress timer --------------------------------------------------- */
 
 /// An idle connection may wait this many times --timeout for its next line.
