@@ -587,7 +587,6 @@ static void shed_reply(cqd_server *srv, cqp_format f, job *j)
 {
     cqp_problem p;
     cqp_fail(&p, CQP_P_BUSY, NULL, "reply bytes held past --max-stream-reply-total; retry shortly");
-    atomic_fetch_add_explicit(&srv->admit.shed, 1, memory_order_relaxed);
     cqd_stream_shed(srv, f, j->line, j->len, j->arrived_ns, &p, &j->out);
 }
 

@@ -531,11 +531,13 @@ void cqd_stream_refuse(cqd_server *srv, cqp_format f, const char *id, size_t id_
     cqd_response_free(&resp);
 }
 
-/// Answers a request that decoded, unless too many are in flight; in the
-/// connection's format, its body already opened (a JSON tree, or a
+/// Answers a request that decoded, unless too many are in flight or
+/// `refusal` is set (then refused with it and counted as shed, but for
+/// the probes, which are never shed); in
+/// the connection's format, its body already opened (a JSON tree, or a
 /// MessagePack view the frame's check covered).
 static void answer_request(cqd_server *srv, cqp_format f, const cqd_envelope *env, uint64_t arrived_ns,
-                           cqp_buf *out)
+                           const cqp_problem *refusal, cqp_buf *out)
 {
     cqd_request req = {
         .transport = "stream",
@@ -555,7 +557,11 @@ static void answer_request(cqd_server *srv, cqp_format f, const cqd_envelope *en
     cqd_response resp;
     cqd_response_init(&resp);
     // The request is already read: admission bounds the work, not the bytes.
-    if (req.method && req.path && cqd_route_always_admitted(req.method, req.path)) {
+    bool probe = req.method && req.path && cqd_route_always_admitted(req.method, req.path);
+    if (refusal && !probe) {
+        atomic_fetch_add_explicit(&srv->admit.shed, 1, memory_order_relaxed);
+        cqd_refuse(srv, &req, refusal->kind, refusal->detail, &resp);
+    } else if (probe) {
         cqd_handle(srv, &req, &resp);
     } else if (cqd_admit_enter(&srv->admit)) {
         cqd_handle(srv, &req, &resp);
@@ -600,10 +606,8 @@ static void answer_or_refuse(cqd_server *srv, cqp_format f, const char *request,
     cqp_problem p;
     bool mp = f == CQP_MSGPACK;
     int rc = mp ? cqd_envelope_parse_frame(request, len, &env, &p) : cqd_envelope_parse(request, len, &env, &p);
-    if (rc == 0 && refusal) {
-        cqd_stream_refuse(srv, f, env.id, env.id_len, env.request_id, arrived_ns, refusal, out);
-    } else if (rc == 0) {
-        answer_request(srv, f, &env, arrived_ns, out);
+    if (rc == 0) {
+        answer_request(srv, f, &env, arrived_ns, refusal, out);
     } else {
         parse_refused(self, srv, f, &p);
         cqd_log(&srv->log, CQD_LOG_DEBUG, "stream: refused request %s: %s", mp ? "frame" : "line", p.detail);

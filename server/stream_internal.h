@@ -205,11 +205,12 @@ void cqd_stream_refuse(cqd_server *srv, cqp_format f, const char *id, size_t id_
 void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
                        cqp_buf *out);
 
-/// Refuses one request of format f with p instead of running it (the
-/// request's turn came while it could not be run): the reply carries the
-/// request's id and request id when its envelope decodes, else the
-/// envelope's own problem. Counted and logged as cqd_stream_refuse. Runs
-/// on a worker thread.
+/// Refuses one request of format f with p instead of running it (its turn
+/// came while it could not be run): counted as shed
+/// (collisiond_requests_shed_total) and on its route, and answered under
+/// its own id and request id. A probe (/healthz, /readyz) is answered
+/// instead, and an envelope that does not decode gets its own problem, as
+/// from cqd_stream_answer. Runs on a worker thread.
 void cqd_stream_shed(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
                      const cqp_problem *p, cqp_buf *out);
 
