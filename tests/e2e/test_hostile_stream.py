@@ -205,3 +205,48 @@ class StreamReplyBounds(DaemonCase):
         _, after = one_reply(self.daemon, dict(CONTACTS, id="polite"))
         self.assertEqual((after["id"], after["status"]), ("polite", 200), after)
         self.assertEqual(after["body"], ref["body"])
+
+
+class StuckRepliesAreCutOff(DaemonCase):
+    """Replies nobody takes hold the total only until --timeout: their
+    connections are closed, the total freed, and a client that was refused
+    while it was full is then answered."""
+
+    FLAGS = ("--token", TOKEN, "--timeout", "1", "--max-stream-reply-buffered", "1M",
+             "--max-stream-reply-total", "2M")
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        build_world(cls.daemon)
+
+    def test_timeout_frees_the_total(self):
+        socks = [hostile_connection(self.daemon.stream_port) for _ in range(2)]
+        try:
+            deadline = time.monotonic() + 20
+            while gauge(self.daemon) < 2 << 20:
+                self.assertLess(time.monotonic(), deadline, "two connections' replies should fill 2 MiB")
+                time.sleep(0.05)
+            _, busy = one_reply(self.daemon, dict(CONTACTS, id="polite"))
+            self.assertEqual((busy["id"], busy["status"]), ("polite", 503), busy)
+            while gauge(self.daemon) != 0:
+                self.assertLess(time.monotonic(), deadline + 10, "stuck replies still held past --timeout")
+                time.sleep(0.1)
+            for s in socks:
+                got = b""
+                try:
+                    while True:
+                        more = s.recv(1 << 16)
+                        if not more:
+                            break
+                        got += more
+                except ConnectionResetError:
+                    pass
+                self.assertLess(len(decode_messages(got)), PIPELINED, "a stuck connection should be closed")
+        finally:
+            for s in socks:
+                s.close()
+        self.assertIn("took no reply bytes", self.daemon.log_text())
+        _, after = one_reply(self.daemon, dict(CONTACTS, id="polite"))
+        self.assertEqual((after["id"], after["status"]), ("polite", 200), after)
+        self.assertEqual(len(after["body"]["pairs"]), PAIRS)
