@@ -24,7 +24,10 @@
 /// reply of each batch that was running. A reply made is always sent.
 /// Past the total, a connection holding unwritten replies waits for them
 /// to be written (their completion pumps it again); one holding none has
-/// nothing to wait for, so its next request is refused 503 at once.
+/// nothing to wait for, and runs its requests one at a time with answers
+/// of at most SHORT_ANSWER (a longer one is answered 503): a client that
+/// reads is served, small answers, while others leave theirs unread, and
+/// each connection adds at most one short reply to the total.
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +37,9 @@
 /// Stop reading above these; resume below half of each.
 #define QUEUE_HIGH 64                 // lines read but not answered
 #define QUEUE_BYTES_HIGH (4u << 20)   // their bytes
+/// The longest answer body a connection with no reply unwritten is sent
+/// while the stream's replies fill --max-stream-reply-total.
+#define SHORT_ANSWER (64u << 10)
 /// The first bytes of every line are not charged to --max-buffered, so a
 /// small request (a health check) is never refused for it; at most
 /// QUEUE_HIGH + 1 such lines a connection.
@@ -60,7 +66,7 @@ typedef struct job {
     size_t charge; ///< what the request holds of --max-buffered while it is held
     size_t held; ///< the reply's bytes counted in srv->stream_reply_bytes
     size_t budget; ///< a batch's first job: reply bytes after which it starts no further line
-    bool shed; ///< a batch's first job: refuse its one request (--max-stream-reply-total) instead of running it
+    bool short_answer; ///< a batch's first job: its one request is answered within SHORT_ANSWER (--max-stream-reply-total)
     uint64_t arrived_ns; ///< cqd_mono_ns() when the request's end was found (its clock's start, request.h)
     cqp_buf out;
 } job;
@@ -581,15 +587,6 @@ static void send_replies(cqd_conn *c, job *first)
     c->submitted += total;
 }
 
-// Refuses the request of j, whose turn came past --max-stream-reply-total
-// while its connection had no reply to wait for. Worker thread.
-static void shed_reply(cqd_server *srv, cqp_format f, job *j)
-{
-    cqp_problem p;
-    cqp_fail(&p, CQP_P_BUSY, NULL, "reply bytes held past --max-stream-reply-total; retry shortly");
-    cqd_stream_shed(srv, f, j->line, j->len, j->arrived_ns, &p, &j->out);
-}
-
 // Whether a batch that has run since start and made `made` reply bytes
 // starts another line: not past BATCH_NS, nor past its connection's
 // budget, nor past the stream total.
@@ -613,10 +610,8 @@ static void on_work(uv_work_t *w)
     for (job *j = first; j; j = j->next) {
         if (j != first && !batch_goes_on(srv, first, start, made))
             break;
-        if (first->shed)
-            shed_reply(srv, first->conn->format, j);
-        else
-            cqd_stream_answer(srv, first->conn->format, j->line, j->len, j->arrived_ns, &j->out);
+        cqd_stream_answer_within(srv, first->conn->format, j->line, j->len, j->arrived_ns,
+                                 first->short_answer ? SHORT_ANSWER : 0, &j->out);
         hold_reply(srv, j);
         made += j->out.len;
         drop_line(j);
@@ -659,12 +654,12 @@ static void on_work_done(uv_work_t *w, int status)
 }
 
 // Takes the next batch off the queue: a reply made on the loop alone, the
-// line at the head to be refused (shed), or the run of lines at the head,
-// up to BATCH_MAX.
-static void start_next(cqd_conn *c, bool shed)
+// line at the head alone to be answered short, or the run of lines at the
+// head, up to BATCH_MAX.
+static void start_next(cqd_conn *c, bool short_answer)
 {
     job *first = c->head, *last = first;
-    if (first->line && !shed)
+    if (first->line && !short_answer)
         for (int n = 1; n < BATCH_MAX && last->next && last->next->line; n++)
             last = last->next;
     c->head = last->next;
@@ -676,7 +671,7 @@ static void start_next(cqd_conn *c, bool shed)
         return;
     }
     c->running = first;
-    first->shed = shed;
+    first->short_answer = short_answer;
     first->budget = c->s->srv->cfg.max_stream_reply_buffered - c->unacked;
     first->work.data = first;
     if (uv_queue_work(c->s->loop, &first->work, on_work, on_work_done) != 0) {
@@ -717,8 +712,8 @@ static void finish(cqd_conn *c)
 }
 
 // Starts what c may start now (see the file's head): nothing past its own
-// bound; past the total, the head request refused when c has no reply
-// unwritten, else nothing.
+// bound; past the total, the head request with a short answer when c has
+// no reply unwritten, else nothing.
 static void start_jobs(cqd_conn *c)
 {
     size_t own = c->s->srv->cfg.max_stream_reply_buffered;

@@ -531,13 +531,12 @@ void cqd_stream_refuse(cqd_server *srv, cqp_format f, const char *id, size_t id_
     cqd_response_free(&resp);
 }
 
-/// Answers a request that decoded, unless too many are in flight or
-/// `refusal` is set (then refused with it and counted as shed, but for
-/// the probes, which are never shed); in
+/// Answers a request that decoded, unless too many are in flight, with an
+/// answer body of at most max_response bytes (0: --max-response); in
 /// the connection's format, its body already opened (a JSON tree, or a
 /// MessagePack view the frame's check covered).
 static void answer_request(cqd_server *srv, cqp_format f, const cqd_envelope *env, uint64_t arrived_ns,
-                           const cqp_problem *refusal, cqp_buf *out)
+                           size_t max_response, cqp_buf *out)
 {
     cqd_request req = {
         .transport = "stream",
@@ -553,15 +552,12 @@ static void answer_request(cqd_server *srv, cqp_format f, const cqd_envelope *en
         .accept = f,
         .allow_pretty = false,
         .arrived_ns = arrived_ns,
+        .max_response = max_response,
     };
     cqd_response resp;
     cqd_response_init(&resp);
     // The request is already read: admission bounds the work, not the bytes.
-    bool probe = req.method && req.path && cqd_route_always_admitted(req.method, req.path);
-    if (refusal && !probe) {
-        atomic_fetch_add_explicit(&srv->admit.shed, 1, memory_order_relaxed);
-        cqd_refuse(srv, &req, refusal->kind, refusal->detail, &resp);
-    } else if (probe) {
+    if (req.method && req.path && cqd_route_always_admitted(req.method, req.path)) {
         cqd_handle(srv, &req, &resp);
     } else if (cqd_admit_enter(&srv->admit)) {
         cqd_handle(srv, &req, &resp);
@@ -591,10 +587,8 @@ static void parse_refused(const cqd_thread *self, cqd_server *srv, cqp_format f,
         cqp_fail(p, CQP_P_BUSY, NULL, "out of memory decoding the %s", mp ? "frame" : "line");
 }
 
-// Answers the request, or with `refusal` set refuses it with that problem
-// (under its own id and request id when its envelope decodes).
-static void answer_or_refuse(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
-                             const cqp_problem *refusal, cqp_buf *out)
+void cqd_stream_answer_within(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
+                              size_t max_response, cqp_buf *out)
 {
     // The line's tree (or the frame check's scratch) is held to the request
     // memory budget, in the arena the pipeline then enters again (nested,
@@ -607,7 +601,7 @@ static void answer_or_refuse(cqd_server *srv, cqp_format f, const char *request,
     bool mp = f == CQP_MSGPACK;
     int rc = mp ? cqd_envelope_parse_frame(request, len, &env, &p) : cqd_envelope_parse(request, len, &env, &p);
     if (rc == 0) {
-        answer_request(srv, f, &env, arrived_ns, refusal, out);
+        answer_request(srv, f, &env, arrived_ns, max_response, out);
     } else {
         parse_refused(self, srv, f, &p);
         cqd_log(&srv->log, CQD_LOG_DEBUG, "stream: refused request %s: %s", mp ? "frame" : "line", p.detail);
@@ -621,11 +615,5 @@ static void answer_or_refuse(cqd_server *srv, cqp_format f, const char *request,
 void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
                        cqp_buf *out)
 {
-    answer_or_refuse(srv, f, request, len, arrived_ns, NULL, out);
-}
-
-void cqd_stream_shed(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
-                     const cqp_problem *p, cqp_buf *out)
-{
-    answer_or_refuse(srv, f, request, len, arrived_ns, p, out);
+    cqd_stream_answer_within(srv, f, request, len, arrived_ns, 0, out);
 }

@@ -205,14 +205,13 @@ void cqd_stream_refuse(cqd_server *srv, cqp_format f, const char *id, size_t id_
 void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
                        cqp_buf *out);
 
-/// Refuses one request of format f with p instead of running it (its turn
-/// came while it could not be run): counted as shed
-/// (collisiond_requests_shed_total) and on its route, and answered under
-/// its own id and request id. A probe (/healthz, /readyz) is answered
-/// instead, and an envelope that does not decode gets its own problem, as
-/// from cqd_stream_answer. Runs on a worker thread.
-void cqd_stream_shed(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
-                     const cqp_problem *p, cqp_buf *out);
+/// cqd_stream_answer with an answer body of at most max_response bytes
+/// (0: --max-response): a longer answer that --max-response would let
+/// through is answered 503 with Retry-After instead (cqd_request's
+/// max_response). For a connection that may add only a short reply to the
+/// stream's total (--max-stream-reply-total).
+void cqd_stream_answer_within(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
+                              size_t max_response, cqp_buf *out);
 
 /* ---- progress timer --------------------------------------------------- */
 

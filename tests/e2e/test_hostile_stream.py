@@ -12,11 +12,12 @@ without the limits gives each reply's bytes and body, the grid's
 neighbours give the number of contact pairs analytically, and the daemon's
 memory is read from /proc. While the hostile connections hold the total,
 the reply gauge and the daemon's RSS must stay within the bound (far below
-what the pipelines would hold unbounded), an HTTP pair query and a stream
-probe are answered, and a well-behaved stream client is told 503 with
-Retry-After rather than left waiting. Then every hostile reply must
-arrive, whole and in order: the contacts answer itself, or a 503 for a
-request whose turn came while its connection had nothing left to wait for.
+what the pipelines would hold unbounded), an HTTP pair query is answered,
+and a well-behaved stream client is served its short answers (a probe, a
+world's summary) and told 503 with Retry-After for the long one rather
+than left waiting. Then every hostile reply must arrive, whole and in
+order: the contacts answer itself, or a 503 for a request whose turn came
+while its connection had nothing left to wait for.
 """
 
 import os
@@ -34,7 +35,8 @@ OWN = 1 << 20          # --max-stream-reply-buffered below
 TOTAL = 8 << 20        # --max-stream-reply-total below
 HOSTILE = 12           # connections that never read
 PIPELINED = 16         # contacts requests each of them sends
-SMALL_REPLY = 1024     # room for a refusal, per connection, in the bound
+SHORT = 64 << 10       # the longest answer a connection with nothing unwritten gets past the total (API.md)
+SMALL_REPLY = SHORT + 1024  # that answer and its envelope, per connection, in the bound
 RSS_SLACK = 32 << 20   # allocator and scratch (a worker building a reply) beyond the replies held
 CONTACTS = {"method": "POST", "path": "/v1/worlds/w/contacts", "headers": AUTH, "body": {}}
 # Under AddressSanitizer freed memory waits in a quarantine (256 MiB) that
@@ -154,8 +156,8 @@ class StreamReplyBounds(DaemonCase):
         return held
 
     def check_others_served(self, ref_body):
-        """While the total is held: HTTP and stream probes answer, a
-        stream request with nothing to wait for is refused at once."""
+        """While the total is held: HTTP answers; a stream connection with
+        nothing unwritten is sent short answers, and 503 for a long one."""
         pair = self.daemon.request("POST", "/v1/pair", {
             "a": {"shape": {"type": "sphere", "radius": 1}},
             "b": {"shape": {"type": "sphere", "radius": 1}, "pose": {"position": [3.0, 0.0, 0.0]}}}, headers=AUTH)
@@ -164,6 +166,9 @@ class StreamReplyBounds(DaemonCase):
         self.assertFalse(pair.json["overlap"])
         _, probe = one_reply(self.daemon, {"id": "probe", "method": "GET", "path": "/healthz"})
         self.assertEqual((probe["id"], probe["status"]), ("probe", 200), probe)
+        _, summary = one_reply(self.daemon, {"id": "sum", "method": "GET", "path": "/v1/worlds/w", "headers": AUTH})
+        self.assertEqual((summary["id"], summary["status"]), ("sum", 200), summary)
+        self.assertEqual(summary["body"]["shapes"], GRID * GRID)
         _, busy = one_reply(self.daemon, dict(CONTACTS, id="polite"))
         self.assertEqual((busy["id"], busy["status"]), ("polite", 503), busy)
         self.assertIn("Retry-After", busy.get("headers", {}), busy)
