@@ -90,7 +90,7 @@ static const cfg_row rows[] = {
      "reply bytes one stream connection may hold unwritten before it starts no request and reads no more"},
     {"max-stream-reply-total", "COLLISIOND_MAX_STREAM_REPLY_TOTAL", "128M", parse_bytes_size,
      NUM(max_stream_reply_total, 1, 1LL << 40), "BYTES",
-     "reply bytes all stream connections may hold unwritten; past it no request starts (503 where nothing is unwritten)"},
+     "reply bytes all stream connections may hold unwritten; past it only connections with none get answers, of up to 64K (503 beyond)"},
     {"max-worlds", "COLLISIOND_MAX_WORLDS", "10000", parse_int, NUM(max_worlds, 1, 1000000), "N",
      "worlds held at once (422 for a new one beyond)"},
     {"metrics-worlds", "COLLISIOND_METRICS_WORLDS", "100", parse_int, NUM(metrics_worlds, 0, 1000000), "N",

@@ -498,7 +498,7 @@ static void render_process(cqp_buf *out, cqd_server *srv, int threads)
     sample snap = begin(out, snap_last, "");
     end_double(&snap, snap_ok);
     scalar_uint(out, "collisiond_requests_shed_total", "counter",
-                "Requests answered 503 at once by admission control (--max-inflight, --max-buffered, --max-stream-reply-total).",
+                "Requests answered 503 at once by admission control (--max-inflight, --max-buffered).",
                 atomic_load_explicit(&srv->admit.shed, memory_order_relaxed));
 }
 
