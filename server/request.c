@@ -305,6 +305,8 @@ static int run(cqd_call *c)
     }
     cqp_decoder_init(&c->dec, &srv->cfg.limits, &c->problem);
     resp->content_type = NULL;
+    if (r->flags & CQD_ROUTE_CHANGES) // a change made is never answered "retry": only --max-response holds
+        resp->body.limit = srv->cfg.max_response;
     int status = r->handler(c);
     c->body = cqp_value_absent();
     cqp_body_close(&body);

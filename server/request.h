@@ -47,7 +47,8 @@ typedef struct cqd_request {
     /// The longest answer body sent now, below --max-response (0: that):
     /// the stream's while its replies fill --max-stream-reply-total. An
     /// answer past it that --max-response would let through is a 503
-    /// (retry), not a 422.
+    /// (retry), not a 422. Not for a route that changes a world
+    /// (CQD_ROUTE_CHANGES), whose answer only --max-response limits.
     size_t max_response;
 } cqd_request;
 

@@ -725,6 +725,50 @@ START_TEST(answers_within_a_tighter_limit)
 }
 END_TEST
 
+/* A change is never answered "retry" once made: a mesh PUT whose answer
+ * (the stored mesh: 400 vertices, counted by hand) is far past a 4 KiB
+ * limit is answered whole, while the GET of the same shape is a 503. */
+START_TEST(changes_answered_whole_within_a_tighter_limit)
+{
+    static const char world[] = "{\"id\":1,\"method\":\"PUT\",\"path\":\"/v1/worlds/w\",\"body\":{}}";
+    cqp_buf line = {0}, out = {0};
+    cqd_stream_answer_within(&srv, CQP_JSON, world, sizeof world - 1, 0, 4096, &out);
+    json_t *r = reply_of(&out);
+    ck_assert_int_eq(json_integer_value(json_object_get(r, "status")), 201);
+    json_decref(r);
+    cqp_buf_puts(&line, "{\"id\":2,\"method\":\"PUT\",\"path\":\"/v1/worlds/w/shapes/m\",\"body\":"
+                        "{\"shape\":{\"type\":\"mesh\",\"vertices\":[");
+    char item[64];
+    for (int i = 0; i < 200; i++) {
+        snprintf(item, sizeof item, "%s[%d,0,0],[%d,1,0]", i ? "," : "", i, i);
+        cqp_buf_puts(&line, item);
+    }
+    cqp_buf_puts(&line, "],\"triangles\":[");
+    for (int i = 0; i < 199; i++) {
+        snprintf(item, sizeof item, "%s[%d,%d,%d]", i ? "," : "", 2 * i, 2 * i + 2, 2 * i + 1);
+        cqp_buf_puts(&line, item);
+    }
+    cqp_buf_puts(&line, "]}}}");
+    ck_assert(!line.oom);
+    cqp_buf_reset(&out);
+    cqd_stream_answer_within(&srv, CQP_JSON, line.data, line.len, 0, 4096, &out);
+    r = reply_of(&out);
+    ck_assert_int_eq(json_integer_value(json_object_get(r, "status")), 201);
+    json_t *stored = json_object_get(json_object_get(r, "body"), "shape");
+    ck_assert_uint_eq(json_array_size(json_object_get(stored, "vertices")), 400);
+    json_decref(r);
+
+    static const char get[] = "{\"id\":3,\"method\":\"GET\",\"path\":\"/v1/worlds/w/shapes/m\"}";
+    cqp_buf_reset(&out);
+    cqd_stream_answer_within(&srv, CQP_JSON, get, sizeof get - 1, 0, 4096, &out);
+    r = reply_of(&out);
+    expect_problem(r, 503, "unavailable", NULL);
+    json_decref(r);
+    cqp_buf_free(&line);
+    cqp_buf_free(&out);
+}
+END_TEST
+
 START_TEST(refusals_counted_and_answered)
 {
     cqp_buf out = {0};
@@ -877,6 +921,7 @@ Suite *stream_suite(void)
     tcase_add_checked_fixture(t, server_setup, server_teardown);
     tcase_add_test(t, refusals_counted_and_answered);
     tcase_add_test(t, answers_within_a_tighter_limit);
+    tcase_add_test(t, changes_answered_whole_within_a_tighter_limit);
     tcase_add_test(t, refusals_in_msgpack);
     tcase_add_test(t, frames_answered_by_the_pipeline);
     suite_add_tcase(s, t);
