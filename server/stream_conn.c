@@ -25,7 +25,8 @@
 /// Past the total, a connection holding unwritten replies waits for them
 /// to be written (their completion pumps it again); one holding none has
 /// nothing to wait for, and runs its requests one at a time with answers
-/// of at most SHORT_ANSWER (a longer one is answered 503): a client that
+/// of at most SHORT_ANSWER (a longer one is answered 503; a change, never
+/// answered "retry", is answered whole, request.h): a client that
 /// reads is served, small answers, while others leave theirs unread, and
 /// each connection adds at most one short reply to the total.
 #include <limits.h>
