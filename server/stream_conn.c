@@ -28,7 +28,7 @@
 /// of at most SHORT_ANSWER (a longer one is answered 503; a change, never
 /// answered "retry", is answered whole, request.h): a client that
 /// reads is served, small answers, while others leave theirs unread, and
-/// each connection adds at most one short reply to the total.
+/// each connection adds at most one such reply to the total.
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
