@@ -154,7 +154,8 @@ static void call_init(cqd_call *c, cqd_server *srv, const cqd_request *req, cqd_
     c->problem.detail[0] = c->problem.pointer[0] = '\0';
     c->resp = resp;
     c->deadline_ns = 0;
-    resp->body.limit = srv->cfg.max_response;
+    bool tighter = req->max_response && req->max_response < srv->cfg.max_response;
+    resp->body.limit = tighter ? req->max_response : srv->cfg.max_response;
     cqp_writer_init_format(&c->out, &resp->body, req->accept, pretty);
 }
 
@@ -180,6 +181,21 @@ static void finish(const cqd_call *c, uint64_t t0)
                         c->route >= 0 ? routes[c->route].pattern : NULL, c->req->path, c->resp->status,
                         (long long)(ns / 1000));
     }
+}
+
+/// The problem for an answer past its limit: over --max-response a 422
+/// (it will never be sent), else past the request's own tighter limit a
+/// 503 (it can be sent once the stream's replies drain).
+static void too_long(cqd_call *c)
+{
+    size_t want = cqp_buf_size(&c->resp->body), most = c->srv->cfg.max_response;
+    if (want > most)
+        cqp_fail(&c->problem, CQP_P_OVER_LIMIT, NULL,
+                 "the answer would be %zu bytes; this server sends at most %zu (--max-response)", want, most);
+    else
+        cqp_fail(&c->problem, CQP_P_BUSY, NULL,
+                 "the answer would be %zu bytes; at most %zu are sent while stream replies fill "
+                 "--max-stream-reply-total; retry shortly", want, c->resp->body.limit);
 }
 
 /// Worlds may be half-recovered while the server starts: their routes wait.
@@ -292,6 +308,8 @@ static int run(cqd_call *c)
     cqp_decoder_init(&c->dec, &srv->cfg.limits, &c->problem);
     resp->content_type = NULL;
     cqd_h_start_deadline(c);
+    if (r->flags & CQD_ROUTE_CHANGES) // a change made is never answered "retry": only --max-response holds
+        resp->body.limit = srv->cfg.max_response;
     int status = r->handler(c);
     c->body = cqp_value_absent();
     cqp_body_close(&body);
@@ -300,9 +318,7 @@ static int run(cqd_call *c)
         return fail(c);
     }
     if (resp->body.over) {
-        cqp_fail(&c->problem, CQP_P_OVER_LIMIT, NULL,
-                 "the answer would be %zu bytes; this server sends at most %zu (--max-response)", cqp_buf_size(&resp->body),
-                 resp->body.limit);
+        too_long(c);
         return fail(c);
     }
     if (resp->body.oom) {

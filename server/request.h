@@ -45,6 +45,12 @@ typedef struct cqd_request {
     cqp_format accept;         ///< the format the response body is written in (HTTP: Accept; stream: the connection's)
     bool allow_pretty;         ///< the transport may pretty-print (not the stream: one line per reply)
     uint64_t arrived_ns;       ///< cqd_mono_ns() when the whole request had arrived (HTTP: its last body byte, or its headers' end; stream: its line's or frame's end found); 0: when the pipeline starts
+    /// The longest answer body sent now, below --max-response (0: that):
+    /// the stream's while its replies fill --max-stream-reply-total. An
+    /// answer past it that --max-response would let through is a 503
+    /// (retry), not a 422. Not for a route that changes a world
+    /// (CQD_ROUTE_CHANGES), whose answer only --max-response limits.
+    size_t max_response;
 } cqd_request;
 
 /// A response for the transport to send. Owns its body.

@@ -15,6 +15,7 @@ enum {
     CQD_ROUTE_QUIET = 4, ///< polled by machines (probes, scrapes): never a sampled access line
     CQD_ROUTE_ALWAYS_ADMIT = 8, ///< never shed by admission control (health probes): a busy server is not dead
     CQD_ROUTE_INLINE = 16, ///< HTTP runs it on the connection's thread, not the handler pool: it is short whatever is asked (probes, static files)
+    CQD_ROUTE_CHANGES = 32, ///< changes a world: answered within --max-response alone, never a request's tighter limit, as a change made is never answered "retry"
 };
 
 typedef struct cqd_route {

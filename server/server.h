@@ -43,6 +43,11 @@ typedef struct cqd_server {
     cqd_admit admit;                ///< requests in flight and the body bytes they hold (admit.h)
     cqd_failpoint fp;               ///< COLLISIOND_FAILPOINT, a test hook (failpoint.h); zero: none
     _Atomic int stream_connections; ///< open stream connections, for /metrics (the stream's own count, mirrored)
+    /// Reply bytes of stream connections made and not yet written (or
+    /// dropped), held to --max-stream-reply-total: the loop adds the
+    /// replies it makes, workers theirs as each is made, and a reply's
+    /// bytes leave when it is freed. Read by /metrics.
+    _Atomic size_t stream_reply_bytes;
     cqd_journal_metrics journal;    ///< the journal's writes, syncs and bytes, for /metrics (store_journal.c adds)
 } cqd_server;
 

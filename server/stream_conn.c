@@ -15,6 +15,20 @@
 /// stream_watch.c) closes a connection that is idle too long, stalls in
 /// the middle of a line or frame, or leaves its replies unread, so no
 /// client holds a slot or its buffers for ever.
+///
+/// Reply bytes are held to two bounds: --max-stream-reply-buffered for one
+/// connection (c->unacked: handed to libuv, not yet written) and
+/// --max-stream-reply-total for all of them (srv->stream_reply_bytes: made,
+/// not yet freed). No batch starts past either, and a running batch starts
+/// no further line past either, so each bound is passed by at most the one
+/// reply of each batch that was running. A reply made is always sent.
+/// Past the total, a connection holding unwritten replies waits for them
+/// to be written (their completion pumps it again); one holding none has
+/// nothing to wait for, and runs its requests one at a time with answers
+/// of at most SHORT_ANSWER (a longer one is answered 503; a change, never
+/// answered "retry", is answered whole, request.h): a client that
+/// reads is served, small answers, while others leave theirs unread, and
+/// each connection adds at most one such reply to the total.
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +38,9 @@
 /// Stop reading above these; resume below half of each.
 #define QUEUE_HIGH 64                 // lines read but not answered
 #define QUEUE_BYTES_HIGH (4u << 20)   // their bytes
-#define OUT_HIGH (4u << 20)           // reply bytes handed to libuv and not yet written
+/// The longest answer body a connection with no reply unwritten is sent
+/// while the stream's replies fill --max-stream-reply-total.
+#define SHORT_ANSWER (64u << 10)
 /// The first bytes of every line are not charged to --max-buffered, so a
 /// small request (a health check) is never refused for it; at most
 /// QUEUE_HIGH + 1 such lines a connection.
@@ -49,6 +65,9 @@ typedef struct job {
     char *line; ///< owned; NULL once answered, or for a reply made on the loop
     size_t len; ///< the request's length, kept for the queue's byte count
     size_t charge; ///< what the request holds of --max-buffered while it is held
+    size_t held; ///< the reply's bytes counted in srv->stream_reply_bytes
+    size_t budget; ///< a batch's first job: reply bytes after which it starts no further line
+    bool short_answer; ///< a batch's first job: its one request is answered within SHORT_ANSWER (--max-stream-reply-total)
     uint64_t arrived_ns; ///< cqd_mono_ns() when the request's end was found (its clock's start, request.h)
     cqp_buf out;
 } job;
@@ -98,9 +117,25 @@ static void drop_line(job *j)
     j->line = NULL;
 }
 
+// Counts j's reply, just made, in the stream's total. Any thread.
+static void hold_reply(cqd_server *srv, job *j)
+{
+    j->held = j->out.len;
+    atomic_fetch_add_explicit(&srv->stream_reply_bytes, j->held, memory_order_relaxed);
+}
+
+// True while the reply bytes of all stream connections are at
+// --max-stream-reply-total. Any thread.
+static bool total_full(cqd_server *srv)
+{
+    return atomic_load_explicit(&srv->stream_reply_bytes, memory_order_relaxed) >= srv->cfg.max_stream_reply_total;
+}
+
 static void free_job(job *j)
 {
     drop_line(j);
+    if (j->held)
+        atomic_fetch_sub_explicit(&j->conn->s->srv->stream_reply_bytes, j->held, memory_order_relaxed);
     cqp_buf_free(&j->out);
     free(j);
 }
@@ -294,6 +329,7 @@ static int queue_refusal(cqd_conn *c, const cqp_problem *p)
         return -1;
     cqd_stream_refuse(c->s->srv, c->format, NULL, 0, NULL, cqd_mono_ns(), p, &j->out);
     enqueue(c, j);
+    hold_reply(c->s->srv, j);
     return 0;
 }
 
@@ -552,8 +588,16 @@ static void send_replies(cqd_conn *c, job *first)
     c->submitted += total;
 }
 
+// Whether a batch that has run since start and made `made` reply bytes
+// starts another line: not past BATCH_NS, nor past its connection's
+// budget, nor past the stream total.
+static bool batch_goes_on(cqd_server *srv, const job *first, uint64_t start, size_t made)
+{
+    return uv_hrtime() - start < BATCH_NS && made < first->budget && !total_full(srv);
+}
+
 // Runs on a worker thread; touches only the batch and the server. Answers
-// the lines in order until the batch ends or has run BATCH_NS; a line that
+// the lines in order while batch_goes_on (the first always); a line that
 // was not reached keeps its line (and its charge) and goes back to the
 // queue. Each answered line gives back its charge at once. After a reply
 // that could not be built no further line runs: the connection ends there
@@ -563,10 +607,14 @@ static void on_work(uv_work_t *w)
     job *first = w->data;
     cqd_server *srv = first->conn->s->srv;
     uint64_t start = uv_hrtime();
+    size_t made = 0;
     for (job *j = first; j; j = j->next) {
-        if (j != first && uv_hrtime() - start >= BATCH_NS)
+        if (j != first && !batch_goes_on(srv, first, start, made))
             break;
-        cqd_stream_answer(srv, first->conn->format, j->line, j->len, j->arrived_ns, &j->out);
+        cqd_stream_answer_within(srv, first->conn->format, j->line, j->len, j->arrived_ns,
+                                 first->short_answer ? SHORT_ANSWER : 0, &j->out);
+        hold_reply(srv, j);
+        made += j->out.len;
         drop_line(j);
         if (cqd_failpoint_hit(&srv->fp, "stream_reply"))
             j->out.oom = true;
@@ -606,12 +654,13 @@ static void on_work_done(uv_work_t *w, int status)
     maybe_free(c);
 }
 
-// Takes the next batch off the queue: a reply made on the loop alone, or
-// the run of lines at the head, up to BATCH_MAX.
-static void start_next(cqd_conn *c)
+// Takes the next batch off the queue: a reply made on the loop alone, the
+// line at the head alone to be answered short, or the run of lines at the
+// head, up to BATCH_MAX.
+static void start_next(cqd_conn *c, bool short_answer)
 {
     job *first = c->head, *last = first;
-    if (first->line)
+    if (first->line && !short_answer)
         for (int n = 1; n < BATCH_MAX && last->next && last->next->line; n++)
             last = last->next;
     c->head = last->next;
@@ -623,6 +672,8 @@ static void start_next(cqd_conn *c)
         return;
     }
     c->running = first;
+    first->short_answer = short_answer;
+    first->budget = c->s->srv->cfg.max_stream_reply_buffered - c->unacked;
     first->work.data = first;
     if (uv_queue_work(c->s->loop, &first->work, on_work, on_work_done) != 0) {
         c->running = NULL;
@@ -661,17 +712,31 @@ static void finish(cqd_conn *c)
     start_reading(c);
 }
 
+// Starts what c may start now (see the file's head): nothing past its own
+// bound; past the total, the head request with a short answer when c has
+// no reply unwritten, else nothing.
+static void start_jobs(cqd_conn *c)
+{
+    size_t own = c->s->srv->cfg.max_stream_reply_buffered;
+    while (!c->closing && !c->running && c->head && c->unacked < own) {
+        bool full = total_full(c->s->srv);
+        if (full && c->unacked > 0)
+            break; // its write's completion pumps c again
+        start_next(c, full);
+    }
+}
+
 // Moves c along: starts the next job, pauses or resumes reading, closes
 // when everything is answered.
 static void pump(cqd_conn *c)
 {
-    while (!c->closing && !c->running && c->head && c->unacked < OUT_HIGH)
-        start_next(c);
+    start_jobs(c);
     if (c->closing)
         return;
     if (!c->input_done) {
-        bool full = c->queued > QUEUE_HIGH || c->queued_bytes > QUEUE_BYTES_HIGH || c->unacked > OUT_HIGH;
-        bool low = c->queued <= QUEUE_HIGH / 2 && c->queued_bytes <= QUEUE_BYTES_HIGH / 2 && c->unacked <= OUT_HIGH / 2;
+        size_t out_high = c->s->srv->cfg.max_stream_reply_buffered;
+        bool full = c->queued > QUEUE_HIGH || c->queued_bytes > QUEUE_BYTES_HIGH || c->unacked > out_high;
+        bool low = c->queued <= QUEUE_HIGH / 2 && c->queued_bytes <= QUEUE_BYTES_HIGH / 2 && c->unacked <= out_high / 2;
         if (full)
             stop_reading(c);
         else if (low)

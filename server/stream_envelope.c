@@ -531,11 +531,12 @@ void cqd_stream_refuse(cqd_server *srv, cqp_format f, const char *id, size_t id_
     cqd_response_free(&resp);
 }
 
-/// Answers a request that decoded, unless too many are in flight; in the
-/// connection's format, its body already opened (a JSON tree, or a
+/// Answers a request that decoded, unless too many are in flight, with an
+/// answer body of at most max_response bytes (0: --max-response); in
+/// the connection's format, its body already opened (a JSON tree, or a
 /// MessagePack view the frame's check covered).
 static void answer_request(cqd_server *srv, cqp_format f, const cqd_envelope *env, uint64_t arrived_ns,
-                           cqp_buf *out)
+                           size_t max_response, cqp_buf *out)
 {
     cqd_request req = {
         .transport = "stream",
@@ -551,6 +552,7 @@ static void answer_request(cqd_server *srv, cqp_format f, const cqd_envelope *en
         .accept = f,
         .allow_pretty = false,
         .arrived_ns = arrived_ns,
+        .max_response = max_response,
     };
     cqd_response resp;
     cqd_response_init(&resp);
@@ -585,8 +587,8 @@ static void parse_refused(const cqd_thread *self, cqd_server *srv, cqp_format f,
         cqp_fail(p, CQP_P_BUSY, NULL, "out of memory decoding the %s", mp ? "frame" : "line");
 }
 
-void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
-                       cqp_buf *out)
+void cqd_stream_answer_within(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
+                              size_t max_response, cqp_buf *out)
 {
     // The line's tree (or the frame check's scratch) is held to the request
     // memory budget, in the arena the pipeline then enters again (nested,
@@ -599,7 +601,7 @@ void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_
     bool mp = f == CQP_MSGPACK;
     int rc = mp ? cqd_envelope_parse_frame(request, len, &env, &p) : cqd_envelope_parse(request, len, &env, &p);
     if (rc == 0) {
-        answer_request(srv, f, &env, arrived_ns, out);
+        answer_request(srv, f, &env, arrived_ns, max_response, out);
     } else {
         parse_refused(self, srv, f, &p);
         cqd_log(&srv->log, CQD_LOG_DEBUG, "stream: refused request %s: %s", mp ? "frame" : "line", p.detail);
@@ -608,4 +610,10 @@ void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_
     cqd_envelope_free(&env);
     if (self)
         cqd_json_arena_leave(&self->json, previous);
+}
+
+void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
+                       cqp_buf *out)
+{
+    cqd_stream_answer_within(srv, f, request, len, arrived_ns, 0, out);
 }

@@ -205,6 +205,14 @@ void cqd_stream_refuse(cqd_server *srv, cqp_format f, const char *id, size_t id_
 void cqd_stream_answer(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
                        cqp_buf *out);
 
+/// cqd_stream_answer with an answer body of at most max_response bytes
+/// (0: --max-response): a longer answer that --max-response would let
+/// through is answered 503 with Retry-After instead (cqd_request's
+/// max_response). For a connection that may add only a short reply to the
+/// stream's total (--max-stream-reply-total).
+void cqd_stream_answer_within(cqd_server *srv, cqp_format f, const char *request, size_t len, uint64_t arrived_ns,
+                              size_t max_response, cqp_buf *out);
+
 /* ---- progress timer --------------------------------------------------- */
 
 /// An idle connection may wait this many times --timeout for its next line.

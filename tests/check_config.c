@@ -27,6 +27,8 @@ START_TEST(config_defaults)
     ck_assert_uint_eq(c.max_body, 16u * 1024 * 1024);
     ck_assert_uint_eq(c.max_buffered, 512u * 1024 * 1024);
     ck_assert_uint_eq(c.max_request_memory, 256u * 1024 * 1024);
+    ck_assert_uint_eq(c.max_stream_reply_buffered, 4u * 1024 * 1024);
+    ck_assert_uint_eq(c.max_stream_reply_total, 128u * 1024 * 1024);
     ck_assert_int_eq(c.max_connections, 1024);
     ck_assert_int_eq(c.timeout_s, 30);
     ck_assert_int_eq(c.request_timeout_s, 30);
@@ -385,8 +387,9 @@ START_TEST(config_byte_sizes_one_form)
         ck_assert_msg(is_suffix_form(def, n), "byte default '%.*s' is not in the K/M/G form", (int)n, def);
         rows++;
     }
-    /* snapshot-every, max-body, max-buffered, max-request-memory, max-response, min-body-rate */
-    ck_assert_int_eq(rows, 6);
+    /* snapshot-every, max-body, max-buffered, max-request-memory, max-response,
+     * max-stream-reply-buffered, max-stream-reply-total, min-body-rate */
+    ck_assert_int_eq(rows, 8);
     static const struct {
         const char *text;
         long long bytes;

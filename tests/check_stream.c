@@ -16,6 +16,7 @@
 #include "cqp/decode.h"
 #include "cqp/scan.h"
 #include "metrics.h"
+#include "openapi.h"
 #include "prom_oracle.h"
 #include "stream_internal.h"
 #include "stream_keys.h"
@@ -685,6 +686,89 @@ static void log_text(char *out, size_t size)
     fseek(srv_log, 0, SEEK_END);
 }
 
+/* An answer limit tighter than --max-response: the OpenAPI document's
+ * answer is its cqd_openapi_len bytes, so a limit of 4 KiB makes it a 503
+ * with Retry-After naming that length, no limit lets it through, and past
+ * --max-response itself it stays the 422 that never goes away. */
+START_TEST(answers_within_a_tighter_limit)
+{
+    static const char line[] = "{\"id\":7,\"method\":\"GET\",\"path\":\"/v1/openapi.json\"}";
+    char want[64];
+    snprintf(want, sizeof want, "would be %zu bytes", (size_t)cqd_openapi_len);
+    cqp_buf out = {0};
+    cqd_stream_answer_within(&srv, CQP_JSON, line, sizeof line - 1, 0, 4096, &out);
+    json_t *r = reply_of(&out);
+    ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), 7);
+    expect_problem(r, 503, "unavailable", NULL);
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r, "headers"), "Retry-After")), "1");
+    const char *detail = json_string_value(json_object_get(json_object_get(r, "body"), "detail"));
+    ck_assert_ptr_nonnull(strstr(detail, want));
+    ck_assert_ptr_nonnull(strstr(detail, "--max-stream-reply-total"));
+    json_decref(r);
+
+    cqp_buf_reset(&out);
+    cqd_stream_answer_within(&srv, CQP_JSON, line, sizeof line - 1, 0, 0, &out);
+    r = reply_of(&out);
+    ck_assert_int_eq(json_integer_value(json_object_get(r, "status")), 200);
+    json_decref(r);
+
+    srv.cfg.max_response = 8192; /* below what config allows, to reach the branch cheaply */
+    cqp_buf_reset(&out);
+    cqd_stream_answer_within(&srv, CQP_JSON, line, sizeof line - 1, 0, 4096, &out);
+    r = reply_of(&out);
+    expect_problem(r, 422, "over-limit", NULL);
+    detail = json_string_value(json_object_get(json_object_get(r, "body"), "detail"));
+    ck_assert_ptr_nonnull(strstr(detail, want));
+    ck_assert_ptr_nonnull(strstr(detail, "at most 8192 (--max-response)"));
+    json_decref(r);
+    cqp_buf_free(&out);
+}
+END_TEST
+
+/* A change is never answered "retry" once made: a mesh PUT whose answer
+ * (the stored mesh: 400 vertices, counted by hand) is far past a 4 KiB
+ * limit is answered whole, while the GET of the same shape is a 503. */
+START_TEST(changes_answered_whole_within_a_tighter_limit)
+{
+    static const char world[] = "{\"id\":1,\"method\":\"PUT\",\"path\":\"/v1/worlds/w\",\"body\":{}}";
+    cqp_buf line = {0}, out = {0};
+    cqd_stream_answer_within(&srv, CQP_JSON, world, sizeof world - 1, 0, 4096, &out);
+    json_t *r = reply_of(&out);
+    ck_assert_int_eq(json_integer_value(json_object_get(r, "status")), 201);
+    json_decref(r);
+    cqp_buf_puts(&line, "{\"id\":2,\"method\":\"PUT\",\"path\":\"/v1/worlds/w/shapes/m\",\"body\":"
+                        "{\"shape\":{\"type\":\"mesh\",\"vertices\":[");
+    char item[64];
+    for (int i = 0; i < 200; i++) {
+        snprintf(item, sizeof item, "%s[%d,0,0],[%d,1,0]", i ? "," : "", i, i);
+        cqp_buf_puts(&line, item);
+    }
+    cqp_buf_puts(&line, "],\"triangles\":[");
+    for (int i = 0; i < 199; i++) {
+        snprintf(item, sizeof item, "%s[%d,%d,%d]", i ? "," : "", 2 * i, 2 * i + 2, 2 * i + 1);
+        cqp_buf_puts(&line, item);
+    }
+    cqp_buf_puts(&line, "]}}}");
+    ck_assert(!line.oom);
+    cqp_buf_reset(&out);
+    cqd_stream_answer_within(&srv, CQP_JSON, line.data, line.len, 0, 4096, &out);
+    r = reply_of(&out);
+    ck_assert_int_eq(json_integer_value(json_object_get(r, "status")), 201);
+    json_t *stored = json_object_get(json_object_get(r, "body"), "shape");
+    ck_assert_uint_eq(json_array_size(json_object_get(stored, "vertices")), 400);
+    json_decref(r);
+
+    static const char get[] = "{\"id\":3,\"method\":\"GET\",\"path\":\"/v1/worlds/w/shapes/m\"}";
+    cqp_buf_reset(&out);
+    cqd_stream_answer_within(&srv, CQP_JSON, get, sizeof get - 1, 0, 4096, &out);
+    r = reply_of(&out);
+    expect_problem(r, 503, "unavailable", NULL);
+    json_decref(r);
+    cqp_buf_free(&line);
+    cqp_buf_free(&out);
+}
+END_TEST
+
 START_TEST(refusals_counted_and_answered)
 {
     cqp_buf out = {0};
@@ -836,6 +920,8 @@ Suite *stream_suite(void)
     t = tcase_create("refusals");
     tcase_add_checked_fixture(t, server_setup, server_teardown);
     tcase_add_test(t, refusals_counted_and_answered);
+    tcase_add_test(t, answers_within_a_tighter_limit);
+    tcase_add_test(t, changes_answered_whole_within_a_tighter_limit);
     tcase_add_test(t, refusals_in_msgpack);
     tcase_add_test(t, frames_answered_by_the_pipeline);
     suite_add_tcase(s, t);
