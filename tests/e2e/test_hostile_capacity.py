@@ -17,20 +17,12 @@ import time
 import unittest
 
 from harness import Daemon, DaemonCase
-from test_metrics import parse_exposition
+from test_hostile_store import scrape
 from wire import body_item, sphere
 
 BUDGET = 20000
 CAPACITY = 4096
 READY_TIMEOUT = 30
-
-
-def scrape(d):
-    r = d.request("GET", "/metrics")
-    if r.status != 200:
-        raise AssertionError("/metrics: %s" % r.describe())
-    families = parse_exposition(r.raw.decode("utf-8"))
-    return [sample for f in families.values() for sample in f["samples"]]
 
 
 def slots_reserved(d):

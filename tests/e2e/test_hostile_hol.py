@@ -11,14 +11,13 @@ oracle is the order of the answers on the wire, not a clock: a probe that
 had to wait for a long request would arrive after it."""
 
 import json
-import math
 import random
 import select
 import socket
 import threading
 
 from harness import DaemonCase, _split_head, once
-from wire import body_item, box
+from wire import body_item, box, round_hull
 
 SHAPES = 1000  # coincident boxes: no ray can skip one
 RAYS = 35000   # each ray tests every box: about 4 s of one core per raycast here
@@ -121,16 +120,6 @@ class LongRequests(DaemonCase):
             p.close()
 
 
-def hull(rng, points):
-    """points random points on the unit sphere."""
-    pts = []
-    for _ in range(points):
-        z, t = rng.uniform(-1, 1), rng.uniform(0, 2 * math.pi)
-        r = math.sqrt(1 - z * z)
-        pts.append([round(r * math.cos(t), 6), round(r * math.sin(t), 6), round(z, 6)])
-    return {"type": "convex", "points": pts}
-
-
 @once("raw JSON requests on raw sockets; the lock does not depend on the encoding")
 class ListsPassLongWrites(DaemonCase):
     """A contacts pass holds its world's lock exclusively for seconds (a
@@ -143,7 +132,7 @@ class ListsPassLongWrites(DaemonCase):
     def setUpClass(cls):
         super().setUpClass()
         rng = random.Random(6)
-        shapes = [body_item("h%03d" % i, hull(rng, 128), [round(rng.uniform(-.2, .2), 6) for _ in range(3)])
+        shapes = [body_item("h%03d" % i, round_hull(rng, 128), [round(rng.uniform(-.2, .2), 6) for _ in range(3)])
                   for i in range(cls.HULLS)]
         s = connect(cls.daemon.http_port)
         s.sendall(http_request("PUT", "/v1/worlds/pile", json.dumps({"shapes": shapes}).encode()))

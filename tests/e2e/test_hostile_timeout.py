@@ -23,25 +23,19 @@ deadline check finds the deadline passed): a query of more than 256 units
 (candidates tested, pairs) is then stopped, one of fewer is not asked and
 answers as usual; over HTTP and over the stream."""
 
-import math
 import random
 import threading
 
 from harness import DaemonCase
-from wire import body_item, pair, posed, sphere
+from wire import body_item, pair, posed, round_hull, sphere
 
 HULLS = 800
 POINTS = 256
 
 
 def hull(rng):
-    """POINTS random points on the unit sphere (6 decimals: a smaller body)."""
-    pts = []
-    for _ in range(POINTS):
-        z, t = rng.uniform(-1, 1), rng.uniform(0, 2 * math.pi)
-        r = math.sqrt(1 - z * z)
-        pts.append([round(r * math.cos(t), 6), round(r * math.sin(t), 6), round(z, 6)])
-    return {"type": "convex", "points": pts}
+    """POINTS random points on the unit sphere."""
+    return round_hull(rng, POINTS)
 
 
 def pile():

@@ -1,5 +1,7 @@
 """Request builders and the endpoint list of API.md section 2."""
 
+import math
+
 
 def sphere(radius):
     return {"type": "sphere", "radius": radius}
@@ -70,3 +72,14 @@ OPEN_PATHS = {"/healthz": 200, "/readyz": 200, "/inspect": 301, "/inspect/": 200
 
 def fill(template, world="w", id_="s"):
     return template.replace("{world}", world).replace("{id}", id_).replace("{file}", id_)
+
+
+def round_hull(rng, points):
+    """A convex shape of points random points on the unit sphere, to 6
+    decimals (a smaller body)."""
+    pts = []
+    for _ in range(points):
+        z, t = rng.uniform(-1, 1), rng.uniform(0, 2 * math.pi)
+        r = math.sqrt(1 - z * z)
+        pts.append([round(r * math.cos(t), 6), round(r * math.sin(t), 6), round(z, 6)])
+    return {"type": "convex", "points": pts}
