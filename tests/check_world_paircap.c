@@ -296,12 +296,12 @@ START_TEST(test_grid_total_after)
     world_grid g = {0};
     for (int k = 0; k < N; k++) {
         cq_aabb box = grid_box(&rng);
-        rec[k] = grid_rec_of(&box, tu_uniform(&rng, 0, 1) < 0.1);
-        grid_count(&g, &rec[k], +1);
+        rec[k] = world_grid_rec_of(&box, tu_uniform(&rng, 0, 1) < 0.1);
+        world_grid_count(&g, &rec[k], +1);
     }
-    ck_assert(grid_table_alloc(&g, 4096, grid_levels(&g)));
+    ck_assert(world_grid_table_alloc(&g, 4096, world_grid_levels(&g)));
     for (int k = 0; k < N; k++)
-        grid_enter(&g, &rec[k], +1);
+        world_grid_enter(&g, &rec[k], +1);
     int checked = 0;
     for (int round = 0; round < 200; round++) {
         int m = 1 + (int)tu_uniform(&rng, 0, 9.99), at[10];
@@ -316,26 +316,27 @@ START_TEST(test_grid_total_after)
             }
             cq_aabb box = grid_box(&rng);
             old[j] = rec[at[j]];
-            new[j] = tu_uniform(&rng, 0, 1) < 0.1 ? (grid_rec){.level = GRID_NONE} : grid_rec_of(&box, old[j].is_static);
+            bool gone = tu_uniform(&rng, 0, 1) < 0.1;
+            new[j] = gone ? (grid_rec){.level = GRID_NONE} : world_grid_rec_of(&box, old[j].is_static);
         }
         long long predicted;
-        bool known = grid_total_after(&g, old, new, m, &predicted);
+        bool known = world_grid_total_after(&g, old, new, m, &predicted);
         for (int j = 0; j < m; j++) {
-            grid_count(&g, &old[j], -1);
-            grid_enter(&g, &old[j], -1);
-            grid_count(&g, &new[j], +1);
-            grid_enter(&g, &new[j], +1);
+            world_grid_count(&g, &old[j], -1);
+            world_grid_enter(&g, &old[j], -1);
+            world_grid_count(&g, &new[j], +1);
+            world_grid_enter(&g, &new[j], +1);
             rec[at[j]] = new[j];
         }
-        if (grid_levels(&g) != g.present)
+        if (world_grid_levels(&g) != g.present)
             break; /* a level came or went: a world would rebuild */
         ck_assert_msg(known, "round %d: the bound after was not found", round);
-        ck_assert_msg(predicted == grid_total(&g), "round %d: predicted %lld, entered %lld", round, predicted,
-                      grid_total(&g));
+        ck_assert_msg(predicted == world_grid_total(&g), "round %d: predicted %lld, entered %lld", round, predicted,
+                      world_grid_total(&g));
         checked++;
     }
     ck_assert_int_gt(checked, 20);
-    grid_free(&g);
+    world_grid_free(&g);
 }
 END_TEST
 

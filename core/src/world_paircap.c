@@ -150,23 +150,23 @@ static long long scratch_bound(const cap_item *it, int n, long long stop)
 {
     world_grid g = {0};
     for (int i = 0; i < n; i++) {
-        grid_rec r = grid_rec_of(&it[i].box, it[i].is_static);
-        grid_count(&g, &r, +1);
+        grid_rec r = world_grid_rec_of(&it[i].box, it[i].is_static);
+        world_grid_count(&g, &r, +1);
     }
-    uint64_t present = grid_levels(&g);
+    uint64_t present = world_grid_levels(&g);
     long cells = 0, most = GRID_CELLS_MAX * (long)n;
     for (int i = 0; i < n && cells <= most; i++) {
-        grid_rec r = grid_rec_of(&it[i].box, it[i].is_static);
-        cells += grid_rec_cells(&r, present);
+        grid_rec r = world_grid_rec_of(&it[i].box, it[i].is_static);
+        cells += world_grid_rec_cells(&r, present);
     }
-    if (cells > most || !grid_table_alloc(&g, cells, present))
+    if (cells > most || !world_grid_table_alloc(&g, cells, present))
         return stop + 1;
     for (int i = 0; i < n; i++) {
-        grid_rec r = grid_rec_of(&it[i].box, it[i].is_static);
-        grid_enter(&g, &r, +1);
+        grid_rec r = world_grid_rec_of(&it[i].box, it[i].is_static);
+        world_grid_enter(&g, &r, +1);
     }
-    long long bound = g.overflow ? stop + 1 : grid_total(&g);
-    grid_free(&g);
+    long long bound = g.overflow ? stop + 1 : world_grid_total(&g);
+    world_grid_free(&g);
     return bound;
 }
 
@@ -215,14 +215,14 @@ static bool kept_bound(const cq_world *w, batch *b, const cq_world_op *ops, long
             b->box[r] = record_box(w, rec, ops);
             cq_aabb fat = cq_aabb_fatten(b->box[r], half);
             bool is_static = record_static(w, rec, ops);
-            if (rec->slot >= 0 && old[n].is_static == is_static && grid_rec_covers(&old[n], &fat))
+            if (rec->slot >= 0 && old[n].is_static == is_static && world_grid_rec_covers(&old[n], &fat))
                 continue; /* within its cells: the record stays */
-            new[n] = grid_rec_of(&fat, is_static);
+            new[n] = world_grid_rec_of(&fat, is_static);
         }
-        n += !grid_rec_same(&old[n], &new[n]);
+        n += !world_grid_rec_same(&old[n], &new[n]);
     }
     b->boxed = true;
-    bool known = grid_total_after(&w->grid, old, new, n, bound);
+    bool known = world_grid_total_after(&w->grid, old, new, n, bound);
     cq_free(old, 2 * (size_t)b->n * sizeof *old);
     return known;
 }
@@ -282,28 +282,28 @@ static void grid_rebuild(cq_world *w)
         w->grid_rec[slot] = (grid_rec){.level = GRID_NONE};
         if (w->names[slot].alive) {
             cq_aabb box = world_sap_box(w, slot);
-            w->grid_rec[slot] = grid_rec_of(&box, world_static_type(w->e[slot].body.shape.type));
+            w->grid_rec[slot] = world_grid_rec_of(&box, world_static_type(w->e[slot].body.shape.type));
         }
-        grid_count(&w->grid, &w->grid_rec[slot], +1);
+        world_grid_count(&w->grid, &w->grid_rec[slot], +1);
     }
-    uint64_t present = grid_levels(&w->grid);
+    uint64_t present = world_grid_levels(&w->grid);
     long cells = 0, most = GRID_CELLS_MAX * (long)w->count;
     for (int slot = 0; slot < w->cap && cells <= most; slot++)
-        cells += grid_rec_cells(&w->grid_rec[slot], present);
+        cells += world_grid_rec_cells(&w->grid_rec[slot], present);
     /* twice the cells: the table grows only when the world does */
-    if (cells > most || !grid_table_alloc(&w->grid, 2 * cells, present)) {
+    if (cells > most || !world_grid_table_alloc(&w->grid, 2 * cells, present)) {
         world_pair_grid_drop(w);
         return;
     }
     for (int slot = 0; slot < w->cap; slot++)
-        grid_enter(&w->grid, &w->grid_rec[slot], +1);
+        world_grid_enter(&w->grid, &w->grid_rec[slot], +1);
     w->grid_skin = w->settings.skin;
     w->grid_on = !w->grid.overflow;
 }
 
 void world_pair_grid_drop(cq_world *w)
 {
-    grid_free(&w->grid);
+    world_grid_free(&w->grid);
     cq_free(w->grid_rec, (size_t)w->grid_rec_cap * sizeof *w->grid_rec);
     w->grid_rec = NULL;
     w->grid_rec_cap = 0;
@@ -318,16 +318,16 @@ void world_pair_grid_move(cq_world *w, int slot, bool present)
     if (present) {
         cq_aabb box = world_sap_box(w, slot);
         bool is_static = world_static_type(w->e[slot].body.shape.type);
-        if (w->grid_rec[slot].is_static == is_static && grid_rec_covers(&w->grid_rec[slot], &box))
+        if (w->grid_rec[slot].is_static == is_static && world_grid_rec_covers(&w->grid_rec[slot], &box))
             return; /* within its cells: the record stays */
-        r = grid_rec_of(&box, is_static);
+        r = world_grid_rec_of(&box, is_static);
     }
-    if (grid_rec_same(&r, &w->grid_rec[slot]))
+    if (world_grid_rec_same(&r, &w->grid_rec[slot]))
         return;
-    grid_count(&w->grid, &w->grid_rec[slot], -1);
-    grid_enter(&w->grid, &w->grid_rec[slot], -1);
-    grid_count(&w->grid, &r, +1);
-    grid_enter(&w->grid, &r, +1);
+    world_grid_count(&w->grid, &w->grid_rec[slot], -1);
+    world_grid_enter(&w->grid, &w->grid_rec[slot], -1);
+    world_grid_count(&w->grid, &r, +1);
+    world_grid_enter(&w->grid, &r, +1);
     w->grid_rec[slot] = r;
 }
 
@@ -343,7 +343,7 @@ void world_pair_grid_finish(cq_world *w, bool live)
 {
     /* a level came or went (every projection moves), a counter overflowed
      * or the table filled: made afresh (or dropped, the cap out of reach) */
-    w->grid_on &= live && grid_levels(&w->grid) == w->grid.present && !w->grid.overflow &&
+    w->grid_on &= live && world_grid_levels(&w->grid) == w->grid.present && !w->grid.overflow &&
                   w->grid.cells <= (long)w->grid.slots;
     world_pair_grid_sync(w);
 }
@@ -357,7 +357,7 @@ static bool audit_rec(const cq_world *w, int slot)
         return r->level == GRID_NONE;
     cq_aabb box = world_sap_box(w, slot);
     return r->level != GRID_NONE && r->is_static == world_static_type(w->e[slot].body.shape.type) &&
-           (r->level == GRID_WIDE || grid_rec_covers(r, &box));
+           (r->level == GRID_WIDE || world_grid_rec_covers(r, &box));
 }
 
 bool world_pair_grid_audit(const cq_world *w, long long *bound)
@@ -365,22 +365,22 @@ bool world_pair_grid_audit(const cq_world *w, long long *bound)
     if (!w->grid_on || w->grid_rec_cap < w->cap)
         return false;
     world_grid fresh = {0};
-    bool ok = grid_table_alloc(&fresh, (long)w->grid.slots, w->grid.present) && fresh.slots == w->grid.slots;
+    bool ok = world_grid_table_alloc(&fresh, (long)w->grid.slots, w->grid.present) && fresh.slots == w->grid.slots;
     for (int slot = 0; ok && slot < w->cap; slot++) {
         ok = audit_rec(w, slot);
-        grid_count(&fresh, &w->grid_rec[slot], +1);
-        grid_enter(&fresh, &w->grid_rec[slot], +1);
+        world_grid_count(&fresh, &w->grid_rec[slot], +1);
+        world_grid_enter(&fresh, &w->grid_rec[slot], +1);
     }
     ok = ok && !fresh.overflow && fresh.sum == w->grid.sum && fresh.cells == w->grid.cells &&
          fresh.items == w->grid.items && fresh.dynamics == w->grid.dynamics && fresh.wide_d == w->grid.wide_d &&
-         fresh.wide_s == w->grid.wide_s && grid_levels(&fresh) == w->grid.present &&
+         fresh.wide_s == w->grid.wide_s && world_grid_levels(&fresh) == w->grid.present &&
          memcmp(fresh.table, w->grid.table, fresh.slots * sizeof *fresh.table) == 0;
-    *bound = grid_total(&w->grid);
-    grid_free(&fresh);
+    *bound = world_grid_total(&w->grid);
+    world_grid_free(&fresh);
     return ok;
 }
 
 bool world_pair_grid_counts(const cq_world *w, int a, int b)
 {
-    return w->grid_on && grid_recs_meet(&w->grid_rec[a], &w->grid_rec[b], w->grid.present);
+    return w->grid_on && world_grid_recs_meet(&w->grid_rec[a], &w->grid_rec[b], w->grid.present);
 }
