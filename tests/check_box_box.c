@@ -167,6 +167,33 @@ START_TEST(zero_size_boxes_give_each_point_once)
 }
 END_TEST
 
+/* A side of subnormal length (fuzz_geometry found it): a point box 7.25
+ * from a box whose face there is 1.625 by 2^-1060 touches within a skin
+ * of 7.5 at the point's foot on that face, at depth -7.25, in either
+ * order; the face's normal had a z with no finite reciprocal, and the
+ * heights came out NaN. */
+START_TEST(subnormal_side_keeps_points_finite)
+{
+    cq_shape point = box(0, 0, 0), sliver = box(0.25, 0.8125, 0x1p-1060);
+    cq_xform xp = at(cq_v3(-7.5, 0, 0), cq_mat3_identity()), xs = at(cq_v3(0, 0, 0), cq_mat3_identity());
+    for (int order = 0; order < 2; order++) {
+        cq_pair_query q = {.a = order ? &sliver : &point, .xa = order ? xs : xp, .b = order ? &point : &sliver,
+                           .xb = order ? xp : xs, .skin = 7.5};
+        cq_contact c;
+        ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
+        tu_assert_contact_sane(c);
+        ck_assert(c.overlap);
+        ck_assert_int_ge(c.point_count, 1);
+        for (int k = 0; k < c.point_count; k++) {
+            ck_assert_double_eq_tol(c.points[k].depth, -7.25, 1e-12);
+            ck_assert(fabs(c.points[k].position.x + 0.25) <= 1e-12 || fabs(c.points[k].position.x + 7.5) <= 1e-12);
+            ck_assert_double_eq_tol(c.points[k].position.y, 0, 1e-12);
+            ck_assert_double_eq_tol(c.points[k].position.z, 0, 1e-12);
+        }
+    }
+}
+END_TEST
+
 /* A box slides across a floor box and over its edge; with the cache fed
  * back each frame the normal stays the floor's face normal throughout. */
 START_TEST(sliding_box_keeps_face_normal)
@@ -713,6 +740,7 @@ Suite *box_box_suite(void)
     tcase_add_test(tc, random_contacts_against_oracle);
     tcase_add_test(tc, zero_extent_boxes_give_finite_contacts);
     tcase_add_test(tc, zero_size_boxes_give_each_point_once);
+tcase_add_test(tc, subnormal_side_keeps_points_finite);
     tcase_add_test(tc, sliding_box_keeps_face_normal);
     tcase_add_test(tc, hysteresis_keeps_the_axis_it_used);
     tcase_add_test(tc, out_of_range_cache_axis_is_no_axis);

@@ -139,6 +139,23 @@ CQ_ALWAYS_INLINE cq_side cq_side_cross(cq_d4 x, cq_d4 y, cq_d4 z, int s, double 
     return r;
 }
 
+/* The heights of R's corners (rx, ry) on Q's plane, through cf along uf
+ * and vf: from the plane's normal uf x vf, whose z is far from 0 for an
+ * incident face of any size a scene has. A face with a side of subnormal
+ * length has a normal whose z has no finite reciprocal (0 times infinity
+ * would make the heights NaN): it is a segment along its longer side,
+ * whose height is read off that side (cf's, when both are that short). */
+CQ_ALWAYS_INLINE cq_d4 cq_corner_heights(const cq_box_clip_in *in, cq_d4 rx, cq_d4 ry)
+{
+    cq_vec3 nq = cq_cross(in->uf, in->vf);
+    double inv = nq.z != 0 ? 1 / nq.z : 0;
+    if (isfinite(inv))
+        return in->cf.z - ((rx - in->cf.x) * nq.x + (ry - in->cf.y) * nq.y) * inv;
+    cq_vec3 w = cq_len2(in->uf) >= cq_len2(in->vf) ? in->uf : in->vf;
+    double flat = w.x * w.x + w.y * w.y, slope = flat > 0 && isfinite(w.z / flat) ? w.z / flat : 0;
+    return in->cf.z + ((rx - in->cf.x) * w.x + (ry - in->cf.y) * w.y) * slope;
+}
+
 /* The candidates and the bits of those kept (within the skin too). */
 CQ_ALWAYS_INLINE unsigned cq_clip_cands(const cq_box_clip_in *in, double skin, cq_cands *cd)
 {
@@ -165,9 +182,7 @@ CQ_ALWAYS_INLINE unsigned cq_clip_cands(const cq_box_clip_in *in, double skin, c
     cq_d4 clo = __builtin_shufflevector(s0.lo, s2.lo, 0, 1, 4, 5), chi = __builtin_shufflevector(s0.hi, s2.hi, 0, 1, 4, 5);
     cq_l4 corner = (clo < rx - tol) & (rx + tol < chi);
     keep |= cq_l4_bits(corner) << 20;
-    cq_vec3 nq = cq_cross(in->uf, in->vf);
-    double inv = nq.z != 0 ? 1 / nq.z : 0;
-    cq_d4 rz = in->cf.z - ((rx - in->cf.x) * nq.x + (ry - in->cf.y) * nq.y) * inv;
+    cq_d4 rz = cq_corner_heights(in, rx, ry);
     memcpy(&cd->x[20], &rx, sizeof rx), memcpy(&cd->y[20], &ry, sizeof ry), memcpy(&cd->z[20], &rz, sizeof rz);
     /* Crossings within R along their line, to tol. Where a line at +-u
      * crosses within tol of a corner already kept, that corner is the
