@@ -54,9 +54,12 @@ typedef struct cq_world_settings {
     int sweep_max_iterations; ///< CCD and sweep queries; <= 0 means the cq_sweep default
     /// Most broadphase pairs the world may hold; <= 0 means no cap. A batch
     /// or a wider skin that would leave more, and more than the world holds
-    /// now, is refused with CQ_ELIMIT before anything changes (the pairs
-    /// are counted first, stopping at the cap). Lowering it never refuses:
-    /// a world above it keeps its pairs and may only change without adding.
+    /// now, is refused with CQ_ELIMIT before anything changes. While the
+    /// cap is within reach the world keeps a grid that bounds its pairs
+    /// (docs/CORE.md, The pair cap): a batch costs a test per move, and
+    /// the pairs are counted (stopping at the cap) only past the bound.
+    /// Lowering it never refuses: a world above it keeps its pairs and may
+    /// only change without adding.
     long max_pairs;
 } cq_world_settings;
 
