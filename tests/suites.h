@@ -57,6 +57,7 @@
     X(budget)        \
     X(durable)       \
     X(stream)        \
+    X(stream_server) \
     X(stream_frame)  \
     X(stream_envelope) \
     X(record)        \
