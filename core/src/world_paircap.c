@@ -66,27 +66,6 @@ static void radix_sort(world_key *k, world_key *tmp, int n)
     }
 }
 
-static cap_item item_of(const cq_shape *shape, const cq_xform *pose, uint32_t layer, uint32_t mask, double skin,
-                        bool fresh)
-{
-    cq_shape s = *shape;
-    if (fresh)
-        cq_shape_validate(&s); /* the commit normalises a new plane's normal; stored ones are */
-    return (cap_item){cq_aabb_fatten(cq_shape_aabb(&s, pose), 0.5 * skin), layer, mask, world_static_type(s.type)};
-}
-
-/* The final item of a slot the batch left or changed (rec) or did not touch (NULL). */
-static cap_item slot_item(const cq_world *w, int slot, const batch_rec *rec, const cq_world_op *ops, double skin)
-{
-    const cq_world_body *body = &w->e[slot].body;
-    if (!rec || (rec->upsert < 0 && rec->pose < 0))
-        return (cap_item){cq_aabb_fatten(w->e[slot].box, 0.5 * skin), body->layer, body->mask,
-                          world_static_type(body->shape.type)};
-    const cq_world_op *up = rec->upsert >= 0 ? &ops[rec->upsert] : NULL;
-    return item_of(up ? &up->shape : &body->shape, rec->pose >= 0 ? &ops[rec->pose].pose : &body->pose,
-                   up ? up->layer : body->layer, up ? up->mask : body->mask, skin, up != NULL);
-}
-
 /* Whether the broadphase pairs of it[0..n) (order: by min x) exceed cap:
  * the rule of the broadphase (boxes touch, not both static, filters meet
  * both ways), counted until the count passes cap. */
@@ -103,6 +82,43 @@ static bool sweep_exceeds(const cap_item *it, const world_key *order, int n, lon
     return false;
 }
 
+/* The final box (not fattened) of a record the batch leaves present:
+ * the bits the commit would compute. */
+static cq_aabb record_box(const cq_world *w, const batch_rec *rec, const cq_world_op *ops)
+{
+    if (rec->slot >= 0 && rec->upsert < 0 && rec->pose < 0)
+        return w->e[rec->slot].box;
+    const cq_world_body *body = rec->slot >= 0 ? &w->e[rec->slot].body : NULL;
+    cq_shape s = rec->upsert >= 0 ? ops[rec->upsert].shape : body->shape;
+    if (rec->upsert >= 0)
+        cq_shape_validate(&s); /* as the commit does: a new plane's normal normalised */
+    const cq_xform *pose = rec->pose >= 0 ? &ops[rec->pose].pose : body ? &body->pose : &ops[rec->upsert].pose;
+    return cq_shape_aabb(&s, pose);
+}
+
+/* Whether the record leaves its slot a static shape. */
+static bool record_static(const cq_world *w, const batch_rec *rec, const cq_world_op *ops)
+{
+    return world_static_type(rec->upsert >= 0 ? ops[rec->upsert].shape.type : w->e[rec->slot].body.shape.type);
+}
+
+/* The final item of a record the batch leaves present, fattened by skin / 2. */
+static cap_item record_item(const cq_world *w, const batch_rec *rec, const cq_world_op *ops, double skin)
+{
+    const cq_world_body *body = rec->upsert >= 0 ? NULL : &w->e[rec->slot].body;
+    const cq_world_op *up = rec->upsert >= 0 ? &ops[rec->upsert] : NULL;
+    return (cap_item){cq_aabb_fatten(record_box(w, rec, ops), 0.5 * skin), up ? up->layer : body->layer,
+                      up ? up->mask : body->mask, record_static(w, rec, ops)};
+}
+
+/* The item of a slot the batch does not touch. */
+static cap_item stored_item(const cq_world *w, int slot, double skin)
+{
+    const cq_world_body *body = &w->e[slot].body;
+    return (cap_item){cq_aabb_fatten(w->e[slot].box, 0.5 * skin), body->layer, body->mask,
+                      world_static_type(body->shape.type)};
+}
+
 /* The final items after batch b (NULL: the world as it is) into it[],
  * sized for them; returns their count. */
 static int final_items(const cq_world *w, const batch *b, const cq_world_op *ops, double skin, cap_item *it)
@@ -113,17 +129,14 @@ static int final_items(const cq_world *w, const batch *b, const cq_world_op *ops
             continue;
         int mark = b ? w->names[slot].mark : -1;
         const batch_rec *rec = mark >= 0 ? &b->rec[mark] : NULL;
-        if (!rec || rec->present)
-            it[k++] = slot_item(w, slot, rec, ops, skin);
+        if (!rec)
+            it[k++] = stored_item(w, slot, skin);
+        else if (rec->present)
+            it[k++] = record_item(w, rec, ops, skin);
     }
-    for (int r = 0; b && r < b->n; r++) {
-        const batch_rec *rec = &b->rec[r];
-        if (rec->slot < 0 && rec->present) {
-            const cq_world_op *up = &ops[rec->upsert];
-            it[k++] = item_of(&up->shape, &ops[rec->pose >= 0 ? rec->pose : rec->upsert].pose, up->layer,
-                              up->mask, skin, true);
-        }
-    }
+    for (int r = 0; b && r < b->n; r++)
+        if (b->rec[r].slot < 0 && b->rec[r].present)
+            it[k++] = record_item(w, &b->rec[r], ops, skin);
     return k;
 }
 
@@ -168,26 +181,6 @@ static long long scratch_bound(const cap_item *it, int n, long long stop)
     long long bound = g.overflow ? stop + 1 : world_grid_total(&g);
     world_grid_free(&g);
     return bound;
-}
-
-/* The final box (not fattened) of a record the batch leaves present:
- * the bits the commit would compute. */
-static cq_aabb record_box(const cq_world *w, const batch_rec *rec, const cq_world_op *ops)
-{
-    if (rec->slot >= 0 && rec->upsert < 0 && rec->pose < 0)
-        return w->e[rec->slot].box;
-    const cq_world_body *body = rec->slot >= 0 ? &w->e[rec->slot].body : NULL;
-    cq_shape s = rec->upsert >= 0 ? ops[rec->upsert].shape : body->shape;
-    if (rec->upsert >= 0)
-        cq_shape_validate(&s); /* as the commit does: a new plane's normal normalised */
-    const cq_xform *pose = rec->pose >= 0 ? &ops[rec->pose].pose : body ? &body->pose : &ops[rec->upsert].pose;
-    return cq_shape_aabb(&s, pose);
-}
-
-/* Whether the record leaves its slot a static shape. */
-static bool record_static(const cq_world *w, const batch_rec *rec, const cq_world_op *ops)
-{
-    return world_static_type(rec->upsert >= 0 ? ops[rec->upsert].shape.type : w->e[rec->slot].body.shape.type);
 }
 
 /* The world's grid after batch b, if it can tell: *bound set and true.
