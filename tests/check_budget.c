@@ -25,6 +25,21 @@ typedef struct racer {
     unsigned seed;
 } racer;
 
+/* Runs fn on THREADS threads over rs (each racer on budget b, seeded from
+ * seed), lets them all go at once and waits for them. */
+static void race(racer rs[THREADS], cqd_budget *b, void *(*fn)(void *), unsigned seed)
+{
+    atomic_bool go = false;
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        rs[i] = (racer){.b = b, .go = &go, .seed = seed + (unsigned)i};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, fn, &rs[i]), 0);
+    }
+    atomic_store(&go, true);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+}
+
 /* Takes one slot at a time until refused: the successes are counted here. */
 static void *grab_all(void *arg)
 {
@@ -41,19 +56,11 @@ START_TEST(budget_racing_takes_fill_it_exactly)
     cqd_budget b;
     cqd_budget_init(&b);
     cqd_budget_limit(&b, 100003);
-    atomic_bool go = false;
-    racer rs[THREADS] = {0};
-    pthread_t t[THREADS];
-    for (int i = 0; i < THREADS; i++) {
-        rs[i] = (racer){.b = &b, .go = &go};
-        ck_assert_int_eq(pthread_create(&t[i], NULL, grab_all, &rs[i]), 0);
-    }
-    atomic_store(&go, true);
+    racer rs[THREADS];
+    race(rs, &b, grab_all, 0);
     long sum = 0;
-    for (int i = 0; i < THREADS; i++) {
-        pthread_join(t[i], NULL);
+    for (int i = 0; i < THREADS; i++)
         sum += rs[i].granted;
-    }
     ck_assert_int_eq(sum, 100003);
     ck_assert_int_eq(cqd_budget_used(&b), 100003);
     ck_assert(!cqd_budget_take(&b, 1));
@@ -102,21 +109,15 @@ START_TEST(budget_churn_matches_the_threads_counts)
     cqd_budget b;
     cqd_budget_init(&b);
     cqd_budget_limit(&b, 1000);
-    atomic_bool go = false, stop = false;
+    atomic_bool stop = false;
     racer rs[THREADS];
-    pthread_t t[THREADS], wt;
+    pthread_t wt;
     watch w = {&b, &stop, 0};
     ck_assert_int_eq(pthread_create(&wt, NULL, watcher, &w), 0);
-    for (int i = 0; i < THREADS; i++) {
-        rs[i] = (racer){.b = &b, .go = &go, .seed = 17u + (unsigned)i};
-        ck_assert_int_eq(pthread_create(&t[i], NULL, churn, &rs[i]), 0);
-    }
-    atomic_store(&go, true);
+    race(rs, &b, churn, 17u);
     long sum = 0;
-    for (int i = 0; i < THREADS; i++) {
-        pthread_join(t[i], NULL);
+    for (int i = 0; i < THREADS; i++)
         sum += rs[i].held;
-    }
     atomic_store(&stop, true);
     pthread_join(wt, NULL);
     ck_assert_int_eq(cqd_budget_used(&b), sum);
