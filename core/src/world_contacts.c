@@ -200,7 +200,7 @@ static int narrow_phase(cq_world *w, int n, const cq_world_contacts_query *q, wo
     int touching = 0;
     for (int k = 0; k < n; k++) {
         world_work *wk = &w->work[w->bucket_order[k]];
-        if (world_tick_by(t, world_units(w->e[wk->lo].body.shape.type, w->e[wk->hi].body.shape.type)))
+        if (world_tick_pair(t, &w->e[wk->lo], &w->e[wk->hi]))
             break;
         cq_contact c;
         int touch = run_pair(w, wk, q, &c);
@@ -267,7 +267,7 @@ static double ccd_visit(void *vctx, int other, double tmax)
     ccd_ctx *c = vctx;
     const cq_world *w = c->w;
     const world_entry *a = &w->e[c->slot], *b = &w->e[other];
-    if (world_tick_by(c->tick, world_units(a->body.shape.type, b->body.shape.type)))
+    if (world_tick_pair(c->tick, a, b))
         return -1; /* stops the walk */
     if (other == c->slot || !world_filters_meet(a, b) ||
         (c->filtered && w->names[c->slot].mark < 0 && w->names[other].mark < 0))

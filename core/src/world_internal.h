@@ -369,6 +369,13 @@ static inline unsigned world_units(cq_shape_type a, cq_shape_type b)
     return a == CQ_MESH || b == CQ_MESH ? CQ_DEADLINE_STRIDE : 1;
 }
 
+/* world_tick_by for a pair test or a sweep of entries a and b: without a
+ * deadline, neither shape's type is read (the hot loops run per pair). */
+static inline bool world_tick_pair(world_ticker *t, const world_entry *a, const world_entry *b)
+{
+    return t->deadline && world_tick_by(t, world_units(a->body.shape.type, b->body.shape.type));
+}
+
 /* Keeps the broadphase and the pair cache up to date: a pending update is
  * run and the pairs it ended are cleared from the cache. CQ_ENO_MEMORY
  * when the broadphase cannot store its pairs. */
