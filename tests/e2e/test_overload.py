@@ -14,21 +14,12 @@ import socket
 import threading
 import time
 
-import harness
+import held
 from harness import DaemonCase, check_problem_body, decode_messages, encode_body, encode_message
 
 PAIR = {"a": {"shape": {"type": "sphere", "radius": 1}, "pose": {"position": [0, 0, 0]}},
         "b": {"shape": {"type": "sphere", "radius": 1}, "pose": {"position": [1.5, 0, 0]}}}
 FAST = 2.0  # seconds: a refusal or a small request on an idle daemon takes milliseconds
-
-
-def post(path, body):
-    """The bytes of an HTTP request POSTing body to path in the run's
-    encoding, asking for the answer in it."""
-    data = encode_body(body)
-    media = harness.MEDIA_TYPES[harness.ENCODING].encode()
-    return (b"POST %s HTTP/1.1\r\nHost: t\r\nContent-Type: %s\r\nAccept: %s\r\n"
-            b"Content-Length: %d\r\n\r\n" % (path.encode(), media, media, len(data))) + data
 
 
 def hold(port, declared):
@@ -88,26 +79,10 @@ class Shedding:
 
 class Admission(Shedding, DaemonCase):
 
-    FLAGS = ("--max-inflight", "2", "--timeout", "10")
-
-    def hold_answer(self):
-        """A request in flight: a raycast whose 7 MB answer the client does
-        not read (a 4 KiB receive buffer), so the daemon cannot finish
-        sending it."""
-        rays = [{"origin": [i * 0.01, 10, 0], "direction": [0, -1, 0]} for i in range(100000)]
-        s = socket.socket()
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        s.settimeout(30)
-        s.connect(("127.0.0.1", self.daemon.http_port))
-        s.sendall(post("/v1/worlds/big/raycast", {"rays": rays}))
-        return s
+    FLAGS = ("--max-inflight", "2") + held.FLAGS
 
     def test_503_beyond_max_inflight_then_normal_service(self):
-        self.ok("PUT", "/v1/worlds/big", {}, status=201)
-        self.ok("PUT", "/v1/worlds/big/shapes/floor",
-                {"shape": {"type": "box", "half_extents": [1000, 1, 1000]}, "pose": {"position": [0, 0, 0]}},
-                status=201)
-        held = [self.hold_answer() for _ in range(2)]
+        holding = held.hold_answers(self, 2)
         try:
             self.poll(503, "with two answers held")
             t0 = time.monotonic()
@@ -138,7 +113,7 @@ class Admission(Shedding, DaemonCase):
             finally:
                 s.close()
         finally:
-            for s in held:
+            for s in holding:
                 s.close()
         self.poll(200, "after the held answers were dropped")
         # The second held slot may be released a moment after the first.
@@ -269,7 +244,7 @@ class Flood(DaemonCase):
     def test_flood_then_normal_service_and_bounded_memory(self):
         pid = self.daemon.proc.pid
         self.ok("POST", "/v1/pair", PAIR)
-        pair_request = post("/v1/pair", PAIR)
+        pair_request = held.post("/v1/pair", PAIR)
         before = rss_kib(pid)
         for round_ in range(2):
             replies = self.flood(self.daemon.http_port, pair_request, 3000)

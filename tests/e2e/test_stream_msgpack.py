@@ -9,12 +9,12 @@ MessagePack one. Envelopes the tests must control byte for byte are
 written out by hand; python3-msgpack packs the rest and unpacks every
 reply (an independent codec)."""
 
-import json
 import re
 import socket
 import struct
 import time
 
+import held
 from harness import DaemonCase, check_problem_body, import_msgpack
 from wire import body_item, pair, posed, sphere
 
@@ -477,27 +477,10 @@ class StreamMsgpackInflight(MsgpackCase):
     """--max-inflight counts frames as requests: with two HTTP answers held
     in flight, a frame is answered 503 with Retry-After at once."""
 
-    FLAGS = ("--max-inflight", "2", "--timeout", "10")
-
-    def hold_answer(self):
-        """An HTTP request in flight: a raycast whose 7 MB answer the
-        client does not read (test_overload.py's way)."""
-        rays = [{"origin": [i * 0.01, 10, 0], "direction": [0, -1, 0]} for i in range(100000)]
-        body = json.dumps({"rays": rays}).encode()
-        s = socket.socket()
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        s.settimeout(30)
-        s.connect(("127.0.0.1", self.daemon.http_port))
-        s.sendall(b"POST /v1/worlds/big/raycast HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
-                  b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        return s
+    FLAGS = ("--max-inflight", "2") + held.FLAGS
 
     def test_503_beyond_max_inflight(self):
-        self.ok("PUT", "/v1/worlds/big", {}, status=201)
-        self.ok("PUT", "/v1/worlds/big/shapes/floor",
-                {"shape": {"type": "box", "half_extents": [1000, 1, 1000]}, "pose": {"position": [0, 0, 0]}},
-                status=201)
-        held = [self.hold_answer() for _ in range(2)]
+        holding = held.hold_answers(self, 2)
         try:
             deadline = time.monotonic() + 20
             while self.daemon.request("POST", "/v1/pair", body=PAIR).status != 503:
@@ -509,7 +492,7 @@ class StreamMsgpackInflight(MsgpackCase):
             self.assertEqual(shed["headers"], {"Retry-After": "1"}, shed)
             self.assertEqual((health["id"], health["status"]), (0, 200), "a health check is never shed")
         finally:
-            for s in held:
+            for s in holding:
                 s.close()
         deadline = time.monotonic() + 20
         while True:
