@@ -77,6 +77,14 @@ int cqd_h_over_budget(cqd_call *c, const char *pointer)
                     c->srv->cfg.max_shapes_total, cqd_registry_slots(c->srv->worlds));
 }
 
+int cqd_h_over_pairs(cqd_call *c, const char *pointer)
+{
+    return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, pointer,
+                    "the change would leave the world more than %d broadphase pairs (--max-world-pairs): "
+                    "spread the shapes, narrow the skin or use more worlds",
+                    c->srv->cfg.max_world_pairs);
+}
+
 void *cqd_h_array(size_t n, size_t size)
 {
     if (size != 0 && n > SIZE_MAX / size)

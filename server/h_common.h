@@ -32,6 +32,9 @@ int cqd_h_server_fail(cqd_call *c, int status, const char *what);
 /// 422 over-limit naming --max-shapes-total and the slots in use, at
 /// pointer (NULL for none). Returns -1.
 int cqd_h_over_budget(cqd_call *c, const char *pointer);
+/// The pair cap refused a change (CQ_ELIMIT): 422 over-limit naming
+/// --max-world-pairs, at pointer (NULL for none). Returns -1.
+int cqd_h_over_pairs(cqd_call *c, const char *pointer);
 
 /// Arms c's deadline: --request-timeout seconds from now (0: none). The
 /// pipeline calls it as the handler starts.

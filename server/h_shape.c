@@ -20,9 +20,7 @@ static int apply_fail(cqd_call *c, const cqp_batch *b, bool single, int rc, int 
         return cqp_fail(&c->problem, CQP_P_BAD_VALUE, ptr, "%s (id '%s')", cq_strerror(rc), id);
     }
     if (rc == CQ_ELIMIT)
-        return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, NULL,
-                        "the batch would make the world hold more than %d broadphase pairs (--max-world-pairs)",
-                        c->srv->cfg.max_world_pairs);
+        return cqd_h_over_pairs(c, NULL);
     if (rc == CQ_EBUDGET)
         return cqd_h_over_budget(c, NULL);
     if (rc == CQ_ERANGE)

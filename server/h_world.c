@@ -26,9 +26,7 @@ static int put_fail(cqd_call *c, const cqp_world_req *req, int rc, int bad_op)
         return cqd_h_over_budget(c, req->settings.capacity > 0 ? ptr : NULL);
     }
     if (rc == CQ_ELIMIT)
-        return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, req->import ? "/shapes" : "/skin",
-                        "the world would hold more than %d broadphase pairs (--max-world-pairs)",
-                        c->srv->cfg.max_world_pairs);
+        return cqd_h_over_pairs(c, req->import ? "/shapes" : "/skin");
     if (rc == CQD_REGISTRY_CONFLICT) {
         snprintf(ptr, sizeof ptr, "%s/durability", base);
         return cqp_fail(&c->problem, CQP_P_CONFLICT, ptr,
@@ -74,11 +72,6 @@ int cqd_h_world_put(cqd_call *c)
     cqp_world_req req;
     if (cqp_decode_world(&c->dec, c->body, &req) != 0)
         return -1;
-    /* Not a wire setting but the server's limit, applied once recovery is
-     * done (cqd_registry_cap_pairs): a journaled change is never refused
-     * for a cap lowered since it was acknowledged. */
-    bool recovering = atomic_load_explicit(&c->srv->state, memory_order_acquire) == CQD_STARTING;
-    req.settings.max_pairs = recovering ? 0 : c->srv->cfg.max_world_pairs;
     int bad_op;
     cqd_world_state state;
     cqd_journal_ticket ticket;

@@ -9,6 +9,7 @@
 #include "registry.h"
 
 #include <assert.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@ struct cqd_registry {
     cqd_world **w;        /* sorted by name */
     int n, cap;
     int max;              /* worlds allowed; 0 = no cap */
+    atomic_long max_pairs; /* every world's pair cap; 0 = none */
     cqd_budget slots;     /* the storage slots of every world, listed or not yet freed */
 };
 
@@ -30,6 +32,7 @@ cqd_registry *cqd_registry_create(void)
         return NULL;
     }
     cqd_budget_init(&r->slots);
+    atomic_init(&r->max_pairs, 0);
     return r;
 }
 
@@ -312,6 +315,12 @@ int cqd_registry_put_hooked(cqd_registry *r, const char *name, const cqd_world_p
     *bad_op = -1;
     if (strlen(name) > CQ_WORLD_ID_MAX)
         return CQ_ERANGE;
+    /* The pair cap is the registry's, whatever the settings say. */
+    cq_world_settings settings = put->settings ? *put->settings : (cq_world_settings){0};
+    settings.max_pairs = atomic_load_explicit(&r->max_pairs, memory_order_relaxed);
+    cqd_world_put capped = *put;
+    capped.settings = &settings;
+    put = &capped;
     /* Everything costly (allocating storage, applying an import) happens
      * before any lock is taken; the locks only cover the swap. */
     cq_world *fresh = NULL;
@@ -412,6 +421,7 @@ int cqd_registry_cap_pairs(cqd_registry *r, long max)
     int n;
     if (cqd_registry_refs(r, &ws, &n) != 0)
         return -1;
+    atomic_store_explicit(&r->max_pairs, max, memory_order_relaxed);
     for (int i = 0; i < n; i++) {
         pthread_rwlock_wrlock(&ws[i]->lock);
         cq_world_settings s = cq_world_get_settings(ws[i]->world);

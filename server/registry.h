@@ -38,10 +38,12 @@ cqd_registry *cqd_registry_create(void);
 /// returns CQD_REGISTRY_FULL. The daemon sets it once recovery is done, so
 /// lowering the cap never drops worlds already acknowledged.
 void cqd_registry_limit(cqd_registry *r, int max);
-/// Sets every world's pair cap (cq_world_settings.max_pairs) to max. Run
-/// once recovery is done, which applies journaled changes uncapped: a world
-/// above the cap keeps its pairs and may then only change without adding.
-/// 0, or -1 when out of memory (no world changed).
+/// Sets every world's pair cap (cq_world_settings.max_pairs) to max, and
+/// that of every world a later put creates or configures (a put's own
+/// max_pairs is ignored; 0, the default, is no cap). Run once recovery is
+/// done, which applies journaled changes uncapped: a world above the cap
+/// keeps its pairs and may then only change without adding. 0, or -1 when
+/// out of memory (nothing changed).
 int cqd_registry_cap_pairs(cqd_registry *r, long max);
 /// Caps the shape slots all worlds' storage may hold at max (0: no cap, the
 /// default; --max-shapes-total). Each world is charged its storage

@@ -7,6 +7,7 @@
 #include <check.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -361,6 +362,47 @@ START_TEST(test_durability_fixed_at_creation)
 }
 END_TEST
 
+/* n coincident unit spheres: n (n - 1) / 2 broadphase pairs. */
+static int import_pile(cqd_registry *r, const char *name, int n, long max_pairs)
+{
+    cq_world_op ops[8];
+    char ids[8][4];
+    for (int i = 0; i < n; i++) {
+        snprintf(ids[i], sizeof ids[i], "s%d", i);
+        ops[i] = wo_upsert(ids[i], wo_sphere(1), wo_at(0, 0, 0), cq_v3(0, 0, 0), 1, 1);
+    }
+    cq_world_settings s = {.skin = 0.1, .max_pairs = max_pairs};
+    int bad;
+    return cqd_registry_put(r, name, &s, true, ops, n, &bad);
+}
+
+static long pair_cap(cqd_registry *r, const char *name)
+{
+    cqd_world *w = cqd_world_acquire(r, name, false);
+    ck_assert_ptr_nonnull(w);
+    long cap = cq_world_get_settings(w->world).max_pairs;
+    cqd_world_release(r, w);
+    return cap;
+}
+
+/* The pair cap is the registry's: a put's own max_pairs never counts. */
+START_TEST(test_pair_cap_is_the_registry_s)
+{
+    cqd_registry *r = cqd_registry_create();
+    ck_assert_int_eq(import_pile(r, "a", 4, 2), 201); /* 6 pairs: no cap yet, as in recovery */
+    ck_assert_int_eq(pair_cap(r, "a"), 0);
+    ck_assert_int_eq(cqd_registry_cap_pairs(r, 3), 0);
+    ck_assert_int_eq(pair_cap(r, "a"), 3);
+    ck_assert_int_eq(import_pile(r, "b", 3, 0), 201);         /* 3 pairs */
+    ck_assert_int_eq(import_pile(r, "b", 4, 100), CQ_ELIMIT); /* 6 */
+    ck_assert(has(r, "b", "s2") && !has(r, "b", "s3"));
+    ck_assert_int_eq(pair_cap(r, "b"), 3);
+    ck_assert_int_eq(put(r, "a", 0.2), 200); /* configured without a cap, keeps the registry's */
+    ck_assert_int_eq(pair_cap(r, "a"), 3);
+    cqd_registry_destroy(r);
+}
+END_TEST
+
 Suite *registry_suite(void)
 {
     Suite *s = suite_create("registry");
@@ -373,6 +415,7 @@ Suite *registry_suite(void)
     tcase_add_test(tc, test_durability_fixed_at_creation);
     tcase_add_test(tc, test_delete_waits_for_readers);
     tcase_add_test(tc, test_concurrent_mix);
+    tcase_add_test(tc, test_pair_cap_is_the_registry_s);
     suite_add_tcase(s, tc);
     return s;
 }
