@@ -38,10 +38,16 @@ PROTO_SRC := $(sort $(wildcard proto/src/*.c))
 PROTO_OBJ := $(PROTO_SRC:%.c=$(BUILD)/%.o)
 LIBCQP    := $(BUILD)/libcqp.a
 
-# The server minus main() is a library too, so unit tests can link it.
-SERVER_SRC := $(filter-out server/main.c,$(sort $(wildcard server/*.c)))
+# The server minus main() is a library too, so unit tests can link it; its
+# subsystems are server/*/ (docs/ARCHITECTURE.md). `collisiond replay`, a
+# client of a running daemon, is an archive of its own that only the
+# binary's main() and the tests link.
+SERVER_SRC := $(sort $(filter-out server/replay/%,$(wildcard server/*/*.c)))
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/openapi.o $(BUILD)/gen/inspector.o
 LIBCQD     := $(BUILD)/libcqd.a
+REPLAY_SRC := $(sort $(wildcard server/replay/*.c))
+REPLAY_OBJ := $(REPLAY_SRC:%.c=$(BUILD)/%.o)
+LIBCQR     := $(BUILD)/libcqr.a
 DAEMON     := $(BUILD)/collisiond
 
 TEST_SRC  := $(sort $(wildcard tests/*.c))
@@ -178,6 +184,10 @@ $(LIBCQD): $(SERVER_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+$(LIBCQR): $(REPLAY_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
 # The OpenAPI document is compiled in, so the binary serves what docs/ says;
 # its info.version must be the VERSION file's.
 $(BUILD)/gen/openapi.c: docs/openapi.json VERSION
@@ -205,11 +215,11 @@ $(BUILD)/gen/inspector.c: inspector/embed.py $(foreach p,$(INSPECTOR_SRC),$(last
 $(BUILD)/gen/inspector.o: $(BUILD)/gen/inspector.c
 	$(CC) $(ALL_CFLAGS) -Iserver -c $< -o $@
 
-$(DAEMON): $(BUILD)/server/main.o $(LIBCQD) $(LIBCQP) $(LIBCQ)
-	$(CC) $(SANITIZE) -o $@ $(BUILD)/server/main.o $(LIBCQD) $(LIBCQP) $(LIBCQ) $(PKG_LIBS) $(LDLIBS)
+$(DAEMON): $(BUILD)/server/main.o $(LIBCQR) $(LIBCQD) $(LIBCQP) $(LIBCQ)
+	$(CC) $(SANITIZE) -o $@ $(BUILD)/server/main.o $(LIBCQR) $(LIBCQD) $(LIBCQP) $(LIBCQ) $(PKG_LIBS) $(LDLIBS)
 
-$(TEST_BIN): $(TEST_OBJ) $(GEN_OBJ) $(LIBCQD) $(LIBCQP) $(LIBCQ)
-	$(CC) $(SANITIZE) -o $@ $(TEST_OBJ) $(GEN_OBJ) $(LIBCQD) $(LIBCQP) $(LIBCQ) $(PKG_LIBS) $(CHECK_LIBS) $(LDLIBS)
+$(TEST_BIN): $(TEST_OBJ) $(GEN_OBJ) $(LIBCQR) $(LIBCQD) $(LIBCQP) $(LIBCQ)
+	$(CC) $(SANITIZE) -o $@ $(TEST_OBJ) $(GEN_OBJ) $(LIBCQR) $(LIBCQD) $(LIBCQP) $(LIBCQ) $(PKG_LIBS) $(CHECK_LIBS) $(LDLIBS)
 
 $(BENCH_BIN): $(BENCH_OBJ) $(LIBCQ)
 	$(CC) $(SANITIZE) -o $@ $(BENCH_OBJ) $(LIBCQ) $(LDLIBS)
@@ -345,9 +355,9 @@ $(BUILD)/fuzz-replay/%: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/driver.o $(L
 	$(CC) $(SANITIZE) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 # Only config.c reads the version (cqd_version).
-$(BUILD)/server/config.o $(FUZZ_OBJDIR)/server/config.o: VERSION
-$(BUILD)/server/config.o: ALL_CFLAGS += -DCQD_VERSION='"$(VERSION)"'
-$(FUZZ_OBJDIR)/server/config.o: FUZZ_CFLAGS += -DCQD_VERSION='"$(VERSION)"'
+$(BUILD)/server/ops/config.o $(FUZZ_OBJDIR)/server/ops/config.o: VERSION
+$(BUILD)/server/ops/config.o: ALL_CFLAGS += -DCQD_VERSION='"$(VERSION)"'
+$(FUZZ_OBJDIR)/server/ops/config.o: FUZZ_CFLAGS += -DCQD_VERSION='"$(VERSION)"'
 
 fuzz-regress: $(FUZZ_REPLAY)
 	$(foreach t,$(FUZZ_TARGETS),$(BUILD)/fuzz-replay/$(t) $(wildcard tests/fuzz/corpus/$(t) tests/fuzz/regress/$(t)) &&) true
@@ -544,7 +554,7 @@ run: deps
 clean:
 	rm -rf $(BUILD)
 
--include $(CORE_OBJ:.o=.d) $(PROTO_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(BUILD)/server/main.d $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
+-include $(CORE_OBJ:.o=.d) $(PROTO_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(REPLAY_OBJ:.o=.d) $(BUILD)/server/main.d $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
 -include $(GEN_OBJ:.o=.d) $(BUILD)/bench/gen/main.d $(TICK_OBJ:.o=.d) $(BUILD)/bench/decode/main.d
 -include $(CQC_OBJ:.o=.d) $(CQC_CHECK_OBJ:.o=.d) $(EXAMPLES:%=%.d)
 -include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_TARGETS:%=$(FUZZ_OBJDIR)/tests/fuzz/%.d) $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/%.d) $(BUILD)/tests/fuzz/driver.d

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the C table of server/inspector.h: embed.py OUT NAME=PATH ...
+"""Writes the C table of server/api/inspector.h: embed.py OUT NAME=PATH ...
 
 Each file becomes a byte array, so the daemon serves exactly the files it
 was built with and reads nothing at run time."""
@@ -7,7 +7,7 @@ import sys
 
 
 def main(out, pairs):
-    lines = ['#include "inspector.h"']
+    lines = ['#include "api/inspector.h"']
     rows = []
     for i, pair in enumerate(pairs):
         name, path = pair.split("=", 1)

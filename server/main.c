@@ -9,13 +9,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "json_arena.h"
-#include "listen.h"
-#include "registry.h"
-#include "replay.h"
-#include "server.h"
-#include "store.h"
-#include "transport.h"
+#include "net/json_arena.h"
+#include "net/listen.h"
+#include "net/transport.h"
+#include "replay/replay.h"
+#include "state/registry.h"
+#include "state/server.h"
+#include "store/store.h"
 
 extern char **environ;
 

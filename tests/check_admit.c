@@ -1,10 +1,10 @@
-/* Admission control (server/admit.c). Oracles: the bounds counted by
+/* Admission control (server/net/admit.c). Oracles: the bounds counted by
  * hand in sequential scripts; and, with threads racing, a bound that no
  * thread ever sees passed and counters that return to zero. */
 #include <check.h>
 #include <pthread.h>
 
-#include "admit.h"
+#include "net/admit.h"
 
 Suite *admit_suite(void);
 

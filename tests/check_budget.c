@@ -1,4 +1,4 @@
-/* The server-wide shape slot budget (server/budget.c) and its use by the
+/* The server-wide shape slot budget (server/state/budget.c) and its use by the
  * registry. Oracles: counts kept by each thread of its own takes, summed
  * by brute force; slot counts worked out by hand from the capacities the
  * test asks for (the default 1024, exact capacities, doubling growth);
@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "budget.h"
-#include "registry.h"
+#include "state/budget.h"
+#include "state/registry.h"
 #include "world_oracle.h"
 
 Suite *budget_suite(void);

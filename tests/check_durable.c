@@ -1,4 +1,4 @@
-/* The mutating handlers against a real store (server/durable.c,
+/* The mutating handlers against a real store (server/api/durable.c,
  * h_shape.c, h_world.c, store*.c) in a temporary data directory, driven
  * through cqd_handle. Oracles: what the test read back before the change
  * (the world list and exports, the journal's bytes), which a change the
@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/request.h"
 #include "config_util.h"
-#include "request.h"
-#include "server.h"
-#include "store.h"
+#include "state/server.h"
+#include "store/store.h"
 
 Suite *durable_suite(void);
 

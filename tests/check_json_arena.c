@@ -1,4 +1,4 @@
-/* The request arena behind jansson (server/json_arena.c). Oracles: values
+/* The request arena behind jansson (server/net/json_arena.c). Oracles: values
  * read back from trees built in the arena equal the literals of the parsed
  * text; trees made before a request or spilling past the arena survive the
  * request's end; a request past its budget is refused (the smallest
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "cqp/alloc.h"
-#include "json_arena.h"
+#include "net/json_arena.h"
 
 Suite *json_arena_suite(void);
 

@@ -1,11 +1,11 @@
-/* Content-Type and Accept parsing (server/media.c). Oracle: for each
+/* Content-Type and Accept parsing (server/net/media.c). Oracle: for each
  * header, the format RFC 9110 (sections 8.3, 12.4.2 and 12.5.1) and the
  * aliases media.h lists give, worked out by hand; one loop cell per
  * header, so a failure names the header. */
 #include <check.h>
 #include <stddef.h>
 
-#include "media.h"
+#include "net/media.h"
 
 Suite *media_suite(void);
 

@@ -13,16 +13,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fallbacks.h"
-#include "handlers.h"
-#include "metrics.h"
-#include "metrics_process.h"
-#include "openapi.h"
+#include "api/handlers.h"
+#include "api/openapi.h"
+#include "api/router.h"
+#include "ops/metrics.h"
+#include "ops/metrics_process.h"
 #include "prom_oracle.h"
-#include "registry.h"
-#include "router.h"
-#include "server.h"
-#include "thread.h"
+#include "state/fallbacks.h"
+#include "state/registry.h"
+#include "state/server.h"
+#include "state/thread.h"
 
 Suite *metrics_suite(void);
 

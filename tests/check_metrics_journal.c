@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "config_util.h"
-#include "metrics.h"
+#include "ops/metrics.h"
 #include "prom_oracle.h"
-#include "server.h"
-#include "store.h"
+#include "state/server.h"
+#include "store/store.h"
 
 Suite *metrics_journal_suite(void);
 

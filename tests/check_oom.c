@@ -36,15 +36,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/request.h"
 #include "config_util.h"
 #include "cq/alloc.h"
-#include "json_arena.h"
-#include "request.h"
-#include "server.h"
-#include "store.h"
-#include "store_internal.h"
-#include "registry.h"
-#include "thread.h"
+#include "net/json_arena.h"
+#include "state/registry.h"
+#include "state/server.h"
+#include "state/thread.h"
+#include "store/store.h"
+#include "store/store_internal.h"
 
 Suite *oom_suite(void);
 

@@ -63,7 +63,7 @@ START_TEST(golden_pair)
 }
 END_TEST
 
-/* The sequence of writer calls server/h_query.c's write_contacts makes,
+/* The sequence of writer calls server/api/h_query.c's write_contacts makes,
  * for one touching pair and one first impact. The pair: unit spheres "s1"
  * and "s2" with centres 1.5 apart on x overlap by 2 - 1.5 = 0.5 along
  * (1,0,0), their one point B's surface point facing A, (0.5,0,0), at depth

@@ -12,13 +12,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/request.h"
 #include "config_util.h"
-#include "http_client.h"
-#include "record.h"
-#include "record_line.h"
-#include "replay.h"
-#include "request.h"
-#include "server.h"
+#include "record/record.h"
+#include "record/record_line.h"
+#include "replay/http_client.h"
+#include "replay/replay.h"
+#include "state/server.h"
 
 /* ---- writing a record -------------------------------------------------- */
 

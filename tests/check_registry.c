@@ -1,4 +1,4 @@
-/* The server's world registry (server/registry.c). Oracles: the settings
+/* The server's world registry (server/state/registry.c). Oracles: the settings
  * and shapes the test put in, read back through the core's accessors; the
  * names in sorted order written out by hand; a world held by one thread
  * must stay usable while another deletes it (AddressSanitizer turns a
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "registry.h"
+#include "state/registry.h"
 #include "world_oracle.h"
 
 Suite *registry_suite(void);

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_client.h"
-#include "replay.h"
+#include "replay/http_client.h"
+#include "replay/replay.h"
 
 Suite *replay_suite(void);
 

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "handlers.h"
-#include "metrics.h"
-#include "request.h"
-#include "router.h"
+#include "api/handlers.h"
+#include "api/request.h"
+#include "api/router.h"
+#include "ops/metrics.h"
 
 Suite *server_routes_suite(void);
 

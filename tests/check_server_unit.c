@@ -12,19 +12,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "api/handlers.h"
+#include "api/request.h"
+#include "api/router.h"
 #include "config_util.h"
-#include "handlers.h"
-#include "log.h"
-#include "metrics.h"
-#include "refuse.h"
-#include "request.h"
-#include "router.h"
-#include "listen.h"
-#include "server.h"
-#include "transport.h"
-#include "server.h"
-#include "thread.h"
+#include "net/listen.h"
+#include "net/refuse.h"
+#include "net/transport.h"
+#include "ops/config.h"
+#include "ops/log.h"
+#include "ops/metrics.h"
+#include "state/server.h"
+#include "state/thread.h"
 
 /* ---- pipeline --------------------------------------------------------- */
 

@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/openapi.h"
 #include "config_util.h"
 #include "cqp/decode.h"
 #include "cqp/scan.h"
-#include "metrics.h"
-#include "openapi.h"
+#include "net/stream_internal.h"
+#include "ops/metrics.h"
 #include "prom_oracle.h"
-#include "stream_internal.h"
 #include "stream_keys.h"
 #include "stream_mp.h"
 #include "testutil.h"

@@ -11,7 +11,7 @@
 
 #include "cqp/decode.h"
 #include "cqp/scan.h"
-#include "stream_internal.h"
+#include "net/stream_internal.h"
 #include "stream_keys.h"
 #include "testutil.h"
 

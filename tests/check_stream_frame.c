@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream_internal.h"
+#include "net/stream_internal.h"
 #include "testutil.h"
 
 /* ---- frame splitter ---------------------------------------------------- */

@@ -11,13 +11,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/request.h"
 #include "config_util.h"
-#include "metrics.h"
-#include "refuse.h"
-#include "request.h"
-#include "server.h"
-#include "stream_internal.h"
-#include "thread.h"
+#include "net/refuse.h"
+#include "net/stream_internal.h"
+#include "ops/metrics.h"
+#include "state/server.h"
+#include "state/thread.h"
 
 Suite *timing_suite(void);
 

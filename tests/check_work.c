@@ -1,4 +1,4 @@
-/* The handler pool (server/work.c). Oracles: counts kept by the jobs
+/* The handler pool (server/net/work.c). Oracles: counts kept by the jobs
  * themselves against the numbers submitted; a job that blocks until
  * released, so that the others finishing meanwhile proves another thread
  * took them; and the bound on threads counted by hand. */
@@ -7,7 +7,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 
-#include "work.h"
+#include "net/work.h"
 
 Suite *work_suite(void);
 

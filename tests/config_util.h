@@ -5,7 +5,7 @@
 #ifndef CQ_CONFIG_UTIL_H
 #define CQ_CONFIG_UTIL_H
 
-#include "config.h"
+#include "ops/config.h"
 
 /* Text written to fd (1 or 2) while a call ran, and what it returned. */
 typedef struct cu_captured {

@@ -9,7 +9,7 @@
  *           cqp_batch_release;
  *   close:  cqp_body_close (JSON: the tree's release).
  * jansson allocates from a bump arena emptied after each round, as the
- * daemon's request arena serves it (server/json_arena.h): with malloc and
+ * daemon's request arena serves it (server/net/json_arena.h): with malloc and
  * free for each of a JSON body's 200,000 values the parse would cost four
  * times as much, and measure the allocator.
  * Prints `key value` lines: per format and N, the best round in ms and the

@@ -1,10 +1,10 @@
 /* http-floor: the least any daemon built on the libraries issue 5 names can
  * spend on `POST /v1/pair`. It runs libmicrohttpd exactly as the daemon does
- * (server/http.c: epoll, an internal pool of threads, the same per-connection
+ * (server/net/http.c: epoll, an internal pool of threads, the same per-connection
  * memory) and answers every POST with a fixed body read from a file; with
  * --parse it first parses the request body with jansson as the daemon does
  * (proto/src/decode.c: JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, from a bump
- * arena as server/json_arena.c gives it). No routing, no validation, no
+ * arena as server/net/json_arena.c gives it). No routing, no validation, no
  * geometry, no metrics, no logging. run.sh drives it with the same wrk
  * settings as the daemon and nginx, so the table shows how much of nginx's
  * rate the libraries alone leave.
@@ -159,7 +159,7 @@ int main(int argc, char **argv)
     sigaddset(&stop, SIGTERM);
     sigaddset(&stop, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop, NULL); /* MHD's threads inherit the mask */
-    /* The daemon's own settings (server/http.c), with its defaults
+    /* The daemon's own settings (server/net/http.c), with its defaults
      * (--max-connections, --max-connections-per-ip, --timeout). */
     struct MHD_OptionItem options[] = {
         {MHD_OPTION_CONNECTION_LIMIT, 1024, NULL},

@@ -24,7 +24,7 @@
 #include "fuzz_check.h"
 #include "fuzz_decode.h"
 #include "fuzz_server.h"
-#include "stream_internal.h"
+#include "net/stream_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,10 +15,10 @@
 #include <string.h>
 
 #define FUZZ_TARGET "fuzz_request"
+#include "api/router.h"
 #include "fuzz_check.h"
 #include "fuzz_server.h"
-#include "router.h"
-#include "stream_internal.h"
+#include "net/stream_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

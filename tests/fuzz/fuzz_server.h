@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "registry.h"
-#include "request.h"
-#include "server.h"
+#include "api/request.h"
+#include "ops/config.h"
+#include "state/registry.h"
+#include "state/server.h"
 
 #define FUZZ_ARENA_IMPORT                                                                                      \
     "{\"settings\":{\"skin\":0.02,\"capacity\":64},\"shapes\":["                                       \

@@ -1,4 +1,4 @@
-/* Fuzz target: start-up recovery from a data directory (server/store.h;
+/* Fuzz target: start-up recovery from a data directory (server/store/store.h;
  * docs/FUZZING.md).
  *
  * Input: byte 0 says what the rest is: 0 a journal, 1 a snapshot, 2 a
@@ -23,14 +23,14 @@
 #include <unistd.h>
 
 #define FUZZ_TARGET "fuzz_store"
-#include "fuzz_check.h"
+#include "api/request.h"
 #include "cqp/journal.h"
 #include "cqp/write.h"
-#include "registry.h"
-#include "request.h"
-#include "server.h"
-#include "store.h"
-#include "store_internal.h"
+#include "fuzz_check.h"
+#include "state/registry.h"
+#include "state/server.h"
+#include "store/store.h"
+#include "store/store_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,0 +1,100 @@
+/* Helpers shared by the endpoint handlers. */
+#include "h_common.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "state/server.h"
+#include "state/thread.h"
+
+cqd_world *cqd_h_acquire(cqd_call *c, bool write)
+{
+    cqd_world *w = cqd_world_acquire(c->srv->worlds, c->world, write);
+    if (!w)
+        cqp_fail(&c->problem, CQP_P_NOT_FOUND, NULL, "no world '%s'", c->world);
+    return w;
+}
+
+void cqd_h_release(cqd_call *c, cqd_world *w) { cqd_world_release(c->srv->worlds, w); }
+
+int cqd_h_no_shape(cqd_call *c, const char *id, const char *pointer)
+{
+    return cqp_fail(&c->problem, CQP_P_NOT_FOUND, pointer, "no shape '%s' in world '%s'", id, c->world);
+}
+
+int cqd_fail_oom(cqd_call *c)
+{
+    c->resp->retry_after = 1;
+    return cqp_fail(&c->problem, CQP_P_BUSY, NULL, "out of memory");
+}
+
+/* The core's hook: wall time (CLOCK_MONOTONIC), as what is bounded is how
+ * long the client waits and the world stays locked. */
+static bool call_expired(void *ctx)
+{
+    const cqd_call *c = ctx;
+    if (!c->deadline_ns)
+        return false;
+    return cqd_mono_ns() >= c->deadline_ns || cqd_failpoint_hit(&c->srv->fp, "deadline");
+}
+
+void cqd_h_start_deadline(cqd_call *c)
+{
+    int s = c->srv->cfg.request_timeout_s;
+    c->deadline_ns = s > 0 ? cqd_mono_ns() + (uint64_t)s * 1000000000u : 0;
+    c->deadline = (cq_deadline){call_expired, c};
+}
+
+const cq_deadline *cqd_h_deadline(cqd_call *c) { return c->deadline_ns ? &c->deadline : NULL; }
+
+bool cqd_h_expired(cqd_call *c) { return call_expired(c); }
+
+int cqd_h_timed_out(cqd_call *c, const char *what)
+{
+    cqd_thread *t = c->self;
+    atomic_store_explicit(&t->timed_out, atomic_load_explicit(&t->timed_out, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    c->resp->retry_after = c->srv->cfg.request_timeout_s;
+    return cqp_fail(&c->problem, CQP_P_TIMEOUT, NULL,
+                    "stopped computing %s after %d s (the server's --request-timeout); ask for less: fewer "
+                    "shapes, ids or rays, no \"all\"", what, c->srv->cfg.request_timeout_s);
+}
+
+int cqd_h_server_fail(cqd_call *c, int status, const char *what)
+{
+    if (status == CQ_ENO_MEMORY)
+        return cqd_fail_oom(c);
+    if (status == CQ_ECANCELED)
+        return cqd_h_timed_out(c, what);
+    return cqp_fail(&c->problem, CQP_P_INTERNAL, NULL, "%s: %s", what, cq_strerror(status));
+}
+
+int cqd_h_over_budget(cqd_call *c, const char *pointer)
+{
+    return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, pointer,
+                    "the server's worlds would preallocate more than %d shape slots in all "
+                    "(--max-shapes-total; %ld in use): delete a world or ask for a smaller capacity",
+                    c->srv->cfg.max_shapes_total, cqd_registry_slots(c->srv->worlds));
+}
+
+int cqd_h_over_pairs(cqd_call *c, const char *pointer)
+{
+    return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, pointer,
+                    "the change would leave the world more than %d broadphase pairs (--max-world-pairs): "
+                    "spread the shapes, narrow the skin or use more worlds",
+                    c->srv->cfg.max_world_pairs);
+}
+
+void *cqd_h_array(size_t n, size_t size)
+{
+    if (size != 0 && n > SIZE_MAX / size)
+        return NULL;
+    return calloc(n ? n : 1, size);
+}
+
+void *cqd_h_out_array(size_t n, size_t size)
+{
+    if (size != 0 && n > SIZE_MAX / size)
+        return NULL;
+    return malloc((n ? n : 1) * (size ? size : 1));
+}

@@ -1,0 +1,176 @@
+/* Worlds: create or configure, import, list, describe, delete, export. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cqp/encode.h"
+#include "durable.h"
+#include "export.h"
+#include "h_common.h"
+#include "handlers.h"
+#include "state/server.h"
+
+/* The problem of a failed put. Batch items carry their own pointer; the
+ * rest is the settings' fault (the decoder catches most of it first) or
+ * the server's. */
+static int put_fail(cqd_call *c, const cqp_world_req *req, int rc, int bad_op)
+{
+    if (rc == CQ_ENO_MEMORY)
+        return cqd_h_server_fail(c, rc, "creating the world");
+    if (rc == CQD_REGISTRY_FULL)
+        return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, NULL, "the server holds its limit of %d worlds (--max-worlds)",
+                        c->srv->cfg.max_worlds);
+    const char *base = req->import ? "/settings" : "";
+    char ptr[64];
+    if (rc == CQ_EBUDGET) {
+        snprintf(ptr, sizeof ptr, "%s/capacity", base);
+        return cqd_h_over_budget(c, req->settings.capacity > 0 ? ptr : NULL);
+    }
+    if (rc == CQ_ELIMIT)
+        return cqd_h_over_pairs(c, req->import ? "/shapes" : "/skin");
+    if (rc == CQD_REGISTRY_CONFLICT) {
+        snprintf(ptr, sizeof ptr, "%s/durability", base);
+        return cqp_fail(&c->problem, CQP_P_CONFLICT, ptr,
+                        "world '%s' exists with another durability; a durability is chosen when the world is "
+                        "created and never changes: DELETE the world and PUT it (or its export) again",
+                        c->world);
+    }
+    if (bad_op >= 0) {
+        cqp_batch_pointer(&req->batch, true, bad_op, ptr, sizeof ptr);
+        return cqp_fail(&c->problem, CQP_P_BAD_VALUE, ptr, "%s", cq_strerror(rc));
+    }
+    if (rc == CQ_ENOT_FINITE || rc == CQ_ENEGATIVE) {
+        snprintf(ptr, sizeof ptr, "%s/skin", base);
+        return cqp_fail(&c->problem, CQP_P_BAD_VALUE, ptr, "skin: %s", cq_strerror(rc));
+    }
+    if (rc == CQ_ERANGE && req->settings.capacity > CQ_WORLD_MAX_SHAPES) {
+        snprintf(ptr, sizeof ptr, "%s/capacity", base);
+        return cqp_fail(&c->problem, CQP_P_BAD_VALUE, ptr, "capacity must be <= %d", CQ_WORLD_MAX_SHAPES);
+    }
+    if (rc == CQ_ERANGE)
+        return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, "/shapes", "a world holds at most %d shapes",
+                        CQ_WORLD_MAX_SHAPES);
+    return cqd_h_server_fail(c, rc, "creating the world");
+}
+
+/* {"name", "settings", "shapes", "broadphase_pairs"}, left open for more keys. */
+static void write_summary(cqd_call *c, const cqd_world_state *state)
+{
+    const cq_world_stats *stats = &state->stats;
+    cqp_obj_begin(&c->out);
+    cqp_key(&c->out, "name");
+    cqp_str(&c->out, c->world);
+    cqp_key(&c->out, "settings");
+    cqp_write_settings(&c->out, &state->settings, state->durability);
+    cqp_key(&c->out, "shapes");
+    cqp_int(&c->out, stats->shapes);
+    cqp_key(&c->out, "broadphase_pairs");
+    cqp_int(&c->out, stats->broadphase_pairs);
+}
+
+int cqd_h_world_put(cqd_call *c)
+{
+    cqp_world_req req;
+    if (cqp_decode_world(&c->dec, c->body, &req) != 0)
+        return -1;
+    int bad_op;
+    cqd_world_state state;
+    cqd_journal_ticket ticket;
+    cqd_registry_hook hook = cqd_journal_hook(&ticket, c);
+    bool taken = false;
+    cqd_world_put put = {.settings = &req.settings, .import = req.import, .ops = req.batch.ops,
+                         .count = req.batch.count, .durability = req.durability,
+                         .durability_given = req.durability_given, .ops_taken = &taken};
+    int rc = cqd_registry_put_hooked(c->srv->worlds, c->world, &put, &bad_op, &state, &hook);
+    if (taken) /* the registry keeps or has freed the import's hulls and meshes, whatever rc says */
+        cqp_batch_disown(&req.batch);
+    if (rc > 0) {
+        write_summary(c, &state);
+        cqp_obj_end(&c->out);
+        if (cqd_journal_commit(c, ticket.seq) < 0)
+            rc = -1;
+    } else if (rc != CQD_REGISTRY_REFUSED) { /* refused: the journal filled the problem */
+        put_fail(c, &req, rc, bad_op);
+    }
+    cqp_world_req_release(&req);
+    return rc > 0 ? rc : -1;
+}
+
+int cqd_h_world_list(cqd_call *c)
+{
+    int n;
+    cqd_world_info *info = cqd_registry_list(c->srv->worlds, &n);
+    cqp_obj_begin(&c->out);
+    cqp_key(&c->out, "worlds");
+    cqp_arr_begin(&c->out);
+    for (int i = 0; i < n; i++) {
+        cqp_obj_begin(&c->out);
+        cqp_key(&c->out, "name");
+        cqp_str(&c->out, info[i].name);
+        cqp_key(&c->out, "shapes");
+        cqp_int(&c->out, info[i].shapes);
+        cqp_key(&c->out, "durability");
+        cqp_str(&c->out, cqp_durability_name(info[i].durability));
+        cqp_obj_end(&c->out);
+    }
+    cqp_arr_end(&c->out);
+    cqp_obj_end(&c->out);
+    free(info);
+    return 200;
+}
+
+int cqd_h_world_get(cqd_call *c)
+{
+    cqd_world *w = cqd_h_acquire(c, false);
+    if (!w)
+        return -1;
+    cqd_world_state state = {cq_world_get_settings(w->world), cq_world_get_stats(w->world), w->durability};
+    const cq_world_stats st = state.stats;
+    cqd_h_release(c, w);
+
+    write_summary(c, &state);
+    cqp_key(&c->out, "stats");
+    cqp_obj_begin(&c->out);
+    cqp_key(&c->out, "shapes");
+    cqp_int(&c->out, st.shapes);
+    cqp_key(&c->out, "capacity");
+    cqp_int(&c->out, st.capacity);
+    cqp_key(&c->out, "broadphase_pairs");
+    cqp_int(&c->out, st.broadphase_pairs);
+    cqp_key(&c->out, "grows");
+    cqp_uint(&c->out, st.grows);
+    cqp_key(&c->out, "sap_grows");
+    cqp_uint(&c->out, st.sap_grows);
+    cqp_key(&c->out, "bvh_builds");
+    cqp_uint(&c->out, st.bvh_builds);
+    cqp_key(&c->out, "bvh_refits");
+    cqp_uint(&c->out, st.bvh_refits);
+    cqp_key(&c->out, "broadphase_stale");
+    cqp_bool(&c->out, st.broadphase_stale);
+    cqp_key(&c->out, "bvh_stale");
+    cqp_bool(&c->out, st.bvh_stale);
+    cqp_obj_end(&c->out);
+    cqp_obj_end(&c->out);
+    return 200;
+}
+
+int cqd_h_world_delete(cqd_call *c)
+{
+    cqd_journal_ticket ticket;
+    cqd_registry_hook hook = cqd_journal_hook(&ticket, c);
+    int rc = cqd_registry_delete_hooked(c->srv->worlds, c->world, &hook);
+    if (rc == CQD_REGISTRY_REFUSED)
+        return -1;
+    if (rc != CQ_OK)
+        return cqp_fail(&c->problem, CQP_P_NOT_FOUND, NULL, "no world '%s'", c->world);
+    return cqd_journal_commit(c, ticket.seq) < 0 ? -1 : 204;
+}
+
+int cqd_h_world_export(cqd_call *c)
+{
+    cqd_world *w = cqd_h_acquire(c, false);
+    if (!w)
+        return -1;
+    int rc = cqd_write_export(&c->out, w->world, w->durability);
+    cqd_h_release(c, w);
+    return rc == CQ_OK ? 200 : cqd_h_server_fail(c, rc, "listing the shapes");
+}

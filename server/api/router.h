@@ -1,0 +1,65 @@
+/// @file server/api/router.h
+/// The routing table: method + path pattern -> handler, shared by every
+/// transport. Patterns are literal segments and the parameters {world} and
+/// {id} (validated ids, after the transport decoded the path) and {file}
+/// (any segment, unvalidated; only last in a pattern).
+#ifndef CQD_ROUTER_H
+#define CQD_ROUTER_H
+
+#include "request.h"
+
+/// Route flags.
+enum {
+    CQD_ROUTE_BODY = 1, ///< the handler takes a body (opened before the call); without it one sent is ignored
+    CQD_ROUTE_OPEN = 2, ///< no bearer token needed (health probes)
+    CQD_ROUTE_QUIET = 4, ///< polled by machines (probes, scrapes): never a sampled access line
+    CQD_ROUTE_ALWAYS_ADMIT = 8, ///< never shed by admission control (health probes): a busy server is not dead
+    CQD_ROUTE_INLINE = 16, ///< HTTP runs it on the connection's thread, not the handler pool: it is short whatever is asked (probes, static files)
+    CQD_ROUTE_CHANGES = 32, ///< changes a world: answered within --max-response alone, never a request's tighter limit, as a change made is never answered "retry"
+};
+
+typedef struct cqd_route {
+    const char *method;
+    const char *pattern; ///< e.g. "/v1/worlds/{world}/shapes/{id}"; also the metrics label
+    cqd_handler handler;
+    unsigned flags;
+} cqd_route;
+
+/// The table and its length (static storage).
+const cqd_route *cqd_routes(int *count);
+
+/// Whether the route at index route (in cqd_routes) takes a body: only
+/// then does the pipeline open one, so only then may the journal keep one
+/// and recovery open it. False for an index outside the table.
+bool cqd_route_takes_body(int route);
+
+/// True when method and path name a CQD_ROUTE_ALWAYS_ADMIT route (the
+/// health probes, which have no parameters): admission control lets them
+/// through, so a busy server is not mistaken for a dead one.
+bool cqd_route_always_admitted(const char *method, const char *path);
+
+/// True when method and path name a CQD_ROUTE_INLINE route: its answer
+/// costs less than handing it to the pool would (http_work.c).
+bool cqd_route_inline(const char *method, const char *path);
+
+/// Outcome of matching a request line.
+typedef enum cqd_match {
+    CQD_MATCH_OK,         ///< *route set, params filled
+    CQD_MATCH_NO_PATH,    ///< 404
+    CQD_MATCH_NO_METHOD,  ///< 405: allow filled with the methods the path has
+    CQD_MATCH_BAD_PARAM,  ///< 400: a {world} or {id} segment breaks the id rule (problem filled)
+} cqd_match;
+
+/// Decodes the %XX escapes of a request path in place; every transport
+/// hands the pipeline its path so decoded, so one path means the same on
+/// each ("%3A" is ':'). An escape of NUL or '/' stays as written (a segment
+/// holds neither, and the '%' then breaks the id rule), as does a '%'
+/// without two hex digits after it. Returns the new length.
+size_t cqd_path_unescape(char *path);
+
+/// Matches method and path against the table; copies {world} and {id}
+/// into c->world and c->id, and points c->file at {file} in path.
+cqd_match cqd_route_match(const char *method, const char *path, cqd_call *c, int *route, char *allow,
+                          int allow_size);
+
+#endif

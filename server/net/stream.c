@@ -1,0 +1,79 @@
+/// @file server/net/stream.c
+/// The stream listener (API.md section 11: JSON lines or MessagePack
+/// frames, by each connection's first byte): listens on the socket
+/// main opened (listen.h), accepts (connections live in stream_conn.c) and
+/// drains.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "stream_internal.h"
+
+static void on_connection(uv_stream_t *listener, int status)
+{
+    cqd_stream *s = listener->data;
+    if (status < 0) {
+        cqd_log(&s->srv->log, CQD_LOG_WARN, "stream: accept failed: %s", uv_strerror(status));
+        return;
+    }
+    cqd_conn_accept(s);
+}
+
+static void free_on_close(uv_handle_t *h) { free(h->data); }
+
+cqd_stream *cqd_stream_start(cqd_server *srv, uv_loop_t *loop, int fd)
+{
+    cqd_stream *s = calloc(1, sizeof *s);
+    int rc = s ? uv_tcp_init(loop, &s->listener) : UV_ENOMEM;
+    if (rc != 0) {
+        close(fd);
+        cqd_log(&srv->log, CQD_LOG_ERROR, "stream: %s", uv_strerror(rc));
+        free(s);
+        return NULL;
+    }
+    s->srv = srv;
+    s->loop = loop;
+    s->listener.data = s;
+    s->listener_open = true;
+    rc = uv_tcp_open(&s->listener, fd);
+    if (rc != 0)
+        close(fd); // not the handle's yet
+    else
+        rc = uv_listen((uv_stream_t *)&s->listener, 511, on_connection);
+    if (rc != 0) {
+        cqd_log(&srv->log, CQD_LOG_ERROR, "stream: cannot listen: %s", uv_strerror(rc));
+        // The handle is registered with the loop: s is freed by its close callback.
+        uv_close((uv_handle_t *)&s->listener, free_on_close);
+        return NULL;
+    }
+    return s;
+}
+
+void cqd_stream_conn_gone(cqd_stream *s)
+{
+    if (!s->draining || s->conns > 0 || s->listener_open || !s->done)
+        return;
+    void (*done)(void *) = s->done;
+    s->done = NULL;
+    done(s->done_arg);
+}
+
+static void on_listener_closed(uv_handle_t *h)
+{
+    cqd_stream *s = h->data;
+    s->listener_open = false;
+    cqd_stream_conn_gone(s);
+}
+
+void cqd_stream_drain(cqd_stream *s, void (*done)(void *arg), void *arg)
+{
+    if (s->draining)
+        return;
+    s->draining = true;
+    s->done = done;
+    s->done_arg = arg;
+    uv_close((uv_handle_t *)&s->listener, on_listener_closed);
+    for (cqd_conn *c = s->first; c; c = cqd_conn_next(c))
+        cqd_conn_drain(c);
+}
+
+void cqd_stream_free(cqd_stream *s) { free(s); }
