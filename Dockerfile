@@ -38,6 +38,7 @@ COPY proto proto
 COPY server server
 # The OpenAPI document is compiled into the binary.
 COPY docs/openapi.json docs/openapi.json
+COPY tools/embed_openapi.py tools/embed_openapi.py
 # So is the web inspector (with three.js from libjs-three, above).
 COPY inspector/embed.py inspector/embed.py
 COPY inspector/www inspector/www

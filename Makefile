@@ -189,13 +189,10 @@ $(LIBCQR): $(REPLAY_OBJ)
 	ar rcs $@ $^
 
 # The OpenAPI document is compiled in, so the binary serves what docs/ says;
-# its info.version must be the VERSION file's.
-$(BUILD)/gen/openapi.c: docs/openapi.json VERSION
+# the script refuses one whose info.version is not the VERSION file's.
+$(BUILD)/gen/openapi.c: tools/embed_openapi.py docs/openapi.json VERSION
 	@mkdir -p $(dir $@)
-	$(PYTHON) -c 'import json, sys; d = open(sys.argv[1], "rb").read(); v = json.loads(d)["info"]["version"]; \
-	  v == sys.argv[2] or sys.exit("docs/openapi.json: info.version %s is not VERSION %s" % (v, sys.argv[2])); \
-	  print("#include <stddef.h>\nconst char cqd_openapi_json[] = {" + ",".join(str(b) for b in d) + ",0};"); \
-	  print("const size_t cqd_openapi_len = %d;" % len(d))' $< $(VERSION) > $@.tmp && mv $@.tmp $@
+	$(PYTHON) tools/embed_openapi.py $@ docs/openapi.json $(VERSION)
 
 $(BUILD)/gen/openapi.o: $(BUILD)/gen/openapi.c
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
