@@ -31,8 +31,9 @@ RUN apt-get update \
         libmicrohttpd-dev libjansson-dev libuv1-dev libmsgpuck-dev libjs-three \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-# VERSION: the Makefile compiles the version in from it.
+# VERSION: the Makefile compiles the version in from it. mk/: its rules.
 COPY Makefile VERSION ./
+COPY mk mk
 COPY core core
 COPY proto proto
 COPY server server
