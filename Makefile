@@ -49,7 +49,7 @@ all: $(LIBCQ) $(LIBCQP) $(DAEMON) $(BENCH_BIN) $(GEN_BIN) $(LIBCQC)
 help:
 	@echo "make            build $(LIBCQ), $(LIBCQP), $(DAEMON), $(BENCH_BIN) and $(GEN_BIN)"
 	@echo "make deps       install the Debian packages building and running need (only the missing ones)"
-	@echo "make test       build, run the end-to-end tests against the daemon, then every Check suite"
+	@echo "make test       build, run every Check suite and fuzz-regress, then the end-to-end tests against the daemon"
 	@echo "make examples   build the client examples ($(EXAMPLES)) against $(LIBCQC)"
 	@echo "make bench-client the C client's tick: encode + decode per tick beside the daemon's CPU"
 	@echo "make test-pyclient  the Python client's tests (clients/python/tests) against the daemon, both encodings"

@@ -27,17 +27,20 @@ $(CQC_CHECK): $(CQC_CHECK_OBJ) $(LIBCQC)
 $(TEST_BIN): $(TEST_OBJ) $(GEN_OBJ) $(LIBCQR) $(LIBCQD) $(LIBCQP) $(LIBCQ)
 	$(CC) $(SANITIZE) -o $@ $(TEST_OBJ) $(GEN_OBJ) $(LIBCQR) $(LIBCQD) $(LIBCQP) $(LIBCQ) $(PKG_LIBS) $(CHECK_LIBS) $(LDLIBS)
 
-# Every suite runs in one runner so the run ends with Check's one summary line.
-# The end-to-end tests start the real daemon on ephemeral loopback ports,
-# once with JSON bodies and once with MessagePack ones.
+# The unit tests first, the end-to-end tests after: a broken module fails
+# in seconds, with its own suite's message, before minutes of daemons.
+# Every suite runs in one runner so that part ends with Check's one summary
+# line; fuzz-regress replays the fuzzers' corpora. The end-to-end tests
+# start the real daemon on ephemeral loopback ports, once with JSON bodies
+# and once with MessagePack ones.
 test: deps test-deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BIN) $(DAEMON) $(PAIRS_FILE) $(CQC_CHECK) $(EXAMPLES)
-	$(PYTHON) tests/e2e/run.py $(DAEMON)
-	$(PYTHON) tests/e2e/run.py $(DAEMON) --encoding msgpack
 	CK_FORK=yes CQ_PAIRS_FILE=$(PAIRS_FILE) $(TEST_BIN)
 	CK_FORK=yes CQC_DAEMON=$(DAEMON) $(CQC_CHECK)
-	$(PYCLIENT_TEST)
 	@$(MAKE) --no-print-directory fuzz-regress
+	$(PYTHON) tests/e2e/run.py $(DAEMON)
+	$(PYTHON) tests/e2e/run.py $(DAEMON) --encoding msgpack
+	$(PYCLIENT_TEST)
 
 # The Python client (clients/python) against the daemon, in both encodings,
 # and its shard ring against deploy/nginx/ring.py (docs/CLIENTS.md (its Python section)).
@@ -49,17 +52,18 @@ test-pyclient: deps test-deps
 
 # Under the sanitizers the suites run one process each, $(JOBS) at a time
 # (tests/run_suites.py): one after another they take most of CI's time.
+# The same order as `make test`: the unit tests, then the end-to-end ones.
 ASAN_SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 asan: deps test-deps
 	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=build/asan \
 	  SANITIZE="$(ASAN_SANITIZE)" \
 	  build/asan/check_all build/asan/collisiond build/asan/data/pairs-10000-11423.txt build/asan/check_cqc
-	ASAN_OPTIONS=detect_leaks=1 $(PYTHON) tests/e2e/run.py build/asan/collisiond
-	ASAN_OPTIONS=detect_leaks=1 CQC_DAEMON=build/asan/collisiond build/asan/check_cqc
-	ASAN_OPTIONS=detect_leaks=1 $(PYTHON) tests/e2e/run.py build/asan/collisiond --encoding msgpack
 	CQ_PAIRS_FILE=build/asan/data/pairs-10000-11423.txt ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(PYTHON) tests/run_suites.py build/asan/check_all tests/suites.h $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1 CQC_DAEMON=build/asan/collisiond build/asan/check_cqc
 	ASAN_OPTIONS=detect_leaks=1 $(MAKE) --no-print-directory BUILD=build/asan SANITIZE="$(ASAN_SANITIZE)" fuzz-regress
+	ASAN_OPTIONS=detect_leaks=1 $(PYTHON) tests/e2e/run.py build/asan/collisiond
+	ASAN_OPTIONS=detect_leaks=1 $(PYTHON) tests/e2e/run.py build/asan/collisiond --encoding msgpack
 
 # What a newcomer does: a clone of the committed tree alone, in an empty
 # directory with no siblings, then the README's test and run commands
