@@ -308,7 +308,7 @@ static int run(cqd_call *c)
     cqp_decoder_init(&c->dec, &srv->cfg.limits, &c->problem);
     resp->content_type = NULL;
     cqd_h_start_deadline(c);
-    if (r->flags & CQD_ROUTE_CHANGES) // a change made is never answered "retry": only --max-response holds
+    if (r->flags & CQD_ROUTE_WRITE) // a change made is never answered "retry": only --max-response holds
         resp->body.limit = srv->cfg.max_response;
     int status = r->handler(c);
     c->body = cqp_value_absent();

@@ -49,7 +49,7 @@ typedef struct cqd_request {
     /// the stream's while its replies fill --max-stream-reply-total. An
     /// answer past it that --max-response would let through is a 503
     /// (retry), not a 422. Not for a route that changes a world
-    /// (CQD_ROUTE_CHANGES), whose answer only --max-response limits.
+    /// (CQD_ROUTE_WRITE), whose answer only --max-response limits.
     size_t max_response;
 } cqd_request;
 

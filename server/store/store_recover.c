@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/handlers.h"
 #include "api/router.h"
 #include "cqp/journal.h"
 #include "net/json_arena.h"
@@ -36,12 +35,6 @@ typedef enum run_result {
     RUN_SKIPPED,  ///< its world in the snapshot already holds it, or is gone (world_gone)
     RUN_UNKNOWN,  ///< not a mutation this server knows
 } run_result;
-
-static bool is_mutation(cqd_handler h)
-{
-    return h == cqd_h_world_put || h == cqd_h_world_delete || h == cqd_h_shape_put || h == cqd_h_shape_delete ||
-           h == cqd_h_batch;
-}
 
 static int by_name(const void *a, const void *b)
 {
@@ -130,7 +123,8 @@ static run_result run(cqd_store *st, const cqp_mutation *m, cqp_format f, uint64
     if (cqd_route_match(method, path, &c, &c.route, NULL, 0) != CQD_MATCH_OK)
         return RUN_UNKNOWN;
     cqd_handler handler = routes[c.route].handler;
-    if (from_snapshot ? handler != cqd_h_world_put : !is_mutation(handler))
+    /* a journal replays the routes that write, a snapshot its own */
+    if (!(routes[c.route].flags & (from_snapshot ? CQD_ROUTE_SNAPSHOT : CQD_ROUTE_WRITE)))
         return RUN_UNKNOWN;
     snprintf(world, CQ_WORLD_ID_MAX + 1, "%s", c.world);
     if (!from_snapshot && seq <= snapshot_seq(st, c.world))
