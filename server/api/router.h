@@ -47,7 +47,8 @@ bool cqd_route_takes_body(int route);
 
 /// The CQD_ROUTE_SNAPSHOT route's method, and its pattern with {world}
 /// set to world, into path (size bytes): the request a snapshot's record
-/// of that world stands for. The path's length, or -1 when it does not fit.
+/// of that world stands for. The path's length, or -1 when it does not fit
+/// (or no route has the flag).
 int cqd_route_snapshot(const char *world, const char **method, char *path, size_t size);
 
 /// True when method and path name a CQD_ROUTE_ALWAYS_ADMIT route (the
