@@ -385,6 +385,18 @@ int cqd_registry_delete_hooked(cqd_registry *r, const char *name, const cqd_regi
 
 int cqd_registry_delete(cqd_registry *r, const char *name) { return cqd_registry_delete_hooked(r, name, NULL); }
 
+const char *cqd_registry_strerror(int status)
+{
+    switch (status) {
+#define CQD_REGISTRY_STATUS_MSG_(name, code, msg)                                                            \
+    case code:                                                                                               \
+        return msg;
+        CQD_REGISTRY_STATUS_TABLE(CQD_REGISTRY_STATUS_MSG_)
+#undef CQD_REGISTRY_STATUS_MSG_
+    }
+    return cq_strerror(status);
+}
+
 int cqd_registry_refs(cqd_registry *r, cqd_world ***out, int *count)
 {
     pthread_mutex_lock(&r->lock);
@@ -440,16 +452,4 @@ cqd_world_info *cqd_registry_list(cqd_registry *r, int *count)
     pthread_mutex_unlock(&r->lock);
     *count = info ? n : 0;
     return info;
-}
-
-const char *cqd_registry_strerror(int status)
-{
-    switch (status) {
-#define CQD_REGISTRY_STATUS_MSG_(name, code, msg)                                                            \
-    case code:                                                                                               \
-        return msg;
-        CQD_REGISTRY_STATUS_TABLE(CQD_REGISTRY_STATUS_MSG_)
-#undef CQD_REGISTRY_STATUS_MSG_
-    }
-    return cq_strerror(status);
 }
