@@ -145,7 +145,7 @@ static int create(cqd_registry *r, const char *name, int capacity)
 {
     cq_world_settings s = {.capacity = capacity};
     int bad;
-    return cqd_registry_put(r, name, &s, false, NULL, 0, &bad);
+    return cqd_registry_put(r, name, &(cqd_world_put){.settings = &s}, &bad, NULL, NULL);
 }
 
 /* Sum of every listed world's storage, read through the core. */
@@ -233,11 +233,13 @@ START_TEST(registry_refuses_growth_past_the_budget)
     /* an import charges its new world while the old one still stands */
     cq_world_settings s = {.capacity = 1};
     int bad;
-    ck_assert_int_eq(cqd_registry_put(r, "w", &s, true, ops, 1, &bad), CQ_EBUDGET);
+    cqd_world_put imp = {.settings = &s, .import = true, .ops = ops, .count = 1};
+    ck_assert_int_eq(cqd_registry_put(r, "w", &imp, &bad, NULL, NULL), CQ_EBUDGET);
     ck_assert_int_eq(cqd_registry_delete(r, "w"), CQ_OK);
     ck_assert_int_eq(cqd_registry_slots(r), 0);
     /* 1 slot, then 30 at once: a doubling to 32 does not fit, 30 does */
-    ck_assert_int_eq(cqd_registry_put(r, "w", &s, true, ops, 30, &bad), 201);
+    imp.count = 30;
+    ck_assert_int_eq(cqd_registry_put(r, "w", &imp, &bad, NULL, NULL), 201);
     ck_assert_int_eq(cqd_registry_slots(r), 30);
     ck_assert_int_eq(storage_sum(r), 30);
     cqd_registry_destroy(r);

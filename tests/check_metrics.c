@@ -141,7 +141,7 @@ static void add_world(const char *name, int spheres)
     cq_world_settings settings;
     memset(&settings, 0, sizeof settings);
     int bad = -1;
-    ck_assert_int_eq(cqd_registry_put(srv.worlds, name, &settings, false, NULL, 0, &bad), 201);
+    ck_assert_int_eq(cqd_registry_put(srv.worlds, name, &(cqd_world_put){.settings = &settings}, &bad, NULL, NULL), 201);
     cqd_world *w = cqd_world_acquire(srv.worlds, name, true);
     ck_assert_ptr_nonnull(w);
     for (int i = 0; i < spheres; i++) {

@@ -253,6 +253,41 @@ START_TEST(path_unescape)
 }
 END_TEST
 
+/* The routes that write a world, by API.md (the changes the journal
+ * keeps): exactly these carry CQD_ROUTE_WRITE, which recovery replays, and
+ * a world's import alone is what a snapshot record replays through. */
+START_TEST(route_writes)
+{
+    static const char *const writes[] = {
+        "PUT /v1/worlds/{world}", "DELETE /v1/worlds/{world}", "PUT /v1/worlds/{world}/shapes/{id}",
+        "DELETE /v1/worlds/{world}/shapes/{id}", "POST /v1/worlds/{world}/batch",
+    };
+    int count, seen = 0;
+    const cqd_route *routes = cqd_routes(&count);
+    for (int i = 0; i < count; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "%s %s", routes[i].method, routes[i].pattern);
+        bool listed = false;
+        for (size_t k = 0; k < sizeof writes / sizeof writes[0]; k++)
+            listed |= strcmp(name, writes[k]) == 0;
+        seen += listed;
+        ck_assert_msg(listed == ((routes[i].flags & CQD_ROUTE_WRITE) != 0), "%s: writes?", name);
+        ck_assert_msg((strcmp(name, "PUT /v1/worlds/{world}") == 0) == ((routes[i].flags & CQD_ROUTE_SNAPSHOT) != 0),
+                      "%s: a snapshot's route?", name);
+    }
+    ck_assert_int_eq(seen, 5);
+
+    const char *method = NULL;
+    char path[32];
+    ck_assert_int_eq(cqd_route_snapshot("arena", &method, path, sizeof path), 16);
+    ck_assert_str_eq(method, "PUT");
+    ck_assert_str_eq(path, "/v1/worlds/arena");
+    ck_assert_int_eq(cqd_route_snapshot("arena", &method, path, 16), -1); /* no room for the NUL */
+    ck_assert_int_eq(cqd_route_snapshot("a:b.c-d_e", &method, path, 21), 20);
+    ck_assert_str_eq(path, "/v1/worlds/a:b.c-d_e");
+}
+END_TEST
+
 Suite *server_routes_suite(void)
 {
     Suite *s = suite_create("server_routes");
@@ -262,6 +297,7 @@ Suite *server_routes_suite(void)
     tcase_add_test(tc, route_misses);
     tcase_add_test(tc, route_bad_params);
     tcase_add_test(tc, path_unescape);
+    tcase_add_test(tc, route_writes);
     suite_add_tcase(s, tc);
     return s;
 }

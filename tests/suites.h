@@ -49,6 +49,7 @@
     X(proto_mp_hostile) \
     X(server_unit)   \
     X(server_routes) \
+    X(route_docs)    \
     X(config)        \
     X(metrics)       \
     X(metrics_journal) \

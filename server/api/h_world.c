@@ -80,7 +80,7 @@ int cqd_h_world_put(cqd_call *c)
     cqd_world_put put = {.settings = &req.settings, .import = req.import, .ops = req.batch.ops,
                          .count = req.batch.count, .durability = req.durability,
                          .durability_given = req.durability_given, .ops_taken = &taken};
-    int rc = cqd_registry_put_hooked(c->srv->worlds, c->world, &put, &bad_op, &state, &hook);
+    int rc = cqd_registry_put(c->srv->worlds, c->world, &put, &bad_op, &state, &hook);
     if (taken) /* the registry keeps or has freed the import's hulls and meshes, whatever rc says */
         cqp_batch_disown(&req.batch);
     if (rc > 0) {

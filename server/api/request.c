@@ -141,8 +141,7 @@ static int fail(cqd_call *c)
     return cqp_problem_status(c->problem.kind);
 }
 
-/// Sets up the parts of a call every path through the pipeline reads.
-static void call_init(cqd_call *c, cqd_server *srv, const cqd_request *req, cqd_response *resp, bool pretty)
+void cqd_call_init(cqd_call *c, cqd_server *srv, const cqd_request *req, cqd_response *resp, bool pretty)
 {
     c->srv = srv;
     c->self = cqd_thread_self(srv);
@@ -244,6 +243,14 @@ static int open_body(cqd_call *c, cqp_body *b)
     return 0;
 }
 
+int cqd_call_open(cqd_call *c, cqp_body *b, const cqp_limits *limits)
+{
+    if (cqd_route_takes_body(c->route) && open_body(c, b) != 0)
+        return -1;
+    cqp_decoder_init(&c->dec, limits, &c->problem);
+    return 0;
+}
+
 /// A handler refused memory for the budget failed for the body's size, not
 /// for want of memory (the decoders' arrays come from the request arena):
 /// 413, not a 503 to come back from.
@@ -301,14 +308,13 @@ static int run(cqd_call *c)
         return fail(c);
     }
     cqp_body body = {0};
-    if ((r->flags & CQD_ROUTE_BODY) && open_body(c, &body) != 0) {
+    if (cqd_call_open(c, &body, &srv->cfg.limits) != 0) {
         cqp_body_close(&body);
         return fail(c);
     }
-    cqp_decoder_init(&c->dec, &srv->cfg.limits, &c->problem);
     resp->content_type = NULL;
     cqd_h_start_deadline(c);
-    if (r->flags & CQD_ROUTE_CHANGES) // a change made is never answered "retry": only --max-response holds
+    if (r->flags & CQD_ROUTE_WRITE) // a change made is never answered "retry": only --max-response holds
         resp->body.limit = srv->cfg.max_response;
     int status = r->handler(c);
     c->body = cqp_value_absent();
@@ -355,7 +361,7 @@ void cqd_handle(struct cqd_server *srv, const cqd_request *req, cqd_response *re
     req = complete(req, &fixed);
     set_request_id(srv, req->request_id, resp->request_id);
     cqd_call c;
-    call_init(&c, srv, req, resp, req->allow_pretty && wants_pretty(req->query));
+    cqd_call_init(&c, srv, req, resp, req->allow_pretty && wants_pretty(req->query));
     cqd_json_arena *previous = c.self ? cqd_json_arena_enter(&c.self->json, srv->cfg.max_request_memory) : NULL;
     resp->status = run(&c);
     finish(&c, t0);
@@ -372,7 +378,7 @@ void cqd_refuse(struct cqd_server *srv, const cqd_request *req, cqp_problem_kind
     req = complete(req, &fixed);
     set_request_id(srv, req->request_id, resp->request_id);
     cqd_call c;
-    call_init(&c, srv, req, resp, false);
+    cqd_call_init(&c, srv, req, resp, false);
     cqd_match m = cqd_route_match(req->method, req->path, &c, &c.route, resp->allow, sizeof resp->allow);
     if (m != CQD_MATCH_OK)
         c.route = -1;

@@ -49,7 +49,7 @@ typedef struct cqd_request {
     /// the stream's while its replies fill --max-stream-reply-total. An
     /// answer past it that --max-response would let through is a 503
     /// (retry), not a 422. Not for a route that changes a world
-    /// (CQD_ROUTE_CHANGES), whose answer only --max-response limits.
+    /// (CQD_ROUTE_WRITE), whose answer only --max-response limits.
     size_t max_response;
 } cqd_request;
 
@@ -102,5 +102,19 @@ typedef struct cqd_call {
 /// status (200, 201, 204 with no body), or fills c->problem and returns -1.
 /// Nothing a client sends may crash it, and a rejected request changes nothing.
 typedef int (*cqd_handler)(cqd_call *c);
+
+/// Sets up c to run req on srv, its answer going to resp (initialised) in
+/// req->accept's format, pretty when asked, held to the request's answer
+/// limit; c->route is -1 until cqd_route_match sets it. The one set-up of
+/// a live request (cqd_handle) and of a journaled one (recovery).
+void cqd_call_init(cqd_call *c, struct cqd_server *srv, const cqd_request *req, cqd_response *resp, bool pretty);
+
+/// Once c->route is set: when the route takes a body, points c->body at
+/// the request's (req->body_value, else req->body opened into *b), absent
+/// when empty; then readies c->dec with limits (NULL: none). 0, or -1
+/// with c->problem filled (a body that is not an object, or that could
+/// not be opened). Close *b (zeroed by the caller) with cqp_body_close
+/// after the handler, whatever this returned.
+int cqd_call_open(cqd_call *c, cqp_body *b, const cqp_limits *limits);
 
 #endif

@@ -16,39 +16,51 @@
 #include "handlers.h"
 #include "ops/metrics.h"
 
+/* Each row ends with its operation's facts in docs/openapi.json: the
+ * operationId, the request body's schema and the success answer's
+ * (check_server_routes holds the document to them). */
 static const cqd_route routes[] = {
     // Open (probes carry no token) and never shed (a busy server is not dead).
     // Inline: answered on the connection's thread, whatever runs on the
     // handler pool, so a probe never waits behind a long request.
-    {"GET", "/healthz", cqd_h_healthz, CQD_ROUTE_OPEN | CQD_ROUTE_QUIET | CQD_ROUTE_ALWAYS_ADMIT | CQD_ROUTE_INLINE},
-    {"GET", "/readyz", cqd_h_readyz, CQD_ROUTE_OPEN | CQD_ROUTE_QUIET | CQD_ROUTE_ALWAYS_ADMIT | CQD_ROUTE_INLINE},
+    {"GET", "/healthz", cqd_h_healthz, CQD_ROUTE_OPEN | CQD_ROUTE_QUIET | CQD_ROUTE_ALWAYS_ADMIT | CQD_ROUTE_INLINE,
+     "healthz", NULL, "Status"},
+    {"GET", "/readyz", cqd_h_readyz, CQD_ROUTE_OPEN | CQD_ROUTE_QUIET | CQD_ROUTE_ALWAYS_ADMIT | CQD_ROUTE_INLINE,
+     "readyz", NULL, "Status"},
     // A scrape sums every thread and reads every world: the pool's.
-    {"GET", "/metrics", cqd_h_metrics, CQD_ROUTE_QUIET},
-    {"GET", "/metrics/fallbacks", cqd_h_fallbacks, CQD_ROUTE_QUIET},
-    {"GET", "/v1/openapi.json", cqd_h_openapi, CQD_ROUTE_INLINE},
+    {"GET", "/metrics", cqd_h_metrics, CQD_ROUTE_QUIET, "metrics", NULL, NULL},
+    {"GET", "/metrics/fallbacks", cqd_h_fallbacks, CQD_ROUTE_QUIET, "fallbacks", NULL, "FallbackLog"},
+    {"GET", "/v1/openapi.json", cqd_h_openapi, CQD_ROUTE_INLINE, "openapi", NULL, NULL},
     // The page and its files are open: a browser cannot send the token
     // when it navigates; the API calls the page makes carry it. The
     // literal "/inspect/" goes before "/inspect/{file}", which would
     // take its empty segment as a file name. Compiled-in bytes: inline.
-    {"GET", "/inspect", cqd_h_inspector_redirect, CQD_ROUTE_OPEN | CQD_ROUTE_INLINE},
-    {"GET", "/inspect/", cqd_h_inspector_index, CQD_ROUTE_OPEN | CQD_ROUTE_INLINE},
-    {"GET", "/inspect/{file}", cqd_h_inspector_asset, CQD_ROUTE_OPEN | CQD_ROUTE_INLINE},
-    {"POST", "/v1/pair", cqd_h_pair, CQD_ROUTE_BODY},
-    {"POST", "/v1/pairs", cqd_h_pairs, CQD_ROUTE_BODY},
-    {"GET", "/v1/worlds", cqd_h_world_list, 0},
-    {"PUT", "/v1/worlds/{world}", cqd_h_world_put, CQD_ROUTE_BODY | CQD_ROUTE_CHANGES},
-    {"GET", "/v1/worlds/{world}", cqd_h_world_get, 0},
-    {"DELETE", "/v1/worlds/{world}", cqd_h_world_delete, CQD_ROUTE_CHANGES},
-    {"GET", "/v1/worlds/{world}/export", cqd_h_world_export, 0},
-    {"PUT", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_put, CQD_ROUTE_BODY | CQD_ROUTE_CHANGES},
-    {"GET", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_get, 0},
-    {"DELETE", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_delete, CQD_ROUTE_CHANGES},
-    {"POST", "/v1/worlds/{world}/batch", cqd_h_batch, CQD_ROUTE_BODY | CQD_ROUTE_CHANGES},
-    {"GET", "/v1/worlds/{world}/pairs", cqd_h_broadphase, 0},
-    {"POST", "/v1/worlds/{world}/contacts", cqd_h_contacts, CQD_ROUTE_BODY},
-    {"POST", "/v1/worlds/{world}/raycast", cqd_h_raycast, CQD_ROUTE_BODY},
-    {"POST", "/v1/worlds/{world}/sweep", cqd_h_sweep, CQD_ROUTE_BODY},
-    {"POST", "/v1/worlds/{world}/overlap", cqd_h_overlap, CQD_ROUTE_BODY},
+    {"GET", "/inspect", cqd_h_inspector_redirect, CQD_ROUTE_OPEN | CQD_ROUTE_INLINE, "inspectorRedirect", NULL, NULL},
+    {"GET", "/inspect/", cqd_h_inspector_index, CQD_ROUTE_OPEN | CQD_ROUTE_INLINE, "inspectorPage", NULL, NULL},
+    {"GET", "/inspect/{file}", cqd_h_inspector_asset, CQD_ROUTE_OPEN | CQD_ROUTE_INLINE, "inspectorAsset", NULL, NULL},
+    {"POST", "/v1/pair", cqd_h_pair, CQD_ROUTE_BODY, "pair", "PairRequest", "ContactResult"},
+    {"POST", "/v1/pairs", cqd_h_pairs, CQD_ROUTE_BODY, "pairs", "PairsRequest", "PairsResponse"},
+    {"GET", "/v1/worlds", cqd_h_world_list, 0, "listWorlds", NULL, "WorldList"},
+    // A snapshot holds each world as its import: PUT /v1/worlds/{world}.
+    {"PUT", "/v1/worlds/{world}", cqd_h_world_put, CQD_ROUTE_BODY | CQD_ROUTE_WRITE | CQD_ROUTE_SNAPSHOT, "putWorld",
+     "WorldPutRequest", "WorldSummary"},
+    {"GET", "/v1/worlds/{world}", cqd_h_world_get, 0, "getWorld", NULL, "WorldInfo"},
+    {"DELETE", "/v1/worlds/{world}", cqd_h_world_delete, CQD_ROUTE_WRITE, "deleteWorld", NULL, NULL},
+    {"GET", "/v1/worlds/{world}/export", cqd_h_world_export, 0, "exportWorld", NULL, "WorldExport"},
+    {"PUT", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_put, CQD_ROUTE_BODY | CQD_ROUTE_WRITE, "putShape",
+     "ShapePutRequest", "WorldShape"},
+    {"GET", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_get, 0, "getShape", NULL, "WorldShape"},
+    {"DELETE", "/v1/worlds/{world}/shapes/{id}", cqd_h_shape_delete, CQD_ROUTE_WRITE, "deleteShape", NULL, NULL},
+    {"POST", "/v1/worlds/{world}/batch", cqd_h_batch, CQD_ROUTE_BODY | CQD_ROUTE_WRITE, "batch", "BatchRequest",
+     "BatchResult"},
+    {"GET", "/v1/worlds/{world}/pairs", cqd_h_broadphase, 0, "broadphasePairs", NULL, "BroadphasePairs"},
+    {"POST", "/v1/worlds/{world}/contacts", cqd_h_contacts, CQD_ROUTE_BODY, "contacts", "ContactsRequest",
+     "ContactsResponse"},
+    {"POST", "/v1/worlds/{world}/raycast", cqd_h_raycast, CQD_ROUTE_BODY, "raycast", "RaycastRequest",
+     "RaycastResponse"},
+    {"POST", "/v1/worlds/{world}/sweep", cqd_h_sweep, CQD_ROUTE_BODY, "sweep", "SweepRequest", "SweepResponse"},
+    {"POST", "/v1/worlds/{world}/overlap", cqd_h_overlap, CQD_ROUTE_BODY, "overlap", "OverlapRequest",
+     "OverlapResponse"},
 };
 
 #define ROUTE_COUNT ((int)(sizeof routes / sizeof routes[0]))
@@ -63,6 +75,20 @@ const cqd_route *cqd_routes(int *count)
 bool cqd_route_takes_body(int route)
 {
     return route >= 0 && route < ROUTE_COUNT && (routes[route].flags & CQD_ROUTE_BODY);
+}
+
+int cqd_route_snapshot(const char *world, const char **method, char *path, size_t size)
+{
+    for (int i = 0; i < ROUTE_COUNT; i++) {
+        const char *p = strstr(routes[i].pattern, "{world}");
+        if (!(routes[i].flags & CQD_ROUTE_SNAPSHOT) || !p)
+            continue;
+        *method = routes[i].method;
+        int n = snprintf(path, size, "%.*s%s%s", (int)(p - routes[i].pattern), routes[i].pattern, world,
+                         p + strlen("{world}"));
+        return n >= 0 && (size_t)n < size ? n : -1;
+    }
+    return -1;
 }
 
 /// A GET route answers HEAD too (RFC 9110 section 9.3.2): the same

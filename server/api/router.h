@@ -15,14 +15,26 @@ enum {
     CQD_ROUTE_QUIET = 4, ///< polled by machines (probes, scrapes): never a sampled access line
     CQD_ROUTE_ALWAYS_ADMIT = 8, ///< never shed by admission control (health probes): a busy server is not dead
     CQD_ROUTE_INLINE = 16, ///< HTTP runs it on the connection's thread, not the handler pool: it is short whatever is asked (probes, static files)
-    CQD_ROUTE_CHANGES = 32, ///< changes a world: answered within --max-response alone, never a request's tighter limit, as a change made is never answered "retry"
+    /// Writes a world (as Redis marks its write commands): journaled, so
+    /// recovery replays exactly these routes; and answered within
+    /// --max-response alone, never a request's tighter limit, as a change
+    /// made is never answered "retry".
+    CQD_ROUTE_WRITE = 32,
+    /// The route a snapshot's world record replays through (the import):
+    /// the snapshot writes each world as a request to it.
+    CQD_ROUTE_SNAPSHOT = 64,
 };
 
+/// A route: how a request reaches its handler, and the facts of its
+/// operation in docs/openapi.json, which a test holds the document to.
 typedef struct cqd_route {
     const char *method;
     const char *pattern; ///< e.g. "/v1/worlds/{world}/shapes/{id}"; also the metrics label
     cqd_handler handler;
     unsigned flags;
+    const char *operation; ///< its operationId (a GET's HEAD twin: this with "Head" after it)
+    const char *request;   ///< the schema its body has (components/schemas), NULL: it takes none
+    const char *response;  ///< the schema of its success answers, NULL: none named (204, text, files)
 } cqd_route;
 
 /// The table and its length (static storage).
@@ -32,6 +44,12 @@ const cqd_route *cqd_routes(int *count);
 /// then does the pipeline open one, so only then may the journal keep one
 /// and recovery open it. False for an index outside the table.
 bool cqd_route_takes_body(int route);
+
+/// The CQD_ROUTE_SNAPSHOT route's method, and its pattern with {world}
+/// set to world, into path (size bytes): the request a snapshot's record
+/// of that world stands for. The path's length, or -1 when it does not fit
+/// (or no route has the flag).
+int cqd_route_snapshot(const char *world, const char **method, char *path, size_t size);
 
 /// True when method and path name a CQD_ROUTE_ALWAYS_ADMIT route (the
 /// health probes, which have no parameters): admission control lets them

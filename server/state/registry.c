@@ -309,8 +309,8 @@ static bool conflicts(cqd_registry *r, const char *name, const cqd_world_put *pu
     return other;
 }
 
-int cqd_registry_put_hooked(cqd_registry *r, const char *name, const cqd_world_put *put, int *bad_op,
-                            cqd_world_state *state, const cqd_registry_hook *hook)
+int cqd_registry_put(cqd_registry *r, const char *name, const cqd_world_put *put, int *bad_op,
+                     cqd_world_state *state, const cqd_registry_hook *hook)
 {
     *bad_op = -1;
     if (strlen(name) > CQ_WORLD_ID_MAX)
@@ -359,19 +359,6 @@ int cqd_registry_put_hooked(cqd_registry *r, const char *name, const cqd_world_p
     }
 }
 
-int cqd_registry_put_state(cqd_registry *r, const char *name, const cq_world_settings *settings, bool import,
-                           const cq_world_op *ops, int count, int *bad_op, cqd_world_state *state)
-{
-    cqd_world_put put = {.settings = settings, .import = import, .ops = ops, .count = count};
-    return cqd_registry_put_hooked(r, name, &put, bad_op, state, NULL);
-}
-
-int cqd_registry_put(cqd_registry *r, const char *name, const cq_world_settings *settings, bool import,
-                     const cq_world_op *ops, int count, int *bad_op)
-{
-    return cqd_registry_put_state(r, name, settings, import, ops, count, bad_op, NULL);
-}
-
 int cqd_registry_delete_hooked(cqd_registry *r, const char *name, const cqd_registry_hook *hook)
 {
     cqd_world *w = cqd_world_acquire(r, name, true);
@@ -397,6 +384,18 @@ int cqd_registry_delete_hooked(cqd_registry *r, const char *name, const cqd_regi
 }
 
 int cqd_registry_delete(cqd_registry *r, const char *name) { return cqd_registry_delete_hooked(r, name, NULL); }
+
+const char *cqd_registry_strerror(int status)
+{
+    switch (status) {
+#define CQD_REGISTRY_STATUS_MSG_(name, code, msg)                                                            \
+    case code:                                                                                               \
+        return msg;
+        CQD_REGISTRY_STATUS_TABLE(CQD_REGISTRY_STATUS_MSG_)
+#undef CQD_REGISTRY_STATUS_MSG_
+    }
+    return cq_strerror(status);
+}
 
 int cqd_registry_refs(cqd_registry *r, cqd_world ***out, int *count)
 {

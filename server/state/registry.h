@@ -65,33 +65,27 @@ cqd_world *cqd_world_acquire(cqd_registry *r, const char *name, bool write);
 /// Unlocks and drops the reference taken by cqd_world_acquire.
 void cqd_world_release(cqd_registry *r, cqd_world *w);
 
-/// Creates the world (status 201, durability full) or, when it exists,
-/// applies the settings (200), or CQD_REGISTRY_FULL past the cap. With import set, the world's content is replaced by the ops (all
-/// upserts) atomically: on any failure nothing changes, *bad_op names the
-/// op to blame (or -1). Returns 201, 200, or a negative cq_status.
-int cqd_registry_put(cqd_registry *r, const char *name, const cq_world_settings *settings, bool import,
-                     const cq_world_op *ops, int count, int *bad_op);
-/// A world as a put left it, read under the same lock as the change (so no
-/// other mutation or a DELETE slips in between).
-typedef struct cqd_world_state {
-    cq_world_settings settings; ///< in force, defaults filled in
-    cq_world_stats stats;
-    cqp_durability durability;
-} cqd_world_state;
-/// cqd_registry_put that, on success, also fills *state (when not NULL).
-int cqd_registry_put_state(cqd_registry *r, const char *name, const cq_world_settings *settings, bool import,
-                           const cq_world_op *ops, int count, int *bad_op, cqd_world_state *state);
+/// X(name, code, message) for the registry's own failures. Its calls
+/// return these, the core's negative cq_status codes, or a success.
+#define CQD_REGISTRY_STATUS_TABLE(X)                                                         \
+    X(REFUSED, -1000, "the hook refused the change")                                         \
+    X(FULL, -1001, "as many worlds as the cap allows exist already")                         \
+    X(CONFLICT, -1002, "the world exists with another durability (chosen once, at creation)")
 
-/// Removes a world. CQ_OK or CQ_ENOT_FOUND.
-int cqd_registry_delete(cqd_registry *r, const char *name);
+/// The registry's own failure codes, below every cq_status code: REFUSED
+/// when a hook refused the change, FULL when a put would create a world
+/// past the cap, CONFLICT when a put names a durability other than the
+/// existing world's. Nothing changes with any of them.
+typedef enum cqd_registry_status {
+#define CQD_REGISTRY_STATUS_ENUM_(name, code, msg) CQD_REGISTRY_##name = code,
+    CQD_REGISTRY_STATUS_TABLE(CQD_REGISTRY_STATUS_ENUM_)
+#undef CQD_REGISTRY_STATUS_ENUM_
+} cqd_registry_status;
 
-/// What the hooked calls return when the hook refused the change.
-#define CQD_REGISTRY_REFUSED (-1000)
-/// What a put returns when it would create a world past the cap.
-#define CQD_REGISTRY_FULL (-1001)
-/// What a put returns when it names a durability other than the existing
-/// world's (a durability is chosen once, at creation): nothing changes.
-#define CQD_REGISTRY_CONFLICT (-1002)
+/// A message for what a registry call returned (static, never NULL): the
+/// table's for the registry's own codes, cq_strerror's for any other.
+const char *cqd_registry_strerror(int status);
+
 /// Called under the lock that orders a world's mutations (the world's
 /// write lock, or the registry's while a new world is inserted), just
 /// before the change is made, so the journal records changes in the order
@@ -114,13 +108,28 @@ typedef struct cqd_world_put {
     /// to keep or free, so the caller must disown them (cqp_batch_disown).
     bool *ops_taken;
 } cqd_world_put;
-/// cqd_registry_put_state of *put with a hook (NULL: none), run after
-/// everything is checked and made room for, so that the change cannot
-/// fail once the hook let it through: CQD_REGISTRY_REFUSED when the hook
-/// refused, CQD_REGISTRY_CONFLICT for a durability other than the existing
-/// world's (before the hook).
-int cqd_registry_put_hooked(cqd_registry *r, const char *name, const cqd_world_put *put, int *bad_op,
-                            cqd_world_state *state, const cqd_registry_hook *hook);
+/// A world as a put left it, read under the same lock as the change (so no
+/// other mutation or a DELETE slips in between).
+typedef struct cqd_world_state {
+    cq_world_settings settings; ///< in force, defaults filled in
+    cq_world_stats stats;
+    cqp_durability durability;
+} cqd_world_state;
+/// Creates the world name (201; durability put->durability when given,
+/// else full) or, when it exists, applies put->settings (200). With
+/// put->import, the world's content is replaced by the ops atomically: on
+/// any failure nothing changes, and *bad_op names the op to blame (or -1).
+/// The hook (NULL: none) runs after everything is checked and made room
+/// for, so that the change cannot fail once it let it through. On success
+/// *state (when not NULL) is the world as the put left it. Returns 201,
+/// 200, a negative cq_status, or CQD_REGISTRY_FULL past the cap,
+/// CQD_REGISTRY_CONFLICT for a durability other than the existing world's
+/// (before the hook), CQD_REGISTRY_REFUSED when the hook refused.
+int cqd_registry_put(cqd_registry *r, const char *name, const cqd_world_put *put, int *bad_op,
+                     cqd_world_state *state, const cqd_registry_hook *hook);
+/// Removes a world. CQ_OK or CQ_ENOT_FOUND.
+int cqd_registry_delete(cqd_registry *r, const char *name);
+
 /// cqd_registry_delete with a hook (NULL: none); CQD_REGISTRY_REFUSED when
 /// the hook refused.
 int cqd_registry_delete_hooked(cqd_registry *r, const char *name, const cqd_registry_hook *hook);

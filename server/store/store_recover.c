@@ -1,8 +1,9 @@
 /// @file server/store/store_recover.c
 /// Start-up, second half: the records the scan kept go through the same
 /// handlers as when they were first sent (decoding and applying are
-/// deterministic, so the worlds come back bit for bit), but not through
-/// the request pipeline: no auth, no metrics, no access log, and the
+/// deterministic, so the worlds come back bit for bit), set up as the
+/// pipeline sets up a request (cqd_call_init, cqd_call_open) but not run
+/// through it: no auth, no limits, no metrics, no access log, and the
 /// journal hook only tags each world with the record's sequence number
 /// instead of appending it again. Each body is opened in the format its
 /// record's kind names (cqp/journal.h: JSON, or MessagePack kept as the
@@ -21,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/handlers.h"
 #include "api/router.h"
 #include "cqp/journal.h"
 #include "net/json_arena.h"
@@ -36,12 +36,6 @@ typedef enum run_result {
     RUN_SKIPPED,  ///< its world in the snapshot already holds it, or is gone (world_gone)
     RUN_UNKNOWN,  ///< not a mutation this server knows
 } run_result;
-
-static bool is_mutation(cqd_handler h)
-{
-    return h == cqd_h_world_put || h == cqd_h_world_delete || h == cqd_h_shape_put || h == cqd_h_shape_delete ||
-           h == cqd_h_batch;
-}
 
 static int by_name(const void *a, const void *b)
 {
@@ -77,28 +71,6 @@ static bool world_gone(cqd_store *st, const char *world, const cqp_problem *p)
     return !w;
 }
 
-/// Opens m's body, of format f (the record's kind says which), into *b and
-/// points c->body at it; an empty body stays absent, and so does any body
-/// of a route that takes none: the pipeline never opened it when the
-/// request came, so whatever bytes an earlier version journaled with it
-/// (a DELETE's garbage) were no part of the change. 0, or -1 with
-/// c->problem filled (BUSY when memory ran out).
-static int open_record_body(cqd_call *c, cqp_body *b, cqp_format f, const cqp_mutation *m)
-{
-    if (m->body_len == 0 || !cqd_route_takes_body(c->route))
-        return 0;
-    if (cqp_body_open(b, f, m->body, m->body_len, &c->problem) != 0) {
-        if (c->self->json.failed)
-            cqp_fail(&c->problem, CQP_P_BUSY, NULL, "out of memory decoding the record");
-        return -1;
-    }
-    if (cqpv_type(b->root) != CQP_V_OBJECT)
-        return cqp_fail(&c->problem, CQP_P_BAD_TYPE, "", "the request body must be %s",
-                        f == CQP_MSGPACK ? "a MessagePack map" : "a JSON object");
-    c->body = b->root;
-    return 0;
-}
-
 /// Runs the mutation m (sequence number seq, body of format f) through its
 /// handler; c.world goes to world, a rejection's problem to *problem.
 static run_result run(cqd_store *st, const cqp_mutation *m, cqp_format f, uint64_t seq, bool from_snapshot,
@@ -113,24 +85,24 @@ static run_result run(cqd_store *st, const cqp_mutation *m, cqp_format f, uint64
     memcpy(path, m->path, m->path_len);
     path[m->path_len] = '\0';
 
+    /* The body in the format the record's kind names; any body of a
+     * route that takes none stays unopened (cqd_call_open), as the
+     * pipeline never opened it when the request came, so whatever bytes
+     * an earlier version journaled with it (a DELETE's garbage) were no
+     * part of the change. */
     cqd_request req = {.transport = "recovery", .method = method, .path = path, .body = m->body,
                        .body_len = m->body_len, .body_format = f};
     cqd_response resp;
     cqd_response_init(&resp);
     cqd_call c;
-    memset(&c, 0, sizeof c);
-    c.srv = st->srv;
-    c.self = cqd_thread_self(st->srv);
-    c.req = &req;
-    c.resp = &resp;
-    c.problem.kind = CQP_P_INTERNAL;
-    cqp_writer_init(&c.out, &resp.body, false);
+    cqd_call_init(&c, st->srv, &req, &resp, false);
+    resp.body.limit = 0; /* no limits: what was answered then is not refused now */
     int count;
     const cqd_route *routes = cqd_routes(&count);
     if (cqd_route_match(method, path, &c, &c.route, NULL, 0) != CQD_MATCH_OK)
         return RUN_UNKNOWN;
-    cqd_handler handler = routes[c.route].handler;
-    if (from_snapshot ? handler != cqd_h_world_put : !is_mutation(handler))
+    /* a journal replays the routes that write, a snapshot its own */
+    if (!(routes[c.route].flags & (from_snapshot ? CQD_ROUTE_SNAPSHOT : CQD_ROUTE_WRITE)))
         return RUN_UNKNOWN;
     snprintf(world, CQ_WORLD_ID_MAX + 1, "%s", c.world);
     if (!from_snapshot && seq <= snapshot_seq(st, c.world))
@@ -146,15 +118,14 @@ static run_result run(cqd_store *st, const cqp_mutation *m, cqp_format f, uint64
     }
     cqd_json_arena *previous = cqd_json_arena_enter(&c.self->json, 0);
     cqp_body body = {0};
-    int status = open_record_body(&c, &body, f, m);
+    /* no limits: a record accepted then must not be refused because the
+     * limits were lowered since */
+    int status = cqd_call_open(&c, &body, NULL);
     bool reached = false;
     if (status == 0) {
-        /* no limits: a record accepted then must not be refused because
-         * the limits were lowered since */
-        cqp_decoder_init(&c.dec, NULL, &c.problem);
         st->recover_seq = seq;
         st->recover_reached = false;
-        status = handler(&c);
+        status = routes[c.route].handler(&c);
         reached = st->recover_reached;
         st->recover_seq = 0;
     }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "api/export.h"
+#include "api/router.h"
 #include "cqp/journal.h"
 #include "state/registry.h"
 
@@ -130,13 +131,20 @@ static int write_worlds(cqd_store *st, int fd, int *count, snap_error *e)
             uint64_t seq = w->seq;
             int erc = live ? cqd_write_export(&out, w->world, w->durability) : CQ_OK;
             pthread_rwlock_unlock(&w->lock);
-            /* the record replays as the import of the export: PUT /v1/worlds/<name> */
+            /* the record replays as the import of the export, through
+             * the route the table marks for it (PUT /v1/worlds/<name>) */
+            const char *method = "";
             char path[16 + CQ_WORLD_ID_MAX];
-            int path_len = snprintf(path, sizeof path, "/v1/worlds/%s", w->name);
+            int path_len = cqd_route_snapshot(w->name, &method, path, sizeof path);
             uint8_t prefix[32 + sizeof path];
-            size_t plen = cqp_mutation_prefix(prefix, sizeof prefix, "PUT", 3, path, (size_t)path_len);
+            size_t plen = path_len < 0 ? 0
+                                       : cqp_mutation_prefix(prefix, sizeof prefix, method, strlen(method), path,
+                                                             (size_t)path_len);
             if (erc != CQ_OK || buf.oom) {
                 *e = (snap_error){ENOMEM, "serialising a world"};
+                rc = -1;
+            } else if (live && plen == 0) {
+                *e = (snap_error){ENAMETOOLONG, "naming a world's record"};
                 rc = -1;
             } else if (live && write_record(st, fd, CQP_REC_SNAP_WORLD, seq, prefix, plen, buf.data, buf.len) < 0) {
                 *e = (snap_error){errno, "write"};
