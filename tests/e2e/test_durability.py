@@ -594,8 +594,12 @@ class Durability(unittest.TestCase):
             biggest = max(biggest, dir_size(self.dir))
         s.close()
         self.assertLess(biggest, 2 << 20, "the data directory grew to %d bytes" % biggest)
+        # Compaction ran again and again. How often depends on the host's
+        # speed: however far the journal grows while a snapshot is written,
+        # it asks for one more snapshot, not one per --snapshot-every. The
+        # bound above is the property.
         snapshots = d.log_text().count('"snapshot snapshot-')
-        self.assertGreater(snapshots, 5, "journal compacted %d times" % snapshots)
+        self.assertGreater(snapshots, 1, "journal compacted %d times" % snapshots)
         before = self.export(d, "b")
         self.stop(d)
         names = sorted(n for n in os.listdir(self.dir))
