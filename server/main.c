@@ -13,6 +13,7 @@
 #include "net/listen.h"
 #include "net/transport.h"
 #include "replay/replay.h"
+#include "state/alloc.h"
 #include "state/registry.h"
 #include "state/server.h"
 #include "store/store.h"
@@ -189,7 +190,7 @@ static long long count_shapes(cqd_server *srv, int *worlds)
     long long shapes = 0;
     for (int i = 0; i < *worlds; i++)
         shapes += info[i].shapes;
-    free(info);
+    cqd_free(info);
     return shapes;
 }
 

@@ -7,6 +7,7 @@
 #include "export.h"
 #include "h_common.h"
 #include "handlers.h"
+#include "state/alloc.h"
 #include "state/server.h"
 
 /* The problem of a failed put. Batch items carry their own pointer; the
@@ -114,7 +115,7 @@ int cqd_h_world_list(cqd_call *c)
     }
     cqp_arr_end(&c->out);
     cqp_obj_end(&c->out);
-    free(info);
+    cqd_free(info);
     return 200;
 }
 

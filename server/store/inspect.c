@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "state/registry.h"
+#include "state/alloc.h"
 #include "state/server.h"
 #include "store_internal.h"
 
@@ -24,7 +25,7 @@ static void print_worlds(cqd_server *srv)
         printf("  %s: %d shapes, durability %s, last sequence number %llu\n", info[i].name, info[i].shapes,
                cqp_durability_name(info[i].durability), seq);
     }
-    free(info);
+    cqd_free(info);
 }
 
 static int report(cqd_store *st, bool applied)

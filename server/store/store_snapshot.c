@@ -21,6 +21,7 @@
 
 #include "api/export.h"
 #include "cqp/journal.h"
+#include "state/alloc.h"
 #include "state/registry.h"
 
 /// After a failed snapshot none is tried for this long: a read-only or full
@@ -147,7 +148,7 @@ static int write_worlds(cqd_store *st, int fd, int *count, snap_error *e)
         }
         cqd_world_unref(reg, w);
     }
-    free(ws);
+    cqd_free(ws);
     cqp_buf_free(&buf);
     return rc;
 }
