@@ -410,7 +410,11 @@ static void world_family(cqp_buf *out, const char *name, const char *help, const
 static void render_worlds(cqp_buf *out, cqd_registry *registry, int cap)
 {
     int count = 0;
-    cqd_world_info *info = registry ? cqd_registry_list(registry, &count) : NULL;
+    cqd_world_info *info = NULL;
+    if (registry && cqd_registry_list(registry, &info, &count) != 0) {
+        out->oom = true; /* a scrape without them would say there are no worlds */
+        return;
+    }
     int kept = count < cap ? count : cap;
     if (count > kept) {
         qsort(info, (size_t)count, sizeof *info, by_size);

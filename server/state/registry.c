@@ -437,13 +437,13 @@ int cqd_registry_cap_pairs(cqd_registry *r, long max)
     return 0;
 }
 
-cqd_world_info *cqd_registry_list(cqd_registry *r, int *count)
+int cqd_registry_list(cqd_registry *r, cqd_world_info **out, int *count)
 {
     /* Under the map lock only: the counts are published by each writer,
      * so a long query holding one world's lock delays no list or scrape. */
     pthread_mutex_lock(&r->lock);
     int n = r->n;
-    cqd_world_info *info = n > 0 ? cqd_malloc((size_t)n * sizeof *info) : NULL;
+    cqd_world_info *info = cqd_malloc((size_t)(n > 0 ? n : 1) * sizeof *info);
     for (int i = 0; info && i < n; i++) {
         const cqd_world *w = r->w[i];
         strcpy(info[i].name, w->name);
@@ -452,6 +452,7 @@ cqd_world_info *cqd_registry_list(cqd_registry *r, int *count)
         info[i].durability = w->durability;
     }
     pthread_mutex_unlock(&r->lock);
+    *out = info;
     *count = info ? n : 0;
-    return info;
+    return info ? 0 : -1;
 }

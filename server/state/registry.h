@@ -140,10 +140,11 @@ typedef struct cqd_world_info {
     int broadphase_pairs;
     cqp_durability durability;
 } cqd_world_info;
-/// Every world sorted by name into a new array (cqd_free it) of *count
-/// entries; NULL with *count 0 when there are none or memory ran out.
+/// Every world sorted by name into *out, a new array (cqd_free it, also
+/// when *count is 0), of *count entries. Returns 0, or -1 when out of
+/// memory (*out NULL, *count 0): an empty listing is not a failed one.
 /// Takes no world's lock: the counts are those of each world's last
 /// completed change.
-cqd_world_info *cqd_registry_list(cqd_registry *r, int *count);
+int cqd_registry_list(cqd_registry *r, cqd_world_info **out, int *count);
 
 #endif
