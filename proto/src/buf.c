@@ -87,6 +87,13 @@ bool cqp_buf_reserve(cqp_buf *buf, size_t n)
     return true;
 }
 
+void cqp_buf_adopt(cqp_buf *buf, char *storage, size_t cap)
+{
+    cqpb_free(buf->data);
+    *buf = (cqp_buf){.data = storage, .cap = cap};
+    storage[0] = '\0';
+}
+
 void cqp_buf_reset(cqp_buf *buf)
 {
     buf->len = 0;

@@ -69,6 +69,7 @@ void cqd_server_destroy(cqd_server *srv)
         next = t->next;
         pthread_mutex_destroy(&t->label_lock);
         cqd_json_arena_free(&t->json);
+        cqd_free(t->spare);
         cqd_free(t);
     }
     srv->threads = NULL;
