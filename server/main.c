@@ -13,6 +13,7 @@
 #include "net/listen.h"
 #include "net/transport.h"
 #include "replay/replay.h"
+#include "state/alloc.h"
 #include "state/registry.h"
 #include "state/server.h"
 #include "store/store.h"
@@ -182,14 +183,16 @@ static int start(daemon_ctx *d)
     return 0;
 }
 
-/// Shapes in all worlds; *worlds gets their number.
+/// Shapes in all worlds (-1 when out of memory); *worlds gets their number.
 static long long count_shapes(cqd_server *srv, int *worlds)
 {
-    cqd_world_info *info = cqd_registry_list(srv->worlds, worlds);
+    cqd_world_info *info;
+    if (cqd_registry_list(srv->worlds, &info, worlds) != 0)
+        return -1;
     long long shapes = 0;
     for (int i = 0; i < *worlds; i++)
         shapes += info[i].shapes;
-    free(info);
+    cqd_free(info);
     return shapes;
 }
 
@@ -210,6 +213,10 @@ static int recover(daemon_ctx *d)
     cqd_registry_limit_slots(srv->worlds, srv->cfg.max_shapes_total); // likewise: recovered storage is charged in full
     int worlds;
     long long shapes = count_shapes(srv, &worlds); // before READY: no request has changed them yet
+    if (shapes < 0) {
+        cqd_log(&srv->log, CQD_LOG_ERROR, "out of memory counting the recovered worlds");
+        return -1;
+    }
     double ms = (double)(cqd_mono_ns() - t0) / 1e6;
     atomic_store_explicit(&srv->state, CQD_READY, memory_order_release);
     cqd_log(&srv->log, CQD_LOG_INFO, "ready: %d worlds and %lld shapes recovered in %.1f ms%s", worlds, shapes, ms,

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "state/alloc.h"
 #include "state/registry.h"
 #include "world_oracle.h"
 
@@ -86,8 +87,11 @@ START_TEST(test_list_sorted)
 {
     cqd_registry *r = cqd_registry_create();
     int n = -1;
-    ck_assert_ptr_null(cqd_registry_list(r, &n));
+    cqd_world_info *info = NULL;
+    ck_assert_int_eq(cqd_registry_list(r, &info, &n), 0); /* none is not out of memory */
+    ck_assert_ptr_nonnull(info);
     ck_assert_int_eq(n, 0);
+    free(info);
     const char *names[] = {"m", "a.2", "z", "a", "B", "a-1"};
     for (int i = 0; i < 6; i++)
         ck_assert_int_eq(put(r, names[i], 0), 201);
@@ -98,7 +102,7 @@ START_TEST(test_list_sorted)
     int bad;
     ck_assert_int_eq(import(r, "z", ops, 2, &bad), 200);
     ck_assert_int_eq(cqd_registry_delete(r, "m"), CQ_OK);
-    cqd_world_info *info = cqd_registry_list(r, &n);
+    ck_assert_int_eq(cqd_registry_list(r, &info, &n), 0);
     /* byte order: upper case first, '-' < '.' */
     const char *want[] = {"B", "a", "a-1", "a.2", "z"};
     ck_assert_int_eq(n, 5);
@@ -108,6 +112,41 @@ START_TEST(test_list_sorted)
     }
     ck_assert_int_eq(info[4].broadphase_pairs, 1);
     free(info);
+    cqd_registry_destroy(r);
+}
+END_TEST
+
+/* The server's hook refusing every allocation. */
+static void *no_malloc(size_t size)
+{
+    (void)size;
+    return NULL;
+}
+
+static void *no_realloc(void *p, size_t size)
+{
+    (void)p;
+    (void)size;
+    return NULL;
+}
+
+/* A listing that finds no memory says so, with or without worlds: an
+ * empty array would read as "there are no worlds". */
+START_TEST(test_list_out_of_memory)
+{
+    cqd_registry *r = cqd_registry_create();
+    for (int worlds = 0; worlds < 2; worlds++) {
+        if (worlds)
+            ck_assert_int_eq(put(r, "a", 0), 201);
+        cqd_set_allocator(&(cqd_allocator){no_malloc, no_realloc, free});
+        cqd_world_info *info = (cqd_world_info *)r; /* any non-NULL value, to see it cleared */
+        int n = -1;
+        int rc = cqd_registry_list(r, &info, &n);
+        cqd_set_allocator(NULL);
+        ck_assert_int_eq(rc, -1);
+        ck_assert_ptr_null(info);
+        ck_assert_int_eq(n, 0);
+    }
     cqd_registry_destroy(r);
 }
 END_TEST
@@ -243,7 +282,9 @@ static void *stress_main(void *arg)
             break;
         default: {
             int n;
-            cqd_world_info *info = cqd_registry_list(s->r, &n);
+            cqd_world_info *info;
+            if (cqd_registry_list(s->r, &info, &n) != 0)
+                atomic_store(&s->bad, 1);
             for (int k = 1; k < n; k++)
                 if (strcmp(info[k - 1].name, info[k].name) >= 0)
                     atomic_store(&s->bad, 1);
@@ -355,7 +396,8 @@ START_TEST(test_durability_fixed_at_creation)
     ck_assert_int_eq(put_durable(r, "e", true, CQP_DURABILITY_FULL, false, NULL, 0, &h, &st), 201);
 
     int n;
-    cqd_world_info *info = cqd_registry_list(r, &n);
+    cqd_world_info *info;
+    ck_assert_int_eq(cqd_registry_list(r, &info, &n), 0);
     ck_assert_int_eq(n, 3);
     const cqp_durability want[] = {CQP_DURABILITY_FULL, CQP_DURABILITY_FULL, CQP_DURABILITY_SHAPES}; /* e f m */
     for (int i = 0; i < n; i++)
@@ -439,6 +481,7 @@ Suite *registry_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_create_then_configure);
     tcase_add_test(tc, test_list_sorted);
+    tcase_add_test(tc, test_list_out_of_memory);
     tcase_add_test(tc, test_import_atomic);
     tcase_add_test(tc, test_delete);
     tcase_add_test(tc, test_durability_fixed_at_creation);

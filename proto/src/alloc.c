@@ -1,14 +1,18 @@
-/* proto's allocator hook (cqp/alloc.h). The two pointers are proto's only
- * process-wide state: the server points them at its per-request arena. */
+/* proto's allocator hook (cqp/alloc.h). The four pointers are proto's only
+ * process-wide state: the server points the first two at its per-request
+ * arena, the buffers' two at its own hook. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf_internal.h"
 #include "cqp/alloc.h"
 
 static cqp_malloc_fn cqp_alloc_malloc = malloc;
 static cqp_free_fn cqp_alloc_free = free;
+static cqp_realloc_fn cqp_buf_realloc = realloc;
+static cqp_free_fn cqp_buf_release = free;
 
 void cqp_set_alloc_funcs(cqp_malloc_fn m, cqp_free_fn f)
 {
@@ -34,4 +38,19 @@ void cqp_free(void *ptr)
 {
     if (ptr)
         cqp_alloc_free(ptr);
+}
+
+void cqp_set_buf_funcs(cqp_realloc_fn r, cqp_free_fn f)
+{
+    bool both = r && f;
+    cqp_buf_realloc = both ? r : realloc;
+    cqp_buf_release = both ? f : free;
+}
+
+void *cqpb_realloc(void *ptr, size_t size) { return cqp_buf_realloc(ptr, size); }
+
+void cqpb_free(void *ptr)
+{
+    if (ptr)
+        cqp_buf_release(ptr);
 }

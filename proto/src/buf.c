@@ -60,7 +60,7 @@ bool cqpb_grow(cqp_buf *buf, size_t n)
     // append (cqpb_room) cannot let an append past it.
     if (buf->limit && cap > buf->limit + 1)
         cap = buf->limit + 1;
-    char *data = realloc(buf->data, cap);
+    char *data = cqpb_realloc(buf->data, cap);
     if (!data) {
         buf->oom = true;
         return false;
@@ -77,7 +77,7 @@ bool cqp_buf_reserve(cqp_buf *buf, size_t n)
     size_t need = buf->len + n + 1;
     if (buf->data && need <= buf->cap)
         return true;
-    char *data = realloc(buf->data, need);
+    char *data = cqpb_realloc(buf->data, need);
     if (!data)
         return false;
     if (!buf->data)
@@ -85,6 +85,13 @@ bool cqp_buf_reserve(cqp_buf *buf, size_t n)
     buf->data = data;
     buf->cap = need;
     return true;
+}
+
+void cqp_buf_adopt(cqp_buf *buf, char *storage, size_t cap)
+{
+    cqpb_free(buf->data);
+    *buf = (cqp_buf){.data = storage, .cap = cap};
+    storage[0] = '\0';
 }
 
 void cqp_buf_reset(cqp_buf *buf)
@@ -98,7 +105,7 @@ void cqp_buf_reset(cqp_buf *buf)
 
 void cqp_buf_free(cqp_buf *buf)
 {
-    free(buf->data);
+    cqpb_free(buf->data);
     *buf = (cqp_buf){0};
 }
 

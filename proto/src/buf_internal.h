@@ -9,6 +9,10 @@
 
 #include "cqp/write.h"
 
+/* A buffer's storage, through cqp_set_buf_funcs's hook (alloc.c). */
+void *cqpb_realloc(void *ptr, size_t size);
+void cqpb_free(void *ptr);
+
 /* The slow half of cqpb_room: grows buf (geometrically) for n more bytes
  * plus the NUL; false, with oom set, when it cannot (or was already oom). */
 bool cqpb_grow(cqp_buf *buf, size_t n);

@@ -6,6 +6,7 @@
 
 #include "cqp/encode.h"
 #include "h_common.h"
+#include "state/alloc.h"
 
 int cqd_write_export(cqp_writer *out, const cq_world *world, cqp_durability durability)
 {
@@ -14,7 +15,7 @@ int cqd_write_export(cqp_writer *out, const cq_world *world, cqp_durability dura
     /* the count cannot change under the lock, so the list fits */
     int rc = h ? cq_world_list(world, h, n, &n) : CQ_ENO_MEMORY;
     if (rc != CQ_OK) {
-        free(h);
+        cqd_free(h);
         return rc;
     }
     cq_world_settings settings = cq_world_get_settings(world);
@@ -35,6 +36,6 @@ int cqd_write_export(cqp_writer *out, const cq_world *world, cqp_durability dura
     cqp_arr_end(out);
     cqp_obj_end(out);
     out->keep_negative_zero = keep;
-    free(h);
+    cqd_free(h);
     return CQ_OK;
 }

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "state/alloc.h"
 #include "state/server.h"
 #include "state/thread.h"
 
@@ -89,12 +90,12 @@ void *cqd_h_array(size_t n, size_t size)
 {
     if (size != 0 && n > SIZE_MAX / size)
         return NULL;
-    return calloc(n ? n : 1, size);
+    return cqd_calloc(n ? n : 1, size);
 }
 
 void *cqd_h_out_array(size_t n, size_t size)
 {
     if (size != 0 && n > SIZE_MAX / size)
         return NULL;
-    return malloc((n ? n : 1) * (size ? size : 1));
+    return cqd_malloc((n ? n : 1) * (size ? size : 1));
 }

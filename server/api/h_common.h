@@ -54,7 +54,7 @@ bool cqd_h_expired(cqd_call *c);
 /// The handler changed nothing. Returns -1.
 int cqd_h_timed_out(cqd_call *c, const char *what);
 
-/// A new zeroed array of n elements of size bytes (free() it); n may be 0.
+/// A new zeroed array of n elements of size bytes (cqd_free it); n may be 0.
 /// NULL when out of memory or when n * size overflows.
 void *cqd_h_array(size_t n, size_t size);
 /// The same, not zeroed: for an array the core fills before anything

@@ -7,6 +7,7 @@
 #include "handlers.h"
 #include "openapi.h"
 #include "ops/metrics.h"
+#include "state/alloc.h"
 #include "state/fallbacks.h"
 #include "state/registry.h"
 #include "state/server.h"
@@ -114,7 +115,7 @@ int cqd_h_fallbacks(cqd_call *c)
     int limit;
     if (parse_limit(c->req->query, &limit, &c->problem) < 0)
         return -1;
-    cqd_fallback_entry *entries = malloc((size_t)limit * sizeof *entries);
+    cqd_fallback_entry *entries = cqd_malloc((size_t)limit * sizeof *entries);
     if (!entries)
         return cqd_fail_oom(c);
     pthread_mutex_lock(&c->srv->threads_lock);
@@ -142,7 +143,7 @@ int cqd_h_fallbacks(cqd_call *c)
         cqd_world_release(c->srv->worlds, world);
     cqp_arr_end(&c->out);
     cqp_obj_end(&c->out);
-    free(entries);
+    cqd_free(entries);
     return 200;
 }
 

@@ -8,6 +8,7 @@
 #include "cqp/encode.h"
 #include "h_common.h"
 #include "handlers.h"
+#include "state/alloc.h"
 #include "state/server.h"
 #include "state/thread.h"
 
@@ -47,13 +48,13 @@ int cqd_h_broadphase(cqd_call *c)
     cq_world_pair *p = NULL;
     int rc = CQ_ERANGE;
     for (int attempt = 0; attempt < 2 && rc == CQ_ERANGE; attempt++) {
-        free(p);
+        cqd_free(p);
         p = cqd_h_array((size_t)n, sizeof *p);
         rc = p ? cq_world_pairs(w->world, p, n, &n) : CQ_ENO_MEMORY;
     }
     if (rc != CQ_OK) {
         cqd_h_release(c, w);
-        free(p);
+        cqd_free(p);
         return cqd_h_server_fail(c, rc, "broadphase pairs");
     }
     cqp_obj_begin(&c->out);
@@ -68,7 +69,7 @@ int cqd_h_broadphase(cqd_call *c)
     cqp_arr_end(&c->out);
     cqp_obj_end(&c->out);
     cqd_h_release(c, w);
-    free(p);
+    cqd_free(p);
     return 200;
 }
 
@@ -155,8 +156,8 @@ int cqd_h_contacts(cqd_call *c)
     uint64_t mark = cqd_thread_mark(c->self);
     int rc = CQ_ERANGE;
     for (int attempt = 0; attempt < 2 && rc == CQ_ERANGE; attempt++) {
-        free(out.pairs);
-        free(out.toi);
+        cqd_free(out.pairs);
+        cqd_free(out.toi);
         out.pairs = cqd_h_out_array((size_t)pair_cap, sizeof *out.pairs);
         out.toi = cqd_h_out_array((size_t)toi_cap, sizeof *out.toi);
         out.pair_capacity = pair_cap;
@@ -173,8 +174,8 @@ int cqd_h_contacts(cqd_call *c)
     else
         contacts_fail(c, &req, rc, out.bad_id);
     cqd_h_release(c, w);
-    free(out.pairs);
-    free(out.toi);
+    cqd_free(out.pairs);
+    cqd_free(out.toi);
     cqp_contacts_req_release(&req);
     return rc == CQ_OK ? 200 : -1;
 }
@@ -214,7 +215,7 @@ static int raycast_closest(cqd_call *c, const cq_world *world, const cqp_raycast
         cqp_arr_end(&c->out);
         cqp_obj_end(&c->out);
     }
-    free(hits);
+    cqd_free(hits);
     return rc == CQ_OK ? 0 : ray_fail(c, rc, bad_ray);
 }
 
@@ -231,14 +232,14 @@ static int raycast_all(cqd_call *c, const cq_world *world, const cqp_raycast_req
     int most = c->srv->cfg.limits.hits;
     cq_world_ray_options opt = {.deadline = cqd_h_deadline(c)};
     for (int attempt = 0; attempt < 2 && rc == CQ_ERANGE; attempt++) {
-        free(hits);
+        cqd_free(hits);
         hits = cqd_h_array((size_t)cap, sizeof *hits);
         rc = hits ? cq_world_raycast_all_opt(world, req->rays, req->count, &opt, hits, cap, first, &bad_ray)
                   : CQ_ENO_MEMORY;
         cap = first[req->count];
         if (rc == CQ_ERANGE && most > 0 && cap > most) {
-            free(hits);
-            free(first);
+            cqd_free(hits);
+            cqd_free(first);
             return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, "/rays",
                             "the rays hit more than %d shapes in all (the server's --max-hits); ask for the "
                             "closest hits or send fewer rays", most);
@@ -257,8 +258,8 @@ static int raycast_all(cqd_call *c, const cq_world *world, const cqp_raycast_req
         cqp_arr_end(&c->out);
         cqp_obj_end(&c->out);
     }
-    free(hits);
-    free(first);
+    cqd_free(hits);
+    cqd_free(first);
     return rc == CQ_OK ? 0 : ray_fail(c, rc, bad_ray);
 }
 
@@ -338,7 +339,7 @@ int cqd_h_overlap(cqd_call *c)
         cq_world_handle *ids = NULL;
         rc = CQ_ERANGE;
         for (int attempt = 0; attempt < 2 && rc == CQ_ERANGE; attempt++) {
-            free(ids);
+            cqd_free(ids);
             ids = cqd_h_array((size_t)cap, sizeof *ids);
             rc = ids ? cq_world_overlap(w->world, &q, ids, cap, &n) : CQ_ENO_MEMORY;
             cap = n;
@@ -355,7 +356,7 @@ int cqd_h_overlap(cqd_call *c)
             shape_query_fail(c, &req.shape.shape, rc);
         }
         cqd_h_release(c, w);
-        free(ids);
+        cqd_free(ids);
     }
     cqp_shape_req_release(&req);
     return rc == CQ_OK ? 200 : -1;

@@ -7,6 +7,7 @@
 #include "export.h"
 #include "h_common.h"
 #include "handlers.h"
+#include "state/alloc.h"
 #include "state/server.h"
 
 /* The problem of a failed put. Batch items carry their own pointer; the
@@ -98,7 +99,9 @@ int cqd_h_world_put(cqd_call *c)
 int cqd_h_world_list(cqd_call *c)
 {
     int n;
-    cqd_world_info *info = cqd_registry_list(c->srv->worlds, &n);
+    cqd_world_info *info;
+    if (cqd_registry_list(c->srv->worlds, &info, &n) != 0)
+        return cqd_fail_oom(c); /* not an empty list: the worlds are there */
     cqp_obj_begin(&c->out);
     cqp_key(&c->out, "worlds");
     cqp_arr_begin(&c->out);
@@ -114,7 +117,7 @@ int cqd_h_world_list(cqd_call *c)
     }
     cqp_arr_end(&c->out);
     cqp_obj_end(&c->out);
-    free(info);
+    cqd_free(info);
     return 200;
 }
 

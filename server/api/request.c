@@ -11,6 +11,7 @@
 #include "net/refuse.h"
 #include "record/record.h"
 #include "router.h"
+#include "state/alloc.h"
 #include "state/server.h"
 #include "state/thread.h"
 
@@ -122,6 +123,14 @@ bool cqd_auth_refused(struct cqd_server *srv, const char *method, const char *pa
     return refused(srv, m, route, authorization);
 }
 
+/// Writes c->problem into a fresh response body; false when memory ran out.
+static bool write_problem(cqd_call *c, bool pretty)
+{
+    cqp_writer_init_format(&c->out, &c->resp->body, c->req->accept, pretty);
+    cqp_write_problem(&c->out, &c->problem);
+    return !c->resp->body.oom;
+}
+
 /// Replaces whatever the response holds by c->problem, in the format the
 /// client asked for (so a binary client never needs a JSON parser, even
 /// for a 401 or a 404); returns its status.
@@ -130,8 +139,13 @@ static int fail(cqd_call *c)
     cqd_response *resp = c->resp;
     bool pretty = c->out.pretty;
     cqp_buf_free(&resp->body);
-    cqp_writer_init_format(&c->out, &resp->body, c->req->accept, pretty);
-    cqp_write_problem(&c->out, &c->problem);
+    // Out of memory the problem goes into the thread's spare block, so a
+    // 503 still says why (a new spare is set aside at the next request).
+    if (!write_problem(c, pretty) && c->self && c->self->spare) {
+        cqp_buf_adopt(&resp->body, c->self->spare, CQD_SPARE_ANSWER);
+        c->self->spare = NULL;
+        write_problem(c, pretty);
+    }
     resp->content_type = cqp_format_problem_type(c->req->accept);
     resp->negotiated = true;
     // Shed load and exhausted memory pass: the client should come back
@@ -263,6 +277,25 @@ static void over_budget(cqd_call *c)
              c->srv->cfg.max_request_memory);
 }
 
+/// The room set aside for a change's answer before the change is made, as
+/// a change made is never answered "retry": what it answers (a summary, a
+/// shape as stored) fits unless it is a large mesh or hull.
+#define CHANGE_ANSWER_ROOM 4096
+
+/// Sets a change's answer up: only --max-response holds, and its first
+/// CHANGE_ANSWER_ROOM bytes are there before the change. False with
+/// c->problem filled when they are not.
+static bool change_answer_room(cqd_call *c)
+{
+    cqp_buf *body = &c->resp->body;
+    body->limit = c->srv->cfg.max_response;
+    size_t room = body->limit && body->limit < CHANGE_ANSWER_ROOM ? body->limit : CHANGE_ANSWER_ROOM;
+    if (cqp_buf_reserve(body, room))
+        return true;
+    cqp_fail(&c->problem, CQP_P_BUSY, NULL, "out of memory");
+    return false;
+}
+
 /// Everything between the request id and the bookkeeping; returns the status.
 static int run(cqd_call *c)
 {
@@ -314,8 +347,10 @@ static int run(cqd_call *c)
     }
     resp->content_type = NULL;
     cqd_h_start_deadline(c);
-    if (r->flags & CQD_ROUTE_WRITE) // a change made is never answered "retry": only --max-response holds
-        resp->body.limit = srv->cfg.max_response;
+    if ((r->flags & CQD_ROUTE_WRITE) && !change_answer_room(c)) {
+        cqp_body_close(&body);
+        return fail(c);
+    }
     int status = r->handler(c);
     c->body = cqp_value_absent();
     cqp_body_close(&body);
@@ -362,6 +397,8 @@ void cqd_handle(struct cqd_server *srv, const cqd_request *req, cqd_response *re
     set_request_id(srv, req->request_id, resp->request_id);
     cqd_call c;
     cqd_call_init(&c, srv, req, resp, req->allow_pretty && wants_pretty(req->query));
+    if (c.self && !c.self->spare) // none yet, or a problem took it: as a request begins, not when it fails
+        c.self->spare = cqd_malloc(CQD_SPARE_ANSWER);
     cqd_json_arena *previous = c.self ? cqd_json_arena_enter(&c.self->json, srv->cfg.max_request_memory) : NULL;
     resp->status = run(&c);
     finish(&c, t0);

@@ -23,6 +23,7 @@
 
 #include "api/router.h"
 #include "http_internal.h"
+#include "state/alloc.h"
 #include "transport.h"
 
 /// MHD's accept policy: while draining, a new connection is closed as soon
@@ -50,7 +51,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
     if (!q)
         return NULL;
     size_t n = strlen(q + 1);
-    http_req *r = calloc(1, sizeof *r + n + 1);
+    http_req *r = cqd_calloc(1, sizeof *r + n + 1);
     if (r) { // else the query is lost, not the request
         memcpy(r->mem, q + 1, n + 1);
         r->query = r->mem;
@@ -82,7 +83,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         if (r->admitted)
             cqd_admit_leave(&h->srv->admit);
         cqd_response_free(&r->resp); // an answer the pool left that was never sent
-        free(r);
+        cqd_free(r);
     }
     *con_cls = NULL;
 }
@@ -161,14 +162,14 @@ static void close_copy(int fd, int orig)
 cqd_http *cqd_http_start(cqd_server *srv, const cqd_listen_sock *sock)
 {
     const cqd_config *cfg = &srv->cfg;
-    cqd_http *h = calloc(1, sizeof *h);
+    cqd_http *h = cqd_calloc(1, sizeof *h);
     // libmicrohttpd 0.9.75 closes a given socket on some failures and not on
     // others: it gets a copy, which it owns once started and close_copy
     // closes if it failed; the caller's socket is always the caller's.
     int fd = h ? fcntl(sock->fd, F_DUPFD_CLOEXEC, 0) : -1;
     if (fd < 0) {
         cqd_log(&srv->log, CQD_LOG_ERROR, "http: %s", h ? strerror(errno) : "out of memory");
-        free(h);
+        cqd_free(h);
         return NULL;
     }
     h->srv = srv;
@@ -201,7 +202,7 @@ cqd_http *cqd_http_start(cqd_server *srv, const cqd_listen_sock *sock)
         close_copy(fd, sock->fd);
         cqd_log(&srv->log, CQD_LOG_ERROR, "http: cannot start on %s", sock->addr);
         cqd_work_free(h->pool);
-        free(h);
+        cqd_free(h);
         return NULL;
     }
     return h;
@@ -237,5 +238,5 @@ void cqd_http_stop(cqd_http *h)
     await_answers(h);
     MHD_stop_daemon(h->daemon);
     cqd_work_free(h->pool);
-    free(h);
+    cqd_free(h);
 }

@@ -17,6 +17,7 @@
 
 #include "http_framing.h"
 #include "http_internal.h"
+#include "state/alloc.h"
 
 /// A declared body up to this size lives in the request's own block,
 /// reserved with the head: it is no more than one read of the socket.
@@ -45,7 +46,7 @@ static long long declared_length(struct MHD_Connection *conn)
 static http_req *with_room(http_req *r, size_t inline_len)
 {
     size_t qlen = r && r->query ? strlen(r->query) + 1 : 0;
-    http_req *grown = realloc(r, sizeof *r + qlen + inline_len);
+    http_req *grown = cqd_realloc(r, sizeof *r + qlen + inline_len);
     if (!grown)
         return NULL;
     if (!r)
@@ -111,7 +112,7 @@ enum MHD_Result cqd_http_on_headers(cqd_http *h, struct MHD_Connection *conn, co
 static void drop_body(http_req *r)
 {
     if (!r->body_inline)
-        free(r->body);
+        cqd_free(r->body);
     r->body = NULL;
     r->body_inline = false;
     r->len = r->cap = 0;
@@ -153,7 +154,7 @@ static bool make_room(cqd_http *h, http_req *r, size_t n, bool *oom)
         }
         r->reserved = cap;
     }
-    char *body = realloc(r->body, cap);
+    char *body = cqd_realloc(r->body, cap);
     if (!body) {
         *oom = true;
         return false;

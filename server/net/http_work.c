@@ -12,6 +12,7 @@
 #include "http_internal.h"
 #include "media.h"
 #include "refuse.h"
+#include "state/alloc.h"
 
 static const char *header(struct MHD_Connection *conn, const char *name)
 {
@@ -23,7 +24,8 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, cqd_response *
 {
     struct MHD_Response *m;
     if (resp->body.len) {
-        m = MHD_create_response_from_buffer(resp->body.len, resp->body.data, MHD_RESPMEM_MUST_FREE);
+        // MHD frees the body when sent: with the hook that made it, not free().
+        m = MHD_create_response_from_buffer_with_free_callback(resp->body.len, resp->body.data, cqd_free);
         if (m)
             resp->body = (cqp_buf){0};
     } else {
@@ -139,7 +141,7 @@ static http_req *job_state(http_req *r, bool admitted)
 {
     if (r)
         return r;
-    r = calloc(1, sizeof *r);
+    r = cqd_calloc(1, sizeof *r);
     if (r)
         r->admitted = admitted;
     return r;

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "cqp/alloc.h"
-#include <stdlib.h>
+#include "state/alloc.h"
 
 /// The chunk kept between requests: a typical request body's tree fits.
 #define FIRST_CHUNK (256 * 1024)
@@ -52,7 +52,7 @@ static bool add_chunk(cqd_json_arena *a, size_t need)
         cap = LAST_CHUNK;
     if (cap < need)
         cap = need;
-    struct cqd_json_chunk *c = malloc(sizeof *c + cap);
+    struct cqd_json_chunk *c = cqd_malloc(sizeof *c + cap);
     if (!c) {
         a->failed = true;
         return false;
@@ -83,7 +83,7 @@ static void *json_alloc(size_t size)
         return NULL;
     if (a && size <= LARGE_BLOCK)
         return from_chunks(a, need);
-    block_header *h = malloc(sizeof(block_header) + size);
+    block_header *h = cqd_malloc(sizeof(block_header) + size);
     if (!h) {
         if (a)
             a->failed = true;
@@ -107,13 +107,14 @@ static void json_release(void *p)
     cqd_json_arena *a = current;
     if (a)
         a->spilled -= h->size < a->spilled ? h->size : a->spilled;
-    free(h);
+    cqd_free(h);
 }
 
 void cqd_json_install(void)
 {
     json_set_alloc_funcs(json_alloc, json_release);
     cqp_set_alloc_funcs(json_alloc, json_release);
+    cqp_set_buf_funcs(cqd_realloc, cqd_free); // answers outlive the arena
 }
 
 cqd_json_arena *cqd_json_arena_enter(cqd_json_arena *a, size_t budget)
@@ -136,7 +137,7 @@ void cqd_json_arena_leave(cqd_json_arena *a, cqd_json_arena *previous)
     // Keep only the oldest chunk (the first-use one), emptied.
     while (a->chunks && a->chunks->next) {
         struct cqd_json_chunk *next = a->chunks->next;
-        free(a->chunks);
+        cqd_free(a->chunks);
         a->chunks = next;
     }
     if (a->chunks)
@@ -148,7 +149,7 @@ void cqd_json_arena_free(cqd_json_arena *a)
 {
     while (a->chunks) {
         struct cqd_json_chunk *next = a->chunks->next;
-        free(a->chunks);
+        cqd_free(a->chunks);
         a->chunks = next;
     }
     *a = (cqd_json_arena){0};

@@ -5,7 +5,8 @@
 /// allocations that all die with the request, and malloc/free for each
 /// cost about as much as the parse (a 100,000-ray body makes millions).
 /// Large blocks (long strings, big arrays' storage, which jansson grows by
-/// reallocating) and allocations outside a request use malloc.
+/// reallocating), the chunks and allocations outside a request come from
+/// the server's hook (state/alloc.h).
 /// A request's allocations are also held to a budget, whichever wire
 /// format its body came in: a 16 MiB body of tiny values would otherwise
 /// decode to a tree, or to arrays, of half a gigabyte.
@@ -30,9 +31,10 @@ typedef struct cqd_json_arena {
     int depth;        ///< nested cqd_json_arena_enter calls
 } cqd_json_arena;
 
-/// Routes jansson's and proto's allocations through the arenas. Call once,
-/// before any other jansson or proto call (blocks allocated before would
-/// be freed wrongly).
+/// Routes jansson's and proto's allocations through the arenas, and
+/// proto's buffers (answers, which outlive a request) through the
+/// server's hook. Call once, before any other jansson or proto call
+/// (blocks allocated before would be freed wrongly).
 void cqd_json_install(void);
 
 /// The calling thread allocates from a until the matching leave; returns

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "stream_internal.h"
+#include "state/alloc.h"
 
 static void on_connection(uv_stream_t *listener, int status)
 {
@@ -18,16 +19,16 @@ static void on_connection(uv_stream_t *listener, int status)
     cqd_conn_accept(s);
 }
 
-static void free_on_close(uv_handle_t *h) { free(h->data); }
+static void free_on_close(uv_handle_t *h) { cqd_free(h->data); }
 
 cqd_stream *cqd_stream_start(cqd_server *srv, uv_loop_t *loop, int fd)
 {
-    cqd_stream *s = calloc(1, sizeof *s);
+    cqd_stream *s = cqd_calloc(1, sizeof *s);
     int rc = s ? uv_tcp_init(loop, &s->listener) : UV_ENOMEM;
     if (rc != 0) {
         close(fd);
         cqd_log(&srv->log, CQD_LOG_ERROR, "stream: %s", uv_strerror(rc));
-        free(s);
+        cqd_free(s);
         return NULL;
     }
     s->srv = srv;
@@ -76,4 +77,4 @@ void cqd_stream_drain(cqd_stream *s, void (*done)(void *arg), void *arg)
         cqd_conn_drain(c);
 }
 
-void cqd_stream_free(cqd_stream *s) { free(s); }
+void cqd_stream_free(cqd_stream *s) { cqd_free(s); }

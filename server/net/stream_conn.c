@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "stream_internal.h"
+#include "state/alloc.h"
 
 /// Stop reading above these; resume below half of each.
 #define QUEUE_HIGH 64                 // lines read but not answered
@@ -113,7 +114,7 @@ static void drop_line(job *j)
 {
     if (j->line)
         cqd_admit_release(&j->conn->s->srv->admit, j->charge);
-    free(j->line);
+    cqd_free(j->line);
     j->line = NULL;
 }
 
@@ -137,7 +138,7 @@ static void free_job(job *j)
     if (j->held)
         atomic_fetch_sub_explicit(&j->conn->s->srv->stream_reply_bytes, j->held, memory_order_relaxed);
     cqp_buf_free(&j->out);
-    free(j);
+    cqd_free(j);
 }
 
 // Frees a chain of jobs.
@@ -165,7 +166,7 @@ static void maybe_free(cqd_conn *c)
     free_jobs(c->head);
     cqd_lines_free(&c->lines);
     cqd_frames_free(&c->frames);
-    free(c);
+    cqd_free(c);
     s->conns--;
     atomic_fetch_sub_explicit(&s->srv->stream_connections, 1, memory_order_relaxed);
     cqd_log(&s->srv->log, CQD_LOG_DEBUG, "stream: connection closed (%d open)", s->conns);
@@ -324,7 +325,7 @@ static void enqueue(cqd_conn *c, job *j)
 // cheap, and there is no request to hand a worker. -1 when out of memory.
 static int queue_refusal(cqd_conn *c, const cqp_problem *p)
 {
-    job *j = calloc(1, sizeof *j);
+    job *j = cqd_calloc(1, sizeof *j);
     if (!j)
         return -1;
     cqd_stream_refuse(c->s->srv, c->format, NULL, 0, NULL, cqd_mono_ns(), p, &j->out);
@@ -350,12 +351,12 @@ static int queue_shed(cqd_conn *c)
 static int queue_request(cqd_conn *c, const char *line, size_t len, char *taken, size_t charge)
 {
     uint64_t arrived = cqd_mono_ns();
-    job *j = calloc(1, sizeof *j);
-    char *copy = taken ? taken : j ? malloc(len) : NULL;
+    job *j = cqd_calloc(1, sizeof *j);
+    char *copy = taken ? taken : j ? cqd_malloc(len) : NULL;
     if (!j || !copy) {
         cqd_admit_release(&c->s->srv->admit, charge);
-        free(copy);
-        free(j);
+        cqd_free(copy);
+        cqd_free(j);
         return -1;
     }
     if (copy != taken)
@@ -749,13 +750,13 @@ static void pump(cqd_conn *c)
 
 /* ---- accept and drain -------------------------------------------------- */
 
-static void free_handle(uv_handle_t *h) { free(h); }
+static void free_handle(uv_handle_t *h) { cqd_free(h); }
 
 // Over the connection limit: accept and close at once, so the client sees
 // the refusal instead of waiting in the backlog.
 static void refuse(cqd_stream *s)
 {
-    uv_tcp_t *t = malloc(sizeof *t);
+    uv_tcp_t *t = cqd_malloc(sizeof *t);
     if (!t)
         return;
     uv_tcp_init(s->loop, t);
@@ -771,7 +772,7 @@ void cqd_conn_accept(cqd_stream *s)
         refuse(s);
         return;
     }
-    cqd_conn *c = calloc(1, sizeof *c);
+    cqd_conn *c = cqd_calloc(1, sizeof *c);
     if (!c) {
         refuse(s);
         return;

@@ -20,6 +20,7 @@
 #include "cqp/scan.h"
 #include "cqp/value.h"
 #include "refuse.h"
+#include "state/alloc.h"
 #include "state/thread.h"
 #include "stream_internal.h"
 
@@ -170,7 +171,7 @@ static char *copy_spans(const span *const *src, int n, char **dst)
     size_t total = 1;
     for (int i = 0; i < n; i++)
         total += src[i]->s ? src[i]->n + 1 : 0;
-    char *copy = malloc(total), *at = copy;
+    char *copy = cqd_malloc(total), *at = copy;
     for (int i = 0; copy && i < n; i++) {
         dst[i] = src[i]->s ? at : NULL;
         if (!dst[i])
@@ -269,7 +270,7 @@ static json_t *parse_without_id(const char *line, size_t len)
     if (cqp_scan_object(line, len, take_id_and_body, &probe, NULL) != 0 || !probe.id ||
         !is_json_number(probe.id, probe.id_len))
         return NULL;
-    char *copy = malloc(len);
+    char *copy = cqd_malloc(len);
     if (!copy)
         return NULL;
     memcpy(copy, line, len);
@@ -278,7 +279,7 @@ static json_t *parse_without_id(const char *line, size_t len)
     copy[at] = '0';
     cqp_problem ignored;
     json_t *root = cqp_parse(copy, len, &ignored);
-    free(copy);
+    cqd_free(copy);
     return root;
 }
 
@@ -359,7 +360,7 @@ void cqd_envelope_free(cqd_envelope *env)
 {
     json_decref(env->root);
     json_decref(env->body_tree);
-    free(env->copy);
+    cqd_free(env->copy);
     memset(env, 0, sizeof *env);
 }
 

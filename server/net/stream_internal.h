@@ -60,7 +60,7 @@ cqd_lines_result cqd_lines_feed(cqd_lines *l, const char *data, size_t n,
                                 int (*emit)(void *ctx, const char *line, size_t len), void *ctx);
 /// Called by emit with the line it was handed: when that lies in the
 /// splitter's buffer (the line came in more than one read), the buffer
-/// becomes the caller's (free() it) and is returned; else NULL (copy it).
+/// becomes the caller's (cqd_free it) and is returned; else NULL (copy it).
 char *cqd_lines_take(cqd_lines *l, const char *line);
 /// At the end of the input: the unfinished line, if any, is the last line
 /// (emitted as cqd_lines_feed would, unless it was shed); then frees it.
@@ -126,7 +126,7 @@ cqd_frames_result cqd_frames_feed(cqd_frames *f, const char *data, size_t n,
 char *cqd_frames_space(cqd_frames *f, size_t *n);
 /// Called by emit with the envelope it was handed: when that lies in the
 /// splitter's buffer (the frame came in more than one read), the buffer
-/// becomes the caller's (free() it) and is returned; else NULL (the
+/// becomes the caller's (cqd_free it) and is returned; else NULL (the
 /// envelope lies in the caller's read: copy it to keep it).
 char *cqd_frames_take(cqd_frames *f, const char *env);
 /// True while part of a frame (a prefix byte at least) is read.

@@ -1,6 +1,7 @@
 /// @file server/net/work.c
 /// The handler pool (work.h): one lock, one condition, a FIFO of jobs.
 #include "work.h"
+#include "state/alloc.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -18,18 +19,18 @@ struct cqd_work {
 
 cqd_work *cqd_work_new(int max_threads)
 {
-    cqd_work *w = calloc(1, sizeof *w);
+    cqd_work *w = cqd_calloc(1, sizeof *w);
     if (!w)
         return NULL;
     w->max = max_threads < 1 ? 1 : max_threads;
-    w->tids = calloc((size_t)w->max, sizeof *w->tids);
+    w->tids = cqd_calloc((size_t)w->max, sizeof *w->tids);
     bool locked = w->tids && pthread_mutex_init(&w->lock, NULL) == 0;
     if (locked && pthread_cond_init(&w->ready, NULL) == 0)
         return w;
     if (locked)
         pthread_mutex_destroy(&w->lock);
-    free(w->tids);
-    free(w);
+    cqd_free(w->tids);
+    cqd_free(w);
     return NULL;
 }
 
@@ -114,8 +115,8 @@ void cqd_work_free(cqd_work *w)
         return;
     pthread_cond_destroy(&w->ready);
     pthread_mutex_destroy(&w->lock);
-    free(w->tids);
-    free(w);
+    cqd_free(w->tids);
+    cqd_free(w);
 }
 
 int cqd_work_threads(cqd_work *w)

@@ -11,6 +11,7 @@
 #include "cq/algorithm.h"
 #include "cq/counters.h"
 #include "metrics_process.h"
+#include "state/alloc.h"
 #include "state/registry.h"
 #include "state/server.h"
 #include "state/thread.h"
@@ -409,7 +410,11 @@ static void world_family(cqp_buf *out, const char *name, const char *help, const
 static void render_worlds(cqp_buf *out, cqd_registry *registry, int cap)
 {
     int count = 0;
-    cqd_world_info *info = registry ? cqd_registry_list(registry, &count) : NULL;
+    cqd_world_info *info = NULL;
+    if (registry && cqd_registry_list(registry, &info, &count) != 0) {
+        out->oom = true; /* a scrape without them would say there are no worlds */
+        return;
+    }
     int kept = count < cap ? count : cap;
     if (count > kept) {
         qsort(info, (size_t)count, sizeof *info, by_size);
@@ -426,7 +431,7 @@ static void render_worlds(cqp_buf *out, cqd_registry *registry, int cap)
     world_family(out, "collisiond_world_shapes", "Shapes in a world.", info, count, kept, shapes_of);
     world_family(out, "collisiond_world_broadphase_pairs", "Broadphase pairs of a world's last update.", info, count,
                  kept, pairs_of);
-    free(info);
+    cqd_free(info);
 }
 
 /* The families every exporter has, as the client libraries name them. */
@@ -508,7 +513,7 @@ static void render_process(cqp_buf *out, cqd_server *srv, int threads)
 
 void cqd_metrics_render(cqd_server *srv, cqp_buf *out)
 {
-    req_sums *sum = calloc(1, sizeof *sum);
+    req_sums *sum = cqd_calloc(1, sizeof *sum);
     if (!sum) {
         out->oom = true;
         return;
@@ -533,5 +538,5 @@ void cqd_metrics_render(cqd_server *srv, cqp_buf *out)
                 "Requests whose query was stopped at --request-timeout (answered 503 timeout).", timed_out);
     render_core(out, ctr);
     render_worlds(out, srv->worlds, srv->cfg.metrics_worlds);
-    free(sum);
+    cqd_free(sum);
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "record_line.h"
+#include "state/alloc.h"
 #include "state/server.h"
 
 struct cqd_recorder {
@@ -28,9 +29,9 @@ struct cqd_recorder {
 
 cqd_recorder *cqd_record_open(const char *path, const cqd_logger *lg)
 {
-    cqd_recorder *r = calloc(1, sizeof *r);
+    cqd_recorder *r = cqd_calloc(1, sizeof *r);
     if (!r || pthread_mutex_init(&r->lock, NULL) != 0) {
-        free(r);
+        cqd_free(r);
         cqd_log(lg, CQD_LOG_ERROR, "cannot record to %s: out of memory; serving without a recording", path);
         return NULL;
     }
@@ -38,7 +39,7 @@ cqd_recorder *cqd_record_open(const char *path, const cqd_logger *lg)
     if (r->fd < 0) {
         cqd_log(lg, CQD_LOG_ERROR, "cannot record to %s: %s; serving without a recording", path, strerror(errno));
         pthread_mutex_destroy(&r->lock);
-        free(r);
+        cqd_free(r);
         return NULL;
     }
     r->size = lseek(r->fd, 0, SEEK_END);
@@ -55,7 +56,7 @@ void cqd_record_close(cqd_recorder *r)
     if (r->fd >= 0)
         close(r->fd);
     pthread_mutex_destroy(&r->lock);
-    free(r);
+    cqd_free(r);
 }
 
 /// Stops recording for good (lock held) and logs why, once.

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "budget.h"
 
 struct cqd_registry {
@@ -26,9 +27,9 @@ struct cqd_registry {
 
 cqd_registry *cqd_registry_create(void)
 {
-    cqd_registry *r = calloc(1, sizeof *r);
+    cqd_registry *r = cqd_calloc(1, sizeof *r);
     if (r && pthread_mutex_init(&r->lock, NULL) != 0) {
-        free(r);
+        cqd_free(r);
         return NULL;
     }
     cqd_budget_init(&r->slots);
@@ -82,7 +83,7 @@ static void world_free(cqd_registry *r, cqd_world *w)
 {
     world_drop(r, w->world);
     pthread_rwlock_destroy(&w->lock);
-    free(w);
+    cqd_free(w);
 }
 
 void cqd_registry_destroy(cqd_registry *r)
@@ -91,9 +92,9 @@ void cqd_registry_destroy(cqd_registry *r)
         return;
     for (int i = 0; i < r->n; i++)
         world_free(r, r->w[i]);
-    free(r->w);
+    cqd_free(r->w);
     pthread_mutex_destroy(&r->lock);
-    free(r);
+    cqd_free(r);
 }
 
 /* Index of name in the array, or where it would be inserted (*found false). */
@@ -198,7 +199,7 @@ static int run_hook(const cqd_registry_hook *hook, cqd_world *w)
 static int insert(cqd_registry *r, const char *name, cq_world *world, cqp_durability durability,
                   cqd_world_state *state, const cqd_registry_hook *hook)
 {
-    cqd_world *w = calloc(1, sizeof *w);
+    cqd_world *w = cqd_calloc(1, sizeof *w);
     if (!w)
         return CQ_ENO_MEMORY;
     pthread_rwlockattr_t attr;
@@ -209,7 +210,7 @@ static int insert(cqd_registry *r, const char *name, cq_world *world, cqp_durabi
     int rc = pthread_rwlock_init(&w->lock, &attr);
     pthread_rwlockattr_destroy(&attr);
     if (rc != 0) {
-        free(w);
+        cqd_free(w);
         return CQ_ENO_MEMORY;
     }
     strcpy(w->name, name);
@@ -227,7 +228,7 @@ static int insert(cqd_registry *r, const char *name, cq_world *world, cqp_durabi
         status = CQD_REGISTRY_FULL;
     } else if (r->n == r->cap) {
         int cap = r->cap ? 2 * r->cap : 8;
-        cqd_world **grown = realloc(r->w, (size_t)cap * sizeof *grown);
+        cqd_world **grown = cqd_realloc(r->w, (size_t)cap * sizeof *grown);
         if (grown) {
             r->w = grown;
             r->cap = cap;
@@ -247,7 +248,7 @@ static int insert(cqd_registry *r, const char *name, cq_world *world, cqp_durabi
     pthread_mutex_unlock(&r->lock);
     if (status != 201) {
         pthread_rwlock_destroy(&w->lock);
-        free(w);
+        cqd_free(w);
     }
     return status;
 }
@@ -401,7 +402,7 @@ int cqd_registry_refs(cqd_registry *r, cqd_world ***out, int *count)
 {
     pthread_mutex_lock(&r->lock);
     int n = r->n;
-    cqd_world **ws = malloc((size_t)(n > 0 ? n : 1) * sizeof *ws);
+    cqd_world **ws = cqd_malloc((size_t)(n > 0 ? n : 1) * sizeof *ws);
     for (int i = 0; ws && i < n; i++) {
         ws[i] = r->w[i];
         ws[i]->refs++;
@@ -431,17 +432,17 @@ int cqd_registry_cap_pairs(cqd_registry *r, long max)
         pthread_rwlock_unlock(&ws[i]->lock);
         unref(r, ws[i]);
     }
-    free(ws);
+    cqd_free(ws);
     return 0;
 }
 
-cqd_world_info *cqd_registry_list(cqd_registry *r, int *count)
+int cqd_registry_list(cqd_registry *r, cqd_world_info **out, int *count)
 {
     /* Under the map lock only: the counts are published by each writer,
      * so a long query holding one world's lock delays no list or scrape. */
     pthread_mutex_lock(&r->lock);
     int n = r->n;
-    cqd_world_info *info = n > 0 ? malloc((size_t)n * sizeof *info) : NULL;
+    cqd_world_info *info = cqd_malloc((size_t)(n > 0 ? n : 1) * sizeof *info);
     for (int i = 0; info && i < n; i++) {
         const cqd_world *w = r->w[i];
         strcpy(info[i].name, w->name);
@@ -450,6 +451,7 @@ cqd_world_info *cqd_registry_list(cqd_registry *r, int *count)
         info[i].durability = w->durability;
     }
     pthread_mutex_unlock(&r->lock);
+    *out = info;
     *count = info ? n : 0;
-    return info;
+    return info ? 0 : -1;
 }

@@ -134,7 +134,7 @@ int cqd_registry_delete(cqd_registry *r, const char *name);
 /// the hook refused.
 int cqd_registry_delete_hooked(cqd_registry *r, const char *name, const cqd_registry_hook *hook);
 
-/// References to every world, sorted by name, into a new array (free() it)
+/// References to every world, sorted by name, into a new array (cqd_free it)
 /// of *count entries, none locked; drop each with cqd_world_unref. Returns
 /// 0, or -1 when out of memory (nothing taken).
 int cqd_registry_refs(cqd_registry *r, cqd_world ***out, int *count);
@@ -149,10 +149,11 @@ typedef struct cqd_world_info {
     int broadphase_pairs;
     cqp_durability durability;
 } cqd_world_info;
-/// Every world sorted by name into a new array (free() it) of *count
-/// entries; NULL with *count 0 when there are none or memory ran out.
+/// Every world sorted by name into *out, a new array (cqd_free it, also
+/// when *count is 0), of *count entries. Returns 0, or -1 when out of
+/// memory (*out NULL, *count 0): an empty listing is not a failed one.
 /// Takes no world's lock: the counts are those of each world's last
 /// completed change.
-cqd_world_info *cqd_registry_list(cqd_registry *r, int *count);
+int cqd_registry_list(cqd_registry *r, cqd_world_info **out, int *count);
 
 #endif

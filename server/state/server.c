@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "record/record.h"
 #include "registry.h"
 #include "thread.h"
@@ -68,7 +69,8 @@ void cqd_server_destroy(cqd_server *srv)
         next = t->next;
         pthread_mutex_destroy(&t->label_lock);
         cqd_json_arena_free(&t->json);
-        free(t);
+        cqd_free(t->spare);
+        cqd_free(t);
     }
     srv->threads = NULL;
     pthread_mutex_destroy(&srv->threads_lock);

@@ -2,6 +2,7 @@
 /// Per-thread state, created on a thread's first request and registered
 /// with the server so a scrape can sum it.
 #include "thread.h"
+#include "alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +20,11 @@ cqd_thread *cqd_thread_self(cqd_server *srv)
 {
     if (tls.self && tls.srv == srv && tls.boot_id == srv->boot_id)
         return tls.self;
-    cqd_thread *t = calloc(1, sizeof *t);
+    cqd_thread *t = cqd_calloc(1, sizeof *t);
     if (!t)
         return NULL;
     if (pthread_mutex_init(&t->label_lock, NULL) != 0) {
-        free(t);
+        cqd_free(t);
         return NULL;
     }
     cq_fallback_log_init(&t->fallbacks, t->slots, CQD_FALLBACK_RING, &srv->fallback_clock);

@@ -36,8 +36,13 @@ typedef struct cqd_thread {
     cqd_req_metrics requests;
     _Atomic uint64_t timed_out;    ///< requests this thread stopped at --request-timeout (relaxed: one writer)
     cqd_json_arena json;           ///< jansson's allocations during this thread's requests
+    char *spare;                   ///< CQD_SPARE_ANSWER bytes for a problem when memory ran out, or NULL
     struct cqd_thread *next;
 } cqd_thread;
+
+/// The room a thread sets aside so that an answer that finds no memory can
+/// still say so (a problem's JSON or MessagePack fits in it).
+#define CQD_SPARE_ANSWER 4096
 
 /// The calling thread's state, registered with srv on first use (kept
 /// until cqd_server_destroy). NULL only when out of memory.

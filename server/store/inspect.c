@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "state/registry.h"
+#include "state/alloc.h"
 #include "state/server.h"
 #include "store_internal.h"
 
@@ -14,7 +15,11 @@
 static void print_worlds(cqd_server *srv)
 {
     int n;
-    cqd_world_info *info = cqd_registry_list(srv->worlds, &n);
+    cqd_world_info *info;
+    if (cqd_registry_list(srv->worlds, &info, &n) != 0) {
+        printf("worlds: out of memory listing them\n");
+        return;
+    }
     printf("worlds: %d (ephemeral worlds, durability none, are never in the data directory)\n", n);
     for (int i = 0; i < n; i++) {
         cqd_world *w = cqd_world_acquire(srv->worlds, info[i].name, false);
@@ -24,7 +29,7 @@ static void print_worlds(cqd_server *srv)
         printf("  %s: %d shapes, durability %s, last sequence number %llu\n", info[i].name, info[i].shapes,
                cqp_durability_name(info[i].durability), seq);
     }
-    free(info);
+    cqd_free(info);
 }
 
 static int report(cqd_store *st, bool applied)

@@ -4,6 +4,7 @@
 /// everysec, and snapshots, one at a time, off the request path), and the
 /// shutdown snapshot.
 #include "store_internal.h"
+#include "state/alloc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -182,10 +183,10 @@ cqd_store *cqd_store_new(cqd_server *srv, bool read_only)
 {
     const cqd_logger *log = &srv->log;
     const char *dir = srv->cfg.data_dir;
-    cqd_store *st = calloc(1, sizeof *st);
+    cqd_store *st = cqd_calloc(1, sizeof *st);
     if (!st || init_sync(st) < 0) {
         cqd_log(log, CQD_LOG_ERROR, "data directory %s: out of memory", dir);
-        free(st);
+        cqd_free(st);
         return NULL;
     }
     st->srv = srv;
@@ -222,9 +223,9 @@ void cqd_store_free(cqd_store *st)
     if (!st)
         return;
     for (int i = 0; i < st->file_count; i++)
-        free(st->files[i].data);
-    free(st->files);
-    free(st->snap_worlds);
+        cqd_free(st->files[i].data);
+    cqd_free(st->files);
+    cqd_free(st->snap_worlds);
     if (st->fd >= 0)
         close(st->fd);
     if (st->lock_fd >= 0)
@@ -236,7 +237,7 @@ void cqd_store_free(cqd_store *st)
         pthread_cond_destroy(&st->synced);
         pthread_mutex_destroy(&st->mu);
     }
-    free(st);
+    cqd_free(st);
 }
 
 cqd_store *cqd_store_open(cqd_server *srv)
@@ -299,7 +300,7 @@ static void *store_thread(void *arg)
 static void drop_files(cqd_store *st)
 {
     for (int i = 0; i < st->file_count; i++) {
-        free(st->files[i].data);
+        cqd_free(st->files[i].data);
         st->files[i].data = NULL;
     }
 }

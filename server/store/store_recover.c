@@ -25,6 +25,7 @@
 #include "api/router.h"
 #include "cqp/journal.h"
 #include "net/json_arena.h"
+#include "state/alloc.h"
 #include "state/registry.h"
 #include "state/thread.h"
 
@@ -167,7 +168,7 @@ static int unusable_record(cqd_store *st)
 /// Loads the worlds of the snapshot f.
 static int apply_snapshot(cqd_store *st, const cqd_sfile *f)
 {
-    st->snap_worlds = calloc(f->records ? f->records : 1, sizeof *st->snap_worlds);
+    st->snap_worlds = cqd_calloc(f->records ? f->records : 1, sizeof *st->snap_worlds);
     if (!st->snap_worlds) {
         cqd_store_note(st, CQD_LOG_ERROR, "out of memory loading %s", f->name);
         return -1;

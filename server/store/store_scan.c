@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cqp/journal.h"
+#include "state/alloc.h"
 
 /// Snapshots newest first, then journals oldest first.
 static int by_role(const void *a, const void *b)
@@ -50,7 +51,7 @@ static int list_files(cqd_store *st)
             continue;
         if (st->file_count == cap) {
             cap = cap ? 2 * cap : 16;
-            cqd_sfile *grown = realloc(st->files, (size_t)cap * sizeof *grown);
+            cqd_sfile *grown = cqd_realloc(st->files, (size_t)cap * sizeof *grown);
             if (!grown) {
                 closedir(d);
                 cqd_store_note(st, CQD_LOG_ERROR, "out of memory listing %s", st->dir);
@@ -81,7 +82,7 @@ static int read_file(cqd_store *st, cqd_sfile *f)
         return -1;
     }
     size_t size = (size_t)sb.st_size;
-    f->data = malloc(size ? size : 1);
+    f->data = cqd_malloc(size ? size : 1);
     size_t got = 0;
     while (f->data && got < size) {
         ssize_t n = read(fd, f->data + got, size - got);
@@ -214,7 +215,7 @@ static int choose_snapshot(cqd_store *st)
         }
         if (corruption(st, f, bad, why, "the older snapshots and journals") < 0 || move_aside(st, f, bad) < 0)
             return -1;
-        free(f->data);
+        cqd_free(f->data);
         f->data = NULL;
     }
     return 0;

@@ -22,6 +22,7 @@
 #include "api/export.h"
 #include "api/router.h"
 #include "cqp/journal.h"
+#include "state/alloc.h"
 #include "state/registry.h"
 
 /// After a failed snapshot none is tried for this long: a read-only or full
@@ -155,7 +156,7 @@ static int write_worlds(cqd_store *st, int fd, int *count, snap_error *e)
         }
         cqd_world_unref(reg, w);
     }
-    free(ws);
+    cqd_free(ws);
     cqp_buf_free(&buf);
     return rc;
 }

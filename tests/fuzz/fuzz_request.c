@@ -40,7 +40,9 @@ static cqp_buf snapshot(cqd_server *srv)
     cqp_buf_append(&b, resp.body.data, resp.body.len);
     cqd_response_free(&resp);
     int count = 0;
-    free(cqd_registry_list(srv->worlds, &count));
+    cqd_world_info *worlds;
+    check(cqd_registry_list(srv->worlds, &worlds, &count) == 0, "out of memory listing the worlds");
+    free(worlds);
     cqp_buf_printf(&b, " worlds: %d", count);
     check(!b.oom, "out of memory");
     return b;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "api/request.h"
+#include "fuzz_check.h"
 #include "ops/config.h"
 #include "state/registry.h"
 #include "state/server.h"
@@ -37,7 +38,8 @@
 static void fuzz_server_reset(cqd_server *srv)
 {
     int count = 0;
-    cqd_world_info *worlds = cqd_registry_list(srv->worlds, &count);
+    cqd_world_info *worlds;
+    check(cqd_registry_list(srv->worlds, &worlds, &count) == 0, "out of memory listing the worlds");
     for (int i = 0; i < count; i++)
         if (strcmp(worlds[i].name, "arena") != 0)
             cqd_registry_delete(srv->worlds, worlds[i].name);

@@ -97,7 +97,8 @@ static void write_file(const char *name, const uint8_t *bytes, size_t len)
 static void export_all(cqd_server *srv, cqp_buf *out)
 {
     int count = 0;
-    cqd_world_info *worlds = cqd_registry_list(srv->worlds, &count);
+    cqd_world_info *worlds;
+    check(cqd_registry_list(srv->worlds, &worlds, &count) == 0, "out of memory listing the worlds");
     for (int i = 0; i < count; i++) {
         char path[CQ_WORLD_ID_MAX + 32];
         snprintf(path, sizeof path, "/v1/worlds/%s/export", worlds[i].name);

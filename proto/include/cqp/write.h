@@ -44,6 +44,11 @@ void cqp_buf_free(cqp_buf *buf);
 /// (not oom). False too when n would pass the limit: buf is then over.
 /// An oom buffer is never given room.
 bool cqp_buf_reserve(cqp_buf *buf, size_t n);
+/// Gives buf (its storage freed first) storage of cap bytes (cap > 0) that
+/// the buffer hook (cqp_set_buf_funcs) allocated: buf owns it and starts
+/// empty, neither oom nor over, without a limit. For a block set aside
+/// beforehand, so something can be written when memory has run out.
+void cqp_buf_adopt(cqp_buf *buf, char *storage, size_t cap);
 /// Appends n bytes.
 void cqp_buf_append(cqp_buf *buf, const void *bytes, size_t n);
 /// Appends a NUL-terminated string.
