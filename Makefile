@@ -14,7 +14,11 @@ ifdef CI
 WARN     += -Werror
 endif
 ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fvisibility=hidden $(WARN) $(CFLAGS) $(SANITIZE) \
-             -Icore/include -Icore/src -Iproto/include
+             -Icore/include -Iproto/include
+# core/src's headers are core's own: only core, and the tests and benchmarks
+# that test or measure its internals, see them (tests/boundaries.py).
+CORE_PRIVATE := $(BUILD)/core/%.o $(BUILD)/tests/%.o $(BUILD)/bench/%.o
+$(CORE_PRIVATE): ALL_CFLAGS += -Icore/src
 LDLIBS   := -lm -pthread
 PKG_CFLAGS = $(shell pkg-config --cflags jansson libmicrohttpd libuv 2>/dev/null)
 # msgpuck ships no .pc file; its libmsgpuck.a holds the non-inline copies
@@ -287,7 +291,8 @@ FUZZ_CC       := clang
 FUZZ_OBJDIR   := $(BUILD)/fuzzobj
 FUZZ_SAN      := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS    = -std=c11 -D_POSIX_C_SOURCE=200809L -fvisibility=hidden $(filter-out -Werror,$(WARN)) \
-                 -g -O1 $(FUZZ_SAN) -Icore/include -Icore/src -Iproto/include -Iserver $(PKG_CFLAGS)
+                 -g -O1 $(FUZZ_SAN) -Icore/include -Iproto/include -Iserver $(PKG_CFLAGS)
+$(FUZZ_OBJDIR)/core/%.o $(FUZZ_OBJDIR)/tests/%.o: FUZZ_CFLAGS += -Icore/src
 FUZZ_LIB_OBJ  := $(CORE_SRC:%.c=$(FUZZ_OBJDIR)/%.o) $(PROTO_SRC:%.c=$(FUZZ_OBJDIR)/%.o) \
                  $(SERVER_SRC:%.c=$(FUZZ_OBJDIR)/%.o) $(FUZZ_OBJDIR)/gen/openapi.o $(FUZZ_OBJDIR)/gen/inspector.o
 FUZZ_BIN      := $(FUZZ_TARGETS:%=$(BUILD)/%)
