@@ -345,7 +345,7 @@ static void pack_node(cq_bvh *bvh, int i)
     p->count[side] = n->count;
 }
 
-int cq_bvh_build(cq_bvh *bvh, const cq_aabb *boxes, int count)
+int cq__bvh_build(cq_bvh *bvh, const cq_aabb *boxes, int count)
 {
     *bvh = (cq_bvh){0};
     if (count < 0 || count > CQ_BVH_MAX_ITEMS)
@@ -387,7 +387,7 @@ int cq_bvh_build(cq_bvh *bvh, const cq_aabb *boxes, int count)
     return status;
 }
 
-void cq_bvh_refit(cq_bvh *bvh, const cq_aabb *boxes)
+void cq__bvh_refit(cq_bvh *bvh, const cq_aabb *boxes)
 {
     for (int s = 0; s < bvh->count; s++)
         bvh->boxes[s] = boxes[bvh->items[s]];
@@ -406,13 +406,13 @@ void cq_bvh_refit(cq_bvh *bvh, const cq_aabb *boxes)
     }
 }
 
-void cq_bvh_free(cq_bvh *bvh)
+void cq__bvh_free(cq_bvh *bvh)
 {
     cq_free(bvh->block, bvh->block_size);
     *bvh = (cq_bvh){0};
 }
 
-double cq_bvh_cost(const cq_bvh *bvh)
+double cq__bvh_cost(const cq_bvh *bvh)
 {
     if (bvh->node_count == 0)
         return 0;
@@ -430,7 +430,7 @@ double cq_bvh_cost(const cq_bvh *bvh)
 
 /* ---- box query ---- */
 
-void cq_bvh_query_aabb(const cq_bvh *bvh, const cq_aabb *box, cq_bvh_visit visit, void *ctx)
+void cq__bvh_query_aabb(const cq_bvh *bvh, const cq_aabb *box, cq_bvh_visit visit, void *ctx)
 {
     for (int s = bvh->finite_count; s < bvh->count; s++)
         if (cq_aabb_overlap(&bvh->boxes[s], box) && !visit(ctx, bvh->items[s]))
@@ -621,14 +621,14 @@ static void cast_query(const cq_bvh *bvh, const cast *c, double tmax, cq_bvh_ray
     }
 }
 
-void cq_bvh_query_ray(const cq_bvh *bvh, cq_vec3 origin, cq_vec3 dir, double tmax, cq_bvh_ray_visit visit,
+void cq__bvh_query_ray(const cq_bvh *bvh, cq_vec3 origin, cq_vec3 dir, double tmax, cq_bvh_ray_visit visit,
                       void *ctx)
 {
     cast c = make_cast(&(cq_aabb){origin, origin}, dir);
     cast_query(bvh, &c, tmax, visit, ctx);
 }
 
-void cq_bvh_query_sweep(const cq_bvh *bvh, const cq_aabb *box, cq_vec3 d, double tmax, cq_bvh_ray_visit visit,
+void cq__bvh_query_sweep(const cq_bvh *bvh, const cq_aabb *box, cq_vec3 d, double tmax, cq_bvh_ray_visit visit,
                         void *ctx)
 {
     cast c = make_cast(box, d);
