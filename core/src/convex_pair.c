@@ -229,7 +229,7 @@ static bool cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, 
         pts[m++] = (cq_contact_point){witness_b, witness_depth, {CQ_FEAT_FACE, CQ_FEAT_FACE, 0, 0}};
         on_cores = witness_on_cores, clip = false;
     }
-    m = cq_reduce_manifold(pts, m, n);
+    m = cq__reduce_manifold(pts, m, n);
     bool clipped = on_cores && clip; /* its points lie on fa and fb */
     cq_points_on_lines(q, p, n, pts, m, on_cores, clipped ? &fa : NULL, clipped ? &fb : NULL);
     for (int k = 0; k < m; k++)

@@ -346,7 +346,7 @@ int cq__drop_coincident(cq_contact_point *pts, int n)
     return m;
 }
 
-int cq_reduce_manifold(cq_contact_point *pts, int n, cq_vec3 normal)
+int cq__reduce_manifold(cq_contact_point *pts, int n, cq_vec3 normal)
 {
     if (n <= CQ_MAX_POINTS)
         return n;

@@ -127,9 +127,9 @@ int cq__drop_coincident(cq_contact_point *pts, int n);
  * farthest from it, then the two that add the most area in the plane
  * orthogonal to normal. Returns the new count. Deterministic: ties keep the
  * earlier point. */
-int cq_reduce_manifold(cq_contact_point *pts, int n, cq_vec3 normal);
+int cq__reduce_manifold(cq_contact_point *pts, int n, cq_vec3 normal);
 
-/* cq_reduce_manifold written to out, pts left as they are. With no more
+/* cq__reduce_manifold written to out, pts left as they are. With no more
  * than CQ_MAX_POINTS points all CQ_MAX_POINTS slots are copied, so pts must
  * have that many (those past n carry nothing). */
 int cq__reduce_manifold_to(const cq_contact_point *pts, int n, cq_vec3 normal, cq_contact_point out[CQ_MAX_POINTS]);

@@ -310,7 +310,7 @@ static bool mesh_same_point(const cq_contact_point *a, const cq_contact_point *b
            a->feature.index_b == b->feature.index_b;
 }
 
-/* cq_reduce_manifold on the first n candidates, their triangles kept with
+/* cq__reduce_manifold on the first n candidates, their triangles kept with
  * them (found again by value: the reduction copies the points it keeps). */
 static void mesh_reduce(mesh_pair_ctx *c, int n)
 {

@@ -77,7 +77,7 @@ static void cq_plane_points(cq_world_plane pl, const cq_vec3 *pts, int count, do
         buf[m++] = (cq_contact_point){cq_mad(pts[k], pl.n, -(gap + r)), -gap, f};
     }
     if (m > CQ_MAX_POINTS)
-        m = cq_reduce_manifold(buf, m, out->normal);
+        m = cq__reduce_manifold(buf, m, out->normal);
     if (r > 0 && q->a->type != CQ_SPHERE)
         cq_plane_points_on_lines(pl, q, out->depth, buf, m);
     for (int k = 0; k < m; k++)

@@ -366,7 +366,7 @@ static void cq_tb_manifold(const cq_obb *box, const cq_vec3 t[3], const cq_tb_fr
                                          : cq_tb_edge_point(box, t, ax, n, pts);
     if (m == 0)
         m = cq_tb_deepest(f, t, ax, skin, pts);
-    m = cq_reduce_manifold(pts, m, n);
+    m = cq__reduce_manifold(pts, m, n);
     for (int i = 0; i < m; i++)
         out->points[i] = pts[i];
     out->point_count = m;

@@ -467,7 +467,7 @@ static void cq_tt_manifold(const cq_vec3 a[3], const cq_vec3 b[3], const cq_tt_a
     int m = ax->kind <= CQ_TT_FACE_B ? cq_tt_clip(a, b, ax, skin, pts) : cq_tt_edge_point(a, b, ax, pts);
     if (m == 0)
         m = cq_tt_deepest(b, ax->n, ax->pen, pts);
-    m = cq_reduce_manifold(pts, m, ax->n);
+    m = cq__reduce_manifold(pts, m, ax->n);
     for (int i = 0; i < m; i++)
         out->points[i] = pts[i];
     out->point_count = m;

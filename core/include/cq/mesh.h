@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cq/api.h"
 #include "cq/collision.h"
 #include "cq/raycast.h"
 #include "cq/sweep.h"
@@ -56,13 +57,13 @@ typedef struct cq_mesh {
 /// vertex index: an edge shared by exactly two non-degenerate triangles
 /// is interior and classified by the angle between them. On success *out
 /// is a new mesh owned by the caller; on failure *out is NULL.
-int cq_mesh_build(const cq_vec3 *vertices, int nv, const int (*triangles)[3], int nt, cq_mesh **out);
+CQ_API int cq_mesh_build(const cq_vec3 *vertices, int nv, const int (*triangles)[3], int nt, cq_mesh **out);
 
 /// Frees a mesh from cq_mesh_build; NULL is ignored.
-void cq_mesh_free(cq_mesh *mesh);
+CQ_API void cq_mesh_free(cq_mesh *mesh);
 
 /// Triangle k as a triangle shape in the mesh's frame.
-cq_shape cq_mesh_triangle(const cq_mesh *mesh, int k);
+CQ_API cq_shape cq_mesh_triangle(const cq_mesh *mesh, int k);
 
 /// The pair query of q->a (any convex shape: sphere, capsule, box,
 /// triangle, convex) against the mesh posed at q->xb; q->b is not read.
@@ -105,20 +106,20 @@ cq_shape cq_mesh_triangle(const cq_mesh *mesh, int k);
 /// fallback action "dropped", and the depth they knew.
 /// Returns CQ_OK, or CQ_EUNSUPPORTED (out untouched) when A is a plane or
 /// a mesh. Never allocates.
-int cq_mesh_collide(const cq_pair_query *q, const cq_mesh *mesh, cq_contact *out);
+CQ_API int cq_mesh_collide(const cq_pair_query *q, const cq_mesh *mesh, cq_contact *out);
 
 /// A ray cast against the mesh at pose: the nearest triangle hit (each
 /// double-sided, as cq_raycast on a triangle; the lower triangle index on
 /// ties), found through the BVH with closest-hit pruning. A mesh is a
 /// sheet, not a solid: a ray starting "inside" a closed mesh reports the
 /// first surface it crosses. Status codes as cq_raycast.
-int cq_mesh_raycast(const cq_mesh *mesh, const cq_xform *pose, const cq_ray *ray, cq_ray_hit *out);
+CQ_API int cq_mesh_raycast(const cq_mesh *mesh, const cq_xform *pose, const cq_ray *ray, cq_ray_hit *out);
 
 /// cq_sweep of a from xa along translation against the mesh at xm: the
 /// earliest hit over the triangles the swept box of A reaches (the lower
 /// index on ties); iterations is summed over the triangles swept. Status
 /// codes as cq_sweep.
-int cq_mesh_sweep(const cq_shape *a, const cq_xform *xa, cq_vec3 translation, const cq_mesh *mesh,
-                  const cq_xform *xm, const cq_sweep_options *opt, cq_sweep_hit *out);
+CQ_API int cq_mesh_sweep(const cq_shape *a, const cq_xform *xa, cq_vec3 translation, const cq_mesh *mesh,
+                         const cq_xform *xm, const cq_sweep_options *opt, cq_sweep_hit *out);
 
 #endif
