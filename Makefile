@@ -103,6 +103,7 @@ help:
 	@echo "make            build $(LIBCQ), $(LIBCQP), $(DAEMON), $(BENCH_BIN) and $(GEN_BIN)"
 	@echo "make deps       install the Debian packages building and running need (only the missing ones)"
 	@echo "make test       build, run the end-to-end tests against the daemon, then every Check suite"
+	@echo "make boundaries fail on an include across the layers' private headers or an unprefixed symbol"
 	@echo "make examples   build the client examples ($(EXAMPLES)) against $(LIBCQC)"
 	@echo "make bench-client the C client's tick: encode + decode per tick beside the daemon's CPU"
 	@echo "make test-pyclient  the Python client's tests (clients/python/tests) against the daemon, both encodings"
@@ -251,12 +252,18 @@ $(RAYS_FILE): $(SCENE_FILE) $(GEN_BIN)
 # once with JSON bodies and once with MessagePack ones.
 test: deps test-deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BIN) $(DAEMON) $(PAIRS_FILE) $(CQC_CHECK) $(EXAMPLES)
+	@$(MAKE) --no-print-directory boundaries
 	$(PYTHON) tests/e2e/run.py $(DAEMON)
 	$(PYTHON) tests/e2e/run.py $(DAEMON) --encoding msgpack
 	CK_FORK=yes CQ_PAIRS_FILE=$(PAIRS_FILE) $(TEST_BIN)
 	CK_FORK=yes CQC_DAEMON=$(DAEMON) $(CQC_CHECK)
 	$(PYCLIENT_TEST)
 	@$(MAKE) --no-print-directory fuzz-regress
+
+# The layers' includes and the archives' symbols (tests/boundaries.py).
+.PHONY: boundaries
+boundaries: $(LIBCQ) $(LIBCQP) $(LIBCQD) $(LIBCQR) $(LIBCQC)
+	$(PYTHON) tests/boundaries.py $(BUILD)
 
 # The Python client (clients/python) against the daemon, in both encodings,
 # and its shard ring against deploy/nginx/ring.py (docs/CLIENTS.md (its Python section)).
