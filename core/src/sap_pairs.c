@@ -6,6 +6,7 @@
 
 #include "cq/alloc.h"
 #include "cq/status.h"
+#include "merge_sort.h"
 #include "sap_internal.h"
 
 static uint64_t pair_key(int a, int b) { return (uint64_t)(uint32_t)a << 32 | (uint32_t)b; }
@@ -223,33 +224,8 @@ void cq__sap_pair_prune(cq_sap *s, int i)
     }
 }
 
-static void ref_merge(const sap_ref *x, int nx, const sap_ref *y, int ny, sap_ref *out)
-{
-    int i = 0, j = 0, k = 0;
-    while (i < nx && j < ny)
-        out[k++] = y[j].key < x[i].key ? y[j++] : x[i++];
-    while (i < nx)
-        out[k++] = x[i++];
-    while (j < ny)
-        out[k++] = y[j++];
-}
-
-/* Bottom-up merge sort by key through tmp (qsort may allocate). */
-static void ref_sort(sap_ref *a, int n, sap_ref *tmp)
-{
-    sap_ref *src = a, *dst = tmp;
-    for (int w = 1; w < n; w *= 2) {
-        for (int lo = 0; lo < n; lo += 2 * w) {
-            int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            ref_merge(src + lo, mid - lo, src + mid, hi - mid, dst + lo);
-        }
-        sap_ref *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a)
-        memcpy(a, src, (size_t)n * sizeof *a);
-}
+#define REF_LESS(x, y) ((x).key < (y).key)
+CQ_MERGE_SORT_DEFINE(ref, sap_ref, REF_LESS)
 
 /* The index of key in the sorted order, or -1. */
 static int order_find(const cq_sap *s, uint64_t key)

@@ -10,40 +10,17 @@
 #include <math.h>
 #include <string.h>
 
+#include "merge_sort.h"
 #include "sap_internal.h"
 
-static void ep_merge(const sap_ep *x, int nx, const sap_ep *y, int ny, sap_ep *out)
-{
-    int i = 0, j = 0, k = 0;
-    while (i < nx && j < ny)
-        out[k++] = sap_less(y[j], x[i]) ? y[j++] : x[i++];
-    while (i < nx)
-        out[k++] = x[i++];
-    while (j < ny)
-        out[k++] = y[j++];
-}
+CQ_MERGE_SORT_DEFINE(ep, sap_ep, sap_less)
 
-/* Bottom-up merge sort through tmp (qsort may allocate). */
-void cq__sap_ep_sort(sap_ep *a, int n, sap_ep *tmp)
-{
-    sap_ep *src = a, *dst = tmp;
-    for (int w = 1; w < n; w *= 2) {
-        for (int lo = 0; lo < n; lo += 2 * w) {
-            int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            ep_merge(src + lo, mid - lo, src + mid, hi - mid, dst + lo);
-        }
-        sap_ep *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a)
-        memcpy(a, src, (size_t)n * sizeof *a);
-}
+void cq__sap_ep_sort(sap_ep *a, int n, sap_ep *tmp) { ep_sort(a, n, tmp); }
 
 /* Sorts e[m..n) and merges it into the sorted e[0..m). */
 static void merge_tail(sap_ep *e, int m, int n, sap_ep *tmp)
 {
-    cq__sap_ep_sort(e + m, n - m, tmp);
+    ep_sort(e + m, n - m, tmp);
     ep_merge(e, m, e + m, n - m, tmp);
     memcpy(e, tmp, (size_t)n * sizeof *e);
 }
