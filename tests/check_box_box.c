@@ -397,7 +397,7 @@ static double oracle_distance(const cq_obb *a, const cq_obb *b)
                     double s, t;
                     cq_vec3 p, q;
                     best = fmin(best, sqrt(cq__closest_segments(ca[i], ca[i | 1 << bi], cb[j], cb[j | 1 << bj],
-                                                               &s, &t, &p, &q)));
+                                                                &s, &t, &p, &q)));
                 }
     return best;
 }

@@ -533,7 +533,7 @@ START_TEST(test_early_stop)
         ck_assert_int_eq(c.count, stop);
         c.count = 0;
         cq__bvh_query_sweep(&bvh, &(cq_aabb){cq_v3(-150, -20, -20), cq_v3(-140, 20, 20)}, cq_v3(300, 0, 0), 1,
-                           collect_ray, &c);
+                            collect_ray, &c);
         ck_assert_int_eq(c.count, stop);
     }
     cq__bvh_free(&bvh);

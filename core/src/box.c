@@ -222,7 +222,7 @@ void cq__box_clip_setup(const cq_obb *ref, int ref_id, const cq_obb *inc, int in
 }
 
 int cq__box_clip_box(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
-                    cq_contact_point out[CQ_CLIP_MAX])
+                     cq_contact_point out[CQ_CLIP_MAX])
 {
     cq_box_clip_in in;
     cq__box_clip_setup(ref, ref_id, inc, inc_id, &in);
@@ -244,7 +244,7 @@ int cq__box_clip_box(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_i
 }
 
 int cq__box_clip(const cq_obb *box, int id, const cq_face *inc, double skin, bool onto_ref,
-                cq_contact_point out[CQ_CLIP_MAX])
+                 cq_contact_point out[CQ_CLIP_MAX])
 {
     cq_clip_frame fr;
     cq_clip_line lines[4];

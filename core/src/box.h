@@ -57,15 +57,15 @@ void cq__box_clip_setup(const cq_obb *ref, int ref_id, const cq_obb *inc, int in
  * particular cyclic order. Available where CQ_HAVE_BOX_CLIP_SIMD; on a
  * CPU without AVX2 it is cq__box_clip_box (the SSE2 build measured slower). */
 int cq__box_clip_box_simd(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
-                         cq_contact_point out[CQ_CLIP_MAX]);
+                          cq_contact_point out[CQ_CLIP_MAX]);
 
 /* The vector clip for one target each (the first two doubles to a
  * register, the second four, compiled per function): what
  * cq__box_clip_box_simd picks from, exposed for the tests. */
 int cq__box_clip_box_sse2(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
-                         cq_contact_point out[CQ_CLIP_MAX]);
+                          cq_contact_point out[CQ_CLIP_MAX]);
 int cq__box_clip_box_avx2(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
-                         cq_contact_point out[CQ_CLIP_MAX]);
+                          cq_contact_point out[CQ_CLIP_MAX]);
 
 #if (defined(__SSE2__) || defined(__aarch64__)) && (defined(__GNUC__) || defined(__clang__)) && !defined(CQ_NO_SIMD) && \
     !defined(CQ_NO_BOX_CLIP_SIMD)
@@ -81,13 +81,13 @@ int cq__box_clip_box_avx2(const cq_obb *ref, int ref_id, const cq_obb *inc, int 
  * reference is B's face (ref_is_b) the points are projected onto it instead
  * and the features have A's half first, as a contact wants them. */
 int cq__box_clip_box(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
-                    cq_contact_point out[CQ_CLIP_MAX]);
+                     cq_contact_point out[CQ_CLIP_MAX]);
 
 /* Clips a world-space polygon against face `id` of the box with the
  * generic clipper (cq__clip_lines): the reference cq__box_clip_box is tested
  * against. */
 int cq__box_clip(const cq_obb *box, int id, const cq_face *inc, double skin, bool onto_ref,
-                cq_contact_point out[CQ_CLIP_MAX]);
+                 cq_contact_point out[CQ_CLIP_MAX]);
 
 /* The edge parallel to axis k that lies farthest along dir: its end points
  * and feature index. */

@@ -176,7 +176,7 @@ static inline bool cq_pair_thin(const cq_obb *a, const cq_obb *b)
 /* Everything after the gaps: all says whether all 15 are set (false: the
  * six face gaps showed a miss beyond the stop). */
 void cq__box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const cq_obb *b, const cq_box_gaps *g, bool all,
-                          cq_contact *out)
+                           cq_contact *out)
 {
     if (!all) {
         cq_best face = cq_best_face(g->gap);

@@ -232,7 +232,7 @@ static inline __attribute__((always_inline)) int cq_clip_simd(const cq_obb *ref,
 }
 
 int cq__box_clip_box_sse2(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
-                         cq_contact_point out[CQ_CLIP_MAX])
+                          cq_contact_point out[CQ_CLIP_MAX])
 {
     return cq_clip_simd(ref, ref_id, inc, inc_id, skin, ref_is_b, out);
 }
@@ -252,7 +252,7 @@ __attribute__((target("avx2"))) int cq__box_clip_box_avx2(const cq_obb *ref, int
  * passes' 1,468 and AVX2's 1,238, by callgrind); the SSE2 build stays
  * tested, for a compiler that does better. */
 int cq__box_clip_box_simd(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
-                         cq_contact_point out[CQ_CLIP_MAX])
+                          cq_contact_point out[CQ_CLIP_MAX])
 {
 #if CQ_HAVE_AVX2
     if (__builtin_cpu_supports("avx2"))

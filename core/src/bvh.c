@@ -622,14 +622,14 @@ static void cast_query(const cq_bvh *bvh, const cast *c, double tmax, cq_bvh_ray
 }
 
 void cq__bvh_query_ray(const cq_bvh *bvh, cq_vec3 origin, cq_vec3 dir, double tmax, cq_bvh_ray_visit visit,
-                      void *ctx)
+                       void *ctx)
 {
     cast c = make_cast(&(cq_aabb){origin, origin}, dir);
     cast_query(bvh, &c, tmax, visit, ctx);
 }
 
 void cq__bvh_query_sweep(const cq_bvh *bvh, const cq_aabb *box, cq_vec3 d, double tmax, cq_bvh_ray_visit visit,
-                        void *ctx)
+                         void *ctx)
 {
     cast c = make_cast(box, d);
     cast_query(bvh, &c, tmax, visit, ctx);

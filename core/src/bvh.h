@@ -116,13 +116,13 @@ typedef double (*cq_bvh_ray_visit)(void *ctx, int item, double tmax);
  * Zero direction components are exact (the ray is inside the slab or
  * misses); components below 1/DBL_MAX in magnitude count as zero. */
 void cq__bvh_query_ray(const cq_bvh *bvh, cq_vec3 origin, cq_vec3 dir, double tmax, cq_bvh_ray_visit visit,
-                      void *ctx);
+                       void *ctx);
 
 /* Visits every item whose box the (finite) box swept along t d, t in
  * [0, tmax], touches: the slab test of the ray t d against each box grown
  * by the moving box (lo = min - box->max, hi = max - box->min). Zero
  * components of d behave as in cq__bvh_query_ray. */
 void cq__bvh_query_sweep(const cq_bvh *bvh, const cq_aabb *box, cq_vec3 d, double tmax, cq_bvh_ray_visit visit,
-                        void *ctx);
+                         void *ctx);
 
 #endif

@@ -89,7 +89,7 @@ static void cq_capsule_line_contact(const cq_vec3 sa[2], const cq_vec3 sb[2], co
     cq_vec3 at[2];
     double depth[2], t[2];
     if (!cq__line_ends(sa[0], sa[1], sb[0], sb[1], true, out->normal, q->a->capsule.radius, q->b->capsule.radius,
-                      q->skin, at, depth, t))
+                       q->skin, at, depth, t))
         return;
     out->point_count = 2;
     for (int k = 0; k < 2; k++) {

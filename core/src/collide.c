@@ -196,7 +196,7 @@ bool cq__b_first(const cq_pair_query *q)
 }
 
 const cq_pair_query *cq__collide_canon(const cq_pair_query *q, cq_algorithm alg, cq_pair_query *canon,
-                                      cq_pair_cache *cache)
+                                       cq_pair_cache *cache)
 {
     /* Field by field: a whole-struct copy compiles to a slow string move. */
     *canon = (cq_pair_query){.a = q->b, .xa = q->xb, .b = q->a, .xb = q->xa, .skin = q->skin, .cache = q->cache,

@@ -401,8 +401,8 @@ static void cq_face_result(const cq_pair_proxies *pp, const cq_polytope *P, int 
 }
 
 cq_expand_result cq__polytope_expand(const cq_pair_proxies *pp, const cq_mvert *start, int count,
-                                    cq_expand_goal goal, double threshold, int max_iterations,
-                                    double tolerance)
+                                     cq_expand_goal goal, double threshold, int max_iterations,
+                                     double tolerance)
 {
     /* Field by field: a zeroing initialiser of the whole struct compiles to
      * a block store whose start-up costs more than these few moves. */

@@ -55,7 +55,7 @@ static bool cq_line_end(cq_vec3 pa, cq_vec3 pb, cq_vec3 n, double ra, double rb,
 }
 
 bool cq__line_ends(cq_vec3 s0, cq_vec3 s1, cq_vec3 e0, cq_vec3 e1, bool seg_is_a, cq_vec3 n, double ra, double rb,
-                  double skin, cq_vec3 at[2], double depth[2], double t[2])
+                   double skin, cq_vec3 at[2], double depth[2], double t[2])
 {
     double lo, hi;
     if (!cq_line_overlap(s0, s1, e0, e1, t, &lo, &hi))
@@ -81,7 +81,7 @@ static double cq_parallel_param(cq_vec3 p1, cq_vec3 d1, double a, cq_vec3 p2, cq
 }
 
 double cq__closest_segments(cq_vec3 p1, cq_vec3 q1, cq_vec3 p2, cq_vec3 q2,
-                           double *s, double *t, cq_vec3 *c1, cq_vec3 *c2)
+                            double *s, double *t, cq_vec3 *c1, cq_vec3 *c2)
 {
     cq_vec3 d1 = cq_sub(q1, p1), d2 = cq_sub(q2, p2);
     double a = cq_len2(d1), e = cq_len2(d2);
@@ -135,7 +135,7 @@ static cq_vec3 cq_tri_result(cq_vec3 c, cq_tri_region r, int i, cq_tri_region *r
 }
 
 cq_vec3 cq__closest_on_triangle(cq_vec3 p, cq_vec3 a, cq_vec3 b, cq_vec3 c,
-                               cq_tri_region *region, int *index)
+                                cq_tri_region *region, int *index)
 {
     const cq_vec3 v[3] = {a, b, c};
     cq_vec3 ab = cq_sub(b, a), ac = cq_sub(c, a);

@@ -15,7 +15,7 @@ cq_vec3 cq__closest_on_segment(cq_vec3 p, cq_vec3 a, cq_vec3 b, double *t);
  * (parameter *s), c2 on the second (parameter *t). Parallel segments get a
  * deterministic pair from the middle of their overlap. Returns |c1 - c2|^2. */
 double cq__closest_segments(cq_vec3 p1, cq_vec3 q1, cq_vec3 p2, cq_vec3 q2,
-                           double *s, double *t, cq_vec3 *c1, cq_vec3 *c2);
+                            double *s, double *t, cq_vec3 *c1, cq_vec3 *c2);
 
 /* A segment within this sine of parallel to an edge (or another segment)
  * touches it along a line (about 5.7 degrees), and a manifold gets the two
@@ -44,7 +44,7 @@ double cq__closest_segments(cq_vec3 p1, cq_vec3 q1, cq_vec3 p2, cq_vec3 q2,
  * False, with at and depth unspecified, when there is no line or an end
  * has no such line or is apart by more than skin. */
 bool cq__line_ends(cq_vec3 s0, cq_vec3 s1, cq_vec3 e0, cq_vec3 e1, bool seg_is_a, cq_vec3 n, double ra, double rb,
-                  double skin, cq_vec3 at[2], double depth[2], double t[2]);
+                   double skin, cq_vec3 at[2], double depth[2], double t[2]);
 
 /* Where on a triangle the closest point lies. */
 typedef enum cq_tri_region {
@@ -55,6 +55,6 @@ typedef enum cq_tri_region {
 
 /* The point of triangle (a, b, c) closest to p, and the feature it lies on. */
 cq_vec3 cq__closest_on_triangle(cq_vec3 p, cq_vec3 a, cq_vec3 b, cq_vec3 c,
-                               cq_tri_region *region, int *index);
+                                cq_tri_region *region, int *index);
 
 #endif

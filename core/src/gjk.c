@@ -116,7 +116,7 @@ static void cq_gjk_classify(const cq_pair_proxies *pp, const cq_simplex *s, doub
         return;
     }
     cq_expand_result e = cq__polytope_expand(pp, s->v, s->count, CQ_EXPAND_CLASSIFY, band, budget,
-                                            CQ_EPA_DEFAULT_TOLERANCE);
+                                             CQ_EPA_DEFAULT_TOLERANCE);
     r->iterations += e.iterations;
     if (e.status == CQ_EPA_ITERATION_LIMIT) {
         r->status = CQ_GJK_ITERATION_LIMIT;

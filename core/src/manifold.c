@@ -54,8 +54,8 @@ static int cq_clip_by_line(const cq_clip_vertex *in, int n, const cq_clip_line *
 }
 
 int cq__clip_polygon(const cq_clip_frame *fr, const cq_clip_line *lines, int nlines,
-                    cq_clip_vertex poly[2][CQ_CLIP_MAX], int n, uint16_t inc_face, double seg_noise, double skin,
-                    bool onto_ref, cq_contact_point out[CQ_CLIP_MAX])
+                     cq_clip_vertex poly[2][CQ_CLIP_MAX], int n, uint16_t inc_face, double seg_noise, double skin,
+                     bool onto_ref, cq_contact_point out[CQ_CLIP_MAX])
 {
     int cur = 0;
     seg_noise = n == 2 ? seg_noise : 0;
@@ -65,7 +65,7 @@ int cq__clip_polygon(const cq_clip_frame *fr, const cq_clip_line *lines, int nli
 }
 
 int cq__clip_emit(const cq_clip_frame *fr, const cq_clip_vertex *v, int n, double skin, bool onto_ref,
-                 cq_contact_point out[CQ_CLIP_MAX])
+                  cq_contact_point out[CQ_CLIP_MAX])
 {
     int m = 0;
     for (int k = 0; k < n; k++) {
@@ -93,7 +93,7 @@ static cq_clip_vertex cq_incident_vertex(double x, double y, double z, uint16_t 
 }
 
 int cq__clip_lines(const cq_clip_frame *fr, const cq_clip_line *lines, int nlines, uint16_t ref_face,
-                  const cq_face *inc, double skin, bool onto_ref, cq_contact_point out[CQ_CLIP_MAX])
+                   const cq_face *inc, double skin, bool onto_ref, cq_contact_point out[CQ_CLIP_MAX])
 {
     cq_clip_vertex poly[2][CQ_CLIP_MAX];
     for (int k = 0; k < inc->count; k++) {
@@ -101,7 +101,7 @@ int cq__clip_lines(const cq_clip_frame *fr, const cq_clip_line *lines, int nline
         poly[0][k] = cq_incident_vertex(cq_dot(d, fr->u), cq_dot(d, fr->v), cq_dot(d, fr->n), ref_face, inc, k);
     }
     return cq__clip_polygon(fr, lines, nlines, poly, inc->count, inc->fid, cq_segment_noise(fr, inc), skin, onto_ref,
-                           out);
+                            out);
 }
 
 /* Whether an incident segment (poly[0..1]) lies along one of the sides
@@ -177,7 +177,7 @@ static bool cq_ref_frame(const cq_face *ref, cq_clip_frame *fr, cq_clip_line lin
 }
 
 int cq__clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto_ref,
-                 cq_contact_point out[CQ_CLIP_MAX])
+                  cq_contact_point out[CQ_CLIP_MAX])
 {
     cq_clip_frame fr;
     cq_clip_line lines[CQ_FACE_MAX];
@@ -188,7 +188,7 @@ int cq__clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto
 }
 
 int cq__clip_face_along(const cq_face *ref, const cq_face *inc, cq_vec3 dir, double skin, bool onto_ref,
-                       cq_contact_point out[CQ_CLIP_MAX])
+                        cq_contact_point out[CQ_CLIP_MAX])
 {
     cq_clip_frame fr;
     cq_clip_line lines[CQ_FACE_MAX];
@@ -221,7 +221,7 @@ static int cq_edge_toward(const cq_face *f, cq_vec3 dir, cq_vec3 m)
 }
 
 int cq__line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, double rb, double skin,
-                    cq_contact_point out[2])
+                     cq_contact_point out[2])
 {
     bool seg_is_a = fa->count == 2;
     const cq_face *seg = seg_is_a ? fa : fb, *other = seg_is_a ? fb : fa;

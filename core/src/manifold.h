@@ -55,23 +55,23 @@ typedef struct cq_clip_vertex {
  * onto the reference plane, else it stays on the incident polygon. Returns
  * the number of points (<= CQ_CLIP_MAX). */
 int cq__clip_polygon(const cq_clip_frame *frame, const cq_clip_line *lines, int nlines,
-                    cq_clip_vertex poly[2][CQ_CLIP_MAX], int n, uint16_t inc_face, double seg_noise, double skin,
-                    bool onto_ref, cq_contact_point out[CQ_CLIP_MAX]);
+                     cq_clip_vertex poly[2][CQ_CLIP_MAX], int n, uint16_t inc_face, double seg_noise, double skin,
+                     bool onto_ref, cq_contact_point out[CQ_CLIP_MAX]);
 
 /* The tail of every clip: keeps the vertices no more than skin above the
  * reference plane and writes them as contact points (depth = -z; on the
  * incident polygon, or projected onto the reference plane with onto_ref). */
 int cq__clip_emit(const cq_clip_frame *frame, const cq_clip_vertex *v, int n, double skin, bool onto_ref,
-                 cq_contact_point out[CQ_CLIP_MAX]);
+                  cq_contact_point out[CQ_CLIP_MAX]);
 
 /* cq__clip_polygon for an incident face given in world space. */
 int cq__clip_lines(const cq_clip_frame *frame, const cq_clip_line *lines, int nlines, uint16_t ref_face,
-                  const cq_face *inc, double skin, bool onto_ref, cq_contact_point out[CQ_CLIP_MAX]);
+                   const cq_face *inc, double skin, bool onto_ref, cq_contact_point out[CQ_CLIP_MAX]);
 
 /* cq__clip_lines with the frame and lines taken from a reference polygon
  * (any winding; a reference with fewer than 3 vertices clips nothing). */
 int cq__clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto_ref,
-                 cq_contact_point out[CQ_CLIP_MAX]);
+                  cq_contact_point out[CQ_CLIP_MAX]);
 
 /* cq__clip_face seen along unit dir instead of the reference's normal (dir
  * facing out of the reference, within 90 degrees of its normal): each
@@ -79,7 +79,7 @@ int cq__clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto
  * square to it, and its depth is measured along dir, so a point and its
  * partner on the reference lie on one line along the contact normal. */
 int cq__clip_face_along(const cq_face *ref, const cq_face *inc, cq_vec3 dir, double skin, bool onto_ref,
-                       cq_contact_point out[CQ_CLIP_MAX]);
+                        cq_contact_point out[CQ_CLIP_MAX]);
 
 /* A triangle as a clipping polygon with outward normal n (features: vertex
  * i, edge i from t[i], face 0). A flat one goes in as the segment or point
@@ -108,7 +108,7 @@ bool cq__shape_face(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *
  * returns 2; otherwise 0 (the single witness point then says more: a
  * segment turned off the edge touches it at one point). */
 int cq__line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, double rb, double skin,
-                    cq_contact_point out[2]);
+                     cq_contact_point out[2]);
 
 /* Whether two computed points are one to rounding: within 4 ulps of their
  * coordinates (a box's corners p +- h axis with h far below an ulp of p,

@@ -16,7 +16,7 @@ int cq_proxy_support(const cq_proxy *p, cq_vec3 dir)
 }
 
 void cq__pair_proxies_init(cq_pair_proxies *pp, const cq_proxy *a, const cq_xform *xa, const cq_proxy *b,
-                          const cq_xform *xb)
+                           const cq_xform *xb)
 {
     *pp = (cq_pair_proxies){a, b, xa, xb, cq_mul_mtm(&xa->r, &xb->r), cq_xform_inv_point(xa, xb->p), 0};
     /* World coordinates are at most |position| + |local point| in size; each
@@ -27,7 +27,7 @@ void cq__pair_proxies_init(cq_pair_proxies *pp, const cq_proxy *a, const cq_xfor
 }
 
 void cq__mink_witnesses(const cq_pair_proxies *pp, const cq_mvert *v, const double *bc, int count,
-                       cq_vec3 *pa, cq_vec3 *pb)
+                        cq_vec3 *pa, cq_vec3 *pb)
 {
     cq_vec3 la = cq_v3(0, 0, 0), lb = cq_v3(0, 0, 0);
     for (int i = 0; i < count; i++) {

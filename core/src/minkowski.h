@@ -22,7 +22,7 @@ typedef struct cq_pair_proxies {
 
 /* Sets up pp for the two posed proxies (the relative pose and the noise). */
 void cq__pair_proxies_init(cq_pair_proxies *pp, const cq_proxy *a, const cq_xform *xa, const cq_proxy *b,
-                          const cq_xform *xb);
+                           const cq_xform *xb);
 
 /* A point of A - B (in A's frame) and the proxy points it is made of. Small
  * on purpose: simplices and the EPA polytope copy these around; the world
@@ -65,7 +65,7 @@ static inline cq_mvert cq_mink_support(const cq_pair_proxies *pp, cq_vec3 d)
 /* World witnesses of the point sum(bc[k] * v[k].w) of A - B: the same
  * combination of the A points and of the B points. */
 void cq__mink_witnesses(const cq_pair_proxies *pp, const cq_mvert *v, const double *bc, int count,
-                       cq_vec3 *pa, cq_vec3 *pb);
+                        cq_vec3 *pa, cq_vec3 *pb);
 
 /* A simplex with barycentric weights (summing to 1) of its closest point. */
 typedef struct cq_simplex {
@@ -111,7 +111,7 @@ typedef struct cq_expand_result {
  * In CLASSIFY mode it stops as soon as the depth is known to be above or at
  * most threshold; a difference too flat for a polytope counts as at most. */
 cq_expand_result cq__polytope_expand(const cq_pair_proxies *pp, const cq_mvert *start, int count,
-                                    cq_expand_goal goal, double threshold, int max_iterations,
-                                    double tolerance);
+                                     cq_expand_goal goal, double threshold, int max_iterations,
+                                     double tolerance);
 
 #endif

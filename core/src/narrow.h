@@ -25,7 +25,7 @@ bool cq__b_first(const cq_pair_query *q);
  * counts the test under the path that answered. */
 void cq__collide_begin(cq_contact *out, cq_algorithm alg);
 const cq_pair_query *cq__collide_canon(const cq_pair_query *q, cq_algorithm alg, cq_pair_query *canon,
-                                      cq_pair_cache *cache);
+                                       cq_pair_cache *cache);
 void cq__collide_finish(const cq_pair_query *q, bool b_first, cq_contact *out);
 
 /* A box-box SAT axis named from the other box: A_i <-> B_i, AixBj -> AjxBi

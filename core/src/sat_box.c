@@ -63,7 +63,7 @@ static inline double cq_sat_cross_gap(const cq_sat_frame *f, int i, int j, bool 
 }
 
 void cq__obb_gaps_scalar(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
-                        bool skipped[CQ_SAT_AXIS_COUNT])
+                         bool skipped[CQ_SAT_AXIS_COUNT])
 {
     cq_sat_frame f;
     cq_sat_frame_init(&f, a, b);
@@ -177,7 +177,7 @@ bool cq__box_gaps_compute(const cq_obb *a, const cq_obb *b, double stop, cq_box_
 }
 
 void cq__obb_gaps(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
-                 bool skipped[CQ_SAT_AXIS_COUNT])
+                  bool skipped[CQ_SAT_AXIS_COUNT])
 {
     if (count < CQ_SAT_AXIS_COUNT) {
         cq__obb_gaps_scalar(a, b, count, gap, skipped);

@@ -25,7 +25,7 @@ bool cq__box_gaps_compute(const cq_obb *a, const cq_obb *b, double stop, cq_box_
  * cq__box_box_stop(q)): all as cq__box_gaps_compute returned it. a and b
  * are q's boxes as cq_obb_from_box poses them. */
 void cq__box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const cq_obb *b, const cq_box_gaps *g, bool all,
-                          cq_contact *out);
+                           cq_contact *out);
 
 /* The stop cq__box_box hands cq__box_gaps_compute for query q. */
 double cq__box_box_stop(const cq_pair_query *q);
@@ -34,11 +34,11 @@ double cq__box_box_stop(const cq_pair_query *q);
  * A skipped (degenerate) axis gets -INFINITY and skipped[k] = true. Uses
  * the AVX2 variant where the CPU has it. */
 void cq__obb_gaps(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
-                 bool skipped[CQ_SAT_AXIS_COUNT]);
+                  bool skipped[CQ_SAT_AXIS_COUNT]);
 
 /* The scalar references the vector variants are tested against. */
 void cq__obb_gaps_scalar(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
-                        bool skipped[CQ_SAT_AXIS_COUNT]);
+                         bool skipped[CQ_SAT_AXIS_COUNT]);
 bool cq__obb_overlap_scalar(const cq_obb *a, const cq_obb *b);
 
 /* x86-64 builds carry an AVX2 variant of the boolean test, chosen at run

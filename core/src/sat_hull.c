@@ -426,7 +426,7 @@ static void cq_edge_answer(const cq_hsat *s, cq_hcand c, cq_vec3 n, const cq_xfo
     double u, w;
     cq_vec3 ca, cb;
     cq__closest_segments(s->a->vertices[ea->v0], s->a->vertices[ea->v1], cq_vertex_b(s, eb->v0),
-                        cq_vertex_b(s, eb->v1), &u, &w, &ca, &cb);
+                         cq_vertex_b(s, eb->v1), &u, &w, &ca, &cb);
     out->gap = c.gap, out->axis = c.axis;
     out->normal = cq_mul_mv(&xa->r, n);
     out->witness_b = cq_xform_point(xa, cb);
@@ -505,7 +505,7 @@ static bool cq_hull_sat_axes(const cq_hsat *s, int prev, cq_hcand *face, cq_hcan
 }
 
 bool cq__hull_sat_run(const cq_hull *a, const cq_xform *xa, const cq_hull *b, const cq_xform *xb, int prev,
-                     cq_hull_sat *out)
+                      cq_hull_sat *out)
 {
     cq_hsat s;
     cq_hsat_init(&s, a, xa, b, xb);

@@ -62,7 +62,7 @@ bool cq__hull_sat_suits(const cq_hull *a, const cq_hull *b);
  * value accepted; -1 none), tried first, is kept while its penetration
  * stays within the hysteresis band of the best one. */
 bool cq__hull_sat_run(const cq_hull *a, const cq_xform *xa, const cq_hull *b, const cq_xform *xb, int prev,
-                     cq_hull_sat *out);
+                      cq_hull_sat *out);
 
 /* An axis identity named from the other hull (A's face i <-> B's face i,
  * edge pair (i, j) <-> (j, i)); a negative value stays -1. */

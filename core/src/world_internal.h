@@ -319,7 +319,7 @@ typedef double (*world_cast_visit)(void *ctx, int slot, double tmax);
 typedef bool (*world_box_visit)(void *ctx, int slot);
 void cq__world_each_ray(const cq_world *w, cq_vec3 origin, cq_vec3 dir, double tmax, world_cast_visit visit, void *ctx);
 void cq__world_each_sweep(const cq_world *w, const cq_aabb *box, cq_vec3 d, double tmax, world_cast_visit visit,
-                      void *ctx);
+                          void *ctx);
 void cq__world_each_box(const cq_world *w, const cq_aabb *box, world_box_visit visit, void *ctx);
 
 /* A sweep candidate's box grows by this much, so a hit within cq_sweep's

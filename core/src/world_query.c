@@ -50,7 +50,7 @@ void cq__world_each_ray(const cq_world *w, cq_vec3 origin, cq_vec3 dir, double t
 }
 
 void cq__world_each_sweep(const cq_world *w, const cq_aabb *box, cq_vec3 d, double tmax, world_cast_visit visit,
-                      void *ctx)
+                          void *ctx)
 {
     walk k = {w, visit, NULL, ctx};
     if (w->bvh_valid && cq_v3_finite(box->min) && cq_v3_finite(box->max))
