@@ -1,6 +1,18 @@
 /* Bounding-volume hierarchy: binned-SAH build with a median fallback that
  * bounds the depth, O(n) refit, and stack-based box, ray and sweep queries.
- * The policy is described in bvh.h. */
+ *
+ * Build: binned SAH (16 bins on each axis of the centroid bounds, a node
+ * test weighted like an item test, leaves of at most CQ_BVH_LEAF_MAX
+ * items). Where an SAH split could push a leaf past the depth bound, or
+ * where the centroids do not spread along any axis, the node is split at
+ * the median centroid of its longest centroid axis instead (at the middle
+ * of the range when all centroids coincide); that halves the count, so
+ * every leaf has depth < CQ_BVH_MAX_DEPTH and the build and the queries
+ * walk with fixed stacks of that size.
+ *
+ * Items whose box has an infinite coordinate (planes) have no useful
+ * centroid, so they stay out of the tree in a separate list that every
+ * query tests first, in ascending item order. */
 #include "bvh.h"
 
 #include <float.h>

@@ -1,21 +1,12 @@
 /* Internal: a bounding-volume hierarchy over caller-indexed AABBs, shared by
  * the world (moving shapes, refit every tick) and the static mesh shape.
  *
- * Build: binned SAH (16 bins on each axis of the centroid bounds, a node
- * test weighted like an item test, leaves of at most CQ_BVH_LEAF_MAX
- * items). Where an SAH split could push a leaf past the depth bound, or
- * where the centroids do not spread along any axis, the node is split at
- * the median centroid of its longest centroid axis instead (at the middle
- * of the range when all centroids coincide); that halves the count, so
- * every leaf has depth < CQ_BVH_MAX_DEPTH and the build and the queries
- * walk with fixed stacks of that size. The build is deterministic: the
- * same boxes give the same tree, byte for byte. It takes one scratch block
- * (about 190 bytes per item) that it frees before returning.
- *
- * Items whose box has an infinite coordinate (planes) have no useful
- * centroid, so they stay out of the tree in a separate list that every
- * query tests first, in ascending item order; they still answer exactly
- * like tree items (a query reports an item iff its box passes the test).
+ * The build is deterministic (the same boxes give the same tree, byte for
+ * byte), every leaf has depth < CQ_BVH_MAX_DEPTH, and the build takes one
+ * scratch block (about 190 bytes per item) that it frees before
+ * returning. Items whose box has an infinite coordinate (planes) answer
+ * exactly like the others: a query reports an item iff its box passes
+ * the test.
  *
  * Queries never allocate, never recurse and visit in a fixed order: the
  * infinite list, then the tree depth first (left child first for boxes,

@@ -38,7 +38,13 @@ static bool cq_line_overlap(cq_vec3 s0, cq_vec3 s1, cq_vec3 e0, cq_vec3 e1, doub
 }
 
 /* One end of a line contact, core points pa of A and pb of B (see
- * cq__line_ends): B's surface point *at and the separation *sep. */
+ * cq__line_ends): B's surface point *at and the separation *sep. The two
+ * balls about pa and pb, apart by `along` along n and by |l| across it,
+ * meet on a line parallel to n only when |l| <= ra + rb (within
+ * rounding), and are then apart along it by along - sqrt((ra + rb)^2 -
+ * |l|^2), on the line a fraction rb / (ra + rb) of the way from B's point
+ * to A's. Measured along n alone, an end that drifted across n would
+ * claim the full depth while apart. */
 static bool cq_line_end(cq_vec3 pa, cq_vec3 pb, cq_vec3 n, double ra, double rb, cq_vec3 *at, double *sep)
 {
     cq_vec3 w = cq_sub(pb, pa);

@@ -31,15 +31,10 @@ double cq__closest_segments(cq_vec3 p1, cq_vec3 q1, cq_vec3 p2, cq_vec3 q2,
  * by ra and rb, n the unit normal from A to B: the ends of the segment's
  * overlap along the edge, where they are parallel within CQ_LINE_SIN and
  * the overlap is longer than CQ_LINE_OVERLAP_MIN of the shorter of the
- * two. Each end is measured as two balls about the nearest core points
- * (the edge's point and the segment's point nearest to it), apart by
- * `along` along n and by |l| across it: they meet on a line parallel to n
- * only when |l| <= ra + rb (within rounding), and are then apart along it
- * by along - sqrt((ra + rb)^2 - |l|^2), on the line a fraction rb / (ra +
- * rb) of the way from B's point to A's. Measured along n alone, an end
- * that drifted across n would claim the full depth while apart. Writes
- * B's surface point there into at[i] and the depth (minus that
- * separation) into depth[i], low end first, and into t the segment's ends
+ * two. Each end is measured where the two rounded shapes meet on a line
+ * parallel to n (geom.c says why not along n alone). Writes B's surface
+ * point there into at[i] and the depth (minus the ends' separation along
+ * that line) into depth[i], low end first, and into t the segment's ends
  * projected on the edge's line as fractions of the edge (t[0] for s0).
  * False, with at and depth unspecified, when there is no line or an end
  * has no such line or is apart by more than skin. */

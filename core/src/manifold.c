@@ -220,6 +220,16 @@ static int cq_edge_toward(const cq_face *f, cq_vec3 dir, cq_vec3 m)
     return best;
 }
 
+/* For a segment feature (a capsule's axis, a segment hull, a flat
+ * triangle) lying along an edge just past the other shape's face, or with
+ * the normal too tilted for either feature to be a face. The other feature
+ * is a segment or a face, whose edge lying farthest toward the segment
+ * (the nearest of those within rounding) is the one used. Only where the
+ * segment lies along that edge and both ends of their overlap touch the
+ * other shape within skin (cq__line_ends) are the ends written; a point's
+ * feature is a segment vertex on the edge, or the segment's edge on an
+ * edge vertex. Otherwise 0: the single witness point then says more (a
+ * segment turned off the edge touches it at one point). */
 int cq__line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, double rb, double skin,
                      cq_contact_point out[2])
 {

@@ -93,20 +93,12 @@ cq_face cq__triangle_face(const cq_vec3 t[3], cq_vec3 n, bool flat);
  * cq_face (a hull face of more than CQ_FACE_MAX vertices). */
 bool cq__shape_face(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *out);
 
-/* A line contact (geom.h), for a segment feature (a capsule's axis, a
- * segment hull, a flat triangle) that no face clip reached: lying along an
- * edge just past the other shape's face, or with the normal too tilted for
- * either feature to be a face. fa and fb are A's feature facing B and B's
- * facing A, n the unit normal from A to B, ra and rb the rounding radii.
- * One of them must be a segment; the other is a segment or a face, whose
- * edge lying farthest toward the segment (the nearest of those within
- * rounding) is the one used. Where the segment lies along that edge and
- * both ends of their overlap touch the other shape within skin
- * (cq__line_ends), writes those two ends, on B's rounded
- * surface, each with its own depth along n and its feature (a segment
- * vertex on the edge, or the segment's edge on an edge vertex), and
- * returns 2; otherwise 0 (the single witness point then says more: a
- * segment turned off the edge touches it at one point). */
+/* A line contact (geom.h) for a segment feature that no face clip
+ * reached. fa and fb are A's feature facing B and B's facing A, one of
+ * them a segment, n the unit normal from A to B, ra and rb the rounding
+ * radii. Writes the two ends of the segment's overlap with the other's
+ * nearest edge, on B's rounded surface, each with its depth along n and
+ * its feature, and returns 2; or returns 0 when there is no such line. */
 int cq__line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, double rb, double skin,
                      cq_contact_point out[2]);
 

@@ -3,7 +3,18 @@
  * every step's assumptions: dead endpoints gone before anything walks the
  * arrays, statics placed before dynamics step over them, new dynamics
  * placed after the moves (so moves don't pass them), fresh items' pairs
- * recomputed last against the final boxes. */
+ * recomputed last against the final boxes.
+ *
+ * Dynamic items' endpoints are kept sorted on the three axes and re-sorted
+ * incrementally by insertion sort, so a frame with little motion costs
+ * close to O(n); a batch of moves whose insertion sort would cost more
+ * than merging (teleports) is merged in sorted instead, O(n + m log m).
+ * Statics live in their own sorted arrays that only change when a static
+ * is inserted, removed or moved, and dynamics keep a cursor into them
+ * instead of swapping past them. A new item's pairs come from a query of
+ * the sorted arrays, O(log n + k); new dynamics wait in a small staging
+ * list and removed ones' endpoints stay until they are many, so one insert
+ * or remove costs no O(n) pass (amortised O(sqrt n)). */
 #include <math.h>
 #include <string.h>
 

@@ -1,16 +1,8 @@
 /* Internal: the sweep-and-prune broadphase a world owns (seed 003, GEA II
  * 14.3.6.3). Items are the caller's ids 0..capacity-1 (the world's slot
- * indices) with a box, a layer/mask filter and a static flag. Dynamic items'
- * endpoints are kept sorted on the three axes and re-sorted incrementally by
- * insertion sort, so a frame with little motion costs close to O(n); a batch
- * of moves whose insertion sort would cost more than merging (teleports) is
- * merged in sorted instead, O(n + m log m). Statics live in their own sorted
- * arrays that only change when a static is inserted, removed or moved, and
- * dynamics keep a cursor into them instead of swapping past them. A new
- * item's pairs come from a query of the sorted arrays, O(log n + k); new
- * dynamics wait in a small staging list and removed ones' endpoints stay
- * until they are many, so one insert or remove costs no O(n) pass (amortised
- * O(sqrt n)). The overlapping pairs (touching counts, infinite boxes
+ * indices) with a box, a layer/mask filter and a static flag. A frame with
+ * little motion costs close to O(n), one insert or remove no O(n) pass
+ * (sap.c says how). The overlapping pairs (touching counts, infinite boxes
  * included) that pass the filter are kept as a set with a stable slot per
  * pair, and are read back sorted by (a, b). docs/CORE.md (Broadphase) says
  * how each path is chosen.

@@ -1,4 +1,15 @@
-/* The pair bound's grid (world_grid.h says what it counts). */
+/* The pair bound's grid (world_grid.h says what it bounds).
+ *
+ * A box of extent e (its widest side) is native to level l, the least
+ * with 2^l >= e, and so meets at most two cells of side 2^l per axis.
+ * Two overlapping boxes share a cell at the level of the larger one,
+ * where the larger is counted as native and the smaller, entered at every
+ * coarser level that has natives, as projected. Per cell, the pairs among
+ * natives and between natives and projections (static with static left
+ * out) are summed: each overlapping pair is counted in at least one cell,
+ * and cells whose hashes share a slot only add to the sum. Boxes wider
+ * than the coarsest level, or too far out for exact cell indices (planes,
+ * huge meshes), are counted as meeting every other. */
 #include "world_grid.h"
 
 #include <math.h>

@@ -2,21 +2,12 @@
  * (world_grid.c), so that the pair cap (world_paircap.c) can let a batch
  * through without counting its pairs.
  *
- * A box of extent e (its widest side) is native to level l, the least
- * with 2^l >= e, and so meets at most two cells of side 2^l per axis.
- * Two overlapping boxes share a cell at the level of the larger one,
- * where the larger is counted as native and the smaller, entered at every
- * coarser level that has natives, as projected. Per cell, the pairs among
- * natives and between natives and projections (static with static left
- * out) are summed: each overlapping pair is counted in at least one cell,
- * and cells whose hashes share a slot only add to the sum. Boxes wider
- * than the coarsest level, or too far out for exact cell indices (planes,
- * huge meshes), are counted as meeting every other.
- *
- * The table stores no keys, only four counters per slot, and the sum is
- * kept as memberships change: a batch costs what its boxes that change
- * cells cost, and a small step rarely changes any. docs/CORE.md (The pair
- * cap) says how tight the bound is and what a miss costs. */
+ * The bound is a sum of per-cell pair counts in which every overlapping
+ * pair is counted at least once (world_grid.c says how). The table stores
+ * no keys, only four counters per slot, and the sum is kept as
+ * memberships change: a batch costs what its boxes that change cells
+ * cost, and a small step rarely changes any. docs/CORE.md (The pair cap)
+ * says how tight the bound is and what a miss costs. */
 #ifndef CQ_WORLD_GRID_H
 #define CQ_WORLD_GRID_H
 
