@@ -263,6 +263,7 @@ test: deps test-deps
 # The layers' includes and the archives' symbols (tests/boundaries.py).
 .PHONY: boundaries
 boundaries: $(LIBCQ) $(LIBCQP) $(LIBCQD) $(LIBCQR) $(LIBCQC)
+	$(PYTHON) tests/test_boundaries.py
 	$(PYTHON) tests/boundaries.py $(BUILD)
 
 # The Python client (clients/python) against the daemon, in both encodings,
