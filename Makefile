@@ -17,7 +17,11 @@ ifdef CI
 WARN     += -Werror
 endif
 ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fvisibility=hidden $(WARN) $(CFLAGS) $(SANITIZE) \
-             -Icore/include -Icore/src -Iproto/include
+             -Icore/include -Iproto/include
+# core/src's headers are core's own: only core, and the tests and benchmarks
+# that test or measure its internals, see them (tests/boundaries.py).
+CORE_PRIVATE := $(BUILD)/core/%.o $(BUILD)/tests/%.o $(BUILD)/bench/%.o
+$(CORE_PRIVATE): ALL_CFLAGS += -Icore/src
 # The client and its users see its public header alone, none of the daemon's.
 CQC_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fvisibility=hidden $(WARN) $(CFLAGS) $(SANITIZE) -Iclients/c/include
 LDLIBS   := -lm -pthread
@@ -50,6 +54,7 @@ help:
 	@echo "make            build $(LIBCQ), $(LIBCQP), $(DAEMON), $(BENCH_BIN) and $(GEN_BIN)"
 	@echo "make deps       install the Debian packages building and running need (only the missing ones)"
 	@echo "make test       build, run every Check suite and fuzz-regress, then the end-to-end tests against the daemon"
+	@echo "make boundaries fail on an include across the layers' private headers or an unprefixed symbol"
 	@echo "make examples   build the client examples ($(EXAMPLES)) against $(LIBCQC)"
 	@echo "make bench-client the C client's tick: encode + decode per tick beside the daemon's CPU"
 	@echo "make test-pyclient  the Python client's tests (clients/python/tests) against the daemon, both encodings"

@@ -109,11 +109,11 @@ __attribute__((noinline)) int bench_contacts_pass(const cq_obb *a, const cq_obb 
     return count;
 }
 
-/* One pass of the batch form (cq_collide_many) over queries built once,
+/* One pass of the batch form (cq__collide_many) over queries built once,
  * as a world would hand its pairs over; the points found. */
 __attribute__((noinline)) int bench_contacts_many_pass(const cq_pair_query *q, int n, cq_contact *out)
 {
-    cq_collide_many(q, n, out);
+    cq__collide_many(q, n, out);
     int count = 0;
     for (int i = 0; i < n; i++)
         count += out[i].point_count;

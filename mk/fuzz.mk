@@ -9,7 +9,8 @@ FUZZ_CC       := clang
 FUZZ_OBJDIR   := $(BUILD)/fuzzobj
 FUZZ_SAN      := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS    = -std=c11 -D_POSIX_C_SOURCE=200809L -fvisibility=hidden $(filter-out -Werror,$(WARN)) \
-                 -g -O1 $(FUZZ_SAN) -Icore/include -Icore/src -Iproto/include -Iserver $(PKG_CFLAGS)
+                 -g -O1 $(FUZZ_SAN) -Icore/include -Iproto/include -Iserver $(PKG_CFLAGS)
+$(FUZZ_OBJDIR)/core/%.o $(FUZZ_OBJDIR)/tests/%.o: FUZZ_CFLAGS += -Icore/src
 FUZZ_LIB_OBJ  := $(CORE_SRC:%.c=$(FUZZ_OBJDIR)/%.o) $(PROTO_SRC:%.c=$(FUZZ_OBJDIR)/%.o) \
                  $(SERVER_SRC:%.c=$(FUZZ_OBJDIR)/%.o) $(FUZZ_OBJDIR)/gen/openapi.o $(FUZZ_OBJDIR)/gen/inspector.o
 FUZZ_BIN      := $(FUZZ_TARGETS:%=$(BUILD)/%)

@@ -35,12 +35,19 @@ $(TEST_BIN): $(TEST_OBJ) $(GEN_OBJ) $(LIBCQR) $(LIBCQD) $(LIBCQP) $(LIBCQ)
 # and once with MessagePack ones.
 test: deps test-deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BIN) $(DAEMON) $(PAIRS_FILE) $(CQC_CHECK) $(EXAMPLES)
+	@$(MAKE) --no-print-directory boundaries
 	CK_FORK=yes CQ_PAIRS_FILE=$(PAIRS_FILE) $(TEST_BIN)
 	CK_FORK=yes CQC_DAEMON=$(DAEMON) $(CQC_CHECK)
 	@$(MAKE) --no-print-directory fuzz-regress
 	$(PYTHON) tests/e2e/run.py $(DAEMON)
 	$(PYTHON) tests/e2e/run.py $(DAEMON) --encoding msgpack
 	$(PYCLIENT_TEST)
+
+# The layers' includes and the archives' symbols (tests/boundaries.py).
+.PHONY: boundaries
+boundaries: $(LIBCQ) $(LIBCQP) $(LIBCQD) $(LIBCQR) $(LIBCQC)
+	$(PYTHON) tests/test_boundaries.py
+	$(PYTHON) tests/boundaries.py $(BUILD)
 
 # The Python client (clients/python) against the daemon, in both encodings,
 # and its shard ring against deploy/nginx/ring.py (docs/CLIENTS.md (its Python section)).

@@ -28,7 +28,7 @@ START_TEST(boxes_are_exact_extents)
     for (int i = 0; i < 2000; i++) {
         const cq_shape *s = &shapes[i % 5];
         cq_xform x = tu_pose(&rng, 100);
-        cq_aabb a = cq_shape_aabb(s, &x);
+        cq_aabb a = cq__shape_aabb(s, &x);
         for (int k = 0; k < 3; k++) {
             cq_vec3 e = cq_v3(k == 0, k == 1, k == 2);
             ck_assert_double_eq_tol(cq_comp(a.max, k), extent(s, &x, e), 1e-12);
@@ -43,14 +43,14 @@ START_TEST(planes_are_infinite_but_on_their_bounded_side)
 {
     cq_shape ground = {.type = CQ_PLANE, .plane = {{0, 1, 0}, 0.5}};
     cq_xform up = {cq_v3(3, 2, 1), cq_mat3_identity()};
-    cq_aabb a = cq_shape_aabb(&ground, &up);
+    cq_aabb a = cq__shape_aabb(&ground, &up);
     ck_assert(isinf(a.min.x) && isinf(a.min.y) && isinf(a.min.z) && isinf(a.max.x) && isinf(a.max.z));
     ck_assert_double_eq(a.max.y, 2.5);
     cq_xform flip = {cq_v3(0, 0, 0), tu_axis_angle(cq_v3(1, 0, 0), CQ_PI)}; /* normal -y: y >= -0.5 */
-    a = cq_shape_aabb(&ground, &flip);
+    a = cq__shape_aabb(&ground, &flip);
     ck_assert(isinf(a.max.y) && a.min.y > -0.5 - 1e-12 && a.min.y < -0.5 + 1e-12);
     cq_xform tilt = {cq_v3(0, 0, 0), tu_axis_angle(cq_v3(0, 0, 1), 0.3)};
-    a = cq_shape_aabb(&ground, &tilt);
+    a = cq__shape_aabb(&ground, &tilt);
     ck_assert(isinf(a.max.y) && isinf(a.min.y) && isinf(a.max.x) && isinf(a.min.x));
 }
 END_TEST

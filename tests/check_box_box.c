@@ -348,11 +348,11 @@ END_TEST
  * one without the cache's axis, bit for bit, in both orders. */
 START_TEST(out_of_range_cache_axis_is_no_axis)
 {
-    ck_assert_int_eq(cq_sat_axis_swap(123456789), -1);
-    ck_assert_int_eq(cq_sat_axis_swap(CQ_SAT_AXIS_COUNT), -1);
-    ck_assert_int_eq(cq_sat_axis_swap(-7), -1);
-    ck_assert_int_eq(cq_sat_axis_swap(0), 3);
-    ck_assert_int_eq(cq_sat_axis_swap(14), 14);
+    ck_assert_int_eq(cq__sat_axis_swap(123456789), -1);
+    ck_assert_int_eq(cq__sat_axis_swap(CQ_SAT_AXIS_COUNT), -1);
+    ck_assert_int_eq(cq__sat_axis_swap(-7), -1);
+    ck_assert_int_eq(cq__sat_axis_swap(0), 3);
+    ck_assert_int_eq(cq__sat_axis_swap(14), 14);
     cq_shape s = box(1, 1, 1);
     cq_xform xa = at(cq_v3(1.5, 0, 0), cq_mat3_identity()), xb = cq_xform_identity();
     for (int order = 0; order < 2; order++) {
@@ -396,8 +396,8 @@ static double oracle_distance(const cq_obb *a, const cq_obb *b)
                         continue;
                     double s, t;
                     cq_vec3 p, q;
-                    best = fmin(best, sqrt(cq_closest_segments(ca[i], ca[i | 1 << bi], cb[j], cb[j | 1 << bj],
-                                                               &s, &t, &p, &q)));
+                    best = fmin(best, sqrt(cq__closest_segments(ca[i], ca[i | 1 << bi], cb[j], cb[j | 1 << bj],
+                                                                &s, &t, &p, &q)));
                 }
     return best;
 }
@@ -573,10 +573,10 @@ START_TEST(rect_clip_matches_generic_clipper)
             for (int cf = 0; cf < 6; cf++)
                 for (int b = 0; b < 2; b++) {
                     cq_face inc;
-                    cq_box_face(&c, cf, &inc);
+                    cq__box_face(&c, cf, &inc);
                     cq_contact_point fast[CQ_CLIP_MAX], slow[CQ_CLIP_MAX];
-                    int n = cq_box_clip_box(&r, rf, &c, cf, 0.3, b, fast);
-                    int m = cq_box_clip(&r, rf, &inc, 0.3, b, slow);
+                    int n = cq__box_clip_box(&r, rf, &c, cf, 0.3, b, fast);
+                    int m = cq__box_clip(&r, rf, &inc, 0.3, b, slow);
                     ck_assert_int_eq(n, m);
                     for (int k = 0; k < n; k++) {
                         cq_feature f = b ? cq_feature_swap(slow[k].feature) : slow[k].feature;
@@ -653,7 +653,7 @@ START_TEST(face_features_follow_the_numbering)
     cq_obb o = {cq_v3(1, 2, 3), cq_v3(0.5, 0.7, 0.9), tu_axis_angle(cq_v3(0, 0.6, 0.8), 0.7)};
     for (int id = 0; id < 6; id++) {
         cq_face f;
-        cq_box_face(&o, id, &f);
+        cq__box_face(&o, id, &f);
         ck_assert_int_eq(f.count, 4);
         ck_assert_int_eq(f.fid, id);
         cq_vec3 nl = cq_mul_mtv(&o.axes, f.normal);

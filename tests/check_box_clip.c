@@ -1,5 +1,5 @@
 /* The vector box-face clip (box_clip_simd.c) against the scalar
- * Sutherland-Hodgman passes (cq_box_clip_box) as point sets, to a
+ * Sutherland-Hodgman passes (cq__box_clip_box) as point sets, to a
  * tolerance: random boxes on every pair of faces, and flush or nearly
  * flush stacks, where an earlier direct clip lost corners. Each point's
  * feature is checked against the geometry it names: an incident corner
@@ -19,10 +19,10 @@ static int variants(clip_fn fn[3], const char *name[3])
 {
     int n = 0;
 #if CQ_HAVE_BOX_CLIP_SIMD
-    fn[n] = cq_box_clip_box_sse2, name[n++] = "sse2";
+    fn[n] = cq__box_clip_box_sse2, name[n++] = "sse2";
 #if CQ_HAVE_AVX2
     if (__builtin_cpu_supports("avx2"))
-        fn[n] = cq_box_clip_box_avx2, name[n++] = "avx2";
+        fn[n] = cq__box_clip_box_avx2, name[n++] = "avx2";
 #endif
 #endif
     fn[n] = cq_box_clip_fast, name[n++] = "fast";
@@ -166,7 +166,7 @@ static int compare_clip(const cq_obb *r, int rf, const cq_obb *c, int cf, double
     const char *name[3];
     int nv = variants(fn, name), compared = 0;
     cq_contact_point want[CQ_CLIP_MAX], got[CQ_CLIP_MAX];
-    int m = cq_box_clip_box(r, rf, c, cf, skin, b, want);
+    int m = cq__box_clip_box(r, rf, c, cf, skin, b, want);
     for (int v = 0; v < nv; v++) {
         int n = fn[v](r, rf, c, cf, skin, b, got);
         ck_assert_msg(covered(want, m, got, n, tol), "%s: faces %d/%d: %d points, the passes %d", name[v], rf, cf, n,
@@ -209,7 +209,7 @@ static int flush_stack(cq_vec3 ha, cq_vec3 hb, double dx, double dy, double yaw,
 {
     cq_obb a = {cq_v3(0, 0, 0), ha, cq_mat3_identity()};
     cq_obb b = {cq_v3(dx, dy, ha.z + hb.z - 0.05), hb, tu_axis_angle(cq_v3(0, 0, 1), yaw)};
-    int inc = cq_box_face_toward(&b, cq_v3(0, 0, -1));
+    int inc = cq__box_face_toward(&b, cq_v3(0, 0, -1));
     cq_contact_point got[CQ_CLIP_MAX];
     *points = cq_box_clip_fast(&a, 4, &b, inc, 0.01, false, got);
     return compare_clip(&a, 4, &b, inc, 0.01, false, 1e-9);

@@ -1,4 +1,4 @@
-/* cq_collide_many against n calls of cq_collide: the same contacts field
+/* cq__collide_many against n calls of cq_collide: the same contacts field
  * for field and the same counters, on the benchmark's OBB pairs and on
  * random pairs with skins, caches, both orders and other shapes mixed in;
  * and its verdicts against the eight-corner projection oracle. */
@@ -49,7 +49,7 @@ static void compare_many(cq_pair_query *q, int n)
     }
     for (int i = 0; i < n; i++)
         q[i].counters = &c2;
-    ck_assert_int_eq(cq_collide_many(q, n, many), CQ_OK);
+    ck_assert_int_eq(cq__collide_many(q, n, many), CQ_OK);
     for (int i = 0; i < n; i++)
         assert_same_contact(&one[i], &many[i], i);
     uint64_t s1[CQ_CTR_COUNT] = {0}, s2[CQ_CTR_COUNT] = {0};
@@ -86,7 +86,7 @@ START_TEST(many_matches_one_call_on_the_pairs_file)
      * clearly overlapping or clearly apart (skin 0). */
     file_queries(N, 0, true);
     static cq_contact c[N];
-    ck_assert_int_eq(cq_collide_many(pq, N, c), CQ_OK);
+    ck_assert_int_eq(cq__collide_many(pq, N, c), CQ_OK);
     for (int i = 0; i < N; i++) {
         double pen = tu_obb_min_penetration(&fa[i], &fb[i]);
         if (fabs(pen) < 1e-9)

@@ -264,7 +264,7 @@ static void check_box_queries(const cq_bvh *bvh, const cq_aabb *boxes, int n, tu
             if (oracle_overlap(box, boxes[i]))
                 want[wc++] = i;
         collect c = {got, 0, 0};
-        cq_bvh_query_aabb(bvh, &box, collect_visit, &c);
+        cq__bvh_query_aabb(bvh, &box, collect_visit, &c);
         assert_same_set(&c, want, wc);
     }
     free(want);
@@ -289,16 +289,16 @@ static void check_cast(const cq_bvh *bvh, const cq_aabb *boxes, int n, const cq_
     }
     collect c = {got, 0, 0};
     if (moving)
-        cq_bvh_query_sweep(bvh, moving, d, tmax, collect_ray, &c);
+        cq__bvh_query_sweep(bvh, moving, d, tmax, collect_ray, &c);
     else
-        cq_bvh_query_ray(bvh, o, d, tmax, collect_ray, &c);
+        cq__bvh_query_ray(bvh, o, d, tmax, collect_ray, &c);
     assert_same_set(&c, want, wc);
 
     closest cl = {boxes, moving ? *moving : (cq_aabb){o, o}, o, d, moving != NULL, INFINITY, 0};
     if (moving)
-        cq_bvh_query_sweep(bvh, moving, d, tmax, closest_visit, &cl);
+        cq__bvh_query_sweep(bvh, moving, d, tmax, closest_visit, &cl);
     else
-        cq_bvh_query_ray(bvh, o, d, tmax, closest_visit, &cl);
+        cq__bvh_query_ray(bvh, o, d, tmax, closest_visit, &cl);
     ck_assert(cl.best == best);
     ck_assert_int_le(cl.visits, wc);
 }
@@ -348,21 +348,21 @@ START_TEST(test_empty)
 {
     size_t before = cq_alloc_bytes();
     cq_bvh bvh;
-    ck_assert_int_eq(cq_bvh_build(&bvh, NULL, 0), CQ_OK);
+    ck_assert_int_eq(cq__bvh_build(&bvh, NULL, 0), CQ_OK);
     ck_assert_int_eq(bvh.count, 0);
     ck_assert_int_eq(bvh.node_count, 0);
     ck_assert(cq_alloc_bytes() == before);
     int got[1];
     collect c = {got, 0, 0};
     cq_aabb all = {cq_v3(-INFINITY, -INFINITY, -INFINITY), cq_v3(INFINITY, INFINITY, INFINITY)};
-    cq_bvh_query_aabb(&bvh, &all, collect_visit, &c);
-    cq_bvh_query_ray(&bvh, cq_v3(0, 0, 0), cq_v3(1, 0, 0), INFINITY, collect_ray, &c);
-    cq_bvh_query_sweep(&bvh, &(cq_aabb){cq_v3(0, 0, 0), cq_v3(1, 1, 1)}, cq_v3(1, 0, 0), 1, collect_ray, &c);
+    cq__bvh_query_aabb(&bvh, &all, collect_visit, &c);
+    cq__bvh_query_ray(&bvh, cq_v3(0, 0, 0), cq_v3(1, 0, 0), INFINITY, collect_ray, &c);
+    cq__bvh_query_sweep(&bvh, &(cq_aabb){cq_v3(0, 0, 0), cq_v3(1, 1, 1)}, cq_v3(1, 0, 0), 1, collect_ray, &c);
     ck_assert_int_eq(c.count, 0);
-    cq_bvh_refit(&bvh, NULL);
-    ck_assert_double_eq(cq_bvh_cost(&bvh), 0);
-    cq_bvh_free(&bvh);
-    cq_bvh_free(&bvh); /* an empty tree frees twice */
+    cq__bvh_refit(&bvh, NULL);
+    ck_assert_double_eq(cq__bvh_cost(&bvh), 0);
+    cq__bvh_free(&bvh);
+    cq__bvh_free(&bvh); /* an empty tree frees twice */
 }
 END_TEST
 
@@ -373,23 +373,23 @@ START_TEST(test_tiny)
     cq_aabb boxes[2] = {centred(cq_v3(0, 0, 0), cq_v3(1, 1, 1)), centred(cq_v3(5, 0, 0), cq_v3(1, 2, 3))};
     for (int n = 1; n <= 2; n++) {
         cq_bvh bvh;
-        ck_assert_int_eq(cq_bvh_build(&bvh, boxes, n), CQ_OK);
+        ck_assert_int_eq(cq__bvh_build(&bvh, boxes, n), CQ_OK);
         ck_assert_int_le(validate(&bvh, boxes, n), n - 1); /* SAH: two apart boxes get two leaves */
         int got[2];
         collect c = {got, 0, 0};
-        cq_bvh_query_ray(&bvh, cq_v3(-10, 0, 0), cq_v3(1, 0, 0), INFINITY, collect_ray, &c);
+        cq__bvh_query_ray(&bvh, cq_v3(-10, 0, 0), cq_v3(1, 0, 0), INFINITY, collect_ray, &c);
         ck_assert_int_eq(c.count, n);
         c.count = 0;
-        cq_bvh_query_ray(&bvh, cq_v3(-10, 1.5, 0), cq_v3(1, 0, 0), INFINITY, collect_ray, &c);
+        cq__bvh_query_ray(&bvh, cq_v3(-10, 1.5, 0), cq_v3(1, 0, 0), INFINITY, collect_ray, &c);
         ck_assert_int_eq(c.count, n - 1); /* only the taller box */
         c.count = 0;
-        cq_bvh_query_ray(&bvh, cq_v3(-10, 0, 0), cq_v3(1, 0, 0), 9, collect_ray, &c);
+        cq__bvh_query_ray(&bvh, cq_v3(-10, 0, 0), cq_v3(1, 0, 0), 9, collect_ray, &c);
         ck_assert_int_eq(c.count, 1); /* the first box starts at t = 9: touching counts */
         c.count = 0;
-        cq_bvh_query_ray(&bvh, cq_v3(-10, 0, 0), cq_v3(1, 0, 0), 8.99, collect_ray, &c);
+        cq__bvh_query_ray(&bvh, cq_v3(-10, 0, 0), cq_v3(1, 0, 0), 8.99, collect_ray, &c);
         ck_assert_int_eq(c.count, 0);
         check_all_queries(&bvh, boxes, n, &rng, 200);
-        cq_bvh_free(&bvh);
+        cq__bvh_free(&bvh);
     }
 }
 END_TEST
@@ -404,12 +404,12 @@ START_TEST(test_sets)
     make_set(kind, &rng, boxes, n);
     size_t before = cq_alloc_bytes();
     cq_bvh bvh;
-    ck_assert_int_eq(cq_bvh_build(&bvh, boxes, n), CQ_OK);
+    ck_assert_int_eq(cq__bvh_build(&bvh, boxes, n), CQ_OK);
     ck_assert(cq_alloc_bytes() == before + bvh.block_size);
     int depth = validate(&bvh, boxes, n);
     ck_assert_int_le(depth, 40);
     check_all_queries(&bvh, boxes, n, &rng, 300);
-    cq_bvh_free(&bvh);
+    cq__bvh_free(&bvh);
     ck_assert(cq_alloc_bytes() == before);
     free(boxes);
 }
@@ -422,10 +422,10 @@ START_TEST(test_large)
     cq_aabb *boxes = malloc((size_t)n * sizeof(cq_aabb));
     make_set(WITH_INFINITE, &rng, boxes, n);
     cq_bvh bvh;
-    ck_assert_int_eq(cq_bvh_build(&bvh, boxes, n), CQ_OK);
+    ck_assert_int_eq(cq__bvh_build(&bvh, boxes, n), CQ_OK);
     validate(&bvh, boxes, n);
     check_all_queries(&bvh, boxes, n, &rng, 150);
-    cq_bvh_free(&bvh);
+    cq__bvh_free(&bvh);
     free(boxes);
 }
 END_TEST
@@ -439,8 +439,8 @@ START_TEST(test_refit)
     cq_aabb *boxes = malloc((size_t)n * sizeof(cq_aabb));
     make_set(WITH_INFINITE, &rng, boxes, n);
     cq_bvh bvh, fresh;
-    ck_assert_int_eq(cq_bvh_build(&bvh, boxes, n), CQ_OK);
-    double built = cq_bvh_cost(&bvh);
+    ck_assert_int_eq(cq__bvh_build(&bvh, boxes, n), CQ_OK);
+    double built = cq__bvh_cost(&bvh);
     size_t bytes = cq_alloc_bytes();
     for (int step = 0; step < 3; step++) {
         for (int i = 0; i < n; i++) { /* small motion: up to 1 unit, and +-10% in size */
@@ -450,31 +450,31 @@ START_TEST(test_refit)
             cq_vec3 h = cq_scale(cq_sub(boxes[i].max, boxes[i].min), 0.5 * tu_uniform(&rng, 0.9, 1.1));
             boxes[i] = centred(cq_add(c, rand_vec(&rng, -1, 1)), h);
         }
-        cq_bvh_refit(&bvh, boxes);
+        cq__bvh_refit(&bvh, boxes);
         ck_assert(cq_alloc_bytes() == bytes);
         validate_tree(&bvh, boxes, n, false);
         check_all_queries(&bvh, boxes, n, &rng, 60);
     }
-    double moved = cq_bvh_cost(&bvh);
+    double moved = cq__bvh_cost(&bvh);
     ck_assert_double_lt(moved, 1.3 * built);
 
     for (int i = 0; i < n; i++) /* scramble: every box jumps anywhere */
         if (finite_box(boxes[i]))
             boxes[i] = centred(rand_vec(&rng, -100, 100), rand_vec(&rng, 0, 4));
     boxes[1] = infinite_box(1); /* a finite item turns infinite: ancestors grow, queries stay exact */
-    cq_bvh_refit(&bvh, boxes);
+    cq__bvh_refit(&bvh, boxes);
     validate_tree(&bvh, boxes, n, false);
     check_all_queries(&bvh, boxes, n, &rng, 60);
-    ck_assert(cq_bvh_cost(&bvh) == INFINITY);
+    ck_assert(cq__bvh_cost(&bvh) == INFINITY);
     boxes[1] = centred(cq_v3(0, 0, 0), cq_v3(1, 1, 1));
-    cq_bvh_refit(&bvh, boxes);
-    double scrambled = cq_bvh_cost(&bvh);
-    ck_assert_int_eq(cq_bvh_build(&fresh, boxes, n), CQ_OK);
-    double rebuilt = cq_bvh_cost(&fresh);
+    cq__bvh_refit(&bvh, boxes);
+    double scrambled = cq__bvh_cost(&bvh);
+    ck_assert_int_eq(cq__bvh_build(&fresh, boxes, n), CQ_OK);
+    double rebuilt = cq__bvh_cost(&fresh);
     ck_assert_double_gt(scrambled, 3 * rebuilt);
     ck_assert_double_lt(rebuilt, 1.3 * built);
-    cq_bvh_free(&fresh);
-    cq_bvh_free(&bvh);
+    cq__bvh_free(&fresh);
+    cq__bvh_free(&bvh);
     free(boxes);
 }
 END_TEST
@@ -497,14 +497,14 @@ START_TEST(test_cost)
     cq_aabb *boxes = malloc((size_t)n * sizeof(cq_aabb));
     make_set(UNIFORM, &rng, boxes, n);
     cq_bvh bvh;
-    ck_assert_int_eq(cq_bvh_build(&bvh, boxes, n), CQ_OK);
+    ck_assert_int_eq(cq__bvh_build(&bvh, boxes, n), CQ_OK);
     cq_vec3 e = cq_sub(bvh.nodes[0].box.max, bvh.nodes[0].box.min);
     double cost = walk_cost(&bvh, 0, e.x * e.y + e.y * e.z + e.z * e.x);
-    ck_assert_double_eq_tol(cq_bvh_cost(&bvh), cost, 1e-9 * cost);
+    ck_assert_double_eq_tol(cq__bvh_cost(&bvh), cost, 1e-9 * cost);
     /* a good tree over n uniform boxes tests O(log n) boxes per ray, far below n */
     ck_assert_double_lt(cost, 150);
     ck_assert_double_gt(cost, 1);
-    cq_bvh_free(&bvh);
+    cq__bvh_free(&bvh);
     free(boxes);
 }
 END_TEST
@@ -521,22 +521,22 @@ START_TEST(test_early_stop)
                                                tu_uniform(&rng, -1, 1)),
                                          cq_v3(1, 1, 1));
     cq_bvh bvh;
-    ck_assert_int_eq(cq_bvh_build(&bvh, boxes, n), CQ_OK);
+    ck_assert_int_eq(cq__bvh_build(&bvh, boxes, n), CQ_OK);
     int got[1000];
     cq_aabb all = {cq_v3(-1000, -1000, -1000), cq_v3(1000, 1000, 1000)};
     for (int stop = 1; stop <= 40; stop += 13) { /* stops inside the infinite list and inside the tree */
         collect c = {got, 0, stop};
-        cq_bvh_query_aabb(&bvh, &all, collect_visit, &c);
+        cq__bvh_query_aabb(&bvh, &all, collect_visit, &c);
         ck_assert_int_eq(c.count, stop);
         c.count = 0;
-        cq_bvh_query_ray(&bvh, cq_v3(-150, 0, 0), cq_v3(1, 0.01, 0.02), INFINITY, collect_ray, &c);
+        cq__bvh_query_ray(&bvh, cq_v3(-150, 0, 0), cq_v3(1, 0.01, 0.02), INFINITY, collect_ray, &c);
         ck_assert_int_eq(c.count, stop);
         c.count = 0;
-        cq_bvh_query_sweep(&bvh, &(cq_aabb){cq_v3(-150, -20, -20), cq_v3(-140, 20, 20)}, cq_v3(300, 0, 0), 1,
-                           collect_ray, &c);
+        cq__bvh_query_sweep(&bvh, &(cq_aabb){cq_v3(-150, -20, -20), cq_v3(-140, 20, 20)}, cq_v3(300, 0, 0), 1,
+                            collect_ray, &c);
         ck_assert_int_eq(c.count, stop);
     }
-    cq_bvh_free(&bvh);
+    cq__bvh_free(&bvh);
     free(boxes);
 }
 END_TEST
@@ -550,15 +550,15 @@ START_TEST(test_near_first)
     for (int i = 0; i < N; i++)
         boxes[i] = centred(cq_v3(3.0 * ((i * 37) % N), 0, 0), cq_v3(1, 1, 1)); /* shuffled order */
     cq_bvh bvh;
-    ck_assert_int_eq(cq_bvh_build(&bvh, boxes, N), CQ_OK);
+    ck_assert_int_eq(cq__bvh_build(&bvh, boxes, N), CQ_OK);
     for (int side = -1; side <= 1; side += 2) {
         cq_vec3 o = cq_v3(side < 0 ? -10 : 3.0 * (N - 1) + 10, 0.3, -0.2), d = cq_v3(-side, 0, 0);
         closest c = {boxes, {o, o}, o, d, false, INFINITY, 0};
-        cq_bvh_query_ray(&bvh, o, d, INFINITY, closest_visit, &c);
+        cq__bvh_query_ray(&bvh, o, d, INFINITY, closest_visit, &c);
         ck_assert_double_eq_tol(c.best, 9, 1e-12);
         ck_assert_int_le(c.visits, CQ_BVH_LEAF_MAX);
     }
-    cq_bvh_free(&bvh);
+    cq__bvh_free(&bvh);
 }
 END_TEST
 
@@ -578,11 +578,11 @@ START_TEST(test_depth_bound)
                 boxes[i] = centred(cq_v3(pow(1.25, i / 12.0), 0, 0), cq_v3(pow(1.25, i / 12.0), 1, 1));
         }
         cq_bvh bvh;
-        ck_assert_int_eq(cq_bvh_build(&bvh, boxes, n), CQ_OK);
+        ck_assert_int_eq(cq__bvh_build(&bvh, boxes, n), CQ_OK);
         int depth = validate(&bvh, boxes, n);
         ck_assert_int_lt(depth, CQ_BVH_MAX_DEPTH);
         check_all_queries(&bvh, boxes, n, &rng, 60);
-        cq_bvh_free(&bvh);
+        cq__bvh_free(&bvh);
     }
     free(boxes);
 }
@@ -615,17 +615,17 @@ START_TEST(test_no_memory)
     for (int ok = 0; ok < 2; ok++) { /* the scratch fails, then the tree */
         allocs_left = ok;
         cq_bvh bvh;
-        ck_assert_int_eq(cq_bvh_build(&bvh, boxes, n), CQ_ENO_MEMORY);
+        ck_assert_int_eq(cq__bvh_build(&bvh, boxes, n), CQ_ENO_MEMORY);
         ck_assert(cq_alloc_bytes() == before);
         ck_assert_int_eq(bvh.count, 0);
         ck_assert_int_eq(bvh.node_count, 0);
-        cq_bvh_free(&bvh);
+        cq__bvh_free(&bvh);
     }
     allocs_left = 2;
     cq_bvh bvh;
-    ck_assert_int_eq(cq_bvh_build(&bvh, boxes, n), CQ_OK);
+    ck_assert_int_eq(cq__bvh_build(&bvh, boxes, n), CQ_OK);
     validate(&bvh, boxes, n);
-    cq_bvh_free(&bvh);
+    cq__bvh_free(&bvh);
     ck_assert(cq_alloc_bytes() == before);
     cq_set_allocator(NULL);
     free(boxes);
@@ -638,10 +638,10 @@ START_TEST(test_bad_input)
                         centred(cq_v3(0, 0, 0), cq_v3(1, 1, 1))};
     size_t before = cq_alloc_bytes();
     cq_bvh bvh;
-    ck_assert_int_eq(cq_bvh_build(&bvh, boxes, -1), CQ_ERANGE);
-    ck_assert_int_eq(cq_bvh_build(&bvh, boxes, CQ_BVH_MAX_ITEMS + 1), CQ_ERANGE);
+    ck_assert_int_eq(cq__bvh_build(&bvh, boxes, -1), CQ_ERANGE);
+    ck_assert_int_eq(cq__bvh_build(&bvh, boxes, CQ_BVH_MAX_ITEMS + 1), CQ_ERANGE);
     boxes[2].max.y = NAN;
-    ck_assert_int_eq(cq_bvh_build(&bvh, boxes, 3), CQ_ENOT_FINITE);
+    ck_assert_int_eq(cq__bvh_build(&bvh, boxes, 3), CQ_ENOT_FINITE);
     ck_assert_int_eq(bvh.count, 0);
     ck_assert(cq_alloc_bytes() == before);
 }
@@ -657,21 +657,21 @@ START_TEST(test_deterministic)
     for (int i = 0; i < n; i += 50)
         boxes[i] = boxes[i + 1]; /* some duplicates */
     cq_bvh a, b;
-    ck_assert_int_eq(cq_bvh_build(&a, boxes, n), CQ_OK);
-    ck_assert_int_eq(cq_bvh_build(&b, boxes, n), CQ_OK);
+    ck_assert_int_eq(cq__bvh_build(&a, boxes, n), CQ_OK);
+    ck_assert_int_eq(cq__bvh_build(&b, boxes, n), CQ_OK);
     ck_assert_int_eq(a.node_count, b.node_count);
     ck_assert(a.block_size == b.block_size);
     ck_assert_int_eq(memcmp(a.block, b.block, a.block_size), 0);
     int *ga = malloc((size_t)n * sizeof(int)), *gb = malloc((size_t)n * sizeof(int));
     collect ca = {ga, 0, 0}, cb = {gb, 0, 0};
-    cq_bvh_query_ray(&a, cq_v3(-150, 1, 2), cq_v3(1, 0.1, 0.05), INFINITY, collect_ray, &ca);
-    cq_bvh_query_ray(&b, cq_v3(-150, 1, 2), cq_v3(1, 0.1, 0.05), INFINITY, collect_ray, &cb);
+    cq__bvh_query_ray(&a, cq_v3(-150, 1, 2), cq_v3(1, 0.1, 0.05), INFINITY, collect_ray, &ca);
+    cq__bvh_query_ray(&b, cq_v3(-150, 1, 2), cq_v3(1, 0.1, 0.05), INFINITY, collect_ray, &cb);
     ck_assert_int_eq(ca.count, cb.count);
     ck_assert_int_eq(memcmp(ga, gb, (size_t)ca.count * sizeof(int)), 0);
     free(ga);
     free(gb);
-    cq_bvh_free(&a);
-    cq_bvh_free(&b);
+    cq__bvh_free(&a);
+    cq__bvh_free(&b);
     free(boxes);
 }
 END_TEST
@@ -681,12 +681,12 @@ START_TEST(test_only_infinite)
 {
     cq_aabb boxes[3] = {infinite_box(0), infinite_box(1), infinite_box(2)};
     cq_bvh bvh;
-    ck_assert_int_eq(cq_bvh_build(&bvh, boxes, 3), CQ_OK);
+    ck_assert_int_eq(cq__bvh_build(&bvh, boxes, 3), CQ_OK);
     ck_assert_int_eq(bvh.node_count, 0);
     validate(&bvh, boxes, 3);
     tu_rng rng = {800};
     check_all_queries(&bvh, boxes, 3, &rng, 200);
-    cq_bvh_free(&bvh);
+    cq__bvh_free(&bvh);
 }
 END_TEST
 

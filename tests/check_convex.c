@@ -213,7 +213,7 @@ START_TEST(capsule_along_a_box_edge_gives_a_line_contact)
 }
 END_TEST
 
-/* cq_line_contact itself, with the normal exactly the face's: every edge
+/* cq__line_contact itself, with the normal exactly the face's: every edge
  * of the face lies exactly as far along it, the first (index 0) on the far
  * side. The edge under the segment is the nearest of those, and the line
  * contact lies on it; by height and index alone it would lie 2 away. */
@@ -226,7 +226,7 @@ START_TEST(line_contact_picks_the_nearest_of_tied_edges)
                    .eid = {10, 11, 12, 13},
                    .normal = {0, 1, 0}};
     cq_contact_point out[2];
-    ck_assert_int_eq(cq_line_contact(&seg, &top, cq_v3(0, -1, 0), 0.25, 0, 0.01, out), 2);
+    ck_assert_int_eq(cq__line_contact(&seg, &top, cq_v3(0, -1, 0), 0.25, 0, 0.01, out), 2);
     for (int k = 0; k < 2; k++) {
         ck_assert_double_eq_tol(out[k].position.x, 1, 1e-15);
         ck_assert_double_eq_tol(out[k].position.y, 0.5, 1e-15);
@@ -341,12 +341,12 @@ START_TEST(apart_within_skin_point_has_minus_the_distance)
         ck_assert_int_eq(c.point_count, 1);
         ck_assert_double_eq_tol(c.points[0].depth, -gap, 1e-12);
         ck_assert_double_eq_tol(c.points[0].position.z, order ? edge : edge + gap, 1e-12);
-        if (cq_b_first(&q)) /* cq_convex_pair_epa runs the order it is given */
+        if (cq__b_first(&q)) /* cq__convex_pair_epa runs the order it is given */
             q = (cq_pair_query){.a = q.b, .xa = q.xb, .b = q.a, .xb = q.xa, .skin = q.skin,
                                 .gjk_max_iterations = 1, .cache = &cache};
         cache.normal = cq_v3(0, 0, q.xb.p.z > q.xa.p.z ? 1 : -1);
         c = (cq_contact){.sat_axis = -1, .normal_axis = -1};
-        cq_convex_pair_epa(&q, &c);
+        cq__convex_pair_epa(&q, &c);
         ck_assert_int_eq(c.fallback_action, CQ_FBA_PREVIOUS_NORMAL);
         ck_assert(c.overlap);
         ck_assert_int_eq(c.point_count, 1);
@@ -423,7 +423,7 @@ START_TEST(reduction_keeps_four_corners)
     cq_contact_point pts[5], kept[CQ_MAX_POINTS];
     for (int k = 0; k < 5; k++)
         pts[k] = (cq_contact_point){corner[k], 0.01, {CQ_FEAT_FACE, CQ_FEAT_VERTEX, 0, (uint16_t)k}};
-    int m = cq_reduce_manifold_to(pts, 5, cq_v3(0, 0, 1), kept);
+    int m = cq__reduce_manifold_to(pts, 5, cq_v3(0, 0, 1), kept);
     ck_assert_int_eq(m, 4);
     for (int i = 0; i < m; i++)
         for (int j = 0; j < i; j++)
@@ -434,7 +434,7 @@ START_TEST(reduction_keeps_four_corners)
     const cq_vec3 tri[5] = {{0, 0, 0}, {10, 0, 0}, {5, 5, 0}, {5, 5 + 1e-12, 0}, {5, 2, 0}};
     for (int k = 0; k < 5; k++)
         pts[k] = (cq_contact_point){tri[k], 0.01, {CQ_FEAT_FACE, CQ_FEAT_VERTEX, 0, (uint16_t)k}};
-    m = cq_reduce_manifold_to(pts, 5, cq_v3(0, 0, 1), kept);
+    m = cq__reduce_manifold_to(pts, 5, cq_v3(0, 0, 1), kept);
     ck_assert_int_eq(m, 3);
     for (int i = 0; i < m; i++)
         ck_assert_int_lt(kept[i].feature.index_b, 3);

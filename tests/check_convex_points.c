@@ -198,10 +198,10 @@ START_TEST(snap_keeps_a_non_finite_normal)
     cq_pair_query q = {.a = &box, .xa = cq_xform_identity(), .b = &box, .xb = cq_xform_identity()};
     static const cq_vec3 bad[] = {{NAN, 0, 1e-20}, {0, NAN, 0}, {INFINITY, 0, 0}, {1e-20, -INFINITY, NAN}};
     for (int i = 0; i < 4; i++) {
-        cq_vec3 s = cq_gjk_snap_normal(&q, bad[i]);
+        cq_vec3 s = cq__gjk_snap_normal(&q, bad[i]);
         ck_assert_msg(!cq_v3_finite(s), "case %d: [%g %g %g]", i, s.x, s.y, s.z);
     }
-    cq_vec3 noisy = cq_gjk_snap_normal(&q, cq_v3(-2.2e-16, 1, -1.1e-16)); /* the rule still holds */
+    cq_vec3 noisy = cq__gjk_snap_normal(&q, cq_v3(-2.2e-16, 1, -1.1e-16)); /* the rule still holds */
     ck_assert(noisy.x == 0 && noisy.y == 1 && noisy.z == 0);
 }
 END_TEST

@@ -30,14 +30,14 @@ START_TEST(segment_point_analytic)
 {
     double t;
     cq_vec3 a = cq_v3(0, 0, 0), b = cq_v3(2, 0, 0);
-    tu_assert_vec_eq_tol(cq_closest_on_segment(cq_v3(1, 1, 0), a, b, &t), cq_v3(1, 0, 0), TOL);
+    tu_assert_vec_eq_tol(cq__closest_on_segment(cq_v3(1, 1, 0), a, b, &t), cq_v3(1, 0, 0), TOL);
     ck_assert_double_eq_tol(t, 0.5, TOL);
-    tu_assert_vec_eq_tol(cq_closest_on_segment(cq_v3(-1, 1, 0), a, b, &t), a, TOL);
+    tu_assert_vec_eq_tol(cq__closest_on_segment(cq_v3(-1, 1, 0), a, b, &t), a, TOL);
     ck_assert_double_eq_tol(t, 0, TOL);
-    tu_assert_vec_eq_tol(cq_closest_on_segment(cq_v3(3, 0, 5), a, b, &t), b, TOL);
+    tu_assert_vec_eq_tol(cq__closest_on_segment(cq_v3(3, 0, 5), a, b, &t), b, TOL);
     ck_assert_double_eq_tol(t, 1, TOL);
     cq_vec3 p = cq_v3(1, 2, 3); /* zero length: the point itself */
-    cq_vec3 x = cq_closest_on_segment(cq_v3(7, 7, 7), p, p, &t);
+    cq_vec3 x = cq__closest_on_segment(cq_v3(7, 7, 7), p, p, &t);
     ck_assert(x.x == p.x && x.y == p.y && x.z == p.z && t == 0);
 }
 END_TEST
@@ -47,18 +47,18 @@ START_TEST(parallel_segments_use_middle_of_overlap)
     double s, t;
     cq_vec3 c1, c2;
     /* Overlap of the projections is x in [1, 2]: the middle is x = 1.5. */
-    double d2 = cq_closest_segments(cq_v3(0, 0, 0), cq_v3(2, 0, 0), cq_v3(1, 1, 0), cq_v3(3, 1, 0), &s, &t, &c1, &c2);
+    double d2 = cq__closest_segments(cq_v3(0, 0, 0), cq_v3(2, 0, 0), cq_v3(1, 1, 0), cq_v3(3, 1, 0), &s, &t, &c1, &c2);
     ck_assert_double_eq_tol(d2, 1, TOL);
     tu_assert_vec_eq_tol(c1, cq_v3(1.5, 0, 0), TOL);
     tu_assert_vec_eq_tol(c2, cq_v3(1.5, 1, 0), TOL);
     ck_assert_double_eq_tol(s, 0.75, TOL);
     ck_assert_double_eq_tol(t, 0.25, TOL);
     /* Antiparallel, and the arguments swapped: the same middle. */
-    cq_closest_segments(cq_v3(3, 1, 0), cq_v3(1, 1, 0), cq_v3(0, 0, 0), cq_v3(2, 0, 0), &s, &t, &c1, &c2);
+    cq__closest_segments(cq_v3(3, 1, 0), cq_v3(1, 1, 0), cq_v3(0, 0, 0), cq_v3(2, 0, 0), &s, &t, &c1, &c2);
     tu_assert_vec_eq_tol(c1, cq_v3(1.5, 1, 0), TOL);
     tu_assert_vec_eq_tol(c2, cq_v3(1.5, 0, 0), TOL);
     /* Disjoint projections: the facing ends. */
-    d2 = cq_closest_segments(cq_v3(0, 0, 0), cq_v3(1, 0, 0), cq_v3(2, 1, 0), cq_v3(3, 1, 0), &s, &t, &c1, &c2);
+    d2 = cq__closest_segments(cq_v3(0, 0, 0), cq_v3(1, 0, 0), cq_v3(2, 1, 0), cq_v3(3, 1, 0), &s, &t, &c1, &c2);
     ck_assert_double_eq_tol(d2, 2, TOL);
     tu_assert_vec_eq_tol(c1, cq_v3(1, 0, 0), TOL);
     tu_assert_vec_eq_tol(c2, cq_v3(2, 1, 0), TOL);
@@ -107,7 +107,7 @@ START_TEST(segments_against_brute_force)
         cq_vec3 g[4], c1, c2;
         double s, t;
         random_segments(&rng, k % 7, g);
-        double d2 = cq_closest_segments(g[0], g[1], g[2], g[3], &s, &t, &c1, &c2);
+        double d2 = cq__closest_segments(g[0], g[1], g[2], g[3], &s, &t, &c1, &c2);
         ck_assert(isfinite(d2) && cq_v3_finite(c1) && cq_v3_finite(c2));
         ck_assert(s >= 0 && s <= 1 && t >= 0 && t <= 1);
         tu_assert_vec_eq_tol(c1, cq_lerp(g[0], g[1], s), 1e-12);
@@ -145,7 +145,7 @@ START_TEST(triangle_regions_analytic)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         cq_tri_region r;
         int i;
-        tu_assert_vec_eq_tol(cq_closest_on_triangle(cases[k].p, a, b, c, &r, &i), cases[k].expect, TOL);
+        tu_assert_vec_eq_tol(cq__closest_on_triangle(cases[k].p, a, b, c, &r, &i), cases[k].expect, TOL);
         ck_assert_int_eq(r, cases[k].region);
         ck_assert_int_eq(i, cases[k].index);
     }
@@ -206,7 +206,7 @@ START_TEST(triangle_against_brute_force)
         random_triangle(&rng, k % 5, v);
         cq_tri_region r;
         int i;
-        cq_vec3 x = cq_closest_on_triangle(p, v[0], v[1], v[2], &r, &i);
+        cq_vec3 x = cq__closest_on_triangle(p, v[0], v[1], v[2], &r, &i);
         ck_assert(cq_v3_finite(x));
         ck_assert(i >= 0 && i < 3);
         assert_on_feature(x, v, r, i);

@@ -204,7 +204,7 @@ START_TEST(test_simplex_solver)
             w[k] = random_point(&rng, w, k, kind);
             s.v[k] = (cq_mvert){.w = w[k], .ia = (uint16_t)k};
         }
-        cq_vec3 p = cq_simplex_solve(&s);
+        cq_vec3 p = cq__simplex_solve(&s);
         ck_assert(cq_v3_finite(p));
         ck_assert(s.count >= 1 && s.count <= n);
         double sum = 0;

@@ -190,7 +190,7 @@ static cq_sap_stats run_random(const run_cfg *cfg)
     for (int id = 0; id < m.cap; id++)
         vel[id] = cq_v3(tu_uniform(&rng, -3, 3), tu_uniform(&rng, -3, 3), tu_uniform(&rng, -3, 3));
     cq_sap *sap;
-    ck_assert_int_eq(cq_sap_create(cfg->items / 2, &sap), CQ_OK); /* half: inserts must grow it */
+    ck_assert_int_eq(cq__sap_create(cfg->items / 2, &sap), CQ_OK); /* half: inserts must grow it */
     if (cfg->bulk_ratio > 0)
         sap->bulk_ratio = cfg->bulk_ratio;
     insert_planes(sap, &m, &cfg->sc);
@@ -202,8 +202,8 @@ static cq_sap_stats run_random(const run_cfg *cfg)
         random_frame(sap, &m, &rng, &cfg->sc, vel, frame);
         sm_update_and_check(sap, &m, &h);
     }
-    cq_sap_stats st = cq_sap_get_stats(sap);
-    cq_sap_destroy(sap);
+    cq_sap_stats st = cq__sap_get_stats(sap);
+    cq__sap_destroy(sap);
     sm_history_free(&h);
     free(vel);
     sm_model_free(&m);
@@ -237,7 +237,7 @@ START_TEST(test_oracle_agrees)
     scene sc = {4, 0.25, 1};
     sm_model m = sm_model_make(600);
     cq_sap *sap;
-    ck_assert_int_eq(cq_sap_create(600, &sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_create(600, &sap), CQ_OK);
     insert_planes(sap, &m, &sc);
     for (int id = 3; id < 600; id++)
         insert_random(sap, &m, &rng, &sc, id);
@@ -249,7 +249,7 @@ START_TEST(test_oracle_agrees)
     ck_assert(memcmp(all.k, pruned.k, (size_t)all.n * sizeof *all.k) == 0);
     sm_keys_free(&all);
     sm_keys_free(&pruned);
-    cq_sap_destroy(sap);
+    cq__sap_destroy(sap);
     sm_model_free(&m);
 }
 END_TEST
@@ -263,9 +263,9 @@ static cq_aabb box6(double x0, double y0, double z0, double x1, double y1, doubl
 
 static void expect_pairs(const cq_sap *sap, const int (*want)[2], int n)
 {
-    ck_assert_int_eq(cq_sap_pair_count(sap), n);
+    ck_assert_int_eq(cq__sap_pair_count(sap), n);
     for (int k = 0; k < n; k++) {
-        cq_sap_pair p = cq_sap_pair_at(sap, k);
+        cq_sap_pair p = cq__sap_pair_at(sap, k);
         ck_assert_msg(p.a == want[k][0] && p.b == want[k][1], "pair %d: (%d,%d) want (%d,%d)", k, p.a, p.b,
                       want[k][0], want[k][1]);
     }
@@ -274,7 +274,7 @@ static void expect_pairs(const cq_sap *sap, const int (*want)[2], int n)
 START_TEST(test_touching_identical_zero)
 {
     cq_sap *sap;
-    ck_assert_int_eq(cq_sap_create(8, &sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_create(8, &sap), CQ_OK);
     const double eps = 1e-12;
     cq_aabb boxes[7] = {
         box6(0, 0, 0, 1, 1, 1),       /* 0 */
@@ -286,48 +286,48 @@ START_TEST(test_touching_identical_zero)
         box6(5, 5, 5, 5, 5, 5),       /* 6: the same point as 4 */
     };
     for (int id = 0; id < 7; id++)
-        ck_assert_int_eq(cq_sap_insert(sap, id, &boxes[id], 1, 1, false), CQ_OK);
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+        ck_assert_int_eq(cq__sap_insert(sap, id, &boxes[id], 1, 1, false), CQ_OK);
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
     static const int want[8][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {1, 5}, {2, 3}, {4, 6}};
     expect_pairs(sap, want, 8);
     for (int k = 0; k < 8; k++)
-        ck_assert(cq_sap_pair_at(sap, k).added);
+        ck_assert(cq__sap_pair_at(sap, k).added);
 
     /* 5 slides left onto x = 1: it now touches 0, 2 and 3. */
     boxes[5] = box6(1, 0, 0, 3 - eps, 1, 1);
-    ck_assert_int_eq(cq_sap_move(sap, 5, &boxes[5]), CQ_OK);
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_move(sap, 5, &boxes[5]), CQ_OK);
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
     static const int want2[11][2] = {{0, 1}, {0, 2}, {0, 3}, {0, 5}, {1, 2}, {1, 3},
                                      {1, 5}, {2, 3}, {2, 5}, {3, 5}, {4, 6}};
     expect_pairs(sap, want2, 11);
     for (int k = 0; k < 11; k++) {
-        cq_sap_pair p = cq_sap_pair_at(sap, k);
+        cq_sap_pair p = cq__sap_pair_at(sap, k);
         ck_assert(p.added == (p.b == 5 && p.a != 1));
     }
-    ck_assert_int_eq(cq_sap_removed_count(sap), 0);
+    ck_assert_int_eq(cq__sap_removed_count(sap), 0);
 
     /* 1 leaves: its four pairs end. */
     boxes[1] = box6(10, 0, 0, 11, 1, 1);
-    ck_assert_int_eq(cq_sap_move(sap, 1, &boxes[1]), CQ_OK);
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_move(sap, 1, &boxes[1]), CQ_OK);
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
     static const int gone[4][2] = {{0, 1}, {1, 2}, {1, 3}, {1, 5}};
-    ck_assert_int_eq(cq_sap_removed_count(sap), 4);
+    ck_assert_int_eq(cq__sap_removed_count(sap), 4);
     for (int k = 0; k < 4; k++) {
-        cq_sap_pair p = cq_sap_removed_at(sap, k);
+        cq_sap_pair p = cq__sap_removed_at(sap, k);
         ck_assert(p.a == gone[k][0] && p.b == gone[k][1]);
     }
-    ck_assert_int_eq(cq_sap_pair_count(sap), 7);
-    ck_assert_int_eq(cq_sap_find(sap, 0, 1), -1);
-    ck_assert_int_ge(cq_sap_find(sap, 5, 3), 0);
-    ck_assert_int_eq(cq_sap_find(sap, 3, 3), -1);
+    ck_assert_int_eq(cq__sap_pair_count(sap), 7);
+    ck_assert_int_eq(cq__sap_find(sap, 0, 1), -1);
+    ck_assert_int_ge(cq__sap_find(sap, 5, 3), 0);
+    ck_assert_int_eq(cq__sap_find(sap, 3, 3), -1);
 
     /* An update with nothing to do clears the reports and keeps the list. */
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
-    ck_assert_int_eq(cq_sap_removed_count(sap), 0);
-    ck_assert_int_eq(cq_sap_pair_count(sap), 7);
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_removed_count(sap), 0);
+    ck_assert_int_eq(cq__sap_pair_count(sap), 7);
     for (int k = 0; k < 7; k++)
-        ck_assert(!cq_sap_pair_at(sap, k).added);
-    cq_sap_destroy(sap);
+        ck_assert(!cq__sap_pair_at(sap, k).added);
+    cq__sap_destroy(sap);
 }
 END_TEST
 
@@ -336,87 +336,87 @@ END_TEST
 START_TEST(test_pair_continues)
 {
     cq_sap *sap;
-    ck_assert_int_eq(cq_sap_create(4, &sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_create(4, &sap), CQ_OK);
     cq_aabb low = box6(0, 0, 0, 1, 1, 1), high = box6(0, 0, 1, 1, 1, 2), other = box6(50, 0, 0, 51, 1, 1);
-    ck_assert_int_eq(cq_sap_insert(sap, 0, &low, 1, 1, false), CQ_OK);
-    ck_assert_int_eq(cq_sap_insert(sap, 1, &high, 1, 1, false), CQ_OK); /* stacked, touching at z = 1 */
-    ck_assert_int_eq(cq_sap_insert(sap, 2, &other, 1, 1, false), CQ_OK);
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
-    int slot = cq_sap_find(sap, 0, 1);
+    ck_assert_int_eq(cq__sap_insert(sap, 0, &low, 1, 1, false), CQ_OK);
+    ck_assert_int_eq(cq__sap_insert(sap, 1, &high, 1, 1, false), CQ_OK); /* stacked, touching at z = 1 */
+    ck_assert_int_eq(cq__sap_insert(sap, 2, &other, 1, 1, false), CQ_OK);
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
+    int slot = cq__sap_find(sap, 0, 1);
     ck_assert_int_ge(slot, 0);
     for (int frame = 1; frame <= 30; frame++) { /* the stack falls 3 units a frame, past 2 on the way */
         cq_vec3 d = cq_v3(frame % 2 ? 7 : -7, 0, -3);
         low = (cq_aabb){cq_add(low.min, d), cq_add(low.max, d)};
         high = (cq_aabb){cq_add(high.min, d), cq_add(high.max, d)};
-        ck_assert_int_eq(cq_sap_move(sap, frame % 2 ? 0 : 1, frame % 2 ? &low : &high), CQ_OK);
-        ck_assert_int_eq(cq_sap_move(sap, frame % 2 ? 1 : 0, frame % 2 ? &high : &low), CQ_OK);
-        ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
-        ck_assert_int_eq(cq_sap_pair_count(sap), 1);
-        cq_sap_pair p = cq_sap_pair_at(sap, 0);
+        ck_assert_int_eq(cq__sap_move(sap, frame % 2 ? 0 : 1, frame % 2 ? &low : &high), CQ_OK);
+        ck_assert_int_eq(cq__sap_move(sap, frame % 2 ? 1 : 0, frame % 2 ? &high : &low), CQ_OK);
+        ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
+        ck_assert_int_eq(cq__sap_pair_count(sap), 1);
+        cq_sap_pair p = cq__sap_pair_at(sap, 0);
         ck_assert(p.a == 0 && p.b == 1 && p.slot == slot && !p.added);
-        ck_assert_int_eq(cq_sap_removed_count(sap), 0);
+        ck_assert_int_eq(cq__sap_removed_count(sap), 0);
     }
     /* Two boxes trade places in one frame, overlapping before and after. */
     low = box6(0, 0, 0, 2, 1, 1);
     high = box6(1, 0, 0, 3, 1, 1);
-    ck_assert_int_eq(cq_sap_move(sap, 0, &low), CQ_OK);
-    ck_assert_int_eq(cq_sap_move(sap, 1, &high), CQ_OK);
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
-    ck_assert_int_eq(cq_sap_find(sap, 0, 1), slot);
-    ck_assert_int_eq(cq_sap_move(sap, 0, &high), CQ_OK);
-    ck_assert_int_eq(cq_sap_move(sap, 1, &low), CQ_OK);
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
-    ck_assert_int_eq(cq_sap_find(sap, 0, 1), slot);
-    ck_assert(!cq_sap_pair_at(sap, 0).added && cq_sap_removed_count(sap) == 0);
-    cq_sap_destroy(sap);
+    ck_assert_int_eq(cq__sap_move(sap, 0, &low), CQ_OK);
+    ck_assert_int_eq(cq__sap_move(sap, 1, &high), CQ_OK);
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_find(sap, 0, 1), slot);
+    ck_assert_int_eq(cq__sap_move(sap, 0, &high), CQ_OK);
+    ck_assert_int_eq(cq__sap_move(sap, 1, &low), CQ_OK);
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_find(sap, 0, 1), slot);
+    ck_assert(!cq__sap_pair_at(sap, 0).added && cq__sap_removed_count(sap) == 0);
+    cq__sap_destroy(sap);
 }
 END_TEST
 
 START_TEST(test_filter)
 {
     cq_sap *sap;
-    ck_assert_int_eq(cq_sap_create(4, &sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_create(4, &sap), CQ_OK);
     cq_aabb b = box6(0, 0, 0, 1, 1, 1);
-    ck_assert_int_eq(cq_sap_insert(sap, 0, &b, 1, 2, false), CQ_OK); /* A */
-    ck_assert_int_eq(cq_sap_insert(sap, 1, &b, 2, 1, false), CQ_OK); /* B */
-    ck_assert_int_eq(cq_sap_insert(sap, 2, &b, 2, 2, false), CQ_OK); /* C */
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_insert(sap, 0, &b, 1, 2, false), CQ_OK); /* A */
+    ck_assert_int_eq(cq__sap_insert(sap, 1, &b, 2, 1, false), CQ_OK); /* B */
+    ck_assert_int_eq(cq__sap_insert(sap, 2, &b, 2, 2, false), CQ_OK); /* C */
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
     /* A-B meet both ways; A-C: A's layer misses C's mask; B-C: C's layer misses B's mask. */
     static const int w1[1][2] = {{0, 1}};
     expect_pairs(sap, w1, 1);
-    int slot_ab = cq_sap_pair_at(sap, 0).slot;
+    int slot_ab = cq__sap_pair_at(sap, 0).slot;
 
-    ck_assert_int_eq(cq_sap_set_filter(sap, 2, 2, 3), CQ_OK); /* C's mask now takes A and B */
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_set_filter(sap, 2, 2, 3), CQ_OK); /* C's mask now takes A and B */
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
     static const int w2[2][2] = {{0, 1}, {0, 2}}; /* B-C still fails: C's layer 2 & B's mask 1 */
     expect_pairs(sap, w2, 2);
-    ck_assert(!cq_sap_pair_at(sap, 0).added && cq_sap_pair_at(sap, 0).slot == slot_ab);
-    ck_assert(cq_sap_pair_at(sap, 1).added);
+    ck_assert(!cq__sap_pair_at(sap, 0).added && cq__sap_pair_at(sap, 0).slot == slot_ab);
+    ck_assert(cq__sap_pair_at(sap, 1).added);
 
-    ck_assert_int_eq(cq_sap_set_filter(sap, 1, 2, 0), CQ_OK); /* B collides with nothing */
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_set_filter(sap, 1, 2, 0), CQ_OK); /* B collides with nothing */
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
     static const int w3[1][2] = {{0, 2}};
     expect_pairs(sap, w3, 1);
-    ck_assert_int_eq(cq_sap_removed_count(sap), 1);
-    ck_assert(cq_sap_removed_at(sap, 0).a == 0 && cq_sap_removed_at(sap, 0).b == 1);
-    ck_assert_int_eq(cq_sap_removed_at(sap, 0).slot, slot_ab);
-    cq_sap_destroy(sap);
+    ck_assert_int_eq(cq__sap_removed_count(sap), 1);
+    ck_assert(cq__sap_removed_at(sap, 0).a == 0 && cq__sap_removed_at(sap, 0).b == 1);
+    ck_assert_int_eq(cq__sap_removed_at(sap, 0).slot, slot_ab);
+    cq__sap_destroy(sap);
 }
 END_TEST
 
 START_TEST(test_planes)
 {
     cq_sap *sap;
-    ck_assert_int_eq(cq_sap_create(8, &sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_create(8, &sap), CQ_OK);
     cq_aabb ground = box6(-INFINITY, -INFINITY, -INFINITY, INFINITY, INFINITY, 0); /* z <= 0 */
     cq_aabb all = box6(-INFINITY, -INFINITY, -INFINITY, INFINITY, INFINITY, INFINITY);
     cq_aabb wall = box6(-INFINITY, 3, -INFINITY, INFINITY, INFINITY, INFINITY); /* y >= 3 */
-    ck_assert_int_eq(cq_sap_insert(sap, 0, &ground, 1, 1, true), CQ_OK);
-    ck_assert_int_eq(cq_sap_insert(sap, 1, &all, 1, 1, true), CQ_OK);
-    ck_assert_int_eq(cq_sap_insert(sap, 2, &wall, 1, 1, false), CQ_OK); /* an infinite dynamic */
+    ck_assert_int_eq(cq__sap_insert(sap, 0, &ground, 1, 1, true), CQ_OK);
+    ck_assert_int_eq(cq__sap_insert(sap, 1, &all, 1, 1, true), CQ_OK);
+    ck_assert_int_eq(cq__sap_insert(sap, 2, &wall, 1, 1, false), CQ_OK); /* an infinite dynamic */
     cq_aabb ball = box6(-0.5, -0.5, 0.5, 0.5, 0.5, 1.5);
-    ck_assert_int_eq(cq_sap_insert(sap, 3, &ball, 1, 1, false), CQ_OK);
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_insert(sap, 3, &ball, 1, 1, false), CQ_OK);
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
     /* The two statics never pair; both infinite boxes meet the wall and the ball. */
     static const int w1[3][2] = {{0, 2}, {1, 2}, {1, 3}};
     expect_pairs(sap, w1, 3);
@@ -425,31 +425,31 @@ START_TEST(test_planes)
     for (int step = 1; step <= 8; step++) {
         double z = 0.5 - 0.25 * step;
         ball = box6(-0.5, -0.5, z, 0.5, 0.5, z + 1);
-        ck_assert_int_eq(cq_sap_move(sap, 3, &ball), CQ_OK);
-        ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
-        ck_assert_int_eq(cq_sap_find(sap, 0, 3) >= 0, z <= 0);
-        ck_assert_int_ge(cq_sap_find(sap, 1, 3), 0);
+        ck_assert_int_eq(cq__sap_move(sap, 3, &ball), CQ_OK);
+        ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
+        ck_assert_int_eq(cq__sap_find(sap, 0, 3) >= 0, z <= 0);
+        ck_assert_int_ge(cq__sap_find(sap, 1, 3), 0);
     }
     /* Then it rolls into the wall (touching at y = 3) and on through it. */
     ball = box6(2, 2, -1, 3, 3, 0);
-    ck_assert_int_eq(cq_sap_move(sap, 3, &ball), CQ_OK);
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_move(sap, 3, &ball), CQ_OK);
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
     static const int w2[5][2] = {{0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
     expect_pairs(sap, w2, 5);
     /* The wall moves off to y >= 100 and the ground rises to z <= 10 (a static move). */
     wall = box6(-INFINITY, 100, -INFINITY, INFINITY, INFINITY, INFINITY);
     ground.max.z = 10;
-    ck_assert_int_eq(cq_sap_move(sap, 2, &wall), CQ_OK);
-    ck_assert_int_eq(cq_sap_move(sap, 0, &ground), CQ_OK);
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_move(sap, 2, &wall), CQ_OK);
+    ck_assert_int_eq(cq__sap_move(sap, 0, &ground), CQ_OK);
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
     static const int w3[4][2] = {{0, 2}, {0, 3}, {1, 2}, {1, 3}};
     expect_pairs(sap, w3, 4);
     for (int k = 0; k < 4; k++)
-        ck_assert(!cq_sap_pair_at(sap, k).added); /* the static's pairs continued */
-    ck_assert_int_eq(cq_sap_removed_count(sap), 1);
-    cq_sap_stats st = cq_sap_get_stats(sap);
+        ck_assert(!cq__sap_pair_at(sap, k).added); /* the static's pairs continued */
+    ck_assert_int_eq(cq__sap_removed_count(sap), 1);
+    cq_sap_stats st = cq__sap_get_stats(sap);
     ck_assert_int_eq((int)st.static_rebuilds, 2);
-    cq_sap_destroy(sap);
+    cq__sap_destroy(sap);
 }
 END_TEST
 
@@ -465,7 +465,7 @@ static cq_sap_stats static_run(int statics, bool check)
     cq_vec3 *vel = malloc((size_t)dyn * sizeof *vel);
     ck_assert(vel);
     cq_sap *sap;
-    ck_assert_int_eq(cq_sap_create(cap, &sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_create(cap, &sap), CQ_OK);
     for (int id = 0; id < dyn; id++) {
         sm_put(sap, &m, id, random_box(&rng, &sc), 1, 0xffffffffu, false);
         vel[id] = cq_v3(tu_uniform(&rng, -3, 3), tu_uniform(&rng, -3, 3), tu_uniform(&rng, -3, 3));
@@ -477,8 +477,8 @@ static cq_sap_stats static_run(int statics, bool check)
     if (check)
         sm_update_and_check(sap, &m, &h);
     else
-        ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
-    uint64_t rebuilds = cq_sap_get_stats(sap).static_rebuilds, swaps = cq_sap_get_stats(sap).swaps;
+        ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
+    uint64_t rebuilds = cq__sap_get_stats(sap).static_rebuilds, swaps = cq__sap_get_stats(sap).swaps;
     ck_assert_int_eq((int)swaps, 0);
     for (int frame = 0; frame < 300; frame++) {
         for (int id = 0; id < dyn; id++)
@@ -486,14 +486,14 @@ static cq_sap_stats static_run(int statics, bool check)
         if (check)
             sm_update_and_check(sap, &m, &h);
         else
-            ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
-        for (int k = 0; check && k < cq_sap_pair_count(sap); k++)
-            if (cq_sap_pair_at(sap, k).a >= dyn) /* statics have the top ids: a >= dyn is static-static */
-                ck_abort_msg("static-static pair %d", cq_sap_pair_at(sap, k).a);
+            ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
+        for (int k = 0; check && k < cq__sap_pair_count(sap); k++)
+            if (cq__sap_pair_at(sap, k).a >= dyn) /* statics have the top ids: a >= dyn is static-static */
+                ck_abort_msg("static-static pair %d", cq__sap_pair_at(sap, k).a);
     }
-    cq_sap_stats st = cq_sap_get_stats(sap);
+    cq_sap_stats st = cq__sap_get_stats(sap);
     ck_assert(st.static_rebuilds == rebuilds);
-    cq_sap_destroy(sap);
+    cq__sap_destroy(sap);
     sm_history_free(&h);
     free(vel);
     sm_model_free(&m);
@@ -531,25 +531,25 @@ static void build_shuffled(cq_sap *sap, const sm_model *final, uint64_t seed, bo
         int id = order[k];
         cq_aabb b = detours ? random_box(&rng, &sc) : final->box[id];
         uint32_t mask = detours ? ~final->mask[id] : final->mask[id];
-        ck_assert_int_eq(cq_sap_insert(sap, id, &b, final->layer[id], mask, final->is_static[id]), CQ_OK);
+        ck_assert_int_eq(cq__sap_insert(sap, id, &b, final->layer[id], mask, final->is_static[id]), CQ_OK);
         if (detours && k % 7 == 0)
-            ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+            ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
     }
     if (detours)
         for (int k = 0; k < n; k += 5) {
-            ck_assert_int_eq(cq_sap_remove(sap, order[k]), CQ_OK);
+            ck_assert_int_eq(cq__sap_remove(sap, order[k]), CQ_OK);
             cq_aabb b = random_box(&rng, &sc);
-            ck_assert_int_eq(cq_sap_insert(sap, order[k], &b, final->layer[order[k]], 0, final->is_static[order[k]]),
+            ck_assert_int_eq(cq__sap_insert(sap, order[k], &b, final->layer[order[k]], 0, final->is_static[order[k]]),
                              CQ_OK);
             if (k % 3 == 0)
-                ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+                ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
         }
     for (int k = 0; k < n; k++) {
         int id = order[n - 1 - k];
-        ck_assert_int_eq(cq_sap_move(sap, id, &final->box[id]), CQ_OK);
-        ck_assert_int_eq(cq_sap_set_filter(sap, id, final->layer[id], final->mask[id]), CQ_OK);
+        ck_assert_int_eq(cq__sap_move(sap, id, &final->box[id]), CQ_OK);
+        ck_assert_int_eq(cq__sap_set_filter(sap, id, final->layer[id], final->mask[id]), CQ_OK);
     }
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
     free(order);
 }
 
@@ -568,14 +568,14 @@ START_TEST(test_insertion_order)
     uint64_t *first = NULL;
     for (int run = 0; run < 4; run++) {
         cq_sap *sap;
-        ck_assert_int_eq(cq_sap_create(run == 3 ? 16 : 1500, &sap), CQ_OK);
+        ck_assert_int_eq(cq__sap_create(run == 3 ? 16 : 1500, &sap), CQ_OK);
         build_shuffled(sap, &m, 100 + (uint64_t)run, run > 0);
-        int n = cq_sap_pair_count(sap);
+        int n = cq__sap_pair_count(sap);
         ck_assert_int_eq(n, want.n);
         uint64_t *got = malloc((size_t)n * sizeof *got);
         ck_assert(got);
         for (int k = 0; k < n; k++)
-            got[k] = sm_key(cq_sap_pair_at(sap, k).a, cq_sap_pair_at(sap, k).b);
+            got[k] = sm_key(cq__sap_pair_at(sap, k).a, cq__sap_pair_at(sap, k).b);
         ck_assert(memcmp(got, want.k, (size_t)n * sizeof *got) == 0);
         if (first) {
             ck_assert(memcmp(got, first, (size_t)n * sizeof *got) == 0);
@@ -583,7 +583,7 @@ START_TEST(test_insertion_order)
         } else {
             first = got;
         }
-        cq_sap_destroy(sap);
+        cq__sap_destroy(sap);
     }
     free(first);
     sm_keys_free(&want);
@@ -596,28 +596,28 @@ END_TEST
 START_TEST(test_growth_counted)
 {
     cq_sap *sap;
-    ck_assert_int_eq(cq_sap_create(4, &sap), CQ_OK);
-    ck_assert_int_eq(cq_sap_pair_capacity(sap), 64);
+    ck_assert_int_eq(cq__sap_create(4, &sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_pair_capacity(sap), 64);
     cq_aabb b = box6(0, 0, 0, 1, 1, 1);
     for (int id = 0; id < 100; id++) /* 4 -> 8 -> 16 -> 32 -> 64 -> 128 */
-        ck_assert_int_eq(cq_sap_insert(sap, id, &b, 1, 1, false), CQ_OK);
-    ck_assert_int_eq((int)cq_sap_get_stats(sap).grows, 5);
-    ck_assert_int_eq(cq_sap_insert(sap, 1000, &b, 1, 1, false), CQ_OK); /* straight to 1001 */
-    ck_assert_int_eq((int)cq_sap_get_stats(sap).grows, 6);
-    ck_assert_int_eq(cq_sap_reserve(sap, 1001), CQ_OK); /* already held */
-    ck_assert_int_eq(cq_sap_reserve(sap, (1 << 24) + 1), CQ_ERANGE);
-    ck_assert_int_eq((int)cq_sap_get_stats(sap).grows, 6);
-    ck_assert_int_eq(cq_sap_reserve(sap, 3000), CQ_OK);
-    ck_assert_int_eq((int)cq_sap_get_stats(sap).grows, 7);
-    ck_assert_int_eq(cq_sap_insert(sap, 2999, &b, 1, 1, false), CQ_OK);
-    ck_assert_int_eq(cq_sap_remove(sap, 2999), CQ_OK);
-    ck_assert_int_eq((int)cq_sap_get_stats(sap).grows, 7);
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+        ck_assert_int_eq(cq__sap_insert(sap, id, &b, 1, 1, false), CQ_OK);
+    ck_assert_int_eq((int)cq__sap_get_stats(sap).grows, 5);
+    ck_assert_int_eq(cq__sap_insert(sap, 1000, &b, 1, 1, false), CQ_OK); /* straight to 1001 */
+    ck_assert_int_eq((int)cq__sap_get_stats(sap).grows, 6);
+    ck_assert_int_eq(cq__sap_reserve(sap, 1001), CQ_OK); /* already held */
+    ck_assert_int_eq(cq__sap_reserve(sap, (1 << 24) + 1), CQ_ERANGE);
+    ck_assert_int_eq((int)cq__sap_get_stats(sap).grows, 6);
+    ck_assert_int_eq(cq__sap_reserve(sap, 3000), CQ_OK);
+    ck_assert_int_eq((int)cq__sap_get_stats(sap).grows, 7);
+    ck_assert_int_eq(cq__sap_insert(sap, 2999, &b, 1, 1, false), CQ_OK);
+    ck_assert_int_eq(cq__sap_remove(sap, 2999), CQ_OK);
+    ck_assert_int_eq((int)cq__sap_get_stats(sap).grows, 7);
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
     /* 101 mutually overlapping boxes: 5050 pairs, pair room 64 -> 8192 in 7 doublings. */
-    ck_assert_int_eq(cq_sap_pair_count(sap), 5050);
-    ck_assert_int_eq(cq_sap_pair_capacity(sap), 8192);
-    ck_assert_int_eq((int)cq_sap_get_stats(sap).grows, 14);
-    cq_sap_destroy(sap);
+    ck_assert_int_eq(cq__sap_pair_count(sap), 5050);
+    ck_assert_int_eq(cq__sap_pair_capacity(sap), 8192);
+    ck_assert_int_eq((int)cq__sap_get_stats(sap).grows, 14);
+    cq__sap_destroy(sap);
 }
 END_TEST
 
@@ -642,8 +642,8 @@ static void probe_free(void *ptr, size_t size, void *ctx)
 static void snapshot(const cq_sap *sap, sm_keys *out)
 {
     out->n = 0;
-    for (int k = 0; k < cq_sap_pair_count(sap); k++) {
-        cq_sap_pair p = cq_sap_pair_at(sap, k);
+    for (int k = 0; k < cq__sap_pair_count(sap); k++) {
+        cq_sap_pair p = cq__sap_pair_at(sap, k);
         sm_keys_push(out, sm_key(p.a, p.b), p.slot);
     }
 }
@@ -656,17 +656,17 @@ START_TEST(test_alloc_failure)
     cq_sap *sap;
     for (long k = 1; k <= 3; k++) { /* the struct, the items, the pairs */
         probe = (alloc_probe){0, k};
-        ck_assert_int_eq(cq_sap_create(8, &sap), CQ_ENO_MEMORY);
+        ck_assert_int_eq(cq__sap_create(8, &sap), CQ_ENO_MEMORY);
         ck_assert(sap == NULL && cq_alloc_bytes() == base);
     }
     probe = (alloc_probe){0, 0};
-    ck_assert_int_eq(cq_sap_create(8, &sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_create(8, &sap), CQ_OK);
     size_t made = cq_alloc_bytes();
     for (int id = 0; id < 8; id++) {
         cq_aabb b = box6(id, 0, 0, id + 1, 1, 1);
-        ck_assert_int_eq(cq_sap_insert(sap, id, &b, 1, 1, false), CQ_OK);
+        ck_assert_int_eq(cq__sap_insert(sap, id, &b, 1, 1, false), CQ_OK);
     }
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
     sm_keys before = {0}, after = {0};
     snapshot(sap, &before);
     ck_assert_int_eq(before.n, 7);
@@ -674,14 +674,14 @@ START_TEST(test_alloc_failure)
     /* Growing the items fails: nothing changes. */
     probe = (alloc_probe){0, 1};
     cq_aabb far = box6(0, 0, 0, 9, 1, 1);
-    ck_assert_int_eq(cq_sap_reserve(sap, 100), CQ_ENO_MEMORY);
-    ck_assert_int_eq(cq_sap_insert(sap, 8, &far, 1, 1, false), CQ_ENO_MEMORY);
+    ck_assert_int_eq(cq__sap_reserve(sap, 100), CQ_ENO_MEMORY);
+    ck_assert_int_eq(cq__sap_insert(sap, 8, &far, 1, 1, false), CQ_ENO_MEMORY);
     ck_assert_int_eq(cq_alloc_bytes(), made);
-    ck_assert_int_eq(cq_sap_move(sap, 8, &far), CQ_ERANGE);
-    ck_assert_int_eq((int)cq_sap_get_stats(sap).grows, 0);
+    ck_assert_int_eq(cq__sap_move(sap, 8, &far), CQ_ERANGE);
+    ck_assert_int_eq((int)cq__sap_get_stats(sap).grows, 0);
     snapshot(sap, &after);
     ck_assert(after.n == before.n && memcmp(after.k, before.k, (size_t)before.n * sizeof *before.k) == 0);
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
     snapshot(sap, &after);
     ck_assert(after.n == before.n && memcmp(after.slot, before.slot, (size_t)before.n * sizeof(int)) == 0);
 
@@ -689,27 +689,27 @@ START_TEST(test_alloc_failure)
      * the next update that can allocate restores the full set. */
     for (int id = 0; id < 8; id++) {
         cq_aabb b = box6(0, 0, 0, 1 + id * 0.01, 1, 1); /* all 8 on one spot: 28 pairs */
-        ck_assert_int_eq(cq_sap_move(sap, id, &b), CQ_OK);
+        ck_assert_int_eq(cq__sap_move(sap, id, &b), CQ_OK);
     }
     for (int id = 8; id < 40; id++) { /* 40 overlapping: 780 pairs > 64 */
         cq_aabb b = box6(0.5, 0.5, 0.5, 2, 2, 2);
         probe = (alloc_probe){0, 0};
-        ck_assert_int_eq(cq_sap_insert(sap, id, &b, 1, 1, false), CQ_OK);
+        ck_assert_int_eq(cq__sap_insert(sap, id, &b, 1, 1, false), CQ_OK);
     }
     made = cq_alloc_bytes();
     probe = (alloc_probe){0, 1};
-    ck_assert_int_eq(cq_sap_update(sap), CQ_ENO_MEMORY);
+    ck_assert_int_eq(cq__sap_update(sap), CQ_ENO_MEMORY);
     ck_assert_int_eq(cq_alloc_bytes(), made);
-    ck_assert_int_eq(cq_sap_pair_count(sap), 64); /* as many as the preallocated room holds */
+    ck_assert_int_eq(cq__sap_pair_count(sap), 64); /* as many as the preallocated room holds */
     probe = (alloc_probe){0, 0};
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
-    ck_assert_int_eq(cq_sap_pair_count(sap), 780);
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_pair_count(sap), 780);
     for (int a = 0, k = 0; a < 40; a++)
         for (int b = a + 1; b < 40; b++, k++) {
-            cq_sap_pair p = cq_sap_pair_at(sap, k);
+            cq_sap_pair p = cq__sap_pair_at(sap, k);
             ck_assert(p.a == a && p.b == b);
         }
-    cq_sap_destroy(sap);
+    cq__sap_destroy(sap);
     ck_assert_int_eq(cq_alloc_bytes(), base);
     cq_set_allocator(NULL);
     sm_keys_free(&before);
@@ -725,31 +725,31 @@ START_TEST(test_no_alloc_per_frame)
     tu_rng rng = {31};
     scene sc = {12, 0, 0.5};
     cq_sap *sap;
-    ck_assert_int_eq(cq_sap_create(1000, &sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_create(1000, &sap), CQ_OK);
     cq_aabb *boxes = malloc(1000 * sizeof *boxes);
     ck_assert(boxes);
     for (int id = 0; id < 1000; id++) {
         boxes[id] = random_box(&rng, &sc);
-        ck_assert_int_eq(cq_sap_insert(sap, id, &boxes[id], 1, 1, id % 10 == 0), CQ_OK);
+        ck_assert_int_eq(cq__sap_insert(sap, id, &boxes[id], 1, 1, id % 10 == 0), CQ_OK);
     }
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
     long calls = probe.calls;
     long seen = 0;
     for (int frame = 0; frame < 200; frame++) {
         for (int id = 1; id < 1000; id++)
             if (id % 10) {
                 boxes[id] = translated(boxes[id], cq_v3(0.05 * sin(frame + id), 0.04, -0.03));
-                if (cq_sap_move(sap, id, &boxes[id]) != CQ_OK)
+                if (cq__sap_move(sap, id, &boxes[id]) != CQ_OK)
                     ck_abort_msg("move %d failed", id);
             }
-        ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
-        for (int k = 0; k < cq_sap_pair_count(sap); k++)
-            seen += cq_sap_pair_at(sap, k).b;
+        ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
+        for (int k = 0; k < cq__sap_pair_count(sap); k++)
+            seen += cq__sap_pair_at(sap, k).b;
     }
     ck_assert(seen > 0);
     ck_assert_int_eq(probe.calls, calls);
-    ck_assert_int_eq((int)cq_sap_get_stats(sap).grows, 0);
-    cq_sap_destroy(sap);
+    ck_assert_int_eq((int)cq__sap_get_stats(sap).grows, 0);
+    cq__sap_destroy(sap);
     free(boxes);
     cq_set_allocator(NULL);
 }
@@ -758,27 +758,27 @@ END_TEST
 START_TEST(test_bad_input)
 {
     cq_sap *sap;
-    ck_assert_int_eq(cq_sap_create(0, &sap), CQ_ERANGE);
+    ck_assert_int_eq(cq__sap_create(0, &sap), CQ_ERANGE);
     ck_assert(sap == NULL);
-    ck_assert_int_eq(cq_sap_create(4, &sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_create(4, &sap), CQ_OK);
     cq_aabb good = box6(0, 0, 0, 1, 1, 1), nan_box = box6(0, NAN, 0, 1, 1, 1), inverted = box6(0, 0, 2, 1, 1, 1);
-    ck_assert_int_eq(cq_sap_insert(sap, 0, &nan_box, 1, 1, false), CQ_ENOT_FINITE);
-    ck_assert_int_eq(cq_sap_insert(sap, 0, &inverted, 1, 1, false), CQ_ERANGE);
-    ck_assert_int_eq(cq_sap_insert(sap, -1, &good, 1, 1, false), CQ_ERANGE);
-    ck_assert_int_eq(cq_sap_insert(sap, 0, &good, 1, 1, false), CQ_OK);
-    ck_assert_int_eq(cq_sap_insert(sap, 0, &good, 1, 1, false), CQ_ERANGE);
-    ck_assert_int_eq(cq_sap_move(sap, 0, &nan_box), CQ_ENOT_FINITE);
-    ck_assert_int_eq(cq_sap_move(sap, 0, &inverted), CQ_ERANGE);
-    ck_assert_int_eq(cq_sap_move(sap, 1, &good), CQ_ERANGE);
-    ck_assert_int_eq(cq_sap_move(sap, 99, &good), CQ_ERANGE);
-    ck_assert_int_eq(cq_sap_remove(sap, 1), CQ_ERANGE);
-    ck_assert_int_eq(cq_sap_set_filter(sap, -3, 1, 1), CQ_ERANGE);
-    ck_assert_int_eq(cq_sap_remove(sap, 0), CQ_OK);
-    ck_assert_int_eq(cq_sap_remove(sap, 0), CQ_ERANGE);
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
-    ck_assert_int_eq(cq_sap_pair_count(sap), 0);
-    cq_sap_destroy(sap);
-    cq_sap_destroy(NULL);
+    ck_assert_int_eq(cq__sap_insert(sap, 0, &nan_box, 1, 1, false), CQ_ENOT_FINITE);
+    ck_assert_int_eq(cq__sap_insert(sap, 0, &inverted, 1, 1, false), CQ_ERANGE);
+    ck_assert_int_eq(cq__sap_insert(sap, -1, &good, 1, 1, false), CQ_ERANGE);
+    ck_assert_int_eq(cq__sap_insert(sap, 0, &good, 1, 1, false), CQ_OK);
+    ck_assert_int_eq(cq__sap_insert(sap, 0, &good, 1, 1, false), CQ_ERANGE);
+    ck_assert_int_eq(cq__sap_move(sap, 0, &nan_box), CQ_ENOT_FINITE);
+    ck_assert_int_eq(cq__sap_move(sap, 0, &inverted), CQ_ERANGE);
+    ck_assert_int_eq(cq__sap_move(sap, 1, &good), CQ_ERANGE);
+    ck_assert_int_eq(cq__sap_move(sap, 99, &good), CQ_ERANGE);
+    ck_assert_int_eq(cq__sap_remove(sap, 1), CQ_ERANGE);
+    ck_assert_int_eq(cq__sap_set_filter(sap, -3, 1, 1), CQ_ERANGE);
+    ck_assert_int_eq(cq__sap_remove(sap, 0), CQ_OK);
+    ck_assert_int_eq(cq__sap_remove(sap, 0), CQ_ERANGE);
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_pair_count(sap), 0);
+    cq__sap_destroy(sap);
+    cq__sap_destroy(NULL);
 }
 END_TEST
 

@@ -46,7 +46,7 @@ static world make_world(cq_sap **sap, tu_rng *rng, int n, bool planes)
 {
     world w = {sm_model_make(n + 64), malloc((size_t)(n + 64) * sizeof(cq_vec3)), 2.5 * cbrt(n), planes ? 3 : 0};
     ck_assert(w.vel != NULL);
-    ck_assert_int_eq(cq_sap_create(n, sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_create(n, sap), CQ_OK);
     if (planes) {
         cq_aabb floor = {cq_v3(-INFINITY, -INFINITY, -INFINITY), cq_v3(INFINITY, INFINITY, 1)};
         cq_aabb wall = {cq_v3(w.side - 1, -INFINITY, -INFINITY), cq_v3(INFINITY, INFINITY, INFINITY)};
@@ -90,7 +90,7 @@ static void small_step(cq_sap *sap, world *w)
         }
 }
 
-static cq_sap_stats stats(const cq_sap *sap) { return cq_sap_get_stats(sap); }
+static cq_sap_stats stats(const cq_sap *sap) { return cq__sap_get_stats(sap); }
 
 /* One teleport batch of the given share: checked against the oracle, and
  * taken by the bulk path. */
@@ -108,12 +108,12 @@ static void check_teleport(double share, bool planes, uint64_t seed)
         ck_assert_uint_eq(stats(sap).bulk_moves, bulk + 1);
         /* Persisting pairs exist to be carried: a world this dense keeps some. */
         int kept = 0;
-        for (int k = 0; k < cq_sap_pair_count(sap); k++)
-            kept += !cq_sap_pair_at(sap, k).added;
+        for (int k = 0; k < cq__sap_pair_count(sap); k++)
+            kept += !cq__sap_pair_at(sap, k).added;
         ck_assert_int_gt(kept, 0);
-        ck_assert_int_gt(cq_sap_removed_count(sap), 0);
+        ck_assert_int_gt(cq__sap_removed_count(sap), 0);
     }
-    cq_sap_destroy(sap);
+    cq__sap_destroy(sap);
     sm_history_free(&h);
     free_world(&w);
 }
@@ -165,7 +165,7 @@ START_TEST(test_alternating_rounds)
         }
         ck_assert(stats(sap).swaps > swaps);
     }
-    cq_sap_destroy(sap);
+    cq__sap_destroy(sap);
     sm_history_free(&h);
     free_world(&w);
 }
@@ -183,14 +183,14 @@ START_TEST(test_teleport_and_back)
     for (int id = 0; id < w.m.cap; id++)
         if (is_moving(&w, id)) {
             cq_aabb home = w.m.box[id], away = random_box(&rng, w.side);
-            ck_assert_int_eq(cq_sap_move(sap, id, &away), CQ_OK);
-            ck_assert_int_eq(cq_sap_move(sap, id, &home), CQ_OK);
+            ck_assert_int_eq(cq__sap_move(sap, id, &away), CQ_OK);
+            ck_assert_int_eq(cq__sap_move(sap, id, &home), CQ_OK);
         }
     sm_update_and_check(sap, &w.m, &h);
-    ck_assert_int_eq(cq_sap_removed_count(sap), 0);
-    for (int k = 0; k < cq_sap_pair_count(sap); k++)
-        ck_assert(!cq_sap_pair_at(sap, k).added);
-    cq_sap_destroy(sap);
+    ck_assert_int_eq(cq__sap_removed_count(sap), 0);
+    for (int k = 0; k < cq__sap_pair_count(sap); k++)
+        ck_assert(!cq__sap_pair_at(sap, k).added);
+    cq__sap_destroy(sap);
     sm_history_free(&h);
     free_world(&w);
 }
@@ -236,7 +236,7 @@ START_TEST(test_single_inserts)
     }
     teleport(sap, &w, &rng, 0.5);
     sm_update_and_check(sap, &w.m, &h);
-    cq_sap_destroy(sap);
+    cq__sap_destroy(sap);
     sm_history_free(&h);
     free_world(&w);
 }
@@ -269,7 +269,7 @@ START_TEST(test_huge_boxes)
             small_step(sap, &w);
         sm_update_and_check(sap, &w.m, &h);
     }
-    cq_sap_destroy(sap);
+    cq__sap_destroy(sap);
     sm_history_free(&h);
     free_world(&w);
 }
@@ -285,7 +285,7 @@ START_TEST(test_staging_churn)
     tu_rng rng = {0x7e1e08};
     sm_model m = sm_model_make(600);
     cq_sap *sap;
-    ck_assert_int_eq(cq_sap_create(4, &sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_create(4, &sap), CQ_OK);
     sm_history h = {0};
     double side = 12;
     for (int round = 0; round < 400; round++) {
@@ -317,7 +317,7 @@ START_TEST(test_staging_churn)
     }
     cq_sap_stats st = stats(sap);
     ck_assert(st.grows > 0 && st.queries > 0 && st.swaps > 0 && st.bulk_moves > 0);
-    cq_sap_destroy(sap);
+    cq__sap_destroy(sap);
     sm_history_free(&h);
     sm_model_free(&m);
 }

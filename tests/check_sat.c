@@ -235,8 +235,8 @@ START_TEST(vector_paths_match_scalar_reference)
             b[i].half = cq_v3(tu_uniform(&rng, 0, 1), 0, 0);
         double g[CQ_SAT_AXIS_COUNT], s[CQ_SAT_AXIS_COUNT];
         bool gk[CQ_SAT_AXIS_COUNT], sk[CQ_SAT_AXIS_COUNT];
-        cq_obb_gaps(&a[i], &b[i], CQ_SAT_AXIS_COUNT, g, gk);
-        cq_obb_gaps_scalar(&a[i], &b[i], CQ_SAT_AXIS_COUNT, s, sk);
+        cq__obb_gaps(&a[i], &b[i], CQ_SAT_AXIS_COUNT, g, gk);
+        cq__obb_gaps_scalar(&a[i], &b[i], CQ_SAT_AXIS_COUNT, s, sk);
         for (int k = 0; k < CQ_SAT_AXIS_COUNT; k++) {
             ck_assert(gk[k] == sk[k]);
             if (!sk[k])
@@ -244,7 +244,7 @@ START_TEST(vector_paths_match_scalar_reference)
         }
         cq_sat_result r = cq_obb_sat(&a[i], &b[i], false);
         if (fabs(r.gap - CQ_SAT_TOLERANCE) > 1e-12)
-            ck_assert(cq_obb_overlap(&a[i], &b[i]) == cq_obb_overlap_scalar(&a[i], &b[i]));
+            ck_assert(cq_obb_overlap(&a[i], &b[i]) == cq__obb_overlap_scalar(&a[i], &b[i]));
     }
 }
 END_TEST
@@ -276,7 +276,7 @@ START_TEST(batch_matches_scalar_reference)
     cq_obb_overlap_many(a, b, N, got);
     int overlaps = 0;
     for (int i = 0; i < N; i++) {
-        ck_assert_msg(got[i] == cq_obb_overlap_scalar(&a[i], &b[i]), "pair %d", i);
+        ck_assert_msg(got[i] == cq__obb_overlap_scalar(&a[i], &b[i]), "pair %d", i);
         overlaps += got[i];
     }
     ck_assert(overlaps > N / 4 && overlaps < N);
@@ -284,7 +284,7 @@ START_TEST(batch_matches_scalar_reference)
         bool few[10] = {0};
         cq_obb_overlap_many(a + 100, b + 100, n, few);
         for (int i = 0; i < n; i++)
-            ck_assert(few[i] == cq_obb_overlap_scalar(&a[100 + i], &b[100 + i]));
+            ck_assert(few[i] == cq__obb_overlap_scalar(&a[100 + i], &b[100 + i]));
         for (int i = n; i < 10; i++)
             ck_assert(!few[i]); /* nothing written past n */
     }

@@ -1,5 +1,5 @@
 /* The hull-hull SAT path (sat_hull.c) against the GJK+EPA path on the same
- * pairs (cq_convex_pair_epa), and against brute-force oracles: the support
+ * pairs (cq__convex_pair_epa), and against brute-force oracles: the support
  * overlap along the reported normal from the world-space vertices, signed
  * distances from the hulls' face planes for the contact points, analytic
  * cubes and a tetrahedron, the hysteresis and the pair cache. */
@@ -71,7 +71,7 @@ static double pair_size(const cq_hull *a, const cq_hull *b)
 static cq_pair_query canonical(const cq_shape *a, cq_xform xa, const cq_shape *b, cq_xform xb)
 {
     cq_pair_query q = {.a = a, .xa = xa, .b = b, .xb = xb};
-    if (cq_b_first(&q))
+    if (cq__b_first(&q))
         q = (cq_pair_query){.a = b, .xa = xb, .b = a, .xb = xa};
     return q;
 }
@@ -79,7 +79,7 @@ static cq_pair_query canonical(const cq_shape *a, cq_xform xa, const cq_shape *b
 static cq_contact reference(const cq_pair_query *q)
 {
     cq_contact c = {.algorithm = CQ_ALG_GJK_EPA, .sat_axis = -1, .normal_axis = -1};
-    cq_convex_pair_epa(q, &c);
+    cq__convex_pair_epa(q, &c);
     return c;
 }
 
@@ -349,7 +349,7 @@ START_TEST(hysteresis_keeps_the_previous_face)
     tu_assert_vec_eq_tol(c1.normal, cq_v3(0, 0, 1), 1e-12);
     ck_assert_double_eq_tol(c1.depth, 0.1, 1e-12);
     /* The same cache seen from the other order names the same face. */
-    cq_pair_cache mirrored = {true, cq_v3(0, 0, -1), true, cq_hull_axis_swap(bottom << 2 | 1)};
+    cq_pair_cache mirrored = {true, cq_v3(0, 0, -1), true, cq__hull_axis_swap(bottom << 2 | 1)};
     cq_pair_query qs = {.a = &sb, .xa = xb, .b = &sa, .xb = xa, .cache = &mirrored};
     cq_contact cs = cx_run(&qs);
     ck_assert_int_eq(cs.normal_axis, bottom << 2);
@@ -452,7 +452,7 @@ START_TEST(swap_mirrors_the_answer)
             sat++;
             ck_assert_double_eq(c.depth, m.depth);
             tu_assert_vec_eq_tol(c.normal, cq_neg(m.normal), 1e-15);
-            ck_assert_int_eq(c.normal_axis, cq_hull_axis_swap(m.normal_axis));
+            ck_assert_int_eq(c.normal_axis, cq__hull_axis_swap(m.normal_axis));
         }
         cq_hull_free(ha), cq_hull_free(hb);
     }

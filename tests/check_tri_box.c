@@ -115,7 +115,7 @@ static double oracle_distance(const cq_obb *o, const cq_vec3 t[3])
             for (int e = 0; e < 3 && !(i >> bit & 1); e++) {
                 double s, u;
                 cq_vec3 p, q;
-                best = fmin(best, sqrt(cq_closest_segments(c[i], c[i | 1 << bit], t[e], t[(e + 1) % 3], &s, &u, &p, &q)));
+                best = fmin(best, sqrt(cq__closest_segments(c[i], c[i | 1 << bit], t[e], t[(e + 1) % 3], &s, &u, &p, &q)));
             }
     return best;
 }

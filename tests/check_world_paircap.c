@@ -196,7 +196,7 @@ static void assert_pairs_counted(const cq_world *w, double skin, int round)
     int np = wo_brute_pairs(items, n, skin, &pairs);
     for (int k = 0; k < np; k++) {
         int a = (int)items[pairs[k][0]].h.index, b = (int)items[pairs[k][1]].h.index;
-        ck_assert_msg(world_pair_grid_counts(w, a, b), "round %d: pair %s-%s not in a common cell", round,
+        ck_assert_msg(cq__world_pair_grid_counts(w, a, b), "round %d: pair %s-%s not in a common cell", round,
                       items[pairs[k][0]].id, items[pairs[k][1]].id);
     }
     free(pairs);
@@ -262,10 +262,10 @@ START_TEST(test_grid_tracks_world)
                 at[atoi(ops[k].id + 1)] = ops[k].pose;
         long long bound, shapes = cq_world_get_stats(w).shapes;
         if (shapes * (shapes - 1) / 2 <= cap) { /* the cap out of reach: no grid */
-            ck_assert(!world_pair_grid_audit(w, &bound));
+            ck_assert(!cq__world_pair_grid_audit(w, &bound));
             continue;
         }
-        ck_assert_msg(world_pair_grid_audit(w, &bound), "round %d: the kept grid differs from a fresh one", round);
+        ck_assert_msg(cq__world_pair_grid_audit(w, &bound), "round %d: the kept grid differs from a fresh one", round);
         ck_assert_msg(bound >= brute_count(w, skin), "round %d: bound %lld below %d pairs", round, bound,
                       brute_count(w, skin));
         assert_pairs_counted(w, skin, round);
@@ -296,12 +296,12 @@ START_TEST(test_grid_total_after)
     world_grid g = {0};
     for (int k = 0; k < N; k++) {
         cq_aabb box = grid_box(&rng);
-        rec[k] = world_grid_rec_of(&box, tu_uniform(&rng, 0, 1) < 0.1);
-        world_grid_count(&g, &rec[k], +1);
+        rec[k] = cq__world_grid_rec_of(&box, tu_uniform(&rng, 0, 1) < 0.1);
+        cq__world_grid_count(&g, &rec[k], +1);
     }
-    ck_assert(world_grid_table_alloc(&g, 4096, world_grid_levels(&g)));
+    ck_assert(cq__world_grid_table_alloc(&g, 4096, cq__world_grid_levels(&g)));
     for (int k = 0; k < N; k++)
-        world_grid_enter(&g, &rec[k], +1);
+        cq__world_grid_enter(&g, &rec[k], +1);
     int checked = 0;
     for (int round = 0; round < 200; round++) {
         int m = 1 + (int)tu_uniform(&rng, 0, 9.99), at[10];
@@ -317,26 +317,26 @@ START_TEST(test_grid_total_after)
             cq_aabb box = grid_box(&rng);
             old[j] = rec[at[j]];
             bool gone = tu_uniform(&rng, 0, 1) < 0.1;
-            new[j] = gone ? (grid_rec){.level = GRID_NONE} : world_grid_rec_of(&box, old[j].is_static);
+            new[j] = gone ? (grid_rec){.level = GRID_NONE} : cq__world_grid_rec_of(&box, old[j].is_static);
         }
         long long predicted;
-        bool known = world_grid_total_after(&g, old, new, m, &predicted);
+        bool known = cq__world_grid_total_after(&g, old, new, m, &predicted);
         for (int j = 0; j < m; j++) {
-            world_grid_count(&g, &old[j], -1);
-            world_grid_enter(&g, &old[j], -1);
-            world_grid_count(&g, &new[j], +1);
-            world_grid_enter(&g, &new[j], +1);
+            cq__world_grid_count(&g, &old[j], -1);
+            cq__world_grid_enter(&g, &old[j], -1);
+            cq__world_grid_count(&g, &new[j], +1);
+            cq__world_grid_enter(&g, &new[j], +1);
             rec[at[j]] = new[j];
         }
-        if (world_grid_levels(&g) != g.present)
+        if (cq__world_grid_levels(&g) != g.present)
             break; /* a level came or went: a world would rebuild */
         ck_assert_msg(known, "round %d: the bound after was not found", round);
-        ck_assert_msg(predicted == world_grid_total(&g), "round %d: predicted %lld, entered %lld", round, predicted,
-                      world_grid_total(&g));
+        ck_assert_msg(predicted == cq__world_grid_total(&g), "round %d: predicted %lld, entered %lld", round, predicted,
+                      cq__world_grid_total(&g));
         checked++;
     }
     ck_assert_int_gt(checked, 20);
-    world_grid_free(&g);
+    cq__world_grid_free(&g);
 }
 END_TEST
 

@@ -220,7 +220,7 @@ static void frame(cq_world *w, scene *sc, tu_rng *rng, double share)
     free(ops);
 }
 
-static uint64_t bulk_moves(const cq_world *w) { return cq_sap_get_stats(w->sap).bulk_moves; }
+static uint64_t bulk_moves(const cq_world *w) { return cq__sap_get_stats(w->sap).bulk_moves; }
 
 /* Teleports of the given share alternate with frames of small steps. */
 static void run_teleports(double share, uint64_t seed)

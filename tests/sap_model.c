@@ -32,7 +32,7 @@ void sm_model_free(sm_model *m)
 
 void sm_put(cq_sap *sap, sm_model *m, int id, cq_aabb box, uint32_t layer, uint32_t mask, bool is_static)
 {
-    ck_assert_int_eq(cq_sap_insert(sap, id, &box, layer, mask, is_static), CQ_OK);
+    ck_assert_int_eq(cq__sap_insert(sap, id, &box, layer, mask, is_static), CQ_OK);
     m->box[id] = box;
     m->layer[id] = layer;
     m->mask[id] = mask;
@@ -42,21 +42,21 @@ void sm_put(cq_sap *sap, sm_model *m, int id, cq_aabb box, uint32_t layer, uint3
 
 void sm_drop(cq_sap *sap, sm_model *m, int id)
 {
-    ck_assert_int_eq(cq_sap_remove(sap, id), CQ_OK);
+    ck_assert_int_eq(cq__sap_remove(sap, id), CQ_OK);
     m->alive[id] = false;
     m->reborn[id] = true;
 }
 
 void sm_shift(cq_sap *sap, sm_model *m, int id, cq_aabb box)
 {
-    if (cq_sap_move(sap, id, &box) != CQ_OK)
+    if (cq__sap_move(sap, id, &box) != CQ_OK)
         ck_abort_msg("move %d failed", id);
     m->box[id] = box;
 }
 
 void sm_refilter(cq_sap *sap, sm_model *m, int id, uint32_t layer, uint32_t mask)
 {
-    ck_assert_int_eq(cq_sap_set_filter(sap, id, layer, mask), CQ_OK);
+    ck_assert_int_eq(cq__sap_set_filter(sap, id, layer, mask), CQ_OK);
     m->layer[id] = layer;
     m->mask[id] = mask;
 }
@@ -171,22 +171,22 @@ static bool involves_reborn(const sm_model *m, uint64_t k) { return m->reborn[k 
  * slots; continuing pairs keep their slots; live slots are distinct. */
 void sm_update_and_check(cq_sap *sap, sm_model *m, sm_history *h)
 {
-    ck_assert_int_eq(cq_sap_update(sap), CQ_OK);
+    ck_assert_int_eq(cq__sap_update(sap), CQ_OK);
     sm_oracle(m, &h->now);
-    int n = cq_sap_pair_count(sap);
+    int n = cq__sap_pair_count(sap);
     ck_assert_int_eq(n, h->now.n);
-    int pcap = cq_sap_pair_capacity(sap);
+    int pcap = cq__sap_pair_capacity(sap);
     h->slot_used = realloc(h->slot_used, (size_t)pcap);
     ck_assert(h->slot_used);
     memset(h->slot_used, 0, (size_t)pcap);
     /* Check marks a point at every passing ck_assert: the loops test quietly. */
     for (int k = 0; k < n; k++) {
-        cq_sap_pair p = cq_sap_pair_at(sap, k);
+        cq_sap_pair p = cq__sap_pair_at(sap, k);
         uint64_t key = sm_key(p.a, p.b);
         if (key != h->now.k[k])
             ck_abort_msg("pair %d: got (%d,%d), sm_oracle (%d,%d)", k, p.a, p.b, (int)(h->now.k[k] >> 32),
                          (int)(uint32_t)h->now.k[k]);
-        if (p.slot < 0 || p.slot >= pcap || h->slot_used[p.slot] || cq_sap_find(sap, p.b, p.a) != p.slot)
+        if (p.slot < 0 || p.slot >= pcap || h->slot_used[p.slot] || cq__sap_find(sap, p.b, p.a) != p.slot)
             ck_abort_msg("pair (%d,%d): slot %d reused or not found", p.a, p.b, p.slot);
         h->slot_used[p.slot] = 1;
         int before = sm_find_key(&h->prev, key);
@@ -200,9 +200,9 @@ void sm_update_and_check(cq_sap *sap, sm_model *m, sm_history *h)
     for (int k = 0; k < h->prev.n; k++)
         if (sm_find_key(&h->now, h->prev.k[k]) < 0 || involves_reborn(m, h->prev.k[k]))
             sm_keys_push(&h->removed, h->prev.k[k], h->prev.slot[k]);
-    ck_assert_int_eq(cq_sap_removed_count(sap), h->removed.n);
+    ck_assert_int_eq(cq__sap_removed_count(sap), h->removed.n);
     for (int k = 0; k < h->removed.n; k++) {
-        cq_sap_pair p = cq_sap_removed_at(sap, k);
+        cq_sap_pair p = cq__sap_removed_at(sap, k);
         if (sm_key(p.a, p.b) != h->removed.k[k] || p.added || p.slot != h->removed.slot[k])
             ck_abort_msg("removed %d: (%d,%d) slot %d", k, p.a, p.b, p.slot);
     }

@@ -133,8 +133,8 @@ int wo_brute_pairs(const wo_item *items, int n, double skin, int (**out)[2])
                 continue;
             if (!(a->layer & b->mask) || !(b->layer & a->mask))
                 continue;
-            cq_aabb ba = cq_aabb_fatten(cq_shape_aabb(&a->shape, &a->pose), skin / 2);
-            cq_aabb bb = cq_aabb_fatten(cq_shape_aabb(&b->shape, &b->pose), skin / 2);
+            cq_aabb ba = cq_aabb_fatten(cq__shape_aabb(&a->shape, &a->pose), skin / 2);
+            cq_aabb bb = cq_aabb_fatten(cq__shape_aabb(&b->shape, &b->pose), skin / 2);
             if (!cq_aabb_overlap(&ba, &bb))
                 continue;
             if (count == cap) {

@@ -47,7 +47,7 @@ static cq_aabb cq_aabb_of_plane(const cq_shape *s, const cq_xform *x)
     return a;
 }
 
-cq_aabb cq_shape_aabb(const cq_shape *s, const cq_xform *x)
+cq_aabb cq__shape_aabb(const cq_shape *s, const cq_xform *x)
 {
     switch (s->type) {
     case CQ_SPHERE:

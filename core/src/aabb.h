@@ -43,6 +43,6 @@ static inline cq_aabb cq_aabb_fatten(cq_aabb a, double r)
  * triangles and hulls (from their extreme points along each axis); a plane
  * is infinite except on the side its normal bounds when the normal is
  * axis-aligned. */
-cq_aabb cq_shape_aabb(const cq_shape *shape, const cq_xform *pose);
+cq_aabb cq__shape_aabb(const cq_shape *shape, const cq_xform *pose);
 
 #endif

@@ -16,9 +16,9 @@ static uint16_t cq_edge_id(int k, const double sign[3])
 
 /* The corner and edge ids of each face, in corner order: the rule above
  * written out (check_box_box verifies it against corner coordinates). */
-const uint16_t cq_box_face_vid[6][4] = {{0, 2, 6, 4}, {1, 3, 7, 5}, {0, 4, 5, 1},
+const uint16_t cq__box_face_vid[6][4] = {{0, 2, 6, 4}, {1, 3, 7, 5}, {0, 4, 5, 1},
                                            {2, 6, 7, 3}, {0, 1, 3, 2}, {4, 5, 7, 6}};
-const uint16_t cq_box_face_eid[6][4] = {{4, 10, 6, 8}, {5, 11, 7, 9}, {8, 2, 9, 0},
+const uint16_t cq__box_face_eid[6][4] = {{4, 10, 6, 8}, {5, 11, 7, 9}, {8, 2, 9, 0},
                                            {10, 3, 11, 1}, {0, 5, 1, 4}, {2, 7, 3, 6}};
 
 /* Half extent k (0..2) by indexing, not by a chain of comparisons. */
@@ -38,20 +38,20 @@ static void cq_face_span(const cq_obb *box, int id, cq_vec3 *c, cq_vec3 *du, cq_
     *dv = cq_scale(box->axes.c[v], cq_half_at(box, v));
 }
 
-void cq_box_face(const cq_obb *box, int id, cq_face *out)
+void cq__box_face(const cq_obb *box, int id, cq_face *out)
 {
     cq_vec3 c, du, dv;
     cq_face_span(box, id, &c, &du, &dv);
     for (int m = 0; m < 4; m++) {
         out->v[m] = cq_mad(cq_mad(c, du, cq_su[m]), dv, cq_sv[m]);
-        out->vid[m] = cq_box_face_vid[id][m], out->eid[m] = cq_box_face_eid[id][m];
+        out->vid[m] = cq__box_face_vid[id][m], out->eid[m] = cq__box_face_eid[id][m];
     }
     out->count = 4;
     out->normal = cq_scale(box->axes.c[id / 2], (id & 1) ? -1 : 1);
     out->fid = (uint16_t)id;
 }
 
-int cq_box_face_toward(const cq_obb *box, cq_vec3 dir)
+int cq__box_face_toward(const cq_obb *box, cq_vec3 dir)
 {
     int best = 0;
     double best_dot = -INFINITY;
@@ -75,14 +75,14 @@ static void cq_face_frame(const cq_obb *box, int id, cq_clip_frame *fr, cq_clip_
     fr->u = box->axes.c[u], fr->v = box->axes.c[v];
     fr->n = cq_scale(box->axes.c[k], (id & 1) ? -1 : 1);
     /* Edge m borders the side at +v (m = 0), -u (1), -v (2), +u (3). */
-    const uint16_t *eid = cq_box_face_eid[id];
+    const uint16_t *eid = cq__box_face_eid[id];
     lines[0] = (cq_clip_line){0, 1, hv, eid[0]};
     lines[1] = (cq_clip_line){-1, 0, hu, eid[1]};
     lines[2] = (cq_clip_line){0, -1, hv, eid[2]};
     lines[3] = (cq_clip_line){1, 0, hu, eid[3]};
 }
 
-/* Box-box face clipping: cq_clip_polygon's Sutherland-Hodgman passes,
+/* Box-box face clipping: cq__clip_polygon's Sutherland-Hodgman passes,
  * specialised to the reference face's rectangle and kept to the same
  * arithmetic, so the same vertices come out in the same order. (The
  * clipper's rule for an incident segment has no counterpart here: a box's
@@ -188,7 +188,7 @@ static inline void cq_rect_side(cq_rect_poly **cur, cq_rect_poly **spare, int si
     *cur = *spare, *spare = p;
 }
 
-/* cq_clip_emit for the clipped polygon: the same points, each written and
+/* cq__clip_emit for the clipped polygon: the same points, each written and
  * kept by moving the count. The reference face is B's when ref_is_b: the
  * points are then put on it, and the features turned A's half first. */
 static int cq_rect_emit(const cq_clip_frame *fr, const cq_rect_poly *p, double skin, bool ref_is_b,
@@ -204,7 +204,7 @@ static int cq_rect_emit(const cq_clip_frame *fr, const cq_rect_poly *p, double s
     return m;
 }
 
-void cq_box_clip_setup(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, cq_box_clip_in *in)
+void cq__box_clip_setup(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, cq_box_clip_in *in)
 {
     int k = ref_id / 2, u = (k + 1) % 3, v = (k + 2) % 3;
     in->hu = cq_half_at(ref, u), in->hv = cq_half_at(ref, v);
@@ -221,35 +221,35 @@ void cq_box_clip_setup(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc
     in->ref_id = ref_id, in->inc_id = inc_id;
 }
 
-int cq_box_clip_box(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
-                    cq_contact_point out[CQ_CLIP_MAX])
+int cq__box_clip_box(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
+                     cq_contact_point out[CQ_CLIP_MAX])
 {
     cq_box_clip_in in;
-    cq_box_clip_setup(ref, ref_id, inc, inc_id, &in);
+    cq__box_clip_setup(ref, ref_id, inc, inc_id, &in);
     cq_rect_poly poly[2], *cur = &poly[0], *spare = &poly[1];
     for (int m = 0; m < 4; m++) {
         cq_vec3 p = cq_mad(cq_mad(in.cf, in.uf, cq_su[m]), in.vf, cq_sv[m]);
         cur->x[m] = p.x, cur->y[m] = p.y, cur->z[m] = p.z;
-        cur->tag[m] = cq_rect_tag(CQ_FEAT_FACE, CQ_FEAT_VERTEX, (unsigned)ref_id, cq_box_face_vid[inc_id][m],
-                                  cq_box_face_eid[inc_id][m]);
+        cur->tag[m] = cq_rect_tag(CQ_FEAT_FACE, CQ_FEAT_VERTEX, (unsigned)ref_id, cq__box_face_vid[inc_id][m],
+                                  cq__box_face_eid[inc_id][m]);
     }
     cur->n = 4;
     /* The sides in cq_face_frame's order, +v -u -v +u. A pass that leaves
      * nothing (never here: the SAT found the faces overlapping) leaves the
-     * later passes nothing to do, as cq_clip_polygon stops. */
-    const uint16_t *edge = cq_box_face_eid[ref_id];
+     * later passes nothing to do, as cq__clip_polygon stops. */
+    const uint16_t *edge = cq__box_face_eid[ref_id];
     for (int side = 0; side < 4; side++)
         cq_rect_side(&cur, &spare, side, side & 1 ? in.hu : in.hv, edge[side], (unsigned)inc_id);
     return cq_rect_emit(&in.fr, cur, skin, ref_is_b, out);
 }
 
-int cq_box_clip(const cq_obb *box, int id, const cq_face *inc, double skin, bool onto_ref,
-                cq_contact_point out[CQ_CLIP_MAX])
+int cq__box_clip(const cq_obb *box, int id, const cq_face *inc, double skin, bool onto_ref,
+                 cq_contact_point out[CQ_CLIP_MAX])
 {
     cq_clip_frame fr;
     cq_clip_line lines[4];
     cq_face_frame(box, id, &fr, lines);
-    return cq_clip_lines(&fr, lines, 4, (uint16_t)id, inc, skin, onto_ref, out);
+    return cq__clip_lines(&fr, lines, 4, (uint16_t)id, inc, skin, onto_ref, out);
 }
 
 /* The point center + sum of s_m h_m axis_m, summed in axis order. */
@@ -260,7 +260,7 @@ static inline cq_vec3 cq_box_point(const cq_obb *box, double s0, double s1, doub
     return cq_mad(p, box->axes.c[2], s2 * box->half.z);
 }
 
-uint16_t cq_box_edge_toward(const cq_obb *box, int k, cq_vec3 dir, cq_vec3 *p, cq_vec3 *q)
+uint16_t cq__box_edge_toward(const cq_obb *box, int k, cq_vec3 dir, cq_vec3 *p, cq_vec3 *q)
 {
     double sign[3] = {cq_sign_of(cq_dot(box->axes.c[0], dir)), cq_sign_of(cq_dot(box->axes.c[1], dir)),
                       cq_sign_of(cq_dot(box->axes.c[2], dir))};

@@ -17,19 +17,19 @@ static inline double cq_sign_of(double d)
 static inline int cq_box_face_id(int k, double s) { return 2 * k + (s < 0); }
 
 /* Builds face `id` (2k + negative side) as a world-space polygon. */
-void cq_box_face(const cq_obb *box, int id, cq_face *out);
+void cq__box_face(const cq_obb *box, int id, cq_face *out);
 
 /* Drops a box face's coincident corners (a zero-size box's): the segment
  * or point it collapses to, whose normal is then dir. */
-void cq_box_face_compact(cq_face *f, cq_vec3 dir);
+void cq__box_face_compact(cq_face *f, cq_vec3 dir);
 
 /* The face whose outward normal is most aligned with dir. */
-int cq_box_face_toward(const cq_obb *box, cq_vec3 dir);
+int cq__box_face_toward(const cq_obb *box, cq_vec3 dir);
 
 /* The corner and edge ids of each face, in corner order (box.c states
  * the numbering). */
-extern const uint16_t cq_box_face_vid[6][4];
-extern const uint16_t cq_box_face_eid[6][4];
+extern const uint16_t cq__box_face_vid[6][4];
+extern const uint16_t cq__box_face_eid[6][4];
 
 /* A box-box face clip's input, in the reference face's frame fr: the
  * rectangle |x| <= hu, |y| <= hv and the incident parallelogram with
@@ -43,29 +43,29 @@ typedef struct cq_box_clip_in {
 } cq_box_clip_in;
 
 /* Fills in for face inc_id of inc clipped against face ref_id of ref. */
-void cq_box_clip_setup(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, cq_box_clip_in *in);
+void cq__box_clip_setup(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, cq_box_clip_in *in);
 
-/* The vector clip (box_clip_simd.c): the same polygon as cq_box_clip_box
+/* The vector clip (box_clip_simd.c): the same polygon as cq__box_clip_box
  * as a set of points (to rounding; a corner of the overlap that lies
  * within rounding of both polygons' sides may come out twice, a rounding
  * apart), every candidate found at once from one set of signed distances:
  * incident corners inside the rectangle, the crossings of each incident
  * edge with each side line, and the rectangle's corners inside the
  * incident quad, read off the chord that quad cuts from a side line.
- * Features as cq_box_clip_box's, a rectangle corner's being (the side
+ * Features as cq__box_clip_box's, a rectangle corner's being (the side
  * edge at +-v it lies on, the incident face). Points are in no
  * particular cyclic order. Available where CQ_HAVE_BOX_CLIP_SIMD; on a
- * CPU without AVX2 it is cq_box_clip_box (the SSE2 build measured slower). */
-int cq_box_clip_box_simd(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
-                         cq_contact_point out[CQ_CLIP_MAX]);
+ * CPU without AVX2 it is cq__box_clip_box (the SSE2 build measured slower). */
+int cq__box_clip_box_simd(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
+                          cq_contact_point out[CQ_CLIP_MAX]);
 
 /* The vector clip for one target each (the first two doubles to a
  * register, the second four, compiled per function): what
- * cq_box_clip_box_simd picks from, exposed for the tests. */
-int cq_box_clip_box_sse2(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
-                         cq_contact_point out[CQ_CLIP_MAX]);
-int cq_box_clip_box_avx2(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
-                         cq_contact_point out[CQ_CLIP_MAX]);
+ * cq__box_clip_box_simd picks from, exposed for the tests. */
+int cq__box_clip_box_sse2(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
+                          cq_contact_point out[CQ_CLIP_MAX]);
+int cq__box_clip_box_avx2(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
+                          cq_contact_point out[CQ_CLIP_MAX]);
 
 #if (defined(__SSE2__) || defined(__aarch64__)) && (defined(__GNUC__) || defined(__clang__)) && !defined(CQ_NO_SIMD) && \
     !defined(CQ_NO_BOX_CLIP_SIMD)
@@ -76,22 +76,22 @@ int cq_box_clip_box_avx2(const cq_obb *ref, int ref_id, const cq_obb *inc, int i
 
 /* Clips face inc_id of box inc against face ref_id of box ref (the sides are
  * axis-aligned lines in the reference face's frame, and the incident quad is
- * built straight in that frame): the points of cq_clip_polygon, on the
+ * built straight in that frame): the points of cq__clip_polygon, on the
  * incident face, features with the reference half first. When the
  * reference is B's face (ref_is_b) the points are projected onto it instead
  * and the features have A's half first, as a contact wants them. */
-int cq_box_clip_box(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
-                    cq_contact_point out[CQ_CLIP_MAX]);
+int cq__box_clip_box(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
+                     cq_contact_point out[CQ_CLIP_MAX]);
 
 /* Clips a world-space polygon against face `id` of the box with the
- * generic clipper (cq_clip_lines): the reference cq_box_clip_box is tested
+ * generic clipper (cq__clip_lines): the reference cq__box_clip_box is tested
  * against. */
-int cq_box_clip(const cq_obb *box, int id, const cq_face *inc, double skin, bool onto_ref,
-                cq_contact_point out[CQ_CLIP_MAX]);
+int cq__box_clip(const cq_obb *box, int id, const cq_face *inc, double skin, bool onto_ref,
+                 cq_contact_point out[CQ_CLIP_MAX]);
 
 /* The edge parallel to axis k that lies farthest along dir: its end points
  * and feature index. */
-uint16_t cq_box_edge_toward(const cq_obb *box, int k, cq_vec3 dir, cq_vec3 *p, cq_vec3 *q);
+uint16_t cq__box_edge_toward(const cq_obb *box, int k, cq_vec3 dir, cq_vec3 *p, cq_vec3 *q);
 
 /* The box-box face clip the contact uses: the vector clip where built,
  * else the scalar Sutherland-Hodgman passes. */
@@ -99,9 +99,9 @@ static inline int cq_box_clip_fast(const cq_obb *ref, int ref_id, const cq_obb *
                                    bool ref_is_b, cq_contact_point out[CQ_CLIP_MAX])
 {
 #if CQ_HAVE_BOX_CLIP_SIMD
-    return cq_box_clip_box_simd(ref, ref_id, inc, inc_id, skin, ref_is_b, out);
+    return cq__box_clip_box_simd(ref, ref_id, inc, inc_id, skin, ref_is_b, out);
 #else
-    return cq_box_clip_box(ref, ref_id, inc, inc_id, skin, ref_is_b, out);
+    return cq__box_clip_box(ref, ref_id, inc, inc_id, skin, ref_is_b, out);
 #endif
 }
 

@@ -109,20 +109,20 @@ static int cq_face_manifold(const cq_obb *a, const cq_obb *b, int axis, cq_vec3 
     int k = axis - 3 * ref_is_b;
     cq_vec3 away = cq_scale(n, 1 - 2 * ref_is_b); /* times -1 is the exact negation */
     return cq_box_clip_fast(ref, cq_box_face_id(k, cq_dot(ref->axes.c[k], away)), inc,
-                           cq_box_face_toward(inc, cq_neg(away)), skin, ref_is_b, out);
+                           cq__box_face_toward(inc, cq_neg(away)), skin, ref_is_b, out);
 }
 
 /* Edges this close to parallel (squared sine of their angle) leave the
- * closest points to cq_closest_segments; an edge axis is never this close,
+ * closest points to cq__closest_segments; an edge axis is never this close,
  * as the SAT skips cross axes with |Ai x Bj|^2 < CQ_SAT_DEGENERATE. */
 #define CQ_EDGE_CROSSING_SIN2 1e-12
 
 /* The point of B's edge [pb, qb] closest to A's edge [pa, qa]. For an edge
  * axis the two lines' closest points nearly always lie inside both edges,
  * and then they are the segments' closest points: both line parameters
- * come from the cross-product form (cq_closest_segments' own) with two
+ * come from the cross-product form (cq__closest_segments' own) with two
  * independent divisions, where the general routine chains three. Anything
- * else (an end reached, near-parallel edges) goes to cq_closest_segments. */
+ * else (an end reached, near-parallel edges) goes to cq__closest_segments. */
 static cq_vec3 cq_edge_point(cq_vec3 pa, cq_vec3 qa, cq_vec3 pb, cq_vec3 qb)
 {
     cq_vec3 d1 = cq_sub(qa, pa), d2 = cq_sub(qb, pb), r = cq_sub(pb, pa), n = cq_cross(d1, d2);
@@ -131,7 +131,7 @@ static cq_vec3 cq_edge_point(cq_vec3 pa, cq_vec3 qa, cq_vec3 pb, cq_vec3 qb)
     if (nn > CQ_EDGE_CROSSING_SIN2 * cq_len2(d1) * cq_len2(d2) && s >= 0 && s <= 1 && t >= 0 && t <= 1)
         return cq_mad(pb, d2, t);
     cq_vec3 ca, cb;
-    cq_closest_segments(pa, qa, pb, qb, &s, &t, &ca, &cb);
+    cq__closest_segments(pa, qa, pb, qb, &s, &t, &ca, &cb);
     return cb;
 }
 
@@ -140,8 +140,8 @@ static int cq_edge_manifold(const cq_obb *a, const cq_obb *b, int axis, cq_vec3 
                             cq_contact_point *out)
 {
     cq_vec3 pa, qa, pb, qb;
-    uint16_t ea = cq_box_edge_toward(a, (axis - 6) / 3, n, &pa, &qa);
-    uint16_t eb = cq_box_edge_toward(b, (axis - 6) % 3, cq_neg(n), &pb, &qb);
+    uint16_t ea = cq__box_edge_toward(a, (axis - 6) / 3, n, &pa, &qa);
+    uint16_t eb = cq__box_edge_toward(b, (axis - 6) % 3, cq_neg(n), &pb, &qb);
     out[0] = (cq_contact_point){cq_edge_point(pa, qa, pb, qb), depth, {CQ_FEAT_EDGE, CQ_FEAT_EDGE, ea, eb}};
     return 1;
 }
@@ -175,8 +175,8 @@ static inline bool cq_pair_thin(const cq_obb *a, const cq_obb *b)
 
 /* Everything after the gaps: all says whether all 15 are set (false: the
  * six face gaps showed a miss beyond the stop). */
-void cq_box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const cq_obb *b, const cq_box_gaps *g, bool all,
-                          cq_contact *out)
+void cq__box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const cq_obb *b, const cq_box_gaps *g, bool all,
+                           cq_contact *out)
 {
     if (!all) {
         cq_best face = cq_best_face(g->gap);
@@ -194,13 +194,13 @@ void cq_box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const cq_obb 
     if (largest.gap > CQ_SAT_TOLERANCE) {
         if (largest.gap > q->skin && q->skip_distance)
             return;
-        cq_gjk_status st = cq_pair_distance(q, out);
+        cq_gjk_status st = cq__pair_distance(q, out);
         cq_same_distance(largest.gap, out);
         if (st == CQ_GJK_ITERATION_LIMIT) {
             /* GJK gave up on a pair the SAT could not settle: the general
              * convex path answers it with its counted, logged fallback
              * (the caller's previous normal, or the contact dropped). */
-            cq_convex_pair(q, out);
+            cq__convex_pair(q, out);
             return;
         }
         if (st != CQ_GJK_SEPARATED || out->distance > q->skin)
@@ -218,13 +218,13 @@ void cq_box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const cq_obb 
     int n = axis < 6 ? cq_face_manifold(a, b, axis, out->normal, q->skin, pts)
                      : cq_edge_manifold(a, b, axis, out->normal, -g->gap[axis], pts);
     if (n > 1 && cq_pair_thin(a, b))
-        n = cq_drop_coincident(pts, n);
+        n = cq__drop_coincident(pts, n);
     if (n == 0 && out->has_distance) /* within skin, the closest points are off both faces */
         pts[n++] = (cq_contact_point){out->witness_b, -out->distance, {CQ_FEAT_NONE, CQ_FEAT_NONE, 0, 0}};
-    out->point_count = cq_reduce_manifold_to(pts, n, out->normal, out->points);
+    out->point_count = cq__reduce_manifold_to(pts, n, out->normal, out->points);
 }
 
-double cq_box_box_stop(const cq_pair_query *q)
+double cq__box_box_stop(const cq_pair_query *q)
 {
     /* A caller that skips distances wants nothing from a pair apart by more
      * than the skin: the first face axis that shows it ends the test, as
@@ -233,10 +233,10 @@ double cq_box_box_stop(const cq_pair_query *q)
     return !q->skip_distance ? INFINITY : q->skin > CQ_SAT_TOLERANCE ? q->skin : CQ_SAT_TOLERANCE;
 }
 
-void cq_box_box(const cq_pair_query *q, cq_contact *out)
+void cq__box_box(const cq_pair_query *q, cq_contact *out)
 {
     cq_obb a = cq_obb_from_box(q->a, &q->xa), b = cq_obb_from_box(q->b, &q->xb);
     cq_box_gaps g;
-    bool all = cq_box_gaps_compute(&a, &b, cq_box_box_stop(q), &g);
-    cq_box_box_from_gaps(q, &a, &b, &g, all, out);
+    bool all = cq__box_gaps_compute(&a, &b, cq__box_box_stop(q), &g);
+    cq__box_box_from_gaps(q, &a, &b, &g, all, out);
 }

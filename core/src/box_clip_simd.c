@@ -196,7 +196,7 @@ CQ_ALWAYS_INLINE unsigned cq_clip_cands(const cq_box_clip_in *in, double skin, c
     cq_l4 s3_ok = s3.crosses & (s3.a <= hv + tol) & (-s3.a <= hv + tol) & ~((s3.a > hv - tol) & near_hi) &
                   ~((-s3.a > hv - tol) & near_lo);
     keep |= cq_l4_bits(s1_ok) << 8 | cq_l4_bits(s3_ok) << 16;
-    /* The depth filter, as cq_clip_emit's (a NaN height is not dropped). */
+    /* The depth filter, as cq__clip_emit's (a NaN height is not dropped). */
     unsigned high = 0;
     for (int k = 0; k < CQ_CAND; k += 4) {
         cq_d4 h;
@@ -213,10 +213,10 @@ static inline __attribute__((always_inline)) int cq_clip_simd(const cq_obb *ref,
                                                                cq_contact_point out[CQ_CLIP_MAX])
 {
     cq_box_clip_in in;
-    cq_box_clip_setup(ref, ref_id, inc, inc_id, &in);
+    cq__box_clip_setup(ref, ref_id, inc, inc_id, &in);
     cq_cands cd;
     unsigned keep = cq_clip_cands(&in, skin, &cd);
-    const uint16_t *ve = cq_box_face_eid[ref_id], *iv = cq_box_face_vid[inc_id], *ie = cq_box_face_eid[inc_id];
+    const uint16_t *ve = cq__box_face_eid[ref_id], *iv = cq__box_face_vid[inc_id], *ie = cq__box_face_eid[inc_id];
     const uint16_t src_a[5] = {(uint16_t)ref_id, ve[0], ve[1], ve[2], ve[3]};
     const uint16_t src_b[9] = {(uint16_t)inc_id, iv[0], iv[1], iv[2], iv[3], ie[0], ie[1], ie[2], ie[3]};
     const cq_clip_frame *fr = &in.fr;
@@ -231,14 +231,14 @@ static inline __attribute__((always_inline)) int cq_clip_simd(const cq_obb *ref,
     return m;
 }
 
-int cq_box_clip_box_sse2(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
-                         cq_contact_point out[CQ_CLIP_MAX])
+int cq__box_clip_box_sse2(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
+                          cq_contact_point out[CQ_CLIP_MAX])
 {
     return cq_clip_simd(ref, ref_id, inc, inc_id, skin, ref_is_b, out);
 }
 
 #if CQ_HAVE_AVX2
-__attribute__((target("avx2"))) int cq_box_clip_box_avx2(const cq_obb *ref, int ref_id, const cq_obb *inc,
+__attribute__((target("avx2"))) int cq__box_clip_box_avx2(const cq_obb *ref, int ref_id, const cq_obb *inc,
                                                           int inc_id, double skin, bool ref_is_b,
                                                           cq_contact_point out[CQ_CLIP_MAX])
 {
@@ -251,14 +251,14 @@ __attribute__((target("avx2"))) int cq_box_clip_box_avx2(const cq_obb *ref, int 
  * (1,816 instructions a pair of `cq-bench pairs --contacts` against the
  * passes' 1,468 and AVX2's 1,238, by callgrind); the SSE2 build stays
  * tested, for a compiler that does better. */
-int cq_box_clip_box_simd(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
-                         cq_contact_point out[CQ_CLIP_MAX])
+int cq__box_clip_box_simd(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
+                          cq_contact_point out[CQ_CLIP_MAX])
 {
 #if CQ_HAVE_AVX2
     if (__builtin_cpu_supports("avx2"))
-        return cq_box_clip_box_avx2(ref, ref_id, inc, inc_id, skin, ref_is_b, out);
+        return cq__box_clip_box_avx2(ref, ref_id, inc, inc_id, skin, ref_is_b, out);
 #endif
-    return cq_box_clip_box(ref, ref_id, inc, inc_id, skin, ref_is_b, out);
+    return cq__box_clip_box(ref, ref_id, inc, inc_id, skin, ref_is_b, out);
 }
 
 #endif

@@ -21,26 +21,26 @@ static void cq_many_four(const cq_pair_query *q, const int idx[4], cq_contact *o
     cq_obb a[5], b[5]; /* the fifth: what the vector load reads past the fourth */
     for (int k = 0; k < 4; k++) {
         const cq_pair_query *p = &q[idx[k]];
-        swapped[k] = cq_b_first(p);
-        cq[k] = swapped[k] ? cq_collide_canon(p, CQ_ALG_SAT_BOX_BOX, &canon[k], &cache[k]) : p;
+        swapped[k] = cq__b_first(p);
+        cq[k] = swapped[k] ? cq__collide_canon(p, CQ_ALG_SAT_BOX_BOX, &canon[k], &cache[k]) : p;
         a[k] = cq_obb_from_box(cq[k]->a, &cq[k]->xa), b[k] = cq_obb_from_box(cq[k]->b, &cq[k]->xb);
     }
     a[4] = a[3], b[4] = b[3];
     cq_box_gaps g[4];
-    cq_box_gaps_many_avx2(a, b, g);
+    cq__box_gaps_many_avx2(a, b, g);
     for (int k = 0; k < 4; k++) {
         cq_contact *o = &out[idx[k]];
-        double stop = cq_box_box_stop(cq[k]);
+        double stop = cq__box_box_stop(cq[k]);
         bool all = !(g[k].gap[0] > stop) & !(g[k].gap[1] > stop) & !(g[k].gap[2] > stop) & !(g[k].gap[3] > stop) &
                    !(g[k].gap[4] > stop) & !(g[k].gap[5] > stop);
-        cq_collide_begin(o, CQ_ALG_SAT_BOX_BOX);
-        cq_box_box_from_gaps(cq[k], &a[k], &b[k], &g[k], all, o);
-        cq_collide_finish(&q[idx[k]], swapped[k], o);
+        cq__collide_begin(o, CQ_ALG_SAT_BOX_BOX);
+        cq__box_box_from_gaps(cq[k], &a[k], &b[k], &g[k], all, o);
+        cq__collide_finish(&q[idx[k]], swapped[k], o);
     }
 }
 #endif
 
-int cq_collide_many(const cq_pair_query *q, int n, cq_contact *out)
+int cq__collide_many(const cq_pair_query *q, int n, cq_contact *out)
 {
     int status = CQ_OK, held = 0, idx[4];
 #if CQ_HAVE_AVX2

@@ -12,6 +12,6 @@
 /// pairs of a group short of four, go through cq_collide as they are.
 /// Returns CQ_OK, or the first error cq_collide gave (the other pairs are
 /// still answered).
-int cq_collide_many(const cq_pair_query *q, int n, cq_contact *out);
+int cq__collide_many(const cq_pair_query *q, int n, cq_contact *out);
 
 #endif

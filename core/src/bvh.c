@@ -1,6 +1,18 @@
 /* Bounding-volume hierarchy: binned-SAH build with a median fallback that
  * bounds the depth, O(n) refit, and stack-based box, ray and sweep queries.
- * The policy is described in bvh.h. */
+ *
+ * Build: binned SAH (16 bins on each axis of the centroid bounds, a node
+ * test weighted like an item test, leaves of at most CQ_BVH_LEAF_MAX
+ * items). Where an SAH split could push a leaf past the depth bound, or
+ * where the centroids do not spread along any axis, the node is split at
+ * the median centroid of its longest centroid axis instead (at the middle
+ * of the range when all centroids coincide); that halves the count, so
+ * every leaf has depth < CQ_BVH_MAX_DEPTH and the build and the queries
+ * walk with fixed stacks of that size.
+ *
+ * Items whose box has an infinite coordinate (planes) have no useful
+ * centroid, so they stay out of the tree in a separate list that every
+ * query tests first, in ascending item order. */
 #include "bvh.h"
 
 #include <float.h>
@@ -345,7 +357,7 @@ static void pack_node(cq_bvh *bvh, int i)
     p->count[side] = n->count;
 }
 
-int cq_bvh_build(cq_bvh *bvh, const cq_aabb *boxes, int count)
+int cq__bvh_build(cq_bvh *bvh, const cq_aabb *boxes, int count)
 {
     *bvh = (cq_bvh){0};
     if (count < 0 || count > CQ_BVH_MAX_ITEMS)
@@ -387,7 +399,7 @@ int cq_bvh_build(cq_bvh *bvh, const cq_aabb *boxes, int count)
     return status;
 }
 
-void cq_bvh_refit(cq_bvh *bvh, const cq_aabb *boxes)
+void cq__bvh_refit(cq_bvh *bvh, const cq_aabb *boxes)
 {
     for (int s = 0; s < bvh->count; s++)
         bvh->boxes[s] = boxes[bvh->items[s]];
@@ -406,13 +418,13 @@ void cq_bvh_refit(cq_bvh *bvh, const cq_aabb *boxes)
     }
 }
 
-void cq_bvh_free(cq_bvh *bvh)
+void cq__bvh_free(cq_bvh *bvh)
 {
     cq_free(bvh->block, bvh->block_size);
     *bvh = (cq_bvh){0};
 }
 
-double cq_bvh_cost(const cq_bvh *bvh)
+double cq__bvh_cost(const cq_bvh *bvh)
 {
     if (bvh->node_count == 0)
         return 0;
@@ -430,7 +442,7 @@ double cq_bvh_cost(const cq_bvh *bvh)
 
 /* ---- box query ---- */
 
-void cq_bvh_query_aabb(const cq_bvh *bvh, const cq_aabb *box, cq_bvh_visit visit, void *ctx)
+void cq__bvh_query_aabb(const cq_bvh *bvh, const cq_aabb *box, cq_bvh_visit visit, void *ctx)
 {
     for (int s = bvh->finite_count; s < bvh->count; s++)
         if (cq_aabb_overlap(&bvh->boxes[s], box) && !visit(ctx, bvh->items[s]))
@@ -621,15 +633,15 @@ static void cast_query(const cq_bvh *bvh, const cast *c, double tmax, cq_bvh_ray
     }
 }
 
-void cq_bvh_query_ray(const cq_bvh *bvh, cq_vec3 origin, cq_vec3 dir, double tmax, cq_bvh_ray_visit visit,
-                      void *ctx)
+void cq__bvh_query_ray(const cq_bvh *bvh, cq_vec3 origin, cq_vec3 dir, double tmax, cq_bvh_ray_visit visit,
+                       void *ctx)
 {
     cast c = make_cast(&(cq_aabb){origin, origin}, dir);
     cast_query(bvh, &c, tmax, visit, ctx);
 }
 
-void cq_bvh_query_sweep(const cq_bvh *bvh, const cq_aabb *box, cq_vec3 d, double tmax, cq_bvh_ray_visit visit,
-                        void *ctx)
+void cq__bvh_query_sweep(const cq_bvh *bvh, const cq_aabb *box, cq_vec3 d, double tmax, cq_bvh_ray_visit visit,
+                         void *ctx)
 {
     cast c = make_cast(box, d);
     cast_query(bvh, &c, tmax, visit, ctx);

@@ -1,21 +1,12 @@
 /* Internal: a bounding-volume hierarchy over caller-indexed AABBs, shared by
  * the world (moving shapes, refit every tick) and the static mesh shape.
  *
- * Build: binned SAH (16 bins on each axis of the centroid bounds, a node
- * test weighted like an item test, leaves of at most CQ_BVH_LEAF_MAX
- * items). Where an SAH split could push a leaf past the depth bound, or
- * where the centroids do not spread along any axis, the node is split at
- * the median centroid of its longest centroid axis instead (at the middle
- * of the range when all centroids coincide); that halves the count, so
- * every leaf has depth < CQ_BVH_MAX_DEPTH and the build and the queries
- * walk with fixed stacks of that size. The build is deterministic: the
- * same boxes give the same tree, byte for byte. It takes one scratch block
- * (about 190 bytes per item) that it frees before returning.
- *
- * Items whose box has an infinite coordinate (planes) have no useful
- * centroid, so they stay out of the tree in a separate list that every
- * query tests first, in ascending item order; they still answer exactly
- * like tree items (a query reports an item iff its box passes the test).
+ * The build is deterministic (the same boxes give the same tree, byte for
+ * byte), every leaf has depth < CQ_BVH_MAX_DEPTH, and the build takes one
+ * scratch block (about 190 bytes per item) that it frees before
+ * returning. Items whose box has an infinite coordinate (planes) answer
+ * exactly like the others: a query reports an item iff its box passes
+ * the test.
  *
  * Queries never allocate, never recurse and visit in a fixed order: the
  * infinite list, then the tree depth first (left child first for boxes,
@@ -74,22 +65,22 @@ typedef struct cq_bvh {
 } cq_bvh;
 
 /* Builds a tree over boxes[0..count-1] into *bvh, overwriting it without
- * freeing (cq_bvh_free a built tree first). count may be 0. Returns CQ_OK,
+ * freeing (cq__bvh_free a built tree first). count may be 0. Returns CQ_OK,
  * CQ_ERANGE (count < 0 or > CQ_BVH_MAX_ITEMS), CQ_ENOT_FINITE (a NaN
  * coordinate) or CQ_ENO_MEMORY; on failure *bvh is an empty tree and
  * nothing stays allocated. */
-int cq_bvh_build(cq_bvh *bvh, const cq_aabb *boxes, int count);
+int cq__bvh_build(cq_bvh *bvh, const cq_aabb *boxes, int count);
 
 /* Takes the items' new boxes (boxes[0..count-1], same items as the build)
  * and refits every node bottom-up: O(n), no allocation, and every node box
  * is again exactly the union of its children. The topology is kept, so
  * queries stay exact while their speed degrades with the motion (see
- * cq_bvh_cost); an item that was infinite at build stays in the list, and
+ * cq__bvh_cost); an item that was infinite at build stays in the list, and
  * one that becomes infinite just makes its ancestors' boxes infinite. */
-void cq_bvh_refit(cq_bvh *bvh, const cq_aabb *boxes);
+void cq__bvh_refit(cq_bvh *bvh, const cq_aabb *boxes);
 
 /* Releases the tree and leaves *bvh empty; an empty tree is fine. */
-void cq_bvh_free(cq_bvh *bvh);
+void cq__bvh_free(cq_bvh *bvh);
 
 /* The SAH cost of the tree, the expected box tests of a ray that hits the
  * root: the sum over nodes of area / root area, times 1 for an inner node
@@ -97,13 +88,13 @@ void cq_bvh_free(cq_bvh *bvh);
  * an empty tree, INFINITY once a refit made the root infinite. Compare it
  * after refits with its value right after the build to decide when to
  * rebuild. */
-double cq_bvh_cost(const cq_bvh *bvh);
+double cq__bvh_cost(const cq_bvh *bvh);
 
 /* Called for each item a box query finds; return false to stop the query. */
 typedef bool (*cq_bvh_visit)(void *ctx, int item);
 
 /* Visits every item whose box overlaps *box (touching counts). */
-void cq_bvh_query_aabb(const cq_bvh *bvh, const cq_aabb *box, cq_bvh_visit visit, void *ctx);
+void cq__bvh_query_aabb(const cq_bvh *bvh, const cq_aabb *box, cq_bvh_visit visit, void *ctx);
 
 /* Called for each item a ray or sweep reaches within the current tmax.
  * Returns the new tmax (a larger value is ignored, so closest-hit visitors
@@ -115,14 +106,14 @@ typedef double (*cq_bvh_ray_visit)(void *ctx, int item, double tmax);
  * touches (tmax may be INFINITY; dir need not be unit, t is in its units).
  * Zero direction components are exact (the ray is inside the slab or
  * misses); components below 1/DBL_MAX in magnitude count as zero. */
-void cq_bvh_query_ray(const cq_bvh *bvh, cq_vec3 origin, cq_vec3 dir, double tmax, cq_bvh_ray_visit visit,
-                      void *ctx);
+void cq__bvh_query_ray(const cq_bvh *bvh, cq_vec3 origin, cq_vec3 dir, double tmax, cq_bvh_ray_visit visit,
+                       void *ctx);
 
 /* Visits every item whose box the (finite) box swept along t d, t in
  * [0, tmax], touches: the slab test of the ray t d against each box grown
  * by the moving box (lo = min - box->max, hi = max - box->min). Zero
- * components of d behave as in cq_bvh_query_ray. */
-void cq_bvh_query_sweep(const cq_bvh *bvh, const cq_aabb *box, cq_vec3 d, double tmax, cq_bvh_ray_visit visit,
-                        void *ctx);
+ * components of d behave as in cq__bvh_query_ray. */
+void cq__bvh_query_sweep(const cq_bvh *bvh, const cq_aabb *box, cq_vec3 d, double tmax, cq_bvh_ray_visit visit,
+                         void *ctx);
 
 #endif

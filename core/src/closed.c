@@ -1,7 +1,7 @@
 /* Closed forms for round cores (spheres are points, capsules are segments,
  * inflated by a radius) and for a sphere against a box or a triangle: each
  * pair finds the closest points of the two cores, and one shared tail,
- * cq_round_contact, turns them into a contact. */
+ * cq__round_contact, turns them into a contact. */
 #include "geom.h"
 #include "narrow.h"
 
@@ -22,7 +22,7 @@ static bool cq_core_direction(cq_vec3 pa, cq_vec3 pb, cq_vec3 *n)
     return cq_normalize(cq_sub(pb, pa), tiny * tiny, n);
 }
 
-bool cq_previous_normal(const cq_pair_query *q, cq_contact *out)
+bool cq__previous_normal(const cq_pair_query *q, cq_contact *out)
 {
     out->fallback_reason = CQ_FB_COINCIDENT;
     if (q->cache && q->cache->has_normal && cq_normalize(q->cache->normal, 1e-24, &out->normal)) {
@@ -34,14 +34,14 @@ bool cq_previous_normal(const cq_pair_query *q, cq_contact *out)
     return false;
 }
 
-void cq_round_contact(cq_vec3 pa, cq_vec3 pb, double ra, double rb, const cq_pair_query *q, cq_contact *out)
+void cq__round_contact(cq_vec3 pa, cq_vec3 pb, double ra, double rb, const cq_pair_query *q, cq_contact *out)
 {
     bool dir = cq_core_direction(pa, pb, &out->normal);
     /* Coincident cores are at distance 0: they overlap by both radii. */
     double gap = (dir ? cq_len(cq_sub(pb, pa)) : 0) - ra - rb;
     out->overlap = gap <= q->skin;
     out->depth = gap < 0 ? -gap : 0;
-    out->has_normal = dir || cq_previous_normal(q, out);
+    out->has_normal = dir || cq__previous_normal(q, out);
     if (!out->has_normal)
         return;
     cq_vec3 n = out->normal;
@@ -65,18 +65,18 @@ static void cq_capsule_segment(const cq_shape *s, const cq_xform *x, cq_vec3 *p,
     *q = cq_add(x->p, h);
 }
 
-void cq_sphere_sphere(const cq_pair_query *q, cq_contact *out)
+void cq__sphere_sphere(const cq_pair_query *q, cq_contact *out)
 {
-    cq_round_contact(q->xa.p, q->xb.p, q->a->sphere.radius, q->b->sphere.radius, q, out);
+    cq__round_contact(q->xa.p, q->xb.p, q->a->sphere.radius, q->b->sphere.radius, q, out);
 }
 
-void cq_sphere_capsule(const cq_pair_query *q, cq_contact *out)
+void cq__sphere_capsule(const cq_pair_query *q, cq_contact *out)
 {
     cq_vec3 p, e;
     double t;
     cq_capsule_segment(q->b, &q->xb, &p, &e);
-    cq_vec3 pb = cq_closest_on_segment(q->xa.p, p, e, &t);
-    cq_round_contact(q->xa.p, pb, q->a->sphere.radius, q->b->capsule.radius, q, out);
+    cq_vec3 pb = cq__closest_on_segment(q->xa.p, p, e, &t);
+    cq__round_contact(q->xa.p, pb, q->a->sphere.radius, q->b->capsule.radius, q, out);
 }
 
 /* Capsules whose axes lie along each other (geom.h's line contact) get
@@ -88,8 +88,8 @@ static void cq_capsule_line_contact(const cq_vec3 sa[2], const cq_vec3 sb[2], co
 {
     cq_vec3 at[2];
     double depth[2], t[2];
-    if (!cq_line_ends(sa[0], sa[1], sb[0], sb[1], true, out->normal, q->a->capsule.radius, q->b->capsule.radius,
-                      q->skin, at, depth, t))
+    if (!cq__line_ends(sa[0], sa[1], sb[0], sb[1], true, out->normal, q->a->capsule.radius, q->b->capsule.radius,
+                       q->skin, at, depth, t))
         return;
     out->point_count = 2;
     for (int k = 0; k < 2; k++) {
@@ -97,20 +97,20 @@ static void cq_capsule_line_contact(const cq_vec3 sa[2], const cq_vec3 sb[2], co
          * where the axes are not parallel a ball's point need not be its
          * capsule's: the line's crossings of the two capsules are. */
         cq_vec3 b = at[k], a = cq_mad(b, out->normal, depth[k]);
-        cq_surface_on_line(q->b, &q->xb, b, out->normal, &b);
-        cq_surface_on_line(q->a, &q->xa, a, cq_neg(out->normal), &a);
+        cq__surface_on_line(q->b, &q->xb, b, out->normal, &b);
+        cq__surface_on_line(q->a, &q->xa, a, cq_neg(out->normal), &a);
         out->points[k] = (cq_contact_point){b, cq_dot(cq_sub(a, b), out->normal), cq_round_feature};
     }
 }
 
-void cq_capsule_capsule(const cq_pair_query *q, cq_contact *out)
+void cq__capsule_capsule(const cq_pair_query *q, cq_contact *out)
 {
     cq_vec3 sa[2], sb[2], ca, cb;
     double s, t;
     cq_capsule_segment(q->a, &q->xa, &sa[0], &sa[1]);
     cq_capsule_segment(q->b, &q->xb, &sb[0], &sb[1]);
-    cq_closest_segments(sa[0], sa[1], sb[0], sb[1], &s, &t, &ca, &cb);
-    cq_round_contact(ca, cb, q->a->capsule.radius, q->b->capsule.radius, q, out);
+    cq__closest_segments(sa[0], sa[1], sb[0], sb[1], &s, &t, &ca, &cb);
+    cq__round_contact(ca, cb, q->a->capsule.radius, q->b->capsule.radius, q, out);
     if (out->point_count == 1)
         cq_capsule_line_contact(sa, sb, q, out);
 }
@@ -169,7 +169,7 @@ static void cq_sphere_in_box(cq_vec3 l, cq_vec3 h, const cq_pair_query *q, cq_co
     out->points[0] = (cq_contact_point){cq_mad(q->xa.p, face, pen), out->depth, f};
 }
 
-void cq_sphere_box(const cq_pair_query *q, cq_contact *out)
+void cq__sphere_box(const cq_pair_query *q, cq_contact *out)
 {
     cq_vec3 c = q->xa.p, h = q->b->box.half, n;
     cq_vec3 l = cq_xform_inv_point(&q->xb, c);
@@ -179,7 +179,7 @@ void cq_sphere_box(const cq_pair_query *q, cq_contact *out)
         cq_sphere_in_box(l, h, q, out);
         return;
     }
-    cq_round_contact(c, pb, q->a->sphere.radius, 0, q, out);
+    cq__round_contact(c, pb, q->a->sphere.radius, 0, q, out);
     if (out->point_count)
         out->points[0].feature = cq_box_feature_of(l, h);
 }
@@ -200,7 +200,7 @@ static void cq_sphere_on_triangle(cq_vec3 tn, cq_vec3 pb, cq_feature f, const cq
     out->points[0] = (cq_contact_point){pb, out->depth, f};
 }
 
-void cq_sphere_triangle(const cq_pair_query *q, cq_contact *out)
+void cq__sphere_triangle(const cq_pair_query *q, cq_contact *out)
 {
     static const uint8_t kinds[] = {[CQ_TRI_FACE] = CQ_FEAT_FACE, [CQ_TRI_EDGE] = CQ_FEAT_EDGE,
                                     [CQ_TRI_VERTEX] = CQ_FEAT_VERTEX};
@@ -209,7 +209,7 @@ void cq_sphere_triangle(const cq_pair_query *q, cq_contact *out)
         v[i] = cq_xform_point(&q->xb, q->b->triangle.v[i]);
     cq_tri_region region;
     int index;
-    cq_vec3 pb = cq_closest_on_triangle(c, v[0], v[1], v[2], &region, &index);
+    cq_vec3 pb = cq__closest_on_triangle(c, v[0], v[1], v[2], &region, &index);
     cq_feature f = {CQ_FEAT_FACE, kinds[region], 0, (uint16_t)index};
     cq_vec3 e1 = cq_sub(v[1], v[0]), e2 = cq_sub(v[2], v[0]);
     double flat = CQ_TRIANGLE_FLAT_SIN2 * cq_len2(e1) * cq_len2(e2);
@@ -217,7 +217,7 @@ void cq_sphere_triangle(const cq_pair_query *q, cq_contact *out)
         cq_sphere_on_triangle(tn, pb, f, q, out);
         return;
     }
-    cq_round_contact(c, pb, q->a->sphere.radius, 0, q, out);
+    cq__round_contact(c, pb, q->a->sphere.radius, 0, q, out);
     if (out->point_count)
         out->points[0].feature = f;
 }

@@ -1,5 +1,5 @@
 /* The pair query: one dispatch table indexed by shape types, in canonical
- * order (lower type first; one type: see cq_b_first). Swapping A and B is
+ * order (lower type first; one type: see cq__b_first). Swapping A and B is
  * handled here, once, by mirroring the result, so no pair function is
  * written twice. */
 #include <stddef.h>
@@ -16,37 +16,37 @@ typedef struct cq_pair_entry {
 /* Only a <= b is filled; a NULL fn means the pair is not supported. Planes
  * are static, so plane-plane never meets. */
 static const cq_pair_entry cq_pairs[CQ_SHAPE_TYPE_COUNT][CQ_SHAPE_TYPE_COUNT] = {
-    [CQ_SPHERE][CQ_SPHERE] = {cq_sphere_sphere, CQ_ALG_SPHERE_SPHERE},
-    [CQ_SPHERE][CQ_CAPSULE] = {cq_sphere_capsule, CQ_ALG_SPHERE_CAPSULE},
-    [CQ_SPHERE][CQ_BOX] = {cq_sphere_box, CQ_ALG_SPHERE_BOX},
-    [CQ_SPHERE][CQ_TRIANGLE] = {cq_sphere_triangle, CQ_ALG_SPHERE_TRIANGLE},
-    [CQ_SPHERE][CQ_PLANE] = {cq_sphere_plane, CQ_ALG_SPHERE_PLANE},
-    [CQ_CAPSULE][CQ_CAPSULE] = {cq_capsule_capsule, CQ_ALG_CAPSULE_CAPSULE},
-    [CQ_CAPSULE][CQ_PLANE] = {cq_capsule_plane, CQ_ALG_CAPSULE_PLANE},
-    [CQ_BOX][CQ_BOX] = {cq_box_box, CQ_ALG_SAT_BOX_BOX},
-    [CQ_BOX][CQ_TRIANGLE] = {cq_box_triangle, CQ_ALG_SAT_TRIANGLE_BOX},
-    [CQ_BOX][CQ_PLANE] = {cq_box_plane, CQ_ALG_BOX_PLANE},
-    [CQ_TRIANGLE][CQ_TRIANGLE] = {cq_triangle_triangle, CQ_ALG_TRIANGLE_TRIANGLE},
-    [CQ_TRIANGLE][CQ_PLANE] = {cq_triangle_plane, CQ_ALG_TRIANGLE_PLANE},
+    [CQ_SPHERE][CQ_SPHERE] = {cq__sphere_sphere, CQ_ALG_SPHERE_SPHERE},
+    [CQ_SPHERE][CQ_CAPSULE] = {cq__sphere_capsule, CQ_ALG_SPHERE_CAPSULE},
+    [CQ_SPHERE][CQ_BOX] = {cq__sphere_box, CQ_ALG_SPHERE_BOX},
+    [CQ_SPHERE][CQ_TRIANGLE] = {cq__sphere_triangle, CQ_ALG_SPHERE_TRIANGLE},
+    [CQ_SPHERE][CQ_PLANE] = {cq__sphere_plane, CQ_ALG_SPHERE_PLANE},
+    [CQ_CAPSULE][CQ_CAPSULE] = {cq__capsule_capsule, CQ_ALG_CAPSULE_CAPSULE},
+    [CQ_CAPSULE][CQ_PLANE] = {cq__capsule_plane, CQ_ALG_CAPSULE_PLANE},
+    [CQ_BOX][CQ_BOX] = {cq__box_box, CQ_ALG_SAT_BOX_BOX},
+    [CQ_BOX][CQ_TRIANGLE] = {cq__box_triangle, CQ_ALG_SAT_TRIANGLE_BOX},
+    [CQ_BOX][CQ_PLANE] = {cq__box_plane, CQ_ALG_BOX_PLANE},
+    [CQ_TRIANGLE][CQ_TRIANGLE] = {cq__triangle_triangle, CQ_ALG_TRIANGLE_TRIANGLE},
+    [CQ_TRIANGLE][CQ_PLANE] = {cq__triangle_plane, CQ_ALG_TRIANGLE_PLANE},
     /* No closed form: the general convex path. */
-    [CQ_SPHERE][CQ_CONVEX] = {cq_convex_pair, CQ_ALG_GJK_EPA},
-    [CQ_CAPSULE][CQ_BOX] = {cq_convex_pair, CQ_ALG_GJK_EPA},
-    [CQ_CAPSULE][CQ_TRIANGLE] = {cq_convex_pair, CQ_ALG_GJK_EPA},
-    [CQ_CAPSULE][CQ_CONVEX] = {cq_convex_pair, CQ_ALG_GJK_EPA},
-    [CQ_BOX][CQ_CONVEX] = {cq_convex_pair, CQ_ALG_GJK_EPA},
-    [CQ_TRIANGLE][CQ_CONVEX] = {cq_convex_pair, CQ_ALG_GJK_EPA},
+    [CQ_SPHERE][CQ_CONVEX] = {cq__convex_pair, CQ_ALG_GJK_EPA},
+    [CQ_CAPSULE][CQ_BOX] = {cq__convex_pair, CQ_ALG_GJK_EPA},
+    [CQ_CAPSULE][CQ_TRIANGLE] = {cq__convex_pair, CQ_ALG_GJK_EPA},
+    [CQ_CAPSULE][CQ_CONVEX] = {cq__convex_pair, CQ_ALG_GJK_EPA},
+    [CQ_BOX][CQ_CONVEX] = {cq__convex_pair, CQ_ALG_GJK_EPA},
+    [CQ_TRIANGLE][CQ_CONVEX] = {cq__convex_pair, CQ_ALG_GJK_EPA},
     /* Hull-hull: GJK on the cores; where they overlap, two solid hulls of at
      * most CQ_SAT_HULL_MAX_FACES faces each take the SAT (sat_hull.c; the
      * contact says "sat_hull"), every other hull pair EPA. Separated pairs
      * and the pairs within skin keep GJK's distance ("gjk_epa"). */
-    [CQ_CONVEX][CQ_CONVEX] = {cq_convex_pair, CQ_ALG_GJK_EPA},
-    [CQ_CONVEX][CQ_PLANE] = {cq_convex_plane, CQ_ALG_CONVEX_PLANE},
+    [CQ_CONVEX][CQ_CONVEX] = {cq__convex_pair, CQ_ALG_GJK_EPA},
+    [CQ_CONVEX][CQ_PLANE] = {cq__convex_plane, CQ_ALG_CONVEX_PLANE},
     /* A mesh is static and B for every convex type; never mesh-mesh or mesh-plane. */
-    [CQ_SPHERE][CQ_MESH] = {cq_mesh_pair, CQ_ALG_MESH},
-    [CQ_CAPSULE][CQ_MESH] = {cq_mesh_pair, CQ_ALG_MESH},
-    [CQ_BOX][CQ_MESH] = {cq_mesh_pair, CQ_ALG_MESH},
-    [CQ_TRIANGLE][CQ_MESH] = {cq_mesh_pair, CQ_ALG_MESH},
-    [CQ_CONVEX][CQ_MESH] = {cq_mesh_pair, CQ_ALG_MESH},
+    [CQ_SPHERE][CQ_MESH] = {cq__mesh_pair, CQ_ALG_MESH},
+    [CQ_CAPSULE][CQ_MESH] = {cq__mesh_pair, CQ_ALG_MESH},
+    [CQ_BOX][CQ_MESH] = {cq__mesh_pair, CQ_ALG_MESH},
+    [CQ_TRIANGLE][CQ_MESH] = {cq__mesh_pair, CQ_ALG_MESH},
+    [CQ_CONVEX][CQ_MESH] = {cq__mesh_pair, CQ_ALG_MESH},
 };
 
 static const cq_pair_entry *cq_lookup(cq_shape_type a, cq_shape_type b)
@@ -63,7 +63,7 @@ bool cq_collide_supported(cq_shape_type a, cq_shape_type b) { return cq_lookup(a
  * (the cross product changes sign, which a gap does not see). A value
  * outside the table names no axis (a caller's cache is input, not trusted):
  * -1, never a read past the table. */
-int cq_sat_axis_swap(int axis)
+int cq__sat_axis_swap(int axis)
 {
     static const int8_t swapped[CQ_SAT_AXIS_COUNT] = {3, 4, 5, 0, 1, 2, 6, 9, 12, 7, 10, 13, 8, 11, 14};
     return axis >= 0 && axis < CQ_SAT_AXIS_COUNT ? swapped[axis] : -1;
@@ -73,7 +73,7 @@ int cq_sat_axis_swap(int axis)
  * SAT axis (sat_hull.h), or none (every other path leaves -1). */
 static int cq_axis_swap(cq_algorithm alg, int axis)
 {
-    return alg == CQ_ALG_SAT_HULL ? cq_hull_axis_swap(axis) : cq_sat_axis_swap(axis);
+    return alg == CQ_ALG_SAT_HULL ? cq__hull_axis_swap(axis) : cq__sat_axis_swap(axis);
 }
 
 /* Mirrors a canonical result back into the caller's order. Points move
@@ -91,7 +91,7 @@ static void cq_contact_swap(cq_contact *c)
     cq_vec3 w = c->witness_a;
     c->witness_a = c->witness_b;
     c->witness_b = w;
-    c->sat_axis = cq_sat_axis_swap(c->sat_axis);
+    c->sat_axis = cq__sat_axis_swap(c->sat_axis);
     c->normal_axis = cq_axis_swap(c->algorithm, c->normal_axis);
 }
 
@@ -116,7 +116,7 @@ static void cq_guard_normal(cq_contact *c, cq_counters *counters)
 /* Every field a pair function may leave alone, set to "nothing found". The
  * points array is left as it is: point_count says how much of it is valid
  * (and zeroing 160 bytes per query shows in the profile). */
-void cq_collide_begin(cq_contact *c, cq_algorithm alg)
+void cq__collide_begin(cq_contact *c, cq_algorithm alg)
 {
     c->overlap = c->has_normal = c->has_distance = false;
     c->distance = c->depth = 0;
@@ -185,7 +185,7 @@ static int cq_cmp_sizes(const cq_shape *a, const cq_shape *b)
  * distance equal to the skin, a GJK cap, an orientation test at extreme
  * scales) cannot depend on which shape the caller named first. Positions
  * almost always differ in x, which decides at the first comparison. */
-bool cq_b_first(const cq_pair_query *q)
+bool cq__b_first(const cq_pair_query *q)
 {
     if (q->a->type != q->b->type)
         return q->a->type > q->b->type;
@@ -195,8 +195,8 @@ bool cq_b_first(const cq_pair_query *q)
     return (c ? c : cq_cmp_sizes(q->a, q->b)) > 0;
 }
 
-const cq_pair_query *cq_collide_canon(const cq_pair_query *q, cq_algorithm alg, cq_pair_query *canon,
-                                      cq_pair_cache *cache)
+const cq_pair_query *cq__collide_canon(const cq_pair_query *q, cq_algorithm alg, cq_pair_query *canon,
+                                       cq_pair_cache *cache)
 {
     /* Field by field: a whole-struct copy compiles to a slow string move. */
     *canon = (cq_pair_query){.a = q->b, .xa = q->xb, .b = q->a, .xb = q->xa, .skin = q->skin, .cache = q->cache,
@@ -217,7 +217,7 @@ const cq_pair_query *cq_collide_canon(const cq_pair_query *q, cq_algorithm alg, 
 }
 
 
-void cq_collide_finish(const cq_pair_query *q, bool b_first, cq_contact *out)
+void cq__collide_finish(const cq_pair_query *q, bool b_first, cq_contact *out)
 {
     cq_guard_normal(out, q->counters);
     if (q->skip_manifold) /* the cheap closed-form points too: one contract */
@@ -232,11 +232,11 @@ int cq_collide(const cq_pair_query *q, cq_contact *out)
     const cq_pair_entry *e = cq_lookup(q->a->type, q->b->type);
     if (!e)
         return CQ_EUNSUPPORTED;
-    cq_collide_begin(out, e->alg);
-    bool b_first = cq_b_first(q);
+    cq__collide_begin(out, e->alg);
+    bool b_first = cq__b_first(q);
     cq_pair_query canon;
     cq_pair_cache cache;
-    e->fn(b_first ? cq_collide_canon(q, e->alg, &canon, &cache) : q, out);
-    cq_collide_finish(q, b_first, out);
+    e->fn(b_first ? cq__collide_canon(q, e->alg, &canon, &cache) : q, out);
+    cq__collide_finish(q, b_first, out);
     return CQ_OK;
 }

@@ -87,7 +87,7 @@ static bool cq_capsule_move_exact(const cq_shape *s, const cq_xform *x, cq_vec3 
  * clipped point. */
 static double cq_support_slack(const cq_pair_query *q)
 {
-    double size = cq_larger(cq_shape_extent(q->a), cq_shape_extent(q->b));
+    double size = cq_larger(cq__shape_extent(q->a), cq__shape_extent(q->b));
     return 0.01 * CQ_POINT_TOL(size, cq_larger(cq_max_abs(q->xa.p), cq_max_abs(q->xb.p)));
 }
 
@@ -168,11 +168,11 @@ static void cq_points_on_lines(const cq_pair_query *q, const cq_pair_shapes *p, 
         cq_vec3 cb = cq_mad(b, n, rb), ca = cq_mad(a, n, -ra); /* the core points */
         if (cast_b && !(on_cores && cq_move_exact(sb, slack, cb, cq_neg(n))) &&
             !(fb && cq_face_crossing(fb, cb, cq_neg(n), rb, slack, &b)))
-            cq_surface_on_line(q->b, &q->xb, b, n, &b);
+            cq__surface_on_line(q->b, &q->xb, b, n, &b);
         if (cast_a && !(on_cores && cq_move_exact(sa, slack, ca, n)) &&
             !(fa && cq_face_crossing(fa, ca, n, ra, slack, &a)) &&
             !(q->a->type == CQ_CAPSULE && cq_capsule_move_exact(q->a, &q->xa, a, n)))
-            cq_surface_on_line(q->a, &q->xa, a, cq_neg(n), &a);
+            cq__surface_on_line(q->a, &q->xa, a, cq_neg(n), &a);
         pts[k].position = b;
         pts[k].depth = cq_dot(cq_sub(a, b), n);
     }
@@ -188,9 +188,9 @@ static int cq_convex_clip(const cq_face *fa, const cq_face *fb, cq_vec3 n, doubl
     double ka = fa->count >= 3 ? cq_dot(fa->normal, n) : -1, kb = fb->count >= 3 ? -cq_dot(fb->normal, n) : -1;
     int m = 0;
     if (ka >= CQ_FACE_ALIGN && ka >= kb) {
-        m = cq_clip_face_along(fa, fb, n, skin, false, pts);
+        m = cq__clip_face_along(fa, fb, n, skin, false, pts);
     } else if (kb >= CQ_FACE_ALIGN) {
-        m = cq_clip_face_along(fb, fa, cq_neg(n), skin, true, pts);
+        m = cq__clip_face_along(fb, fa, cq_neg(n), skin, true, pts);
         for (int k = 0; k < m; k++)
             pts[k].feature = cq_feature_swap(pts[k].feature);
     }
@@ -215,7 +215,7 @@ static bool cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, 
     cq_contact_point pts[CQ_CLIP_MAX];
     int m = 0;
     bool on_cores = false, clip = false; /* a clip's points lie in the cores, a line contact's need not */
-    if (cq_shape_face(q->a, &q->xa, n, &fa) && cq_shape_face(q->b, &q->xb, cq_neg(n), &fb)) {
+    if (cq__shape_face(q->a, &q->xa, n, &fa) && cq__shape_face(q->b, &q->xb, cq_neg(n), &fb)) {
         m = cq_convex_clip(&fa, &fb, n, q->skin + ra + rb, pts); /* the clip measures the cores */
         for (int k = 0; k < m; k++) {
             pts[k].position = cq_mad(pts[k].position, n, -rb);
@@ -223,13 +223,13 @@ static bool cq_convex_manifold(const cq_pair_query *q, const cq_pair_shapes *p, 
         }
         on_cores = clip = m > 0;
         if (m == 0)
-            m = cq_line_contact(&fa, &fb, n, ra, rb, q->skin, pts);
+            m = cq__line_contact(&fa, &fb, n, ra, rb, q->skin, pts);
     }
     if (m == 0) {
         pts[m++] = (cq_contact_point){witness_b, witness_depth, {CQ_FEAT_FACE, CQ_FEAT_FACE, 0, 0}};
         on_cores = witness_on_cores, clip = false;
     }
-    m = cq_reduce_manifold(pts, m, n);
+    m = cq__reduce_manifold(pts, m, n);
     bool clipped = on_cores && clip; /* its points lie on fa and fb */
     cq_points_on_lines(q, p, n, pts, m, on_cores, clipped ? &fa : NULL, clipped ? &fb : NULL);
     for (int k = 0; k < m; k++)
@@ -303,11 +303,11 @@ static bool cq_sat_contact(const cq_pair_query *q, const cq_pair_shapes *p, cons
 static bool cq_convex_sat(const cq_pair_query *q, const cq_pair_shapes *p, cq_simplex_cache *warm, cq_contact *out)
 {
     if (q->a->type != CQ_CONVEX || q->b->type != CQ_CONVEX ||
-        !cq_hull_sat_suits(q->a->convex.hull, q->b->convex.hull))
+        !cq__hull_sat_suits(q->a->convex.hull, q->b->convex.hull))
         return false;
     cq_hull_sat s;
     int prev = q->cache && q->cache->has_axis ? q->cache->axis : -1;
-    if (!cq_hull_sat_run(q->a->convex.hull, &q->xa, q->b->convex.hull, &q->xb, prev, &s)) {
+    if (!cq__hull_sat_run(q->a->convex.hull, &q->xa, q->b->convex.hull, &q->xb, prev, &s)) {
         warm->count = s.apart_count;
         for (int k = 0; k < s.apart_count; k++)
             warm->index_a[k] = s.apart_a[k], warm->index_b[k] = s.apart_b[k];
@@ -331,7 +331,7 @@ static void cq_convex_penetrating(const cq_pair_query *q, const cq_pair_shapes *
                                   const cq_simplex *terminal, cq_contact *out)
 {
     cq_epa_options opt = {.max_iterations = q->epa_max_iterations};
-    cq_epa_result e = cq_epa_run(pp, terminal->v, terminal->count, &opt);
+    cq_epa_result e = cq__epa_run(pp, terminal->v, terminal->count, &opt);
     cq_count(q->counters, CQ_CTR_EPA_CALLS, 1);
     cq_count(q->counters, CQ_CTR_EPA_ITERATIONS, (uint64_t)e.iterations);
     if (e.status != CQ_EPA_OK) {
@@ -341,7 +341,7 @@ static void cq_convex_penetrating(const cq_pair_query *q, const cq_pair_shapes *
     cq_epa_apply_radii(&e, &p->a, &p->b);
     out->overlap = true;
     out->has_normal = true;
-    out->normal = cq_gjk_snap_normal(q, e.normal);
+    out->normal = cq__gjk_snap_normal(q, e.normal);
     out->depth = e.depth > 0 ? e.depth : 0;
     cq_convex_manifold(q, p, e.point_b, out->depth, true, out); /* EPA's witnesses: one on each core */
 }
@@ -366,10 +366,10 @@ static void cq_convex_run(const cq_pair_query *q, bool allow_sat, cq_contact *ou
         return;
     /* One setup for GJK and EPA: the same noise and the same points. */
     cq_pair_proxies pp;
-    cq_pair_proxies_init(&pp, &p.a, &q->xa, &p.b, &q->xb);
+    cq__pair_proxies_init(&pp, &p.a, &q->xa, &p.b, &q->xb);
     cq_gjk_options opt = {.max_iterations = q->gjk_max_iterations, .cache = warm.count ? &warm : NULL};
     cq_simplex terminal;
-    cq_gjk_result g = cq_gjk_run(&pp, &opt, &terminal);
+    cq_gjk_result g = cq__gjk_run(&pp, &opt, &terminal);
     cq_count_gjk(q->counters, g.iterations);
     if (g.status == CQ_GJK_ITERATION_LIMIT) {
         /* The best distance so far bounds the true one from above. */
@@ -383,7 +383,7 @@ static void cq_convex_run(const cq_pair_query *q, bool allow_sat, cq_contact *ou
     }
     cq_gjk_apply_radii(&g, &p.a, &p.b);
     out->has_normal = true;
-    out->normal = cq_gjk_snap_normal(q, g.normal);
+    out->normal = cq__gjk_snap_normal(q, g.normal);
     out->overlap = g.distance <= q->skin;
     if (g.distance > 0) {
         out->has_distance = true;
@@ -397,6 +397,6 @@ static void cq_convex_run(const cq_pair_query *q, bool allow_sat, cq_contact *ou
         cq_convex_manifold(q, &p, g.point_b, out->has_distance ? -out->distance : out->depth, true, out);
 }
 
-void cq_convex_pair(const cq_pair_query *q, cq_contact *out) { cq_convex_run(q, true, out); }
+void cq__convex_pair(const cq_pair_query *q, cq_contact *out) { cq_convex_run(q, true, out); }
 
-void cq_convex_pair_epa(const cq_pair_query *q, cq_contact *out) { cq_convex_run(q, false, out); }
+void cq__convex_pair_epa(const cq_pair_query *q, cq_contact *out) { cq_convex_run(q, false, out); }

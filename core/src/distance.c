@@ -19,7 +19,7 @@
 #define CQ_NORMAL_SNAP 1e-12
 #define CQ_NORMAL_SNAP_MAX 1e-9
 
-cq_vec3 cq_gjk_snap_normal(const cq_pair_query *q, cq_vec3 n)
+cq_vec3 cq__gjk_snap_normal(const cq_pair_query *q, cq_vec3 n)
 {
     /* A NaN or infinite component is no noise to remove: fmin skips a NaN
      * and a NaN is never <= tiny, so the snap below would make an axis of
@@ -29,7 +29,7 @@ cq_vec3 cq_gjk_snap_normal(const cq_pair_query *q, cq_vec3 n)
     double least = fmin(fabs(n.x), fmin(fabs(n.y), fabs(n.z)));
     if (least > CQ_NORMAL_SNAP_MAX) /* most normals: no component is near zero */
         return n;
-    double size = cq_larger(cq_shape_extent(q->a), cq_shape_extent(q->b));
+    double size = cq_larger(cq__shape_extent(q->a), cq__shape_extent(q->b));
     double far = cq_larger(cq_max_abs(q->xa.p), cq_max_abs(q->xb.p));
     double tiny = fmin(CQ_NORMAL_SNAP * (1 + (size > 0 ? far / size : 0)), CQ_NORMAL_SNAP_MAX);
     cq_vec3 s = cq_v3(fabs(n.x) <= tiny ? 0 : n.x, fabs(n.y) <= tiny ? 0 : n.y, fabs(n.z) <= tiny ? 0 : n.z);
@@ -41,7 +41,7 @@ cq_vec3 cq_gjk_snap_normal(const cq_pair_query *q, cq_vec3 n)
     return cq_scale(s, 1 / cq_len(s)); /* a unit n keeps a component near 1 */
 }
 
-cq_gjk_status cq_pair_distance(const cq_pair_query *q, cq_contact *out)
+cq_gjk_status cq__pair_distance(const cq_pair_query *q, cq_contact *out)
 {
     cq_vec3 sa[CQ_PROXY_STORAGE], sb[CQ_PROXY_STORAGE];
     cq_proxy pa, pb;
@@ -58,6 +58,6 @@ cq_gjk_status cq_pair_distance(const cq_pair_query *q, cq_contact *out)
     out->witness_a = g.point_a;
     out->witness_b = g.point_b;
     out->has_normal = true;
-    out->normal = cq_gjk_snap_normal(q, g.normal);
+    out->normal = cq__gjk_snap_normal(q, g.normal);
     return CQ_GJK_SEPARATED;
 }

@@ -371,7 +371,7 @@ static double cq_foot_on_face(const cq_polytope *P, int g, cq_simplex *s)
         s->v[i] = P->v[f->v[i]];
         s->v[i].w = cq_sub(s->v[i].w, foot);
     }
-    return cq_len(cq_simplex_solve(s));
+    return cq_len(cq__simplex_solve(s));
 }
 
 /* Depth, normal and witnesses of the converged face fi. A facet of A - B
@@ -397,12 +397,12 @@ static void cq_face_result(const cq_pair_proxies *pp, const cq_polytope *P, int 
     }
     r->depth = P->d[best];
     r->normal = cq_mul_mv(&pp->xa->r, P->f[best].n);
-    cq_mink_witnesses(pp, s.v, s.bc, s.count, &r->point_a, &r->point_b);
+    cq__mink_witnesses(pp, s.v, s.bc, s.count, &r->point_a, &r->point_b);
 }
 
-cq_expand_result cq_polytope_expand(const cq_pair_proxies *pp, const cq_mvert *start, int count,
-                                    cq_expand_goal goal, double threshold, int max_iterations,
-                                    double tolerance)
+cq_expand_result cq__polytope_expand(const cq_pair_proxies *pp, const cq_mvert *start, int count,
+                                     cq_expand_goal goal, double threshold, int max_iterations,
+                                     double tolerance)
 {
     /* Field by field: a zeroing initialiser of the whole struct compiles to
      * a block store whose start-up costs more than these few moves. */
@@ -476,11 +476,11 @@ cq_expand_result cq_polytope_expand(const cq_pair_proxies *pp, const cq_mvert *s
     }
 }
 
-cq_epa_result cq_epa_run(const cq_pair_proxies *pp, const cq_mvert *start, int count, const cq_epa_options *opt)
+cq_epa_result cq__epa_run(const cq_pair_proxies *pp, const cq_mvert *start, int count, const cq_epa_options *opt)
 {
     int max_it = opt && opt->max_iterations > 0 ? opt->max_iterations : CQ_EPA_DEFAULT_MAX_ITERATIONS;
     double tol = opt && opt->tolerance > 0 ? opt->tolerance : CQ_EPA_DEFAULT_TOLERANCE;
-    cq_expand_result e = cq_polytope_expand(pp, start, count, CQ_EXPAND_DEPTH, 0, max_it, tol);
+    cq_expand_result e = cq__polytope_expand(pp, start, count, CQ_EXPAND_DEPTH, 0, max_it, tol);
     cq_epa_result r = {.status = e.status, .iterations = e.iterations};
     if (e.status == CQ_EPA_OK) {
         r.depth = e.depth;
@@ -496,13 +496,13 @@ cq_epa_result cq_epa_penetration(const cq_proxy *a, const cq_xform *xa, const cq
                                  const cq_epa_options *opt)
 {
     cq_pair_proxies pp;
-    cq_pair_proxies_init(&pp, a, xa, b, xb);
+    cq__pair_proxies_init(&pp, a, xa, b, xb);
     cq_mvert sv[4];
     int n = 0;
     for (int k = 0; start && k < start->count && k < 4; k++)
         if (start->index_a[k] < a->count && start->index_b[k] < b->count)
             sv[n++] = cq_mink_vertex(&pp, start->index_a[k], start->index_b[k]);
-    return cq_epa_run(&pp, sv, n, opt);
+    return cq__epa_run(&pp, sv, n, opt);
 }
 
 void cq_epa_apply_radii(cq_epa_result *r, const cq_proxy *a, const cq_proxy *b)

@@ -44,7 +44,7 @@ static bool cq_hull_feature(const cq_hull *h, const cq_xform *x, cq_vec3 dir, cq
     return true;
 }
 
-void cq_box_face_compact(cq_face *f, cq_vec3 dir)
+void cq__box_face_compact(cq_face *f, cq_vec3 dir)
 {
     int m = 0; /* compacted in place: m <= k */
     for (int k = 0; k < f->count; k++) {
@@ -70,11 +70,11 @@ void cq_box_face_compact(cq_face *f, cq_vec3 dir)
 static void cq_box_feature(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *out)
 {
     cq_obb o = cq_obb_from_box(s, x);
-    cq_box_face(&o, cq_box_face_toward(&o, dir), out);
-    cq_box_face_compact(out, dir);
+    cq__box_face(&o, cq__box_face_toward(&o, dir), out);
+    cq__box_face_compact(out, dir);
 }
 
-bool cq_shape_face(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *out)
+bool cq__shape_face(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *out)
 {
     switch (s->type) {
     case CQ_SPHERE:
@@ -93,7 +93,7 @@ bool cq_shape_face(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *o
         for (int i = 0; i < 3; i++)
             t[i] = cq_xform_point(x, s->triangle.v[i]);
         bool flat = !cq_normalize(cq_cross(cq_sub(t[1], t[0]), cq_sub(t[2], t[0])), 1e-300, &n);
-        *out = cq_triangle_face(t, cq_dot(n, dir) < 0 ? cq_neg(n) : n, flat);
+        *out = cq__triangle_face(t, cq_dot(n, dir) < 0 ? cq_neg(n) : n, flat);
         return true;
     }
     case CQ_CONVEX:

@@ -12,7 +12,7 @@
  * is handled as its three edges: Ericson's divisions would be 0/0. */
 #define CQ_FLAT_SIN2 1e-24
 
-cq_vec3 cq_closest_on_segment(cq_vec3 p, cq_vec3 a, cq_vec3 b, double *t)
+cq_vec3 cq__closest_on_segment(cq_vec3 p, cq_vec3 a, cq_vec3 b, double *t)
 {
     cq_vec3 d = cq_sub(b, a);
     double l2 = cq_len2(d);
@@ -22,7 +22,7 @@ cq_vec3 cq_closest_on_segment(cq_vec3 p, cq_vec3 a, cq_vec3 b, double *t)
     return cq_mad(a, d, *t);
 }
 
-/* Where [s0, s1] lies along [e0, e1]: t as in cq_line_ends, [*lo, *hi]
+/* Where [s0, s1] lies along [e0, e1]: t as in cq__line_ends, [*lo, *hi]
  * the overlap with the edge in its fractions; false when it is no line. */
 static bool cq_line_overlap(cq_vec3 s0, cq_vec3 s1, cq_vec3 e0, cq_vec3 e1, double t[2], double *lo, double *hi)
 {
@@ -38,7 +38,13 @@ static bool cq_line_overlap(cq_vec3 s0, cq_vec3 s1, cq_vec3 e0, cq_vec3 e1, doub
 }
 
 /* One end of a line contact, core points pa of A and pb of B (see
- * cq_line_ends): B's surface point *at and the separation *sep. */
+ * cq__line_ends): B's surface point *at and the separation *sep. The two
+ * balls about pa and pb, apart by `along` along n and by |l| across it,
+ * meet on a line parallel to n only when |l| <= ra + rb (within
+ * rounding), and are then apart along it by along - sqrt((ra + rb)^2 -
+ * |l|^2), on the line a fraction rb / (ra + rb) of the way from B's point
+ * to A's. Measured along n alone, an end that drifted across n would
+ * claim the full depth while apart. */
 static bool cq_line_end(cq_vec3 pa, cq_vec3 pb, cq_vec3 n, double ra, double rb, cq_vec3 *at, double *sep)
 {
     cq_vec3 w = cq_sub(pb, pa);
@@ -54,15 +60,15 @@ static bool cq_line_end(cq_vec3 pa, cq_vec3 pb, cq_vec3 n, double ra, double rb,
     return true;
 }
 
-bool cq_line_ends(cq_vec3 s0, cq_vec3 s1, cq_vec3 e0, cq_vec3 e1, bool seg_is_a, cq_vec3 n, double ra, double rb,
-                  double skin, cq_vec3 at[2], double depth[2], double t[2])
+bool cq__line_ends(cq_vec3 s0, cq_vec3 s1, cq_vec3 e0, cq_vec3 e1, bool seg_is_a, cq_vec3 n, double ra, double rb,
+                   double skin, cq_vec3 at[2], double depth[2], double t[2])
 {
     double lo, hi;
     if (!cq_line_overlap(s0, s1, e0, e1, t, &lo, &hi))
         return false;
     for (int i = 0; i < 2; i++) {
         double s, sep;
-        cq_vec3 pe = cq_lerp(e0, e1, i ? hi : lo), ps = cq_closest_on_segment(pe, s0, s1, &s);
+        cq_vec3 pe = cq_lerp(e0, e1, i ? hi : lo), ps = cq__closest_on_segment(pe, s0, s1, &s);
         if (!cq_line_end(seg_is_a ? ps : pe, seg_is_a ? pe : ps, n, ra, rb, &at[i], &sep) || sep > skin)
             return false;
         depth[i] = -sep;
@@ -80,19 +86,19 @@ static double cq_parallel_param(cq_vec3 p1, cq_vec3 d1, double a, cq_vec3 p2, cq
     return cq_clamp(0.5 * (lo + hi), 0, 1);
 }
 
-double cq_closest_segments(cq_vec3 p1, cq_vec3 q1, cq_vec3 p2, cq_vec3 q2,
-                           double *s, double *t, cq_vec3 *c1, cq_vec3 *c2)
+double cq__closest_segments(cq_vec3 p1, cq_vec3 q1, cq_vec3 p2, cq_vec3 q2,
+                            double *s, double *t, cq_vec3 *c1, cq_vec3 *c2)
 {
     cq_vec3 d1 = cq_sub(q1, p1), d2 = cq_sub(q2, p2);
     double a = cq_len2(d1), e = cq_len2(d2);
     if (!(a > 0)) {
         *s = 0;
         *c1 = p1;
-        *c2 = cq_closest_on_segment(p1, p2, q2, t);
+        *c2 = cq__closest_on_segment(p1, p2, q2, t);
     } else if (!(e > 0)) {
         *t = 0;
         *c2 = p2;
-        *c1 = cq_closest_on_segment(p2, p1, q1, s);
+        *c1 = cq__closest_on_segment(p2, p1, q1, s);
     } else {
         cq_vec3 n = cq_cross(d1, d2);
         double nn = cq_len2(n);
@@ -100,8 +106,8 @@ double cq_closest_segments(cq_vec3 p1, cq_vec3 q1, cq_vec3 p2, cq_vec3 q2,
         *s = nn > CQ_PARALLEL_SIN2 * a * e ? cq_clamp(cq_dot(cq_cross(cq_sub(p2, p1), d2), n) / nn, 0, 1)
                                            : cq_parallel_param(p1, d1, a, p2, q2);
         /* Best t for that s; if t had to be clamped, the best s for that t. */
-        *c2 = cq_closest_on_segment(cq_mad(p1, d1, *s), p2, q2, t);
-        *c1 = cq_closest_on_segment(*c2, p1, q1, s);
+        *c2 = cq__closest_on_segment(cq_mad(p1, d1, *s), p2, q2, t);
+        *c1 = cq__closest_on_segment(*c2, p1, q1, s);
     }
     return cq_len2(cq_sub(*c1, *c2));
 }
@@ -115,7 +121,7 @@ static cq_vec3 cq_closest_on_edges(cq_vec3 p, const cq_vec3 v[3], cq_tri_region 
     double best_d2 = INFINITY;
     for (int i = 0; i < 3; i++) {
         double t;
-        cq_vec3 c = cq_closest_on_segment(p, v[i], v[(i + 1) % 3], &t);
+        cq_vec3 c = cq__closest_on_segment(p, v[i], v[(i + 1) % 3], &t);
         double d2 = cq_len2(cq_sub(p, c));
         if (!(d2 < best_d2))
             continue;
@@ -134,8 +140,8 @@ static cq_vec3 cq_tri_result(cq_vec3 c, cq_tri_region r, int i, cq_tri_region *r
     return c;
 }
 
-cq_vec3 cq_closest_on_triangle(cq_vec3 p, cq_vec3 a, cq_vec3 b, cq_vec3 c,
-                               cq_tri_region *region, int *index)
+cq_vec3 cq__closest_on_triangle(cq_vec3 p, cq_vec3 a, cq_vec3 b, cq_vec3 c,
+                                cq_tri_region *region, int *index)
 {
     const cq_vec3 v[3] = {a, b, c};
     cq_vec3 ab = cq_sub(b, a), ac = cq_sub(c, a);

@@ -78,7 +78,7 @@ static void cq_gjk_start(const cq_pair_proxies *pp, const cq_simplex_cache *cach
 static void cq_gjk_fill(const cq_pair_proxies *pp, const cq_simplex *s, double band, cq_gjk_result *r)
 {
     cq_vec3 pa, pb;
-    cq_mink_witnesses(pp, s->v, s->bc, s->count, &pa, &pb);
+    cq__mink_witnesses(pp, s->v, s->bc, s->count, &pa, &pb);
     cq_vec3 ab = cq_sub(pb, pa);
     r->point_a = pa;
     r->point_b = pb;
@@ -115,8 +115,8 @@ static void cq_gjk_classify(const cq_pair_proxies *pp, const cq_simplex *s, doub
         r->distance = 0;
         return;
     }
-    cq_expand_result e = cq_polytope_expand(pp, s->v, s->count, CQ_EXPAND_CLASSIFY, band, budget,
-                                            CQ_EPA_DEFAULT_TOLERANCE);
+    cq_expand_result e = cq__polytope_expand(pp, s->v, s->count, CQ_EXPAND_CLASSIFY, band, budget,
+                                             CQ_EPA_DEFAULT_TOLERANCE);
     r->iterations += e.iterations;
     if (e.status == CQ_EPA_ITERATION_LIMIT) {
         r->status = CQ_GJK_ITERATION_LIMIT;
@@ -128,7 +128,7 @@ static void cq_gjk_classify(const cq_pair_proxies *pp, const cq_simplex *s, doub
     }
 }
 
-cq_gjk_result cq_gjk_run(const cq_pair_proxies *pp, const cq_gjk_options *opt, cq_simplex *terminal)
+cq_gjk_result cq__gjk_run(const cq_pair_proxies *pp, const cq_gjk_options *opt, cq_simplex *terminal)
 {
     int max_it = opt && opt->max_iterations > 0 ? opt->max_iterations : CQ_GJK_DEFAULT_MAX_ITERATIONS;
     double tol = opt && opt->tolerance > 0 ? opt->tolerance : CQ_GJK_DEFAULT_TOLERANCE;
@@ -149,7 +149,7 @@ cq_gjk_result cq_gjk_run(const cq_pair_proxies *pp, const cq_gjk_options *opt, c
     for (;;) {
         uint32_t before[4]; /* a superset of the solved simplex */
         int nbefore = cq_keys_of(s, before);
-        cq_vec3 v = cq_simplex_solve(s);
+        cq_vec3 v = cq__simplex_solve(s);
         double d2 = cq_len2(v);
         if (!(d2 < prev_d2)) {
             *s = prev;
@@ -193,9 +193,9 @@ cq_gjk_result cq_gjk_distance(const cq_proxy *a, const cq_xform *xa, const cq_pr
                               const cq_xform *xb, const cq_gjk_options *opt)
 {
     cq_pair_proxies pp;
-    cq_pair_proxies_init(&pp, a, xa, b, xb);
+    cq__pair_proxies_init(&pp, a, xa, b, xb);
     cq_simplex terminal;
-    return cq_gjk_run(&pp, opt, &terminal);
+    return cq__gjk_run(&pp, opt, &terminal);
 }
 
 void cq_gjk_apply_radii(cq_gjk_result *r, const cq_proxy *a, const cq_proxy *b)

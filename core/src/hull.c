@@ -326,7 +326,7 @@ static void draft_build(cq_hull_draft *d, const hull_units *unit, const cq_vec3 
             return;
         memset(d->used, 0, sizeof d->used);
     }
-    cq_hull_build_solid(s, n, (const int[4]){a, b, c, e}, tol, d);
+    cq__hull_build_solid(s, n, (const int[4]){a, b, c, e}, tol, d);
     hull_refit(d, unit, s, tol);
 }
 
@@ -383,7 +383,7 @@ static cq_hull *hull_assemble(const cq_hull_draft *d, const cq_vec3 *points, int
     hull_layout l = hull_layout_of(vertices, d->face_count, d->loop_count, d->edge_count);
     cq_hull counts = {.dim = d->dim, .vertex_count = vertices, .face_count = d->face_count,
                       .edge_count = d->edge_count};
-    size_t sat = cq_hull_sat_bytes(&counts); /* the SAT's data last, where it applies */
+    size_t sat = cq__hull_sat_bytes(&counts); /* the SAT's data last, where it applies */
     unsigned char *block = cq_alloc(l.total + sat);
     if (!block)
         return NULL;
@@ -414,7 +414,7 @@ static cq_hull *hull_assemble(const cq_hull_draft *d, const cq_vec3 *points, int
     }
     hull_bounds(h);
     if (sat) {
-        cq_hull_sat_prepare(h, block + l.sat);
+        cq__hull_sat_prepare(h, block + l.sat);
         h->sat_data = (const double *)(block + l.sat);
     }
     return h;
@@ -531,7 +531,7 @@ void cq_hull_free(cq_hull *hull)
     if (!hull)
         return;
     hull_layout l = hull_layout_of(hull->vertex_count, hull->face_count, hull->face_vertex_count, hull->edge_count);
-    cq_free(hull, l.total + cq_hull_sat_bytes(hull)); /* the size cq_alloc was asked for */
+    cq_free(hull, l.total + cq__hull_sat_bytes(hull)); /* the size cq_alloc was asked for */
 }
 
 int cq_hull_support(const cq_hull *hull, cq_vec3 dir)

@@ -617,7 +617,7 @@ static void qh_emit_adjacency(const qh *h, cq_hull_draft *out)
         }
 }
 
-void cq_hull_build_solid(const cq_vec3 *s, int n, const int init[4], double tol, cq_hull_draft *out)
+void cq__hull_build_solid(const cq_vec3 *s, int n, const int init[4], double tol, cq_hull_draft *out)
 {
     qh h;
     qh_init(&h, s, n, init, tol);

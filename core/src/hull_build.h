@@ -68,6 +68,6 @@ static inline int cq_hull_side(cq_vec3 n, cq_vec3 a, cq_vec3 p)
 /* The solid hull of the grid points s[0..n) grown from the tetrahedron
  * init[0..3] (init[3] strictly off the plane of the others), with coplanar
  * triangles merged into convex polygon faces; tol in grid units. */
-void cq_hull_build_solid(const cq_vec3 *s, int n, const int init[4], double tol, cq_hull_draft *out);
+void cq__hull_build_solid(const cq_vec3 *s, int n, const int init[4], double tol, cq_hull_draft *out);
 
 #endif

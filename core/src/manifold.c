@@ -53,19 +53,19 @@ static int cq_clip_by_line(const cq_clip_vertex *in, int n, const cq_clip_line *
     return m;
 }
 
-int cq_clip_polygon(const cq_clip_frame *fr, const cq_clip_line *lines, int nlines,
-                    cq_clip_vertex poly[2][CQ_CLIP_MAX], int n, uint16_t inc_face, double seg_noise, double skin,
-                    bool onto_ref, cq_contact_point out[CQ_CLIP_MAX])
+int cq__clip_polygon(const cq_clip_frame *fr, const cq_clip_line *lines, int nlines,
+                     cq_clip_vertex poly[2][CQ_CLIP_MAX], int n, uint16_t inc_face, double seg_noise, double skin,
+                     bool onto_ref, cq_contact_point out[CQ_CLIP_MAX])
 {
     int cur = 0;
     seg_noise = n == 2 ? seg_noise : 0;
     for (int s = 0; s < nlines && n > 0; s++, cur = 1 - cur)
         n = cq_clip_by_line(poly[cur], n, &lines[s], inc_face, seg_noise, poly[1 - cur]);
-    return cq_clip_emit(fr, poly[cur], n, skin, onto_ref, out);
+    return cq__clip_emit(fr, poly[cur], n, skin, onto_ref, out);
 }
 
-int cq_clip_emit(const cq_clip_frame *fr, const cq_clip_vertex *v, int n, double skin, bool onto_ref,
-                 cq_contact_point out[CQ_CLIP_MAX])
+int cq__clip_emit(const cq_clip_frame *fr, const cq_clip_vertex *v, int n, double skin, bool onto_ref,
+                  cq_contact_point out[CQ_CLIP_MAX])
 {
     int m = 0;
     for (int k = 0; k < n; k++) {
@@ -92,16 +92,16 @@ static cq_clip_vertex cq_incident_vertex(double x, double y, double z, uint16_t 
     return (cq_clip_vertex){x, y, z, {CQ_FEAT_FACE, CQ_FEAT_VERTEX, ref_face, inc->vid[k]}, (int16_t)inc->eid[k]};
 }
 
-int cq_clip_lines(const cq_clip_frame *fr, const cq_clip_line *lines, int nlines, uint16_t ref_face,
-                  const cq_face *inc, double skin, bool onto_ref, cq_contact_point out[CQ_CLIP_MAX])
+int cq__clip_lines(const cq_clip_frame *fr, const cq_clip_line *lines, int nlines, uint16_t ref_face,
+                   const cq_face *inc, double skin, bool onto_ref, cq_contact_point out[CQ_CLIP_MAX])
 {
     cq_clip_vertex poly[2][CQ_CLIP_MAX];
     for (int k = 0; k < inc->count; k++) {
         cq_vec3 d = cq_sub(inc->v[k], fr->origin);
         poly[0][k] = cq_incident_vertex(cq_dot(d, fr->u), cq_dot(d, fr->v), cq_dot(d, fr->n), ref_face, inc, k);
     }
-    return cq_clip_polygon(fr, lines, nlines, poly, inc->count, inc->fid, cq_segment_noise(fr, inc), skin, onto_ref,
-                           out);
+    return cq__clip_polygon(fr, lines, nlines, poly, inc->count, inc->fid, cq_segment_noise(fr, inc), skin, onto_ref,
+                            out);
 }
 
 /* Whether an incident segment (poly[0..1]) lies along one of the sides
@@ -117,7 +117,7 @@ static bool cq_segment_on_side(const cq_clip_vertex *poly, const cq_clip_line *l
     return false;
 }
 
-/* cq_clip_lines seen along fr->n, which need not be the reference plane's
+/* cq__clip_lines seen along fr->n, which need not be the reference plane's
  * normal pn (dot(fr->n, pn) = k > 0): each incident vertex goes in as the
  * point where the line through it along fr->n meets the plane, and its
  * height is the distance along that line. The projection is affine, so a
@@ -138,7 +138,7 @@ static int cq_clip_lines_along(const cq_clip_frame *fr, cq_vec3 pn, double k, co
     }
     if (inc->count == 2 && cq_segment_on_side(poly[0], lines, nlines, cq_segment_noise(fr, inc)))
         return 0;
-    return cq_clip_polygon(fr, lines, nlines, poly, inc->count, inc->fid, 0, skin, onto_ref, out);
+    return cq__clip_polygon(fr, lines, nlines, poly, inc->count, inc->fid, 0, skin, onto_ref, out);
 }
 
 /* The frame of a reference polygon (count >= 3) and its side lines;
@@ -176,19 +176,19 @@ static bool cq_ref_frame(const cq_face *ref, cq_clip_frame *fr, cq_clip_line lin
     return true;
 }
 
-int cq_clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto_ref,
-                 cq_contact_point out[CQ_CLIP_MAX])
+int cq__clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto_ref,
+                  cq_contact_point out[CQ_CLIP_MAX])
 {
     cq_clip_frame fr;
     cq_clip_line lines[CQ_FACE_MAX];
     int nlines;
     if (ref->count < 3 || !cq_ref_frame(ref, &fr, lines, &nlines))
         return 0;
-    return cq_clip_lines(&fr, lines, nlines, ref->fid, inc, skin, onto_ref, out);
+    return cq__clip_lines(&fr, lines, nlines, ref->fid, inc, skin, onto_ref, out);
 }
 
-int cq_clip_face_along(const cq_face *ref, const cq_face *inc, cq_vec3 dir, double skin, bool onto_ref,
-                       cq_contact_point out[CQ_CLIP_MAX])
+int cq__clip_face_along(const cq_face *ref, const cq_face *inc, cq_vec3 dir, double skin, bool onto_ref,
+                        cq_contact_point out[CQ_CLIP_MAX])
 {
     cq_clip_frame fr;
     cq_clip_line lines[CQ_FACE_MAX];
@@ -213,15 +213,25 @@ static int cq_edge_toward(const cq_face *f, cq_vec3 dir, cq_vec3 m)
     double tol = 1e-9 * scale, best_h = -INFINITY, best_d = INFINITY;
     for (int k = 0; k < edges; k++) {
         cq_vec3 a = f->v[k], b = f->v[k + 1 == f->count ? 0 : k + 1];
-        double t, h = 0.5 * cq_dot(cq_add(a, b), dir), d = cq_len2(cq_sub(m, cq_closest_on_segment(m, a, b, &t)));
+        double t, h = 0.5 * cq_dot(cq_add(a, b), dir), d = cq_len2(cq_sub(m, cq__closest_on_segment(m, a, b, &t)));
         if (h > best_h + tol || (h >= best_h - tol && d < best_d))
             best_h = cq_larger(h, best_h), best_d = d, best = k;
     }
     return best;
 }
 
-int cq_line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, double rb, double skin,
-                    cq_contact_point out[2])
+/* For a segment feature (a capsule's axis, a segment hull, a flat
+ * triangle) lying along an edge just past the other shape's face, or with
+ * the normal too tilted for either feature to be a face. The other feature
+ * is a segment or a face, whose edge lying farthest toward the segment
+ * (the nearest of those within rounding) is the one used. Only where the
+ * segment lies along that edge and both ends of their overlap touch the
+ * other shape within skin (cq__line_ends) are the ends written; a point's
+ * feature is a segment vertex on the edge, or the segment's edge on an
+ * edge vertex. Otherwise 0: the single witness point then says more (a
+ * segment turned off the edge touches it at one point). */
+int cq__line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, double rb, double skin,
+                     cq_contact_point out[2])
 {
     bool seg_is_a = fa->count == 2;
     const cq_face *seg = seg_is_a ? fa : fb, *other = seg_is_a ? fb : fa;
@@ -234,7 +244,7 @@ int cq_line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, 
     cq_vec3 e0 = other->v[k], e1 = other->v[next];
     cq_vec3 at[2];
     double depth[2], t[2];
-    if (!cq_line_ends(s0, s1, e0, e1, seg_is_a, n, ra, rb, skin, at, depth, t))
+    if (!cq__line_ends(s0, s1, e0, e1, seg_is_a, n, ra, rb, skin, at, depth, t))
         return 0; /* no line, or an end off the other shape: the witness point says more */
     for (int i = 0; i < 2; i++) {
         /* The overlap's low end is the segment end projecting lower, or the
@@ -250,7 +260,7 @@ int cq_line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, 
     return 2;
 }
 
-cq_face cq_triangle_face(const cq_vec3 t[3], cq_vec3 n, bool flat)
+cq_face cq__triangle_face(const cq_vec3 t[3], cq_vec3 n, bool flat)
 {
     cq_face f = {.count = 3, .normal = n, .fid = 0};
     int m = 0;
@@ -277,7 +287,7 @@ static double cq_area(cq_vec3 a, cq_vec3 b, cq_vec3 c, cq_vec3 n)
  * corners) then keep the earlier point however the pair is moved. */
 static bool cq_beats(double x, double best) { return x > best + 1e-12 * fabs(best); }
 
-int cq_reduce_manifold_to(const cq_contact_point *pts, int n, cq_vec3 normal, cq_contact_point out[CQ_MAX_POINTS])
+int cq__reduce_manifold_to(const cq_contact_point *pts, int n, cq_vec3 normal, cq_contact_point out[CQ_MAX_POINTS])
 {
     if (n <= CQ_MAX_POINTS) {
         /* All CQ_MAX_POINTS slots whatever n (pts has them): a fixed size is
@@ -333,7 +343,7 @@ int cq_reduce_manifold_to(const cq_contact_point *pts, int n, cq_vec3 normal, cq
     return m;
 }
 
-int cq_drop_coincident(cq_contact_point *pts, int n)
+int cq__drop_coincident(cq_contact_point *pts, int n)
 {
     int m = 0;
     for (int k = 0; k < n; k++) {
@@ -346,12 +356,12 @@ int cq_drop_coincident(cq_contact_point *pts, int n)
     return m;
 }
 
-int cq_reduce_manifold(cq_contact_point *pts, int n, cq_vec3 normal)
+int cq__reduce_manifold(cq_contact_point *pts, int n, cq_vec3 normal)
 {
     if (n <= CQ_MAX_POINTS)
         return n;
     cq_contact_point out[CQ_MAX_POINTS];
-    int m = cq_reduce_manifold_to(pts, n, normal, out);
+    int m = cq__reduce_manifold_to(pts, n, normal, out);
     for (int i = 0; i < m; i++)
         pts[i] = out[i];
     return m;

@@ -54,61 +54,53 @@ typedef struct cq_clip_vertex {
  * kept whole (0: no such rule). With onto_ref the position is projected
  * onto the reference plane, else it stays on the incident polygon. Returns
  * the number of points (<= CQ_CLIP_MAX). */
-int cq_clip_polygon(const cq_clip_frame *frame, const cq_clip_line *lines, int nlines,
-                    cq_clip_vertex poly[2][CQ_CLIP_MAX], int n, uint16_t inc_face, double seg_noise, double skin,
-                    bool onto_ref, cq_contact_point out[CQ_CLIP_MAX]);
+int cq__clip_polygon(const cq_clip_frame *frame, const cq_clip_line *lines, int nlines,
+                     cq_clip_vertex poly[2][CQ_CLIP_MAX], int n, uint16_t inc_face, double seg_noise, double skin,
+                     bool onto_ref, cq_contact_point out[CQ_CLIP_MAX]);
 
 /* The tail of every clip: keeps the vertices no more than skin above the
  * reference plane and writes them as contact points (depth = -z; on the
  * incident polygon, or projected onto the reference plane with onto_ref). */
-int cq_clip_emit(const cq_clip_frame *frame, const cq_clip_vertex *v, int n, double skin, bool onto_ref,
-                 cq_contact_point out[CQ_CLIP_MAX]);
+int cq__clip_emit(const cq_clip_frame *frame, const cq_clip_vertex *v, int n, double skin, bool onto_ref,
+                  cq_contact_point out[CQ_CLIP_MAX]);
 
-/* cq_clip_polygon for an incident face given in world space. */
-int cq_clip_lines(const cq_clip_frame *frame, const cq_clip_line *lines, int nlines, uint16_t ref_face,
-                  const cq_face *inc, double skin, bool onto_ref, cq_contact_point out[CQ_CLIP_MAX]);
+/* cq__clip_polygon for an incident face given in world space. */
+int cq__clip_lines(const cq_clip_frame *frame, const cq_clip_line *lines, int nlines, uint16_t ref_face,
+                   const cq_face *inc, double skin, bool onto_ref, cq_contact_point out[CQ_CLIP_MAX]);
 
-/* cq_clip_lines with the frame and lines taken from a reference polygon
+/* cq__clip_lines with the frame and lines taken from a reference polygon
  * (any winding; a reference with fewer than 3 vertices clips nothing). */
-int cq_clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto_ref,
-                 cq_contact_point out[CQ_CLIP_MAX]);
+int cq__clip_face(const cq_face *ref, const cq_face *inc, double skin, bool onto_ref,
+                  cq_contact_point out[CQ_CLIP_MAX]);
 
-/* cq_clip_face seen along unit dir instead of the reference's normal (dir
+/* cq__clip_face seen along unit dir instead of the reference's normal (dir
  * facing out of the reference, within 90 degrees of its normal): each
  * incident point is projected onto the reference plane along dir, not
  * square to it, and its depth is measured along dir, so a point and its
  * partner on the reference lie on one line along the contact normal. */
-int cq_clip_face_along(const cq_face *ref, const cq_face *inc, cq_vec3 dir, double skin, bool onto_ref,
-                       cq_contact_point out[CQ_CLIP_MAX]);
+int cq__clip_face_along(const cq_face *ref, const cq_face *inc, cq_vec3 dir, double skin, bool onto_ref,
+                        cq_contact_point out[CQ_CLIP_MAX]);
 
 /* A triangle as a clipping polygon with outward normal n (features: vertex
  * i, edge i from t[i], face 0). A flat one goes in as the segment or point
  * it collapses to, its longest edge, so the clip does not run back and
  * forth along a line. */
-cq_face cq_triangle_face(const cq_vec3 t[3], cq_vec3 n, bool flat);
+cq_face cq__triangle_face(const cq_vec3 t[3], cq_vec3 n, bool flat);
 
 /* The feature of a posed convex shape (not a plane) facing dir: a face
  * (count >= 3, outward normal), a segment (a capsule's axis, a flat
  * triangle, a segment hull) or a point. False when it does not fit a
  * cq_face (a hull face of more than CQ_FACE_MAX vertices). */
-bool cq_shape_face(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *out);
+bool cq__shape_face(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *out);
 
-/* A line contact (geom.h), for a segment feature (a capsule's axis, a
- * segment hull, a flat triangle) that no face clip reached: lying along an
- * edge just past the other shape's face, or with the normal too tilted for
- * either feature to be a face. fa and fb are A's feature facing B and B's
- * facing A, n the unit normal from A to B, ra and rb the rounding radii.
- * One of them must be a segment; the other is a segment or a face, whose
- * edge lying farthest toward the segment (the nearest of those within
- * rounding) is the one used. Where the segment lies along that edge and
- * both ends of their overlap touch the other shape within skin
- * (cq_line_ends), writes those two ends, on B's rounded
- * surface, each with its own depth along n and its feature (a segment
- * vertex on the edge, or the segment's edge on an edge vertex), and
- * returns 2; otherwise 0 (the single witness point then says more: a
- * segment turned off the edge touches it at one point). */
-int cq_line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, double rb, double skin,
-                    cq_contact_point out[2]);
+/* A line contact (geom.h) for a segment feature that no face clip
+ * reached. fa and fb are A's feature facing B and B's facing A, one of
+ * them a segment, n the unit normal from A to B, ra and rb the rounding
+ * radii. Writes the two ends of the segment's overlap with the other's
+ * nearest edge, on B's rounded surface, each with its depth along n and
+ * its feature, and returns 2; or returns 0 when there is no such line. */
+int cq__line_contact(const cq_face *fa, const cq_face *fb, cq_vec3 n, double ra, double rb, double skin,
+                     cq_contact_point out[2]);
 
 /* Whether two computed points are one to rounding: within 4 ulps of their
  * coordinates (a box's corners p +- h axis with h far below an ulp of p,
@@ -121,18 +113,18 @@ static inline bool cq_coincident(cq_vec3 a, cq_vec3 b)
 
 /* Drops each point of pts (in place) that coincides with an earlier one,
  * keeping the first; returns the new count. */
-int cq_drop_coincident(cq_contact_point *pts, int n);
+int cq__drop_coincident(cq_contact_point *pts, int n);
 
 /* Keeps at most CQ_MAX_POINTS of pts (in place): the deepest, the one
  * farthest from it, then the two that add the most area in the plane
  * orthogonal to normal. Returns the new count. Deterministic: ties keep the
  * earlier point. */
-int cq_reduce_manifold(cq_contact_point *pts, int n, cq_vec3 normal);
+int cq__reduce_manifold(cq_contact_point *pts, int n, cq_vec3 normal);
 
-/* cq_reduce_manifold written to out, pts left as they are. With no more
+/* cq__reduce_manifold written to out, pts left as they are. With no more
  * than CQ_MAX_POINTS points all CQ_MAX_POINTS slots are copied, so pts must
  * have that many (those past n carry nothing). */
-int cq_reduce_manifold_to(const cq_contact_point *pts, int n, cq_vec3 normal, cq_contact_point out[CQ_MAX_POINTS]);
+int cq__reduce_manifold_to(const cq_contact_point *pts, int n, cq_vec3 normal, cq_contact_point out[CQ_MAX_POINTS]);
 
 /* Swaps the A and B halves of a feature id. */
 static inline cq_feature cq_feature_swap(cq_feature f)

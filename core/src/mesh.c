@@ -150,7 +150,7 @@ static int mesh_bvh(cq_mesh *m, cq_bvh *bvh)
             boxes[k] = cq_aabb_union(boxes[k], (cq_aabb){p, p});
         }
     }
-    int status = cq_bvh_build(bvh, boxes, m->triangle_count);
+    int status = cq__bvh_build(bvh, boxes, m->triangle_count);
     cq_free(boxes, size);
     return status;
 }
@@ -200,7 +200,7 @@ void cq_mesh_free(cq_mesh *mesh)
 {
     if (!mesh)
         return;
-    cq_bvh_free((cq_bvh *)mesh->bvh);
+    cq__bvh_free((cq_bvh *)mesh->bvh);
     cq_free(mesh, mesh->block_size);
 }
 

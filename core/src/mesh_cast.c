@@ -43,7 +43,7 @@ int cq_mesh_raycast(const cq_mesh *mesh, const cq_xform *pose, const cq_ray *ray
     mesh_ray_ctx c = {mesh, pose, *ray, out, -1};
     c.ray.direction = cq_scale(ray->direction, 1.0 / cq_len(ray->direction));
     cq_vec3 o = cq_xform_inv_point(pose, ray->origin), d = cq_mul_mtv(&pose->r, c.ray.direction);
-    cq_bvh_query_ray(mesh->bvh, o, d, ray->max_distance, mesh_ray_visit, &c);
+    cq__bvh_query_ray(mesh->bvh, o, d, ray->max_distance, mesh_ray_visit, &c);
     return CQ_OK;
 }
 
@@ -89,7 +89,7 @@ int cq_mesh_sweep(const cq_shape *a, const cq_xform *xa, cq_vec3 translation, co
     *out = (cq_sweep_hit){.time = 1};
     mesh_sweep_ctx c = {mesh, a, xa, xm, translation, opt, out, -1};
     cq_xform rel = cq_xform_relative(xm, xa);
-    cq_aabb box = cq_shape_aabb(a, &rel);
-    cq_bvh_query_sweep(mesh->bvh, &box, cq_mul_mtv(&xm->r, translation), 1, mesh_sweep_visit, &c);
+    cq_aabb box = cq__shape_aabb(a, &rel);
+    cq__bvh_query_sweep(mesh->bvh, &box, cq_mul_mtv(&xm->r, translation), 1, mesh_sweep_visit, &c);
     return CQ_OK;
 }

@@ -122,8 +122,8 @@ static bool mesh_cast_line(const mesh_pair_ctx *c, cq_vec3 p, cq_vec3 n, cq_vec3
     cq_vec3 in = cq_sub(c->q->xa.p, p);
     in = cq_mad(in, n, -cq_dot(in, n));
     double l = cq_len(in);
-    return cq_surface_on_line(c->q->a, &c->q->xa, p, cq_neg(n), a) ||
-           (l > 0 && cq_surface_on_line(c->q->a, &c->q->xa, cq_mad(p, in, 0.1 * c->tol / l), cq_neg(n), a));
+    return cq__surface_on_line(c->q->a, &c->q->xa, p, cq_neg(n), a) ||
+           (l > 0 && cq__surface_on_line(c->q->a, &c->q->xa, cq_mad(p, in, 0.1 * c->tol / l), cq_neg(n), a));
 }
 
 /* Whether a depth h measured along a line keeps its point: within the
@@ -151,14 +151,14 @@ static bool mesh_depth_ok(const mesh_pair_ctx *c, double h, double most)
 static bool mesh_face_points(const mesh_pair_ctx *c, int k, cq_vec3 nf, cq_contact *t)
 {
     cq_face inc, ref;
-    if (c->q->skip_manifold || !cq_shape_face(c->q->a, &c->q->xa, nf, &inc))
+    if (c->q->skip_manifold || !cq__shape_face(c->q->a, &c->q->xa, nf, &inc))
         return false;
     cq_vec3 v[3] = {mesh_corner(c->m, &c->q->xb, k, 0), mesh_corner(c->m, &c->q->xb, k, 1),
                     mesh_corner(c->m, &c->q->xb, k, 2)};
-    ref = cq_triangle_face(v, cq_neg(nf), false);
+    ref = cq__triangle_face(v, cq_neg(nf), false);
     cq_contact_point pts[CQ_CLIP_MAX];
     double r = c->pa.radius;
-    int n = cq_clip_face(&ref, &inc, c->q->skin + r, true, pts), m = 0;
+    int n = cq__clip_face(&ref, &inc, c->q->skin + r, true, pts), m = 0;
     for (int i = 0; i < n; i++) {
         cq_contact_point p = pts[i];
         p.feature = cq_feature_swap(p.feature); /* the clip names the reference (B) first */
@@ -171,7 +171,7 @@ static bool mesh_face_points(const mesh_pair_ctx *c, int k, cq_vec3 nf, cq_conta
     }
     if (m == 0)
         return false;
-    t->point_count = cq_reduce_manifold_to(pts, m, nf, t->points);
+    t->point_count = cq__reduce_manifold_to(pts, m, nf, t->points);
     return true;
 }
 
@@ -310,12 +310,12 @@ static bool mesh_same_point(const cq_contact_point *a, const cq_contact_point *b
            a->feature.index_b == b->feature.index_b;
 }
 
-/* cq_reduce_manifold on the first n candidates, their triangles kept with
+/* cq__reduce_manifold on the first n candidates, their triangles kept with
  * them (found again by value: the reduction copies the points it keeps). */
 static void mesh_reduce(mesh_pair_ctx *c, int n)
 {
     cq_contact_point out[CQ_MAX_POINTS];
-    int tri[CQ_MAX_POINTS], m = cq_reduce_manifold_to(c->pts, n, c->out->normal, out);
+    int tri[CQ_MAX_POINTS], m = cq__reduce_manifold_to(c->pts, n, c->out->normal, out);
     for (int i = 0; i < m; i++) {
         tri[i] = -1;
         for (int j = 0; j < n && tri[i] < 0; j++)
@@ -449,7 +449,7 @@ static void mesh_dropped(const mesh_pair_ctx *c, cq_contact *out)
     out->fallback_action = CQ_FBA_DROPPED;
 }
 
-void cq_mesh_pair(const cq_pair_query *q, cq_contact *out)
+void cq__mesh_pair(const cq_pair_query *q, cq_contact *out)
 {
     cq_algorithm alg = out->algorithm;
     cq_mesh_collide(q, q->b->mesh.mesh, out);
@@ -468,11 +468,11 @@ int cq_mesh_collide(const cq_pair_query *q, const cq_mesh *mesh, cq_contact *out
         return CQ_EUNSUPPORTED; /* planes and meshes: not convex */
     /* Half the contract's tolerance (CQ_POINT_TOL) at A's size and place:
      * the rounding of a depth measured twice, never a real step. */
-    c.tol = 0.5 * CQ_POINT_TOL(cq_shape_extent(q->a), cq_max_abs(q->xa.p));
+    c.tol = 0.5 * CQ_POINT_TOL(cq__shape_extent(q->a), cq_max_abs(q->xa.p));
     *out = (cq_contact){.sat_axis = -1, .normal_axis = -1};
     cq_xform rel = cq_xform_relative(&q->xb, &q->xa);
-    cq_aabb box = cq_aabb_fatten(cq_shape_aabb(q->a, &rel), q->skin);
-    cq_bvh_query_aabb(mesh->bvh, &box, mesh_visit, &c);
+    cq_aabb box = cq_aabb_fatten(cq__shape_aabb(q->a, &rel), q->skin);
+    cq__bvh_query_aabb(mesh->bvh, &box, mesh_visit, &c);
     mesh_merge_deferred(&c);
     if (c.best < 0) {
         if (c.dropped >= 0)

@@ -15,8 +15,8 @@ int cq_proxy_support(const cq_proxy *p, cq_vec3 dir)
     return cq_support_index(p->points, p->count, dir);
 }
 
-void cq_pair_proxies_init(cq_pair_proxies *pp, const cq_proxy *a, const cq_xform *xa, const cq_proxy *b,
-                          const cq_xform *xb)
+void cq__pair_proxies_init(cq_pair_proxies *pp, const cq_proxy *a, const cq_xform *xa, const cq_proxy *b,
+                           const cq_xform *xb)
 {
     *pp = (cq_pair_proxies){a, b, xa, xb, cq_mul_mtm(&xa->r, &xb->r), cq_xform_inv_point(xa, xb->p), 0};
     /* World coordinates are at most |position| + |local point| in size; each
@@ -26,8 +26,8 @@ void cq_pair_proxies_init(cq_pair_proxies *pp, const cq_proxy *a, const cq_xform
     pp->noise = 64 * DBL_EPSILON * mag;
 }
 
-void cq_mink_witnesses(const cq_pair_proxies *pp, const cq_mvert *v, const double *bc, int count,
-                       cq_vec3 *pa, cq_vec3 *pb)
+void cq__mink_witnesses(const cq_pair_proxies *pp, const cq_mvert *v, const double *bc, int count,
+                        cq_vec3 *pa, cq_vec3 *pb)
 {
     cq_vec3 la = cq_v3(0, 0, 0), lb = cq_v3(0, 0, 0);
     for (int i = 0; i < count; i++) {
@@ -153,7 +153,7 @@ static double cq_solve4(const cq_mvert *v, cq_reduced *out)
     return best;
 }
 
-cq_vec3 cq_simplex_solve(cq_simplex *s)
+cq_vec3 cq__simplex_solve(cq_simplex *s)
 {
     /* What a sub-solver leaves when no candidate is finite (overflowing
      * coordinates): the first vertex. */

@@ -21,8 +21,8 @@ typedef struct cq_pair_proxies {
 } cq_pair_proxies;
 
 /* Sets up pp for the two posed proxies (the relative pose and the noise). */
-void cq_pair_proxies_init(cq_pair_proxies *pp, const cq_proxy *a, const cq_xform *xa, const cq_proxy *b,
-                          const cq_xform *xb);
+void cq__pair_proxies_init(cq_pair_proxies *pp, const cq_proxy *a, const cq_xform *xa, const cq_proxy *b,
+                           const cq_xform *xb);
 
 /* A point of A - B (in A's frame) and the proxy points it is made of. Small
  * on purpose: simplices and the EPA polytope copy these around; the world
@@ -64,8 +64,8 @@ static inline cq_mvert cq_mink_support(const cq_pair_proxies *pp, cq_vec3 d)
 
 /* World witnesses of the point sum(bc[k] * v[k].w) of A - B: the same
  * combination of the A points and of the B points. */
-void cq_mink_witnesses(const cq_pair_proxies *pp, const cq_mvert *v, const double *bc, int count,
-                       cq_vec3 *pa, cq_vec3 *pb);
+void cq__mink_witnesses(const cq_pair_proxies *pp, const cq_mvert *v, const double *bc, int count,
+                        cq_vec3 *pa, cq_vec3 *pb);
 
 /* A simplex with barycentric weights (summing to 1) of its closest point. */
 typedef struct cq_simplex {
@@ -79,23 +79,23 @@ typedef struct cq_simplex {
  * (repeated points, collinear triangles, flat tetrahedra) are solved over
  * their faces, so no weight is ever a ratio of vanishing numbers. A
  * tetrahedron that holds the origin stays whole, with count 4. */
-cq_vec3 cq_simplex_solve(cq_simplex *s);
+cq_vec3 cq__simplex_solve(cq_simplex *s);
 
 /* cq_gjk_distance on set-up proxies; *terminal receives the terminal
  * simplex's points (those of result.simplex, in its order), so EPA can
  * start from them without recomputing them. */
-cq_gjk_result cq_gjk_run(const cq_pair_proxies *pp, const cq_gjk_options *opt, cq_simplex *terminal);
+cq_gjk_result cq__gjk_run(const cq_pair_proxies *pp, const cq_gjk_options *opt, cq_simplex *terminal);
 
 /* cq_epa_penetration on set-up proxies, started from count points of A - B. */
-cq_epa_result cq_epa_run(const cq_pair_proxies *pp, const cq_mvert *start, int count, const cq_epa_options *opt);
+cq_epa_result cq__epa_run(const cq_pair_proxies *pp, const cq_mvert *start, int count, const cq_epa_options *opt);
 
-/* What cq_polytope_expand should find. */
+/* What cq__polytope_expand should find. */
 typedef enum cq_expand_goal {
     CQ_EXPAND_DEPTH, /* the penetration depth, to convergence */
     CQ_EXPAND_CLASSIFY, /* only whether the depth exceeds a threshold */
 } cq_expand_goal;
 
-/* The outcome of cq_polytope_expand. */
+/* The outcome of cq__polytope_expand. */
 typedef struct cq_expand_result {
     cq_epa_status status;
     bool deeper;      /* CLASSIFY: the depth exceeds the threshold */
@@ -110,8 +110,8 @@ typedef struct cq_expand_result {
  * A - B nearest the origin, within max_iterations and the fixed capacity.
  * In CLASSIFY mode it stops as soon as the depth is known to be above or at
  * most threshold; a difference too flat for a polytope counts as at most. */
-cq_expand_result cq_polytope_expand(const cq_pair_proxies *pp, const cq_mvert *start, int count,
-                                    cq_expand_goal goal, double threshold, int max_iterations,
-                                    double tolerance);
+cq_expand_result cq__polytope_expand(const cq_pair_proxies *pp, const cq_mvert *start, int count,
+                                     cq_expand_goal goal, double threshold, int max_iterations,
+                                     double tolerance);
 
 #endif

@@ -14,66 +14,66 @@ typedef void (*cq_pair_fn)(const cq_pair_query *q, cq_contact *out);
 
 /* Whether cq_collide runs the pair B first (collide.c): the canonical order,
  * which anything reporting the same numbers as a contact must share. */
-bool cq_b_first(const cq_pair_query *q);
+bool cq__b_first(const cq_pair_query *q);
 
 /* cq_collide's wrapper around a pair function, in its three steps, for a
  * caller that runs pair functions itself (box_many.c): begin resets out
  * for the path alg; canon gives q with A and B swapped (canon and cache
  * are the caller's storage; the cache's normal and axis named from the
- * other shape) for a pair cq_b_first runs B first; finish applies the
+ * other shape) for a pair cq__b_first runs B first; finish applies the
  * normal's guard and skip_manifold, mirrors a swapped result back and
  * counts the test under the path that answered. */
-void cq_collide_begin(cq_contact *out, cq_algorithm alg);
-const cq_pair_query *cq_collide_canon(const cq_pair_query *q, cq_algorithm alg, cq_pair_query *canon,
-                                      cq_pair_cache *cache);
-void cq_collide_finish(const cq_pair_query *q, bool b_first, cq_contact *out);
+void cq__collide_begin(cq_contact *out, cq_algorithm alg);
+const cq_pair_query *cq__collide_canon(const cq_pair_query *q, cq_algorithm alg, cq_pair_query *canon,
+                                       cq_pair_cache *cache);
+void cq__collide_finish(const cq_pair_query *q, bool b_first, cq_contact *out);
 
 /* A box-box SAT axis named from the other box: A_i <-> B_i, AixBj -> AjxBi
  * (collide.c). -1 stays -1. */
-int cq_sat_axis_swap(int axis);
+int cq__sat_axis_swap(int axis);
 
 /* Closed forms (closed.c, plane.c). */
-void cq_sphere_sphere(const cq_pair_query *q, cq_contact *out);
-void cq_sphere_capsule(const cq_pair_query *q, cq_contact *out);
-void cq_sphere_box(const cq_pair_query *q, cq_contact *out);
-void cq_sphere_triangle(const cq_pair_query *q, cq_contact *out);
-void cq_sphere_plane(const cq_pair_query *q, cq_contact *out);
-void cq_capsule_capsule(const cq_pair_query *q, cq_contact *out);
-void cq_capsule_plane(const cq_pair_query *q, cq_contact *out);
-void cq_box_plane(const cq_pair_query *q, cq_contact *out);
-void cq_triangle_plane(const cq_pair_query *q, cq_contact *out);
+void cq__sphere_sphere(const cq_pair_query *q, cq_contact *out);
+void cq__sphere_capsule(const cq_pair_query *q, cq_contact *out);
+void cq__sphere_box(const cq_pair_query *q, cq_contact *out);
+void cq__sphere_triangle(const cq_pair_query *q, cq_contact *out);
+void cq__sphere_plane(const cq_pair_query *q, cq_contact *out);
+void cq__capsule_capsule(const cq_pair_query *q, cq_contact *out);
+void cq__capsule_plane(const cq_pair_query *q, cq_contact *out);
+void cq__box_plane(const cq_pair_query *q, cq_contact *out);
+void cq__triangle_plane(const cq_pair_query *q, cq_contact *out);
 
 /* The general convex path: GJK/EPA with fallbacks (convex_pair.c), and a
  * hull against a plane (plane.c). */
-void cq_convex_pair(const cq_pair_query *q, cq_contact *out);
-void cq_convex_plane(const cq_pair_query *q, cq_contact *out);
-/* cq_convex_pair with EPA for every overlapping pair, the hull SAT never
+void cq__convex_pair(const cq_pair_query *q, cq_contact *out);
+void cq__convex_plane(const cq_pair_query *q, cq_contact *out);
+/* cq__convex_pair with EPA for every overlapping pair, the hull SAT never
  * taken: the reference the SAT path is tested against (check_sat_hull). */
-void cq_convex_pair_epa(const cq_pair_query *q, cq_contact *out);
+void cq__convex_pair_epa(const cq_pair_query *q, cq_contact *out);
 
 /* A convex shape against a static mesh (mesh_pair.c). */
-void cq_mesh_pair(const cq_pair_query *q, cq_contact *out);
+void cq__mesh_pair(const cq_pair_query *q, cq_contact *out);
 
 /* SAT paths (sat_box.c, tri_box.c, tri_tri.c). */
-void cq_box_box(const cq_pair_query *q, cq_contact *out);
-void cq_box_triangle(const cq_pair_query *q, cq_contact *out);
-void cq_triangle_triangle(const cq_pair_query *q, cq_contact *out);
+void cq__box_box(const cq_pair_query *q, cq_contact *out);
+void cq__box_triangle(const cq_pair_query *q, cq_contact *out);
+void cq__triangle_triangle(const cq_pair_query *q, cq_contact *out);
 
 /* For a pair a SAT found separated: its Euclidean distance, witnesses and
  * closest-point normal by GJK (distance.c). Returns GJK's status; nothing
  * is set unless it is CQ_GJK_SEPARATED. The caller owns what a failure
  * means (counting or answering it). */
-cq_gjk_status cq_pair_distance(const cq_pair_query *q, cq_contact *out);
+cq_gjk_status cq__pair_distance(const cq_pair_query *q, cq_contact *out);
 
 /* n, a GJK or EPA normal of the pair q, with the components that are below
  * the path's precision (rounding noise where the exact answer is zero) set
  * to zero and made unit again; every other normal unchanged (distance.c). */
-cq_vec3 cq_gjk_snap_normal(const cq_pair_query *q, cq_vec3 n);
+cq_vec3 cq__gjk_snap_normal(const cq_pair_query *q, cq_vec3 n);
 
 /* No direction is defined (closed.c): the pair's previous normal if it has
  * one (true, fallback "previous_normal"), else the contact is dropped and
  * counted (false, "dropped"). Never an invented normal. */
-bool cq_previous_normal(const cq_pair_query *q, cq_contact *out);
+bool cq__previous_normal(const cq_pair_query *q, cq_contact *out);
 
 /* Fills a contact for two round cores (points or segments) whose closest
  * points are pa (on A's core) and pb (on B's core), inflated by radii ra and
@@ -82,16 +82,16 @@ bool cq_previous_normal(const cq_pair_query *q, cq_contact *out);
  * otherwise the contact is reported with fallback "dropped" and no normal.
  * Writes one manifold point on B's surface. Shared by every sphere/capsule
  * pair. */
-void cq_round_contact(cq_vec3 pa, cq_vec3 pb, double ra, double rb, const cq_pair_query *q, cq_contact *out);
+void cq__round_contact(cq_vec3 pa, cq_vec3 pb, double ra, double rb, const cq_pair_query *q, cq_contact *out);
 
 /* A bound on |x - pose origin| over the points of shape s (0 for a plane
  * or a mesh), from its sizes alone (surface.c). */
-double cq_shape_extent(const cq_shape *s);
+double cq__shape_extent(const cq_shape *s);
 
 /* The first point of posed shape s (not a plane or a mesh) on the line
  * through p along unit dir, coming from -dir (surface.c): where a shape
  * whose core p lies in is met by a contact's line. False when the line
  * misses it (rounding at a grazing line); *out is then unset. */
-bool cq_surface_on_line(const cq_shape *s, const cq_xform *x, cq_vec3 p, cq_vec3 dir, cq_vec3 *out);
+bool cq__surface_on_line(const cq_shape *s, const cq_xform *x, cq_vec3 p, cq_vec3 dir, cq_vec3 *out);
 
 #endif

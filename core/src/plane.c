@@ -53,7 +53,7 @@ static void cq_plane_points_on_lines(cq_world_plane pl, const cq_pair_query *q, 
         if (pts[k].depth == depth) /* the lowest point: there the move is exact */
             continue;
         cq_vec3 a = cq_mad(pts[k].position, pl.n, -pts[k].depth);
-        if (!cq_surface_on_line(q->a, &q->xa, a, pl.n, &a))
+        if (!cq__surface_on_line(q->a, &q->xa, a, pl.n, &a))
             continue;
         double gap = cq_plane_gap(pl, a, 0);
         pts[k].position = cq_mad(a, pl.n, -gap);
@@ -77,7 +77,7 @@ static void cq_plane_points(cq_world_plane pl, const cq_vec3 *pts, int count, do
         buf[m++] = (cq_contact_point){cq_mad(pts[k], pl.n, -(gap + r)), -gap, f};
     }
     if (m > CQ_MAX_POINTS)
-        m = cq_reduce_manifold(buf, m, out->normal);
+        m = cq__reduce_manifold(buf, m, out->normal);
     if (r > 0 && q->a->type != CQ_SPHERE)
         cq_plane_points_on_lines(pl, q, out->depth, buf, m);
     for (int k = 0; k < m; k++)
@@ -85,7 +85,7 @@ static void cq_plane_points(cq_world_plane pl, const cq_vec3 *pts, int count, do
     out->point_count = m;
 }
 
-void cq_sphere_plane(const cq_pair_query *q, cq_contact *out)
+void cq__sphere_plane(const cq_pair_query *q, cq_contact *out)
 {
     cq_world_plane pl = cq_plane_world(q);
     double r = q->a->sphere.radius;
@@ -94,7 +94,7 @@ void cq_sphere_plane(const cq_pair_query *q, cq_contact *out)
         cq_plane_points(pl, &q->xa.p, 1, r, CQ_FEAT_FACE, q, out);
 }
 
-void cq_capsule_plane(const cq_pair_query *q, cq_contact *out)
+void cq__capsule_plane(const cq_pair_query *q, cq_contact *out)
 {
     cq_world_plane pl = cq_plane_world(q);
     double r = q->a->capsule.radius;
@@ -120,7 +120,7 @@ static cq_vec3 cq_box_corner(const cq_pair_query *q, int k)
     return p;
 }
 
-void cq_box_plane(const cq_pair_query *q, cq_contact *out)
+void cq__box_plane(const cq_pair_query *q, cq_contact *out)
 {
     cq_world_plane pl = cq_plane_world(q);
     /* Seed 003: only the diagonal along the plane normal matters, and of its
@@ -138,7 +138,7 @@ void cq_box_plane(const cq_pair_query *q, cq_contact *out)
     cq_plane_points(pl, corners, 8, 0, CQ_FEAT_VERTEX, q, out);
 }
 
-void cq_triangle_plane(const cq_pair_query *q, cq_contact *out)
+void cq__triangle_plane(const cq_pair_query *q, cq_contact *out)
 {
     cq_world_plane pl = cq_plane_world(q);
     cq_vec3 v[3];
@@ -153,7 +153,7 @@ void cq_triangle_plane(const cq_pair_query *q, cq_contact *out)
         cq_plane_points(pl, v, 3, 0, CQ_FEAT_VERTEX, q, out);
 }
 
-void cq_convex_plane(const cq_pair_query *q, cq_contact *out)
+void cq__convex_plane(const cq_pair_query *q, cq_contact *out)
 {
     cq_world_plane pl = cq_plane_world(q);
     const cq_hull *h = q->a->convex.hull;

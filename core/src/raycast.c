@@ -139,7 +139,7 @@ static cq_local_hit ray_plane(cq_vec3 n, double offset, const cq_local_ray *ray)
     return t > ray->max ? cq_ray_miss() : cq_ray_entry(t, n);
 }
 
-cq_local_hit cq_ray_local(const cq_shape *s, const cq_local_ray *ray)
+cq_local_hit cq__ray_local(const cq_shape *s, const cq_local_ray *ray)
 {
     switch (s->type) {
     case CQ_SPHERE:
@@ -153,7 +153,7 @@ cq_local_hit cq_ray_local(const cq_shape *s, const cq_local_ray *ray)
     case CQ_PLANE:
         return ray_plane(s->plane.normal, s->plane.offset, ray);
     case CQ_CONVEX:
-        return cq_ray_hull(s->convex.hull, ray);
+        return cq__ray_hull(s->convex.hull, ray);
     case CQ_MESH: /* cast in world space by cq_mesh_raycast */
     case CQ_SHAPE_TYPE_COUNT:
         break;
@@ -185,7 +185,7 @@ int cq_raycast(const cq_shape *shape, const cq_xform *pose, const cq_ray *ray, c
         return cq_mesh_raycast(shape->mesh.mesh, pose, ray, out);
     cq_vec3 d = cq_scale(ray->direction, 1.0 / cq_len(ray->direction));
     cq_local_ray local = {cq_xform_inv_point(pose, ray->origin), cq_mul_mtv(&pose->r, d), ray->max_distance};
-    cq_local_hit h = cq_ray_local(shape, &local);
+    cq_local_hit h = cq__ray_local(shape, &local);
     if (h.outcome == CQ_RAY_MISS)
         return CQ_OK;
     out->hit = true;

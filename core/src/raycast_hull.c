@@ -104,7 +104,7 @@ static cq_local_hit ray_rounded(const cq_hull *h, const cq_local_ray *ray)
     return cq_ray_miss();
 }
 
-cq_local_hit cq_ray_hull(const cq_hull *h, const cq_local_ray *ray)
+cq_local_hit cq__ray_hull(const cq_hull *h, const cq_local_ray *ray)
 {
     if (h->radius > 0)
         return ray_rounded(h, ray);

@@ -30,10 +30,10 @@ static inline cq_local_hit cq_ray_entry(double t, cq_vec3 normal) { return (cq_l
 /* Any hull: face-plane clipping (solid, radius 0), the face of a flat
  * polygon (radius 0), GJK marching (radius > 0); bare points and segments
  * are missed. */
-cq_local_hit cq_ray_hull(const cq_hull *hull, const cq_local_ray *ray);
+cq_local_hit cq__ray_hull(const cq_hull *hull, const cq_local_ray *ray);
 
 /* The cast of a trusted ray (unit d) at any shape but a mesh, in its local
  * frame: cq_raycast without the checks, for the core's own callers. */
-cq_local_hit cq_ray_local(const cq_shape *s, const cq_local_ray *ray);
+cq_local_hit cq__ray_local(const cq_shape *s, const cq_local_ray *ray);
 
 #endif

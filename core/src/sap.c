@@ -1,9 +1,20 @@
 /* The sweep-and-prune's lifecycle, its mutations (which only record what
- * changed) and cq_sap_update, which applies them in an order that keeps
+ * changed) and cq__sap_update, which applies them in an order that keeps
  * every step's assumptions: dead endpoints gone before anything walks the
  * arrays, statics placed before dynamics step over them, new dynamics
  * placed after the moves (so moves don't pass them), fresh items' pairs
- * recomputed last against the final boxes. */
+ * recomputed last against the final boxes.
+ *
+ * Dynamic items' endpoints are kept sorted on the three axes and re-sorted
+ * incrementally by insertion sort, so a frame with little motion costs
+ * close to O(n); a batch of moves whose insertion sort would cost more
+ * than merging (teleports) is merged in sorted instead, O(n + m log m).
+ * Statics live in their own sorted arrays that only change when a static
+ * is inserted, removed or moved, and dynamics keep a cursor into them
+ * instead of swapping past them. A new item's pairs come from a query of
+ * the sorted arrays, O(log n + k); new dynamics wait in a small staging
+ * list and removed ones' endpoints stay until they are many, so one insert
+ * or remove costs no O(n) pass (amortised O(sqrt n)). */
 #include <math.h>
 #include <string.h>
 
@@ -97,7 +108,7 @@ static int items_grow(cq_sap *s, int cap)
     return CQ_OK;
 }
 
-int cq_sap_create(int capacity, cq_sap **out)
+int cq__sap_create(int capacity, cq_sap **out)
 {
     *out = NULL;
     if (capacity <= 0 || capacity > SAP_MAX_ITEMS)
@@ -107,7 +118,7 @@ int cq_sap_create(int capacity, cq_sap **out)
         return CQ_ENO_MEMORY;
     memset(s, 0, sizeof *s);
     if (items_alloc(&s->it, capacity, &s->items_block, &s->items_size) != CQ_OK ||
-        sap_pairs_init(s, capacity < 32 ? 64 : 2 * capacity) != CQ_OK) {
+        cq__sap_pairs_init(s, capacity < 32 ? 64 : 2 * capacity) != CQ_OK) {
         cq_free(s->items_block, s->items_size);
         cq_free(s, sizeof *s);
         return CQ_ENO_MEMORY;
@@ -119,7 +130,7 @@ int cq_sap_create(int capacity, cq_sap **out)
     return CQ_OK;
 }
 
-void cq_sap_destroy(cq_sap *sap)
+void cq__sap_destroy(cq_sap *sap)
 {
     if (!sap)
         return;
@@ -128,7 +139,7 @@ void cq_sap_destroy(cq_sap *sap)
     cq_free(sap, sizeof *sap);
 }
 
-int cq_sap_reserve(cq_sap *sap, int capacity)
+int cq__sap_reserve(cq_sap *sap, int capacity)
 {
     if (capacity > SAP_MAX_ITEMS)
         return CQ_ERANGE;
@@ -143,7 +154,7 @@ static void begin(cq_sap *s)
         return;
     s->closed = false;
     s->epoch++;
-    sap_pairs_unmark(s);
+    cq__sap_pairs_unmark(s);
     s->added_n = 0;
     s->removed_n = 0;
 }
@@ -182,7 +193,7 @@ static void list_drop(int32_t *list, int32_t *at, int *n, int id)
     at[last] = at[id];
 }
 
-void sap_mark_fresh(cq_sap *s, int id)
+void cq__sap_mark_fresh(cq_sap *s, int id)
 {
     if (s->it.item[id].flags & SAP_FRESH)
         return;
@@ -190,7 +201,7 @@ void sap_mark_fresh(cq_sap *s, int id)
     list_push(s->it.fresh, s->it.fresh_at, &s->fresh_n, id);
 }
 
-void sap_cover_extent(double ext[3], const cq_aabb *box)
+void cq__sap_cover_extent(double ext[3], const cq_aabb *box)
 {
     for (int axis = 0; axis < 3; axis++) {
         double lo = cq_comp(box->min, axis), hi = cq_comp(box->max, axis), e = hi - lo;
@@ -217,7 +228,7 @@ static void unplace(cq_sap *s, int id)
     s->it.item[id].flags &= (uint8_t)~SAP_PLACED;
 }
 
-int cq_sap_insert(cq_sap *sap, int id, const cq_aabb *box, uint32_t layer, uint32_t mask, bool is_static)
+int cq__sap_insert(cq_sap *sap, int id, const cq_aabb *box, uint32_t layer, uint32_t mask, bool is_static)
 {
     int rc = check_box(box);
     if (rc != CQ_OK)
@@ -226,7 +237,7 @@ int cq_sap_insert(cq_sap *sap, int id, const cq_aabb *box, uint32_t layer, uint3
         return CQ_ERANGE;
     if (id >= sap->cap) {
         int cap = sap->cap <= SAP_MAX_ITEMS / 2 ? 2 * sap->cap : SAP_MAX_ITEMS;
-        if (cq_sap_reserve(sap, cap > id ? cap : id + 1) != CQ_OK)
+        if (cq__sap_reserve(sap, cap > id ? cap : id + 1) != CQ_OK)
             return CQ_ENO_MEMORY;
     }
     begin(sap);
@@ -236,15 +247,15 @@ int cq_sap_insert(cq_sap *sap, int id, const cq_aabb *box, uint32_t layer, uint3
     it->item[id].layer = layer;
     it->item[id].mask = mask;
     it->adj[id] = -1;
-    sap_cover_extent(is_static ? sap->ext_sta : sap->ext_dyn, box);
-    sap_mark_fresh(sap, id);
+    cq__sap_cover_extent(is_static ? sap->ext_sta : sap->ext_dyn, box);
+    cq__sap_mark_fresh(sap, id);
     sap->sta_dirty |= is_static;
     if (id >= sap->hi)
         sap->hi = id + 1;
     return CQ_OK;
 }
 
-int cq_sap_remove(cq_sap *sap, int id)
+int cq__sap_remove(cq_sap *sap, int id)
 {
     if (!is_item(sap, id))
         return CQ_ERANGE;
@@ -259,11 +270,11 @@ int cq_sap_remove(cq_sap *sap, int id)
     if (f & SAP_STAGED)
         list_drop(sap->it.staged, sap->it.staged_at, &sap->staged_n, id);
     sap->it.item[id].flags = 0;
-    sap_pair_prune(sap, id); /* no pair holds for a dead item: all go */
+    cq__sap_pair_prune(sap, id); /* no pair holds for a dead item: all go */
     return CQ_OK;
 }
 
-int cq_sap_move(cq_sap *sap, int id, const cq_aabb *box)
+int cq__sap_move(cq_sap *sap, int id, const cq_aabb *box)
 {
     if (!is_item(sap, id))
         return CQ_ERANGE;
@@ -286,12 +297,12 @@ int cq_sap_move(cq_sap *sap, int id, const cq_aabb *box)
     if (f & SAP_PLACED) /* a static leaves its arrays and is placed again, like a new one */
         unplace(sap, id);
     it->item[id].box = *box;
-    sap_cover_extent((f & SAP_STATIC) ? sap->ext_sta : sap->ext_dyn, box);
-    sap_mark_fresh(sap, id);
+    cq__sap_cover_extent((f & SAP_STATIC) ? sap->ext_sta : sap->ext_dyn, box);
+    cq__sap_mark_fresh(sap, id);
     return CQ_OK;
 }
 
-int cq_sap_set_filter(cq_sap *sap, int id, uint32_t layer, uint32_t mask)
+int cq__sap_set_filter(cq_sap *sap, int id, uint32_t layer, uint32_t mask)
 {
     if (!is_item(sap, id))
         return CQ_ERANGE;
@@ -300,26 +311,26 @@ int cq_sap_set_filter(cq_sap *sap, int id, uint32_t layer, uint32_t mask)
     begin(sap);
     sap->it.item[id].layer = layer;
     sap->it.item[id].mask = mask;
-    sap_mark_fresh(sap, id);
+    cq__sap_mark_fresh(sap, id);
     return CQ_OK;
 }
 
-int cq_sap_update(cq_sap *sap)
+int cq__sap_update(cq_sap *sap)
 {
     begin(sap);
     if (sap->incomplete) { /* a pair was lost for want of memory: recompute them all */
         sap->incomplete = false;
         for (int id = 0; id < sap->hi; id++)
             if (sap->it.item[id].flags & SAP_ALIVE)
-                sap_mark_fresh(sap, id);
+                cq__sap_mark_fresh(sap, id);
     }
-    sap_compact_dyn(sap, false);
-    sap_rebuild_static(sap);
-    sap_stage_moves(sap);
-    sap_apply_moves(sap);
-    sap_place_dyn(sap);
-    sap_refresh(sap);
-    sap_pairs_finish(sap);
+    cq__sap_compact_dyn(sap, false);
+    cq__sap_rebuild_static(sap);
+    cq__sap_stage_moves(sap);
+    cq__sap_apply_moves(sap);
+    cq__sap_place_dyn(sap);
+    cq__sap_refresh(sap);
+    cq__sap_pairs_finish(sap);
     sap->closed = true;
     return sap->incomplete ? CQ_ENO_MEMORY : CQ_OK;
 }
@@ -329,21 +340,21 @@ static cq_sap_pair as_pair(sap_ref r)
     return (cq_sap_pair){(int)(r.key >> 32), (int)(uint32_t)r.key, r.slot, r.added != 0};
 }
 
-int cq_sap_pair_count(const cq_sap *sap) { return sap->order_n; }
+int cq__sap_pair_count(const cq_sap *sap) { return sap->order_n; }
 
-cq_sap_pair cq_sap_pair_at(const cq_sap *sap, int i) { return as_pair(sap->pr.order[i]); }
+cq_sap_pair cq__sap_pair_at(const cq_sap *sap, int i) { return as_pair(sap->pr.order[i]); }
 
-int cq_sap_removed_count(const cq_sap *sap) { return sap->removed_n; }
+int cq__sap_removed_count(const cq_sap *sap) { return sap->removed_n; }
 
-cq_sap_pair cq_sap_removed_at(const cq_sap *sap, int i) { return as_pair(sap->pr.removed[i]); }
+cq_sap_pair cq__sap_removed_at(const cq_sap *sap, int i) { return as_pair(sap->pr.removed[i]); }
 
-int cq_sap_find(const cq_sap *sap, int a, int b)
+int cq__sap_find(const cq_sap *sap, int a, int b)
 {
     if (a == b || a < 0 || b < 0)
         return -1;
-    return sap_pair_find(sap, a < b ? a : b, a < b ? b : a);
+    return cq__sap_pair_find(sap, a < b ? a : b, a < b ? b : a);
 }
 
-int cq_sap_pair_capacity(const cq_sap *sap) { return sap->pcap; }
+int cq__sap_pair_capacity(const cq_sap *sap) { return sap->pcap; }
 
-cq_sap_stats cq_sap_get_stats(const cq_sap *sap) { return sap->stats; }
+cq_sap_stats cq__sap_get_stats(const cq_sap *sap) { return sap->stats; }

@@ -1,27 +1,19 @@
 /* Internal: the sweep-and-prune broadphase a world owns (seed 003, GEA II
  * 14.3.6.3). Items are the caller's ids 0..capacity-1 (the world's slot
- * indices) with a box, a layer/mask filter and a static flag. Dynamic items'
- * endpoints are kept sorted on the three axes and re-sorted incrementally by
- * insertion sort, so a frame with little motion costs close to O(n); a batch
- * of moves whose insertion sort would cost more than merging (teleports) is
- * merged in sorted instead, O(n + m log m). Statics live in their own sorted
- * arrays that only change when a static is inserted, removed or moved, and
- * dynamics keep a cursor into them instead of swapping past them. A new
- * item's pairs come from a query of the sorted arrays, O(log n + k); new
- * dynamics wait in a small staging list and removed ones' endpoints stay
- * until they are many, so one insert or remove costs no O(n) pass (amortised
- * O(sqrt n)). The overlapping pairs (touching counts, infinite boxes
+ * indices) with a box, a layer/mask filter and a static flag. A frame with
+ * little motion costs close to O(n), one insert or remove no O(n) pass
+ * (sap.c says how). The overlapping pairs (touching counts, infinite boxes
  * included) that pass the filter are kept as a set with a stable slot per
  * pair, and are read back sorted by (a, b). docs/CORE.md (Broadphase) says
  * how each path is chosen.
  *
- * Mutations (insert, remove, move, set_filter) only record; cq_sap_update
+ * Mutations (insert, remove, move, set_filter) only record; cq__sap_update
  * applies them and brings the pair set up to date, judging every pair by
  * the final boxes, so a pair that overlaps before and after an update keeps
  * its slot whatever moved. Reads reflect the last update and never write,
  * so concurrent readers are safe. Boxes are taken as given: the caller
  * fattens them by its skin. Memory comes from cq_alloc: item storage is
- * sized by the capacity and grows only in cq_sap_reserve/cq_sap_insert;
+ * sized by the capacity and grows only in cq__sap_reserve/cq__sap_insert;
  * pair storage is preallocated (2 * capacity pairs) and grows only when
  * update must add a pair and no slot is free. Each growth is counted in
  * cq_sap_stats.grows. Nothing else allocates. */
@@ -55,36 +47,36 @@ typedef struct cq_sap_stats {
 
 /* Creates a broadphase for ids 0..capacity-1 (capacity > 0) with pair room
  * for 2 * capacity pairs. CQ_ERANGE for a bad capacity, CQ_ENO_MEMORY. */
-int cq_sap_create(int capacity, cq_sap **out);
+int cq__sap_create(int capacity, cq_sap **out);
 
 /* Frees the broadphase; NULL is ignored. */
-void cq_sap_destroy(cq_sap *sap);
+void cq__sap_destroy(cq_sap *sap);
 
 /* Grows the item storage to ids below capacity now (counted in grows), so
  * that later inserts below it cannot fail; no-op if it already holds them.
  * CQ_ERANGE past the id limit (2^24), CQ_ENO_MEMORY with nothing changed. */
-int cq_sap_reserve(cq_sap *sap, int capacity);
+int cq__sap_reserve(cq_sap *sap, int capacity);
 
 /* Adds item id (>= 0; past the capacity the storage grows, counted) with its
  * box and filter. Statics never move in the sort; static-static pairs are
  * never reported. Pairs appear at the next update. CQ_ERANGE when id is
  * negative, too large or already present, or box has min > max;
  * CQ_ENOT_FINITE for a NaN; CQ_ENO_MEMORY with nothing changed. */
-int cq_sap_insert(cq_sap *sap, int id, const cq_aabb *box, uint32_t layer, uint32_t mask, bool is_static);
+int cq__sap_insert(cq_sap *sap, int id, const cq_aabb *box, uint32_t layer, uint32_t mask, bool is_static);
 
 /* Removes item id and, at once, its pairs (listed as removed by the next
  * update). The id may be inserted again. CQ_ERANGE when id is not present. */
-int cq_sap_remove(cq_sap *sap, int id);
+int cq__sap_remove(cq_sap *sap, int id);
 
 /* Records item id's new box; the next update re-sorts it. Moving a static
  * rebuilds the static arrays at the next update (meant to be rare).
  * CQ_ERANGE / CQ_ENOT_FINITE as for insert. */
-int cq_sap_move(cq_sap *sap, int id, const cq_aabb *box);
+int cq__sap_move(cq_sap *sap, int id, const cq_aabb *box);
 
 /* Changes item id's filter: a pair exists when a's layer meets b's mask and
  * b's layer meets a's mask. Applied at the next update. CQ_ERANGE when id is
  * not present. */
-int cq_sap_set_filter(cq_sap *sap, int id, uint32_t layer, uint32_t mask);
+int cq__sap_set_filter(cq_sap *sap, int id, uint32_t layer, uint32_t mask);
 
 /* Applies the recorded mutations: re-sorts the moved items' endpoints,
  * places new items, and updates the pair set, the sorted pair list and the
@@ -95,31 +87,31 @@ int cq_sap_set_filter(cq_sap *sap, int id, uint32_t layer, uint32_t mask);
  * (counted); if that allocation fails, returns CQ_ENO_MEMORY with the sort
  * complete but the pair set possibly missing pairs, and the next update that
  * can allocate restores it. CQ_OK otherwise. */
-int cq_sap_update(cq_sap *sap);
+int cq__sap_update(cq_sap *sap);
 
 /* Live pairs after the last update. */
-int cq_sap_pair_count(const cq_sap *sap);
+int cq__sap_pair_count(const cq_sap *sap);
 
 /* The i-th live pair (0 <= i < count) in (a, b) order. */
-cq_sap_pair cq_sap_pair_at(const cq_sap *sap, int i);
+cq_sap_pair cq__sap_pair_at(const cq_sap *sap, int i);
 
 /* Pairs the last update (and the removes before it) ended, sorted by (a, b).
  * A removed pair's slot may already hold an added pair, and a pair listed
  * here may be live again as an added pair (its id removed and inserted
  * again): drop cache entries for removed pairs first, then reset the added. */
-int cq_sap_removed_count(const cq_sap *sap);
+int cq__sap_removed_count(const cq_sap *sap);
 
 /* The i-th removed pair (0 <= i < removed count); added is false. */
-cq_sap_pair cq_sap_removed_at(const cq_sap *sap, int i);
+cq_sap_pair cq__sap_removed_at(const cq_sap *sap, int i);
 
 /* The slot of the live pair {a, b} in either order, or -1 (a remove takes
  * effect here at once). */
-int cq_sap_find(const cq_sap *sap, int a, int b);
+int cq__sap_find(const cq_sap *sap, int a, int b);
 
 /* Pair slots are below this bound; it changes only when an update grows. */
-int cq_sap_pair_capacity(const cq_sap *sap);
+int cq__sap_pair_capacity(const cq_sap *sap);
 
 /* The counters. */
-cq_sap_stats cq_sap_get_stats(const cq_sap *sap);
+cq_sap_stats cq__sap_get_stats(const cq_sap *sap);
 
 #endif

@@ -8,7 +8,7 @@
  * over every endpoint, and the sort and pair search of the moved); past
  * SAP_BULK_RATIO times that, the moved endpoints are pulled out, sorted
  * and merged back (O(n + m log m)) and the moved items' pairs recomputed
- * like a new item's (sap_refresh: a query each, or one sweep). Both paths
+ * like a new item's (cq__sap_refresh: a query each, or one sweep). Both paths
  * end with the same pair set: a pair that holds before and after keeps its
  * slot and is not added, an ended one is removed.
  *
@@ -34,14 +34,14 @@ static double displacement(const cq_sap *s, int id)
     for (int k = 0; k < 6; k++) {
         int axis = k >> 1;
         sap_ep x = {sap_bound(box, axis, k & 1), (uint32_t)id * 2u + (uint32_t)(k & 1)};
-        d += gap(sap_lower_bound(it->dyn[axis], s->ndyn, x), it->pos[id][k]);
+        d += gap(cq__sap_lower_bound(it->dyn[axis], s->ndyn, x), it->pos[id][k]);
         if (s->nsta > 0)
-            d += gap(sap_lower_bound(it->sta[axis], s->nsta, x), it->cur[id][k]);
+            d += gap(cq__sap_lower_bound(it->sta[axis], s->nsta, x), it->cur[id][k]);
     }
     return d;
 }
 
-bool sap_moves_are_mass(const cq_sap *s)
+bool cq__sap_moves_are_mass(const cq_sap *s)
 {
     if (s->bulk_ratio == 0)
         return true;
@@ -54,12 +54,12 @@ bool sap_moves_are_mass(const cq_sap *s)
     return sum / samples * m > s->bulk_ratio * merge;
 }
 
-void sap_measure_dyn_extents(cq_sap *s)
+void cq__sap_measure_dyn_extents(cq_sap *s)
 {
     s->ext_dyn[0] = s->ext_dyn[1] = s->ext_dyn[2] = 0;
     for (int id = 0; id < s->hi; id++)
         if ((s->it.item[id].flags & (SAP_ALIVE | SAP_STATIC)) == SAP_ALIVE)
-            sap_cover_extent(s->ext_dyn, &s->it.item[id].box);
+            cq__sap_cover_extent(s->ext_dyn, &s->it.item[id].box);
 }
 
 /* Moves the marked endpoints of e[0..n) to tmp, keeping the others in
@@ -95,14 +95,14 @@ static int merge_axis(cq_sap *s, int axis)
 {
     sap_ep *e = s->it.dyn[axis];
     int kept, m = pull_moved(e, s->ndyn, s->it.tmp, s->cap, &kept), n = kept + m;
-    sap_ep_sort(s->it.tmp, m, e + kept); /* the room past the kept ones is the scratch */
+    cq__sap_ep_sort(s->it.tmp, m, e + kept); /* the room past the kept ones is the scratch */
     merge_back(e, kept, s->it.tmp, m);
     for (int k = 0; k < n; k++)
         s->it.pos[sap_owner(e[k].tag)][axis * 2 + (int)(e[k].tag & 1u)] = k;
     return n;
 }
 
-void sap_bulk_moves(cq_sap *s)
+void cq__sap_bulk_moves(cq_sap *s)
 {
     sap_items *it = &s->it;
     for (int k = 0; k < s->moved_n; k++) {
@@ -115,7 +115,7 @@ void sap_bulk_moves(cq_sap *s)
             x->v = sap_bound(&it->next[id], e >> 1, e & 1);
             x->tag |= SAP_TAG_MOVED;
         }
-        sap_mark_fresh(s, id);
+        cq__sap_mark_fresh(s, id);
     }
     s->moved_n = 0;
     int n = s->ndyn;
@@ -126,8 +126,8 @@ void sap_bulk_moves(cq_sap *s)
     for (int k = 0; s->nsta > 0 && k < s->fresh_n; k++) {
         int id = it->fresh[k];
         if ((it->item[id].flags & (SAP_STATIC | SAP_PLACED)) == SAP_PLACED) /* a moved dynamic */
-            sap_set_cursors(s, id);
+            cq__sap_set_cursors(s, id);
     }
-    sap_measure_dyn_extents(s);
+    cq__sap_measure_dyn_extents(s);
     s->stats.bulk_moves++;
 }

@@ -86,7 +86,7 @@ _Static_assert(sizeof(sap_item) == 64, "an item fills one cache line");
 /* Per-item storage: one cq_alloc block sized by the item capacity. */
 typedef struct sap_items {
     sap_item *item;
-    cq_aabb *next;             /* a moved dynamic's pending box (the sweep's scratch in sap_refresh) */
+    cq_aabb *next;             /* a moved dynamic's pending box (the sweep's scratch in cq__sap_refresh) */
     int32_t (*pos)[6];         /* endpoint indices in dyn or sta, [axis * 2 + is_max] */
     int32_t (*cur)[6];         /* a dynamic's cursors: static endpoints ordered before each endpoint */
     int32_t *adj;              /* the item's first pair slot, -1 */
@@ -189,65 +189,65 @@ static inline void *sap_carve(char *base, size_t *at, size_t n, size_t size)
 
 /* sap_pairs.c */
 /* Allocates pair storage for pcap slots (s->pcap and s->pr set); CQ_ENO_MEMORY. */
-int sap_pairs_init(cq_sap *s, int pcap);
+int cq__sap_pairs_init(cq_sap *s, int pcap);
 /* The slot of pair {a, b} (a < b), or -1. */
-int sap_pair_find(const cq_sap *s, int a, int b);
+int cq__sap_pair_find(const cq_sap *s, int a, int b);
 /* Stores {i, j} if it holds (sap_truth) and is not stored yet; grows the
  * pair storage when full, and sets s->incomplete if that fails. */
-void sap_pair_begin(cq_sap *s, int i, int j);
+void cq__sap_pair_begin(cq_sap *s, int i, int j);
 /* Drops {i, j} if it is stored. */
-void sap_pair_end(cq_sap *s, int i, int j);
+void cq__sap_pair_end(cq_sap *s, int i, int j);
 /* Drops every pair of item i that no longer holds (all of them once i is not alive). */
-void sap_pair_prune(cq_sap *s, int i);
+void cq__sap_pair_prune(cq_sap *s, int i);
 /* Sorts the removed list and rebuilds the sorted order from the last one and the added list. */
-void sap_pairs_finish(cq_sap *s);
+void cq__sap_pairs_finish(cq_sap *s);
 /* Clears the added marks the last update left in the order (at the first
  * mutation after it: the reports are done with). */
-void sap_pairs_unmark(cq_sap *s);
+void cq__sap_pairs_unmark(cq_sap *s);
 
 /* sap.c */
 /* Adds item id to the fresh list (its pairs are recomputed by the update). */
-void sap_mark_fresh(cq_sap *s, int id);
+void cq__sap_mark_fresh(cq_sap *s, int id);
 /* Raises the extent bounds (ext, per axis) to cover box. */
-void sap_cover_extent(double ext[3], const cq_aabb *box);
+void cq__sap_cover_extent(double ext[3], const cq_aabb *box);
 
 /* sap_sort.c */
 /* How many of e[0..n) sort before x. */
-int sap_lower_bound(const sap_ep *e, int n, sap_ep x);
+int cq__sap_lower_bound(const sap_ep *e, int n, sap_ep x);
 /* Sets dynamic id's cursors into the static arrays from its box. */
-void sap_set_cursors(cq_sap *s, int id);
+void cq__sap_set_cursors(cq_sap *s, int id);
 /* Sorts a[0..n) through tmp (n elements of scratch). */
-void sap_ep_sort(sap_ep *a, int n, sap_ep *tmp);
+void cq__sap_ep_sort(sap_ep *a, int n, sap_ep *tmp);
 /* Drops dead endpoints from the dynamic arrays once they are many (all, force). */
-void sap_compact_dyn(cq_sap *s, bool force);
+void cq__sap_compact_dyn(cq_sap *s, bool force);
 /* Rebuilds the static arrays (dead dropped, unplaced statics placed) and every dynamic's cursors. */
-void sap_rebuild_static(cq_sap *s);
+void cq__sap_rebuild_static(cq_sap *s);
 /* Stages the new dynamics of the fresh list, or places them all (staged
  * ones too) in the dynamic arrays once the staging list is full. */
-void sap_place_dyn(cq_sap *s);
+void cq__sap_place_dyn(cq_sap *s);
 /* Places every staged dynamic in the dynamic arrays, with cursors. */
-void sap_flush_staged(cq_sap *s);
+void cq__sap_flush_staged(cq_sap *s);
 /* Judges every pair of a moved item with a staged one (the re-sort does
  * not see staged items); flushes the staging list instead if that is
  * dearer. Before the moves are applied. */
-void sap_stage_moves(cq_sap *s);
+void cq__sap_stage_moves(cq_sap *s);
 /* Re-sorts the moved dynamics' endpoints, updating pairs on every crossing;
- * a mass move is handed to sap_bulk_moves instead. */
-void sap_apply_moves(cq_sap *s);
+ * a mass move is handed to cq__sap_bulk_moves instead. */
+void cq__sap_apply_moves(cq_sap *s);
 
 /* sap_bulk.c */
 /* Whether the recorded moves would cost the insertion sort more than
  * merging them in sorted (an estimate from a sample of them). */
-bool sap_moves_are_mass(const cq_sap *s);
+bool cq__sap_moves_are_mass(const cq_sap *s);
 /* Applies the moves by pulling the moved endpoints out, sorting them and
- * merging them back; the moved items become fresh, so sap_refresh finds
+ * merging them back; the moved items become fresh, so cq__sap_refresh finds
  * their pairs (a pair that holds before and after keeps its slot). */
-void sap_bulk_moves(cq_sap *s);
+void cq__sap_bulk_moves(cq_sap *s);
 /* Recomputes the dynamic extent bounds exactly. */
-void sap_measure_dyn_extents(cq_sap *s);
+void cq__sap_measure_dyn_extents(cq_sap *s);
 
 /* sap_refresh.c */
 /* Makes every pair with at least one fresh item match sap_truth. */
-void sap_refresh(cq_sap *s);
+void cq__sap_refresh(cq_sap *s);
 
 #endif

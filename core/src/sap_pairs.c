@@ -6,6 +6,7 @@
 
 #include "cq/alloc.h"
 #include "cq/status.h"
+#include "merge_sort.h"
 #include "sap_internal.h"
 
 static uint64_t pair_key(int a, int b) { return (uint64_t)(uint32_t)a << 32 | (uint32_t)b; }
@@ -68,7 +69,7 @@ static void hash_put(cq_sap *s, uint64_t key, int slot)
     s->pr.hash[h] = slot;
 }
 
-int sap_pairs_init(cq_sap *s, int pcap)
+int cq__sap_pairs_init(cq_sap *s, int pcap)
 {
     int rc = pairs_alloc(&s->pr, pcap, &s->hmask, &s->pairs_block, &s->pairs_size);
     if (rc != CQ_OK)
@@ -110,7 +111,7 @@ static int pairs_grow(cq_sap *s)
     return CQ_OK;
 }
 
-int sap_pair_find(const cq_sap *s, int a, int b)
+int cq__sap_pair_find(const cq_sap *s, int a, int b)
 {
     for (uint32_t h = hash_of(pair_key(a, b), s->hmask);; h = (h + 1) & s->hmask) {
         int slot = s->pr.hash[h];
@@ -198,21 +199,21 @@ static void pair_drop(cq_sap *s, int slot)
     s->free_head = slot;
 }
 
-void sap_pair_begin(cq_sap *s, int i, int j)
+void cq__sap_pair_begin(cq_sap *s, int i, int j)
 {
     int a = i < j ? i : j, b = i < j ? j : i;
-    if (sap_truth(s, a, b) && sap_pair_find(s, a, b) < 0)
+    if (sap_truth(s, a, b) && cq__sap_pair_find(s, a, b) < 0)
         pair_add(s, a, b);
 }
 
-void sap_pair_end(cq_sap *s, int i, int j)
+void cq__sap_pair_end(cq_sap *s, int i, int j)
 {
-    int slot = sap_pair_find(s, i < j ? i : j, i < j ? j : i);
+    int slot = cq__sap_pair_find(s, i < j ? i : j, i < j ? j : i);
     if (slot >= 0)
         pair_drop(s, slot);
 }
 
-void sap_pair_prune(cq_sap *s, int i)
+void cq__sap_pair_prune(cq_sap *s, int i)
 {
     for (int slot = s->it.adj[i]; slot >= 0;) {
         const sap_pair *p = &s->pr.pair[slot];
@@ -223,33 +224,8 @@ void sap_pair_prune(cq_sap *s, int i)
     }
 }
 
-static void ref_merge(const sap_ref *x, int nx, const sap_ref *y, int ny, sap_ref *out)
-{
-    int i = 0, j = 0, k = 0;
-    while (i < nx && j < ny)
-        out[k++] = y[j].key < x[i].key ? y[j++] : x[i++];
-    while (i < nx)
-        out[k++] = x[i++];
-    while (j < ny)
-        out[k++] = y[j++];
-}
-
-/* Bottom-up merge sort by key through tmp (qsort may allocate). */
-static void ref_sort(sap_ref *a, int n, sap_ref *tmp)
-{
-    sap_ref *src = a, *dst = tmp;
-    for (int w = 1; w < n; w *= 2) {
-        for (int lo = 0; lo < n; lo += 2 * w) {
-            int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            ref_merge(src + lo, mid - lo, src + mid, hi - mid, dst + lo);
-        }
-        sap_ref *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a)
-        memcpy(a, src, (size_t)n * sizeof *a);
-}
+#define REF_LESS(x, y) ((x).key < (y).key)
+CQ_MERGE_SORT_DEFINE(ref, sap_ref, REF_LESS)
 
 /* The index of key in the sorted order, or -1. */
 static int order_find(const cq_sap *s, uint64_t key)
@@ -265,7 +241,7 @@ static int order_find(const cq_sap *s, uint64_t key)
     return lo < s->order_n && s->pr.order[lo].key == key ? lo : -1;
 }
 
-void sap_pairs_unmark(cq_sap *s)
+void cq__sap_pairs_unmark(cq_sap *s)
 {
     if (!s->order_marked)
         return;
@@ -285,7 +261,7 @@ void sap_pairs_unmark(cq_sap *s)
 /* The new order, in one pass: the last one less the removed (every one of
  * which was in it: pairs are made only by update, so a pair dropped in
  * this epoch was live at its start) merged with the added, both sorted. */
-void sap_pairs_finish(cq_sap *s)
+void cq__sap_pairs_finish(cq_sap *s)
 {
     if (s->added_n == 0 && s->removed_n == 0)
         return;

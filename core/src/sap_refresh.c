@@ -87,12 +87,12 @@ static int query(cq_sap *s, int i, const sorted_axis axes[3])
         if (k + AHEAD < best.last)
             __builtin_prefetch(&s->it.item[sap_owner(a->e[k + AHEAD].tag)]);
         if (!(a->e[k].tag & 1u))
-            sap_pair_begin(s, i, sap_owner(a->e[k].tag));
+            cq__sap_pair_begin(s, i, sap_owner(a->e[k].tag));
     }
     for (int k = 0; k < a->head; k++)
-        sap_pair_begin(s, i, sap_owner(a->e[k].tag));
+        cq__sap_pair_begin(s, i, sap_owner(a->e[k].tag));
     for (int k = a->tail; k < a->n; k++)
-        sap_pair_begin(s, i, sap_owner(a->e[k].tag));
+        cq__sap_pair_begin(s, i, sap_owner(a->e[k].tag));
     return best.cost;
 }
 
@@ -147,7 +147,7 @@ static void meet_range(cq_sap *s, const open_set *set, int from, int to, int i, 
     for (int k = from; k < to; k++) {
         const yz_span *c = &set->span[k];
         if ((b.y0 <= c->y1) & (c->y0 <= b.y1) & (b.z0 <= c->z1) & (c->z0 <= b.z1))
-            sap_pair_begin(s, i, set->id[k]);
+            cq__sap_pair_begin(s, i, set->id[k]);
     }
 }
 
@@ -238,23 +238,23 @@ static bool query_all(cq_sap *s)
     return k == s->fresh_n;
 }
 
-void sap_refresh(cq_sap *s)
+void cq__sap_refresh(cq_sap *s)
 {
     if (s->fresh_n == 0)
         return;
     for (int k = 0; k < s->fresh_n; k++)
-        sap_pair_prune(s, s->it.fresh[k]);
+        cq__sap_pair_prune(s, s->it.fresh[k]);
     /* Staged items are in no array: fresh ones are tested against them
      * one by one, unless placing them costs less (or a sweep must see them). */
     if ((int64_t)s->fresh_n * s->staged_n > s->ndyn)
-        sap_flush_staged(s);
+        cq__sap_flush_staged(s);
     if (!query_all(s)) {
-        sap_flush_staged(s);
+        cq__sap_flush_staged(s);
         sweep(s); /* the pairs the queries stored are found again, and kept */
     }
     for (int k = 0; k < s->fresh_n; k++)
         for (int j = 0; j < s->staged_n; j++)
-            sap_pair_begin(s, s->it.fresh[k], s->it.staged[j]);
+            cq__sap_pair_begin(s, s->it.fresh[k], s->it.staged[j]);
     for (int k = 0; k < s->fresh_n; k++)
         s->it.item[s->it.fresh[k]].flags &= (uint8_t)~SAP_FRESH;
     s->fresh_n = 0;

@@ -10,40 +10,17 @@
 #include <math.h>
 #include <string.h>
 
+#include "merge_sort.h"
 #include "sap_internal.h"
 
-static void ep_merge(const sap_ep *x, int nx, const sap_ep *y, int ny, sap_ep *out)
-{
-    int i = 0, j = 0, k = 0;
-    while (i < nx && j < ny)
-        out[k++] = sap_less(y[j], x[i]) ? y[j++] : x[i++];
-    while (i < nx)
-        out[k++] = x[i++];
-    while (j < ny)
-        out[k++] = y[j++];
-}
+CQ_MERGE_SORT_DEFINE(ep, sap_ep, sap_less)
 
-/* Bottom-up merge sort through tmp (qsort may allocate). */
-void sap_ep_sort(sap_ep *a, int n, sap_ep *tmp)
-{
-    sap_ep *src = a, *dst = tmp;
-    for (int w = 1; w < n; w *= 2) {
-        for (int lo = 0; lo < n; lo += 2 * w) {
-            int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            ep_merge(src + lo, mid - lo, src + mid, hi - mid, dst + lo);
-        }
-        sap_ep *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a)
-        memcpy(a, src, (size_t)n * sizeof *a);
-}
+void cq__sap_ep_sort(sap_ep *a, int n, sap_ep *tmp) { ep_sort(a, n, tmp); }
 
 /* Sorts e[m..n) and merges it into the sorted e[0..m). */
 static void merge_tail(sap_ep *e, int m, int n, sap_ep *tmp)
 {
-    sap_ep_sort(e + m, n - m, tmp);
+    ep_sort(e + m, n - m, tmp);
     ep_merge(e, m, e + m, n - m, tmp);
     memcpy(e, tmp, (size_t)n * sizeof *e);
 }
@@ -88,7 +65,7 @@ static void mark_placed(cq_sap *s, uint8_t kind)
 }
 
 /* How many of e[0..n) sort before x. */
-int sap_lower_bound(const sap_ep *e, int n, sap_ep x)
+int cq__sap_lower_bound(const sap_ep *e, int n, sap_ep x)
 {
     int lo = 0, hi = n;
     while (lo < hi) {
@@ -101,15 +78,15 @@ int sap_lower_bound(const sap_ep *e, int n, sap_ep x)
     return lo;
 }
 
-void sap_set_cursors(cq_sap *s, int id)
+void cq__sap_set_cursors(cq_sap *s, int id)
 {
     for (int k = 0; k < 6; k++) {
         sap_ep x = {sap_bound(&s->it.item[id].box, k >> 1, k & 1), (uint32_t)id * 2u + (uint32_t)(k & 1)};
-        s->it.cur[id][k] = sap_lower_bound(s->it.sta[k >> 1], s->nsta, x);
+        s->it.cur[id][k] = cq__sap_lower_bound(s->it.sta[k >> 1], s->nsta, x);
     }
 }
 
-void sap_compact_dyn(cq_sap *s, bool force)
+void cq__sap_compact_dyn(cq_sap *s, bool force)
 {
     if (s->dead == 0 || (!force && s->dead * SAP_DEAD_SHARE <= s->ndyn))
         return;
@@ -120,10 +97,10 @@ void sap_compact_dyn(cq_sap *s, bool force)
     }
     s->ndyn = n;
     s->dead = 0;
-    sap_measure_dyn_extents(s); /* items left: the bounds may shrink */
+    cq__sap_measure_dyn_extents(s); /* items left: the bounds may shrink */
 }
 
-void sap_rebuild_static(cq_sap *s)
+void cq__sap_rebuild_static(cq_sap *s)
 {
     if (!s->sta_dirty)
         return;
@@ -142,9 +119,9 @@ void sap_rebuild_static(cq_sap *s)
     for (int id = 0; id < s->hi; id++) {
         uint8_t f = s->it.item[id].flags & (SAP_ALIVE | SAP_PLACED | SAP_STATIC);
         if (f == (SAP_ALIVE | SAP_PLACED))
-            sap_set_cursors(s, id);
+            cq__sap_set_cursors(s, id);
         else if (f == (SAP_ALIVE | SAP_PLACED | SAP_STATIC))
-            sap_cover_extent(s->ext_sta, &s->it.item[id].box);
+            cq__sap_cover_extent(s->ext_sta, &s->it.item[id].box);
     }
     s->sta_dirty = false;
     s->stats.static_rebuilds++;
@@ -164,12 +141,12 @@ static void stage(cq_sap *s, int id)
     s->it.staged[s->staged_n++] = id;
 }
 
-void sap_flush_staged(cq_sap *s)
+void cq__sap_flush_staged(cq_sap *s)
 {
     if (s->staged_n == 0)
         return;
     if (s->ndyn + 2 * s->staged_n > 2 * s->cap) /* the dead ones take the room */
-        sap_compact_dyn(s, true);
+        cq__sap_compact_dyn(s, true);
     sap_items *it = &s->it;
     int n = s->ndyn;
     for (int axis = 0; axis < 3; axis++) {
@@ -187,12 +164,12 @@ void sap_flush_staged(cq_sap *s)
     for (int k = 0; k < s->staged_n; k++) {
         int id = it->staged[k];
         it->item[id].flags = (uint8_t)((it->item[id].flags & ~SAP_STAGED) | SAP_PLACED);
-        sap_set_cursors(s, id);
+        cq__sap_set_cursors(s, id);
     }
     s->staged_n = 0;
 }
 
-void sap_place_dyn(cq_sap *s)
+void cq__sap_place_dyn(cq_sap *s)
 {
     int fresh_new = 0;
     for (int k = 0; k < s->fresh_n; k++) {
@@ -203,17 +180,17 @@ void sap_place_dyn(cq_sap *s)
         }
     }
     if (fresh_new > 0 && s->staged_n > stage_cap(s))
-        sap_flush_staged(s);
+        cq__sap_flush_staged(s);
 }
 
-void sap_stage_moves(cq_sap *s)
+void cq__sap_stage_moves(cq_sap *s)
 {
     if (s->staged_n == 0 || s->moved_n == 0)
         return;
     /* Judging each moved item against each staged one (judge_staged)
      * costs their product; placing the staged ones costs O(n). */
     if ((int64_t)s->moved_n * s->staged_n > s->ndyn)
-        sap_flush_staged(s);
+        cq__sap_flush_staged(s);
 }
 
 /* Makes every pair of a moved item with a staged one match sap_truth,
@@ -224,9 +201,9 @@ static void judge_staged(cq_sap *s)
         for (int j = 0; j < s->staged_n; j++) {
             int a = s->it.moved[k], b = s->it.staged[j];
             if (sap_truth(s, a, b))
-                sap_pair_begin(s, a, b);
+                cq__sap_pair_begin(s, a, b);
             else if (s->it.adj[a] >= 0 && s->it.adj[b] >= 0)
-                sap_pair_end(s, a, b);
+                cq__sap_pair_end(s, a, b);
         }
 }
 
@@ -245,7 +222,7 @@ static void flush_starts(cq_sap *s)
             __builtin_prefetch(&item[pair[k + AHEAD][0]]), __builtin_prefetch(&item[pair[k + AHEAD][1]]);
         int i = pair[k][0], j = pair[k][1];
         if (sap_truth(s, i, j)) /* here, inline: most starts fail it */
-            sap_pair_begin(s, i, j);
+            cq__sap_pair_begin(s, i, j);
     }
     s->starts.n = 0;
 }
@@ -258,7 +235,7 @@ static void flush_ends(cq_sap *s)
     for (int k = 0; k < s->ends.n; k++) {
         int i = s->ends.pair[k][0], j = s->ends.pair[k][1];
         if (adj[i] >= 0 && adj[j] >= 0)
-            sap_pair_end(s, i, j);
+            cq__sap_pair_end(s, i, j);
     }
     s->ends.n = 0;
 }
@@ -374,12 +351,12 @@ static void walk(cq_sap *s, int id, int axis, uint32_t is_max)
     s->stats.crossings += (uint64_t)(c > start ? c - start : start - c);
 }
 
-void sap_apply_moves(cq_sap *s)
+void cq__sap_apply_moves(cq_sap *s)
 {
     if (s->moved_n == 0)
         return;
-    if (sap_moves_are_mass(s)) {
-        sap_bulk_moves(s);
+    if (cq__sap_moves_are_mass(s)) {
+        cq__sap_bulk_moves(s);
         return;
     }
     sap_items *it = &s->it;
@@ -390,7 +367,7 @@ void sap_apply_moves(cq_sap *s)
         const int32_t *pos = it->pos[id];
         it->item[id].box = *box;
         it->item[id].flags &= (uint8_t)~SAP_MOVED;
-        sap_cover_extent(s->ext_dyn, box);
+        cq__sap_cover_extent(s->ext_dyn, box);
         /* Spelled out: six stores far apart, with no branch between them. */
         it->dyn[0][pos[0]].v = box->min.x, it->dyn[0][pos[1]].v = box->max.x;
         it->dyn[1][pos[2]].v = box->min.y, it->dyn[1][pos[3]].v = box->max.y;

@@ -62,8 +62,8 @@ static inline double cq_sat_cross_gap(const cq_sat_frame *f, int i, int j, bool 
     return *skipped ? -INFINITY : g / sqrt(len2);
 }
 
-void cq_obb_gaps_scalar(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
-                        bool skipped[CQ_SAT_AXIS_COUNT])
+void cq__obb_gaps_scalar(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
+                         bool skipped[CQ_SAT_AXIS_COUNT])
 {
     cq_sat_frame f;
     cq_sat_frame_init(&f, a, b);
@@ -88,7 +88,7 @@ static bool cq_obb_b_first(const cq_obb *a, const cq_obb *b)
 {
     cq_shape sa = {.type = CQ_BOX, .box = {a->half}}, sb = {.type = CQ_BOX, .box = {b->half}};
     cq_pair_query q = {.a = &sa, .xa = {a->center, a->axes}, .b = &sb, .xb = {b->center, b->axes}};
-    return cq_b_first(&q);
+    return cq__b_first(&q);
 }
 
 /* The gaps of the first count axes in cq_collide's order, named as the
@@ -97,14 +97,14 @@ static void cq_obb_gaps_canonical(const cq_obb *a, const cq_obb *b, int count, d
                                   bool skipped[CQ_SAT_AXIS_COUNT])
 {
     if (!cq_obb_b_first(a, b)) {
-        cq_obb_gaps(a, b, count, gap, skipped);
+        cq__obb_gaps(a, b, count, gap, skipped);
         return;
     }
     double g[CQ_SAT_AXIS_COUNT];
     bool s[CQ_SAT_AXIS_COUNT];
-    cq_obb_gaps(b, a, count, g, s);
+    cq__obb_gaps(b, a, count, g, s);
     for (int k = 0; k < count; k++) /* the face axes swap among themselves, as do the cross axes */
-        gap[k] = g[cq_sat_axis_swap(k)], skipped[k] = s[cq_sat_axis_swap(k)];
+        gap[k] = g[cq__sat_axis_swap(k)], skipped[k] = s[cq__sat_axis_swap(k)];
 }
 
 cq_sat_result cq_obb_sat(const cq_obb *a, const cq_obb *b, bool face_only)
@@ -145,7 +145,7 @@ static inline bool cq_cross_apart(const cq_sat_frame *f, int i, int j)
 
 /* The scalar boolean path: face axes first, and each separating axis
  * returns at once. Written out axis by axis so every index is a constant. */
-bool cq_obb_overlap_scalar(const cq_obb *a, const cq_obb *b)
+bool cq__obb_overlap_scalar(const cq_obb *a, const cq_obb *b)
 {
     cq_sat_frame f;
     cq_sat_frame_init(&f, a, b);
@@ -158,15 +158,15 @@ bool cq_obb_overlap_scalar(const cq_obb *a, const cq_obb *b)
              cq_cross_apart(&f, 2, 0) || cq_cross_apart(&f, 2, 1) || cq_cross_apart(&f, 2, 2));
 }
 
-bool cq_box_gaps_compute(const cq_obb *a, const cq_obb *b, double stop, cq_box_gaps *out)
+bool cq__box_gaps_compute(const cq_obb *a, const cq_obb *b, double stop, cq_box_gaps *out)
 {
 #if CQ_HAVE_AVX2
     if (__builtin_cpu_supports("avx2"))
-        return cq_box_gaps_avx2(a, b, stop, out);
+        return cq__box_gaps_avx2(a, b, stop, out);
 #endif
     /* The scalar fallback computes all 15 and only reports the stop. */
     bool skipped[CQ_SAT_AXIS_COUNT];
-    cq_obb_gaps_scalar(a, b, CQ_SAT_AXIS_COUNT, out->gap, skipped);
+    cq__obb_gaps_scalar(a, b, CQ_SAT_AXIS_COUNT, out->gap, skipped);
     out->skipped = 0;
     for (int k = 0; k < CQ_SAT_AXIS_COUNT; k++)
         out->skipped |= (unsigned)skipped[k] << k;
@@ -176,15 +176,15 @@ bool cq_box_gaps_compute(const cq_obb *a, const cq_obb *b, double stop, cq_box_g
     return true;
 }
 
-void cq_obb_gaps(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
-                 bool skipped[CQ_SAT_AXIS_COUNT])
+void cq__obb_gaps(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
+                  bool skipped[CQ_SAT_AXIS_COUNT])
 {
     if (count < CQ_SAT_AXIS_COUNT) {
-        cq_obb_gaps_scalar(a, b, count, gap, skipped);
+        cq__obb_gaps_scalar(a, b, count, gap, skipped);
         return;
     }
     cq_box_gaps g;
-    cq_box_gaps_compute(a, b, INFINITY, &g);
+    cq__box_gaps_compute(a, b, INFINITY, &g);
     for (int k = 0; k < CQ_SAT_AXIS_COUNT; k++)
         gap[k] = g.gap[k], skipped[k] = g.skipped >> k & 1;
 }
@@ -193,9 +193,9 @@ bool cq_obb_overlap(const cq_obb *a, const cq_obb *b)
 {
 #if CQ_HAVE_AVX2
     if (__builtin_cpu_supports("avx2"))
-        return cq_obb_overlap_avx2(a, b);
+        return cq__obb_overlap_avx2(a, b);
 #endif
-    return cq_obb_overlap_scalar(a, b);
+    return cq__obb_overlap_scalar(a, b);
 }
 
 void cq_obb_overlap_many(const cq_obb *a, const cq_obb *b, int n, bool *out)
@@ -203,7 +203,7 @@ void cq_obb_overlap_many(const cq_obb *a, const cq_obb *b, int n, bool *out)
     int done = 0;
 #if CQ_HAVE_AVX2
     if (n > 0 && __builtin_cpu_supports("avx2"))
-        done = cq_obb_overlap_many_avx2(a, b, n, out);
+        done = cq__obb_overlap_many_avx2(a, b, n, out);
 #endif
     for (int i = done; i < n; i++)
         out[i] = cq_obb_overlap(&a[i], &b[i]);

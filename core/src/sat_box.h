@@ -18,46 +18,46 @@ typedef struct cq_box_gaps {
  * stop it ends after the six face axes when one of them exceeds stop (a
  * certain miss for a caller that only wants gaps up to stop) and returns
  * false: only gap[0..5] are then set. Returns true when all 15 are. */
-bool cq_box_gaps_compute(const cq_obb *a, const cq_obb *b, double stop, cq_box_gaps *out);
+bool cq__box_gaps_compute(const cq_obb *a, const cq_obb *b, double stop, cq_box_gaps *out);
 
-/* The contact of box_box.c from gaps already computed (cq_box_box is
- * cq_box_box_from_gaps of cq_box_gaps_compute's, with stop
- * cq_box_box_stop(q)): all as cq_box_gaps_compute returned it. a and b
+/* The contact of box_box.c from gaps already computed (cq__box_box is
+ * cq__box_box_from_gaps of cq__box_gaps_compute's, with stop
+ * cq__box_box_stop(q)): all as cq__box_gaps_compute returned it. a and b
  * are q's boxes as cq_obb_from_box poses them. */
-void cq_box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const cq_obb *b, const cq_box_gaps *g, bool all,
-                          cq_contact *out);
+void cq__box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const cq_obb *b, const cq_box_gaps *g, bool all,
+                           cq_contact *out);
 
-/* The stop cq_box_box hands cq_box_gaps_compute for query q. */
-double cq_box_box_stop(const cq_pair_query *q);
+/* The stop cq__box_box hands cq__box_gaps_compute for query q. */
+double cq__box_box_stop(const cq_pair_query *q);
 
 /* Gaps in world units of the first count axes (6 = faces only, 15 = all).
  * A skipped (degenerate) axis gets -INFINITY and skipped[k] = true. Uses
  * the AVX2 variant where the CPU has it. */
-void cq_obb_gaps(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
-                 bool skipped[CQ_SAT_AXIS_COUNT]);
+void cq__obb_gaps(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
+                  bool skipped[CQ_SAT_AXIS_COUNT]);
 
 /* The scalar references the vector variants are tested against. */
-void cq_obb_gaps_scalar(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
-                        bool skipped[CQ_SAT_AXIS_COUNT]);
-bool cq_obb_overlap_scalar(const cq_obb *a, const cq_obb *b);
+void cq__obb_gaps_scalar(const cq_obb *a, const cq_obb *b, int count, double gap[CQ_SAT_AXIS_COUNT],
+                         bool skipped[CQ_SAT_AXIS_COUNT]);
+bool cq__obb_overlap_scalar(const cq_obb *a, const cq_obb *b);
 
 /* x86-64 builds carry an AVX2 variant of the boolean test, chosen at run
  * time; other targets use the scalar one. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(CQ_NO_SIMD)
 #define CQ_HAVE_AVX2 1
-/* cq_obb_overlap and cq_box_gaps_compute on AVX2; call only where
+/* cq_obb_overlap and cq__box_gaps_compute on AVX2; call only where
  * __builtin_cpu_supports("avx2"). */
-bool cq_obb_overlap_avx2(const cq_obb *a, const cq_obb *b);
-bool cq_box_gaps_avx2(const cq_obb *a, const cq_obb *b, double stop, cq_box_gaps *out);
+bool cq__obb_overlap_avx2(const cq_obb *a, const cq_obb *b);
+bool cq__box_gaps_avx2(const cq_obb *a, const cq_obb *b, double stop, cq_box_gaps *out);
 /* Verdicts of pairs 0..n-1 in groups of four; returns how many it did (a
  * multiple of four, at most n - 1: it reads 8 bytes past each box, so the
  * last pair is always left to the caller). */
-int cq_obb_overlap_many_avx2(const cq_obb *a, const cq_obb *b, int n, bool *out);
+int cq__obb_overlap_many_avx2(const cq_obb *a, const cq_obb *b, int n, bool *out);
 /* All 15 gaps of pairs (a[k], b[k]), k = 0..3, the same doubles as
- * cq_box_gaps_avx2 gives each (with no stop). Reads 8 bytes past the
+ * cq__box_gaps_avx2 gives each (with no stop). Reads 8 bytes past the
  * fourth box of each array: a[4] and b[4] must exist (their contents are
  * never used). */
-void cq_box_gaps_many_avx2(const cq_obb a[5], const cq_obb b[5], cq_box_gaps out[4]);
+void cq__box_gaps_many_avx2(const cq_obb a[5], const cq_obb b[5], cq_box_gaps out[4]);
 #else
 #define CQ_HAVE_AVX2 0
 #endif

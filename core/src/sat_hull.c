@@ -46,7 +46,7 @@ static int cq_axis_face(int kind, int f) { return f << 2 | kind; }
 
 static int cq_axis_edges(int ea, int eb) { return (eb << CQ_HULL_EDGE_BITS | ea) << 2 | CQ_HULL_AXIS_EDGES; }
 
-int cq_hull_axis_swap(int axis)
+int cq__hull_axis_swap(int axis)
 {
     if (axis < 0)
         return -1;
@@ -63,7 +63,7 @@ static bool cq_hull_sat_own(const cq_hull *h)
            h->edge_count <= CQ_EDGES_MAX;
 }
 
-bool cq_hull_sat_suits(const cq_hull *a, const cq_hull *b) { return a->sat_data && b->sat_data; }
+bool cq__hull_sat_suits(const cq_hull *a, const cq_hull *b) { return a->sat_data && b->sat_data; }
 
 /* What cq_hull_build lays out for the SAT behind a hull (sat_data), all
  * in A's role's terms (any hull may be A): the vertices, its edges' arc
@@ -84,7 +84,7 @@ static size_t cq_pre_doubles(const cq_hull *h)
                     7 * h->edge_count);
 }
 
-size_t cq_hull_sat_bytes(const cq_hull *h)
+size_t cq__hull_sat_bytes(const cq_hull *h)
 {
     return cq_hull_sat_own(h) ? cq_pre_doubles(h) * sizeof(double) + 2 * (size_t)h->face_count * sizeof(uint64_t)
                               : 0;
@@ -109,7 +109,7 @@ static void cq_soa(const cq_vec3 *v, int n, double *x, double *y, double *z)
         x[n] = x[n - 1], y[n] = y[n - 1], z[n] = z[n - 1];
 }
 
-void cq_hull_sat_prepare(const cq_hull *h, void *block)
+void cq__hull_sat_prepare(const cq_hull *h, void *block)
 {
     double *p = block;
     cq_pre r = cq_pre_of(h, p);
@@ -425,8 +425,8 @@ static void cq_edge_answer(const cq_hsat *s, cq_hcand c, cq_vec3 n, const cq_xfo
     const cq_hull_edge *ea = &s->a->edges[i], *eb = &s->b->edges[j];
     double u, w;
     cq_vec3 ca, cb;
-    cq_closest_segments(s->a->vertices[ea->v0], s->a->vertices[ea->v1], cq_vertex_b(s, eb->v0),
-                        cq_vertex_b(s, eb->v1), &u, &w, &ca, &cb);
+    cq__closest_segments(s->a->vertices[ea->v0], s->a->vertices[ea->v1], cq_vertex_b(s, eb->v0),
+                         cq_vertex_b(s, eb->v1), &u, &w, &ca, &cb);
     out->gap = c.gap, out->axis = c.axis;
     out->normal = cq_mul_mv(&xa->r, n);
     out->witness_b = cq_xform_point(xa, cb);
@@ -504,8 +504,8 @@ static bool cq_hull_sat_axes(const cq_hsat *s, int prev, cq_hcand *face, cq_hcan
     return true;
 }
 
-bool cq_hull_sat_run(const cq_hull *a, const cq_xform *xa, const cq_hull *b, const cq_xform *xb, int prev,
-                     cq_hull_sat *out)
+bool cq__hull_sat_run(const cq_hull *a, const cq_xform *xa, const cq_hull *b, const cq_xform *xb, int prev,
+                      cq_hull_sat *out)
 {
     cq_hsat s;
     cq_hsat_init(&s, a, xa, b, xb);

@@ -45,15 +45,15 @@ typedef struct cq_hull_sat {
 
 /* The bytes cq_hull_build lays out behind hull h for the SAT (0 where the
  * SAT never takes h), and their filling: h complete but for sat_data. */
-size_t cq_hull_sat_bytes(const cq_hull *h);
-void cq_hull_sat_prepare(const cq_hull *h, void *block);
+size_t cq__hull_sat_bytes(const cq_hull *h);
+void cq__hull_sat_prepare(const cq_hull *h, void *block);
 
 /* Whether the SAT path answers hulls a and b (solids of at most
  * CQ_SAT_HULL_MAX_FACES faces each). */
-bool cq_hull_sat_suits(const cq_hull *a, const cq_hull *b);
+bool cq__hull_sat_suits(const cq_hull *a, const cq_hull *b);
 
 /* The SAT of the cores of a (posed xa) and b (posed xb), both
- * cq_hull_sat_suits. False when an axis shows them apart (a gap above
+ * cq__hull_sat_suits. False when an axis shows them apart (a gap above
  * zero; only out->apart_* are then set): the test ends at
  * that axis. Otherwise true,
  * with the axis of least penetration in out->least and the contact's
@@ -61,11 +61,11 @@ bool cq_hull_sat_suits(const cq_hull *a, const cq_hull *b);
  * margin, and the previous face axis prev (from a cq_hull_axis's axis, any
  * value accepted; -1 none), tried first, is kept while its penetration
  * stays within the hysteresis band of the best one. */
-bool cq_hull_sat_run(const cq_hull *a, const cq_xform *xa, const cq_hull *b, const cq_xform *xb, int prev,
-                     cq_hull_sat *out);
+bool cq__hull_sat_run(const cq_hull *a, const cq_xform *xa, const cq_hull *b, const cq_xform *xb, int prev,
+                      cq_hull_sat *out);
 
 /* An axis identity named from the other hull (A's face i <-> B's face i,
  * edge pair (i, j) <-> (j, i)); a negative value stays -1. */
-int cq_hull_axis_swap(int axis);
+int cq__hull_axis_swap(int axis);
 
 #endif

@@ -90,7 +90,7 @@ CQ_AVX2 static inline cq_v4 cq_cross4(const cq_frame4 *f, int i, cq_v4 *len2)
     return cq_v4_abs(f->t[i2] * r1 - f->t[i1] * r2) - ra - rb;
 }
 
-CQ_AVX2 bool cq_obb_overlap_avx2(const cq_obb *a, const cq_obb *b)
+CQ_AVX2 bool cq__obb_overlap_avx2(const cq_obb *a, const cq_obb *b)
 {
     const double tol2 = CQ_SAT_TOLERANCE * CQ_SAT_TOLERANCE;
     cq_frame4 f = cq_frame4_make(a, b);
@@ -119,7 +119,7 @@ CQ_AVX2 static inline cq_v4 cq_cross_gaps4(const cq_frame4 *f, int i, unsigned *
     return (cq_v4)(((cq_m4)w & ok) | ((cq_m4)none & ~ok));
 }
 
-CQ_AVX2 bool cq_box_gaps_avx2(const cq_obb *a, const cq_obb *b, double stop, cq_box_gaps *out)
+CQ_AVX2 bool cq__box_gaps_avx2(const cq_obb *a, const cq_obb *b, double stop, cq_box_gaps *out)
 {
     cq_frame4 f = cq_frame4_make(a, b);
     cq_v4 face_a, face_b;
@@ -219,7 +219,7 @@ CQ_AVX2 static inline cq_m4 cq_apart4(const cq_obb4 *A, const cq_obb4 *B)
     return apart;
 }
 
-CQ_AVX2 int cq_obb_overlap_many_avx2(const cq_obb *a, const cq_obb *b, int n, bool *out)
+CQ_AVX2 int cq__obb_overlap_many_avx2(const cq_obb *a, const cq_obb *b, int n, bool *out)
 {
     int i = 0;
     for (; i + 4 < n; i += 4) { /* i + 4 < n: the reads past box i + 3 stay in the arrays */
@@ -236,9 +236,9 @@ CQ_AVX2 int cq_obb_overlap_many_avx2(const cq_obb *a, const cq_obb *b, int n, bo
 
 
 /* All 15 gaps of four pairs (lanes over pairs), each lane computed as
- * cq_box_gaps_avx2 computes its pair's, so every gap is the same double:
+ * cq__box_gaps_avx2 computes its pair's, so every gap is the same double:
  * the frame's products in the scalar reference's order, no FMA. */
-CQ_AVX2 void cq_box_gaps_many_avx2(const cq_obb a[5], const cq_obb b[5], cq_box_gaps out[4])
+CQ_AVX2 void cq__box_gaps_many_avx2(const cq_obb a[5], const cq_obb b[5], cq_box_gaps out[4])
 {
     const cq_v4 none = {-INFINITY, -INFINITY, -INFINITY, -INFINITY}, one = {1, 1, 1, 1};
     cq_obb4 A4, B4;

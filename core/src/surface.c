@@ -8,7 +8,7 @@
 #include "narrow.h"
 #include "raycast_local.h"
 
-double cq_shape_extent(const cq_shape *s)
+double cq__shape_extent(const cq_shape *s)
 {
     switch (s->type) {
     case CQ_SPHERE:
@@ -29,14 +29,14 @@ double cq_shape_extent(const cq_shape *s)
     }
 }
 
-bool cq_surface_on_line(const cq_shape *s, const cq_xform *x, cq_vec3 p, cq_vec3 dir, cq_vec3 *out)
+bool cq__surface_on_line(const cq_shape *s, const cq_xform *x, cq_vec3 p, cq_vec3 dir, cq_vec3 *out)
 {
     /* From beyond the whole shape, so the first crossing is the surface;
      * the shape's own cast, without cq_raycast's checks of a caller's ray. */
-    double reach = 2 * (cq_len(cq_sub(p, x->p)) + cq_shape_extent(s)) + 1e-300;
+    double reach = 2 * (cq_len(cq_sub(p, x->p)) + cq__shape_extent(s)) + 1e-300;
     cq_vec3 from = cq_mad(p, dir, -reach);
     cq_local_ray ray = {cq_xform_inv_point(x, from), cq_mul_mtv(&x->r, dir), 2 * reach};
-    cq_local_hit hit = s->type == CQ_MESH || s->type == CQ_PLANE ? cq_ray_miss() : cq_ray_local(s, &ray);
+    cq_local_hit hit = s->type == CQ_MESH || s->type == CQ_PLANE ? cq_ray_miss() : cq__ray_local(s, &ray);
     if (hit.outcome != CQ_RAY_ENTRY || !(hit.t > 0))
         return false;
     *out = cq_mad(from, dir, hit.t);

@@ -271,8 +271,8 @@ static int cq_tb_collapsed_ref(const cq_obb *box, const cq_tb_frame *f, const cq
         tn = cq_neg(tn);
     if (-cq_dot(tn, n) < 0.1)
         return cq_tb_edge_on(box, f, k, c, nb, skin, box_face->fid, out);
-    cq_face ref = cq_triangle_face(t, tn, false);
-    int m = cq_clip_face_along(&ref, box_face, cq_neg(n), skin, true, out);
+    cq_face ref = cq__triangle_face(t, tn, false);
+    int m = cq__clip_face_along(&ref, box_face, cq_neg(n), skin, true, out);
     for (int i = 0; i < m; i++)
         out[i].feature = cq_feature_swap(out[i].feature);
     return m;
@@ -282,13 +282,13 @@ static int cq_tb_collapsed_ref(const cq_obb *box, const cq_tb_frame *f, const cq
 static int cq_tb_box_ref(const cq_obb *box, const cq_tb_frame *f, const cq_vec3 t[3], bool flat, int k, cq_vec3 n, double skin,
                          cq_contact_point out[CQ_CLIP_MAX])
 {
-    cq_face ref, inc = cq_triangle_face(t, cq_neg(n), flat);
-    cq_box_face(box, cq_box_face_id(k, cq_dot(box->axes.c[k], n)), &ref);
+    cq_face ref, inc = cq__triangle_face(t, cq_neg(n), flat);
+    cq__box_face(box, cq_box_face_id(k, cq_dot(box->axes.c[k], n)), &ref);
     cq_face compact = ref; /* corners that coincide, to rounding or exactly */
-    cq_box_face_compact(&compact, n);
+    cq__box_face_compact(&compact, n);
     if (compact.count < 4)
         return cq_tb_collapsed_ref(box, f, t, flat, &compact, k, n, skin, out);
-    return cq_clip_face(&ref, &inc, skin, false, out);
+    return cq__clip_face(&ref, &inc, skin, false, out);
 }
 
 /* Triangle reference (it is B, so its half of each feature is swapped to
@@ -296,9 +296,9 @@ static int cq_tb_box_ref(const cq_obb *box, const cq_tb_frame *f, const cq_vec3 
 static int cq_tb_tri_ref(const cq_obb *box, const cq_vec3 t[3], cq_vec3 n, double skin,
                          cq_contact_point out[CQ_CLIP_MAX])
 {
-    cq_face inc, ref = cq_triangle_face(t, cq_neg(n), false);
-    cq_box_face(box, cq_box_face_toward(box, n), &inc);
-    int m = cq_clip_face(&ref, &inc, skin, true, out);
+    cq_face inc, ref = cq__triangle_face(t, cq_neg(n), false);
+    cq__box_face(box, cq__box_face_toward(box, n), &inc);
+    int m = cq__clip_face(&ref, &inc, skin, true, out);
     for (int i = 0; i < m; i++)
         out[i].feature = cq_feature_swap(out[i].feature);
     return m;
@@ -311,8 +311,8 @@ static int cq_tb_edge_point(const cq_obb *box, const cq_vec3 t[3], const cq_tb_a
 {
     cq_vec3 p, q, ca, cb;
     double s, u;
-    uint16_t ea = cq_box_edge_toward(box, ax->k, n, &p, &q);
-    cq_closest_segments(p, q, t[ax->j], t[(ax->j + 1) % 3], &s, &u, &ca, &cb);
+    uint16_t ea = cq__box_edge_toward(box, ax->k, n, &p, &q);
+    cq__closest_segments(p, q, t[ax->j], t[(ax->j + 1) % 3], &s, &u, &ca, &cb);
     out[0] = (cq_contact_point){cb, ax->pen, {CQ_FEAT_EDGE, CQ_FEAT_EDGE, ea, (uint16_t)ax->j}};
     return 1;
 }
@@ -366,7 +366,7 @@ static void cq_tb_manifold(const cq_obb *box, const cq_vec3 t[3], const cq_tb_fr
                                          : cq_tb_edge_point(box, t, ax, n, pts);
     if (m == 0)
         m = cq_tb_deepest(f, t, ax, skin, pts);
-    m = cq_reduce_manifold(pts, m, n);
+    m = cq__reduce_manifold(pts, m, n);
     for (int i = 0; i < m; i++)
         out->points[i] = pts[i];
     out->point_count = m;
@@ -376,7 +376,7 @@ static void cq_tb_manifold(const cq_obb *box, const cq_vec3 t[3], const cq_tb_fr
  * axes is at most the skin. That gap is a lower bound of the Euclidean
  * distance, not the distance, so a separated pair reports no distance; its
  * normal is the most separating axis. */
-void cq_box_triangle(const cq_pair_query *q, cq_contact *out)
+void cq__box_triangle(const cq_pair_query *q, cq_contact *out)
 {
     cq_obb box = cq_obb_from_box(q->a, &q->xa);
     cq_vec3 t[3];
@@ -395,7 +395,7 @@ void cq_box_triangle(const cq_pair_query *q, cq_contact *out)
     if (gap > q->skin + f.tol && q->skip_distance)
         return;
     if (gap > f.tol) {
-        cq_gjk_status st = cq_pair_distance(q, out);
+        cq_gjk_status st = cq__pair_distance(q, out);
         if (st == CQ_GJK_ITERATION_LIMIT) /* answered below from the SAT */
             cq_count(q->counters, CQ_CTR_REASONS + CQ_FB_GJK_ITERATION_LIMIT, 1);
         if (st == CQ_GJK_SEPARATED && out->distance > q->skin)

@@ -242,7 +242,7 @@ bool cq_triangle_triangle_overlap(const cq_vec3 a[3], const cq_vec3 b[3])
         double u, v;
         cq_tt_segment(a, &p, &q);
         cq_tt_segment(b, &r, &s);
-        return cq_closest_segments(p, q, r, s, &u, &v, &c1, &c2) <= tol * tol;
+        return cq__closest_segments(p, q, r, s, &u, &v, &c1, &c2) <= tol * tol;
     }
     cq_tt_segment(fa ? a : b, &p, &q);
     return cq_tt_segment_triangle(p, q, fa ? b : a, fa ? nb : na, tol);
@@ -267,7 +267,7 @@ static void cq_tt_vertices(const cq_vec3 x[3], const cq_vec3 y[3], bool x_is_a, 
     for (int i = 0; i < 3; i++) {
         cq_tri_region r;
         int k;
-        cq_vec3 c = cq_closest_on_triangle(x[i], y[0], y[1], y[2], &r, &k);
+        cq_vec3 c = cq__closest_on_triangle(x[i], y[0], y[1], y[2], &r, &k);
         double d2 = cq_len2(cq_sub(c, x[i]));
         if (!(d2 < best->d2))
             continue;
@@ -282,7 +282,7 @@ static void cq_tt_edges(const cq_vec3 a[3], const cq_vec3 b[3], cq_tt_near *best
         for (int j = 0; j < 3; j++) {
             double s, t;
             cq_vec3 ca, cb;
-            double d2 = cq_closest_segments(a[i], a[(i + 1) % 3], b[j], b[(j + 1) % 3], &s, &t, &ca, &cb);
+            double d2 = cq__closest_segments(a[i], a[(i + 1) % 3], b[j], b[(j + 1) % 3], &s, &t, &ca, &cb);
             if (d2 < best->d2)
                 *best = (cq_tt_near){d2, ca, cb, {CQ_FEAT_EDGE, CQ_FEAT_EDGE, (uint16_t)i, (uint16_t)j}};
         }
@@ -303,7 +303,7 @@ static void cq_tt_separated(const cq_pair_query *q, const cq_vec3 a[3], const cq
     out->witness_a = c.pa;
     out->witness_b = c.pb;
     out->overlap = out->distance <= q->skin;
-    out->has_normal = cq_normalize(cq_sub(c.pb, c.pa), tol * tol, &out->normal) || cq_previous_normal(q, out);
+    out->has_normal = cq_normalize(cq_sub(c.pb, c.pa), tol * tol, &out->normal) || cq__previous_normal(q, out);
     if (!out->overlap || !out->has_normal)
         return;
     out->points[0] = (cq_contact_point){c.pb, -out->distance, c.f};
@@ -410,7 +410,7 @@ static int cq_tt_farthest(const cq_vec3 t[3], cq_vec3 dir)
 }
 
 /* The triangle as a clipping polygon (flat ones only ever incident). */
-static cq_face cq_tt_face(const cq_vec3 t[3], cq_vec3 n) { return cq_triangle_face(t, n, cq_tt_flat(t, cq_tt_normal(t))); }
+static cq_face cq_tt_face(const cq_vec3 t[3], cq_vec3 n) { return cq__triangle_face(t, n, cq_tt_flat(t, cq_tt_normal(t))); }
 
 /* Reference = the triangle whose normal is the axis, incident = the other;
  * B as reference gets A's points projected onto it and the halves of each
@@ -420,8 +420,8 @@ static int cq_tt_clip(const cq_vec3 a[3], const cq_vec3 b[3], const cq_tt_axis *
 {
     cq_face fa = cq_tt_face(a, ax->n), fb = cq_tt_face(b, cq_neg(ax->n));
     if (ax->kind == CQ_TT_FACE_A)
-        return cq_clip_face(&fa, &fb, skin, false, out);
-    int m = cq_clip_face(&fb, &fa, skin, true, out);
+        return cq__clip_face(&fa, &fb, skin, false, out);
+    int m = cq__clip_face(&fb, &fa, skin, true, out);
     for (int i = 0; i < m; i++)
         out[i].feature = cq_feature_swap(out[i].feature);
     return m;
@@ -446,7 +446,7 @@ static int cq_tt_edge_point(const cq_vec3 a[3], const cq_vec3 b[3], const cq_tt_
     cq_feature f;
     cq_tt_feature(a, ax->i, ax->n, sa, &f.kind_a, &f.index_a);
     cq_tt_feature(b, ax->j, cq_neg(ax->n), sb, &f.kind_b, &f.index_b);
-    cq_closest_segments(sa[0], sa[1], sb[0], sb[1], &s, &t, &ca, &cb);
+    cq__closest_segments(sa[0], sa[1], sb[0], sb[1], &s, &t, &ca, &cb);
     out[0] = (cq_contact_point){cb, ax->pen, f};
     return 1;
 }
@@ -467,7 +467,7 @@ static void cq_tt_manifold(const cq_vec3 a[3], const cq_vec3 b[3], const cq_tt_a
     int m = ax->kind <= CQ_TT_FACE_B ? cq_tt_clip(a, b, ax, skin, pts) : cq_tt_edge_point(a, b, ax, pts);
     if (m == 0)
         m = cq_tt_deepest(b, ax->n, ax->pen, pts);
-    m = cq_reduce_manifold(pts, m, ax->n);
+    m = cq__reduce_manifold(pts, m, ax->n);
     for (int i = 0; i < m; i++)
         out->points[i] = pts[i];
     out->point_count = m;
@@ -478,7 +478,7 @@ static void cq_tt_manifold(const cq_vec3 a[3], const cq_vec3 b[3], const cq_tt_a
  * measured along it. */
 static void cq_tt_undefined(const cq_pair_query *q, const cq_vec3 a[3], const cq_vec3 b[3], cq_contact *out)
 {
-    out->has_normal = cq_previous_normal(q, out);
+    out->has_normal = cq__previous_normal(q, out);
     if (!out->has_normal)
         return;
     double alo, ahi, blo, bhi;
@@ -508,7 +508,7 @@ static void cq_tt_overlapping(const cq_pair_query *q, const cq_vec3 a[3], const 
         cq_tt_manifold(a, b, &ax, q->skin, out);
 }
 
-void cq_triangle_triangle(const cq_pair_query *q, cq_contact *out)
+void cq__triangle_triangle(const cq_pair_query *q, cq_contact *out)
 {
     cq_vec3 a[3], b[3];
     for (int i = 0; i < 3; i++) {

@@ -15,7 +15,7 @@
  * right after its build. */
 #define BVH_DEGRADED 1.5
 
-cq_world_settings world_settings_resolve(const cq_world_settings *s)
+cq_world_settings cq__world_settings_resolve(const cq_world_settings *s)
 {
     cq_world_settings r = s ? *s : (cq_world_settings){0};
     if (r.capacity <= 0)
@@ -53,7 +53,7 @@ static bool pose_plainly_valid(const cq_xform *x)
     return dev <= 1e-9 && cq_det(&x->r) > 0;
 }
 
-int world_check_pose(const cq_xform *x)
+int cq__world_check_pose(const cq_xform *x)
 {
     if (pose_plainly_valid(x))
         return CQ_OK;
@@ -91,7 +91,7 @@ static size_t slots_layout(world_slots *s, char *base, int cap)
     return at;
 }
 
-int world_slots_alloc(world_slots *s, int cap)
+int cq__world_slots_alloc(world_slots *s, int cap)
 {
     memset(s, 0, sizeof *s);
     s->size = slots_layout(s, NULL, cap) + 64;
@@ -109,7 +109,7 @@ int world_slots_alloc(world_slots *s, int cap)
     return CQ_OK;
 }
 
-void world_slots_free(world_slots *s)
+void cq__world_slots_free(world_slots *s)
 {
     cq_free(s->block, s->size);
     s->block = NULL;
@@ -132,9 +132,9 @@ static void slots_take(cq_world *w, const world_slots *s)
     w->table_mask = s->table_mask;
 }
 
-int world_table_find(const cq_world *w, const char *id, size_t len)
+int cq__world_table_find(const cq_world *w, const char *id, size_t len)
 {
-    return world_table_find_hashed(w, id, len, world_id_hash(id, len));
+    return cq__world_table_find_hashed(w, id, len, world_id_hash(id, len));
 }
 
 /* a[0..len) == b[0..len), a word at a time: ids are short, and the call
@@ -156,7 +156,7 @@ static bool id_equal(const char *a, const char *b, size_t len)
     return true;
 }
 
-int world_table_find_hashed(const cq_world *w, const char *id, size_t len, uint32_t hash)
+int cq__world_table_find_hashed(const cq_world *w, const char *id, size_t len, uint32_t hash)
 {
     for (uint32_t h = hash & w->table_mask;; h = (h + 1) & w->table_mask) {
         world_cell c = w->table[h];
@@ -168,7 +168,7 @@ int world_table_find_hashed(const cq_world *w, const char *id, size_t len, uint3
     }
 }
 
-void world_table_put(cq_world *w, int slot, uint32_t hash)
+void cq__world_table_put(cq_world *w, int slot, uint32_t hash)
 {
     uint32_t h = hash & w->table_mask;
     while (w->table[h].slot >= 0)
@@ -178,7 +178,7 @@ void world_table_put(cq_world *w, int slot, uint32_t hash)
 
 /* Linear probing delete by backward shift: entries after the hole that
  * would no longer be reachable move into it. */
-void world_table_drop(cq_world *w, int slot)
+void cq__world_table_drop(cq_world *w, int slot)
 {
     uint32_t m = w->table_mask, h = world_id_hash(w->names[slot].id, w->names[slot].id_len) & m;
     while (w->table[h].slot != slot)
@@ -194,7 +194,7 @@ void world_table_drop(cq_world *w, int slot)
 }
 
 /* Moves the world into grown storage s (allocated for s->cap > w->cap). */
-void world_slots_adopt(cq_world *w, world_slots *s)
+void cq__world_slots_adopt(cq_world *w, world_slots *s)
 {
     memcpy(s->e, w->e, (size_t)w->cap * sizeof *w->e);
     memcpy(s->names, w->names, (size_t)w->cap * sizeof *w->names);
@@ -212,7 +212,7 @@ void world_slots_adopt(cq_world *w, world_slots *s)
     w->free_n = free_n;
     for (int k = 0; k < w->count; k++) {
         const world_name *name = &w->names[w->order[k]];
-        world_table_put(w, w->order[k], world_id_hash(name->id, name->id_len));
+        cq__world_table_put(w, w->order[k], world_id_hash(name->id, name->id_len));
     }
     w->stats.grows++;
     s->block = NULL;
@@ -223,7 +223,7 @@ void world_slots_adopt(cq_world *w, world_slots *s)
 int cq_world_create(const cq_world_settings *settings, cq_world **out)
 {
     *out = NULL;
-    cq_world_settings s = world_settings_resolve(settings);
+    cq_world_settings s = cq__world_settings_resolve(settings);
     int rc = check_settings(&s);
     if (rc != CQ_OK)
         return rc;
@@ -233,12 +233,12 @@ int cq_world_create(const cq_world_settings *settings, cq_world **out)
     memset(w, 0, sizeof *w);
     w->settings = s;
     world_slots slots;
-    if (world_slots_alloc(&slots, s.capacity) != CQ_OK || cq_sap_create(s.capacity, &w->sap) != CQ_OK ||
-        world_batch_reserve(w, s.capacity) != CQ_OK || world_contacts_reserve(w) != CQ_OK) {
-        world_slots_free(&slots);
-        cq_sap_destroy(w->sap);
-        world_batch_release(w);
-        world_contacts_release(w);
+    if (cq__world_slots_alloc(&slots, s.capacity) != CQ_OK || cq__sap_create(s.capacity, &w->sap) != CQ_OK ||
+        cq__world_batch_reserve(w, s.capacity) != CQ_OK || cq__world_contacts_reserve(w) != CQ_OK) {
+        cq__world_slots_free(&slots);
+        cq__sap_destroy(w->sap);
+        cq__world_batch_release(w);
+        cq__world_contacts_release(w);
         cq_free(w, sizeof *w);
         return CQ_ENO_MEMORY;
     }
@@ -251,7 +251,7 @@ int cq_world_create(const cq_world_settings *settings, cq_world **out)
     return CQ_OK;
 }
 
-void world_owned_free(cq_shape_type t, const void *block)
+void cq__world_owned_free(cq_shape_type t, const void *block)
 {
     if (t == CQ_CONVEX)
         cq_hull_free((cq_hull *)block);
@@ -265,34 +265,34 @@ void cq_world_destroy(cq_world *w)
         return;
     for (int slot = 0; slot < w->cap; slot++)
         if (w->names[slot].alive)
-            world_owned_free(w->e[slot].body.shape.type, world_owned(&w->e[slot].body.shape));
-    cq_sap_destroy(w->sap);
-    world_pair_grid_drop(w);
-    cq_bvh_free(&w->bvh);
-    world_batch_release(w);
-    world_contacts_release(w);
+            cq__world_owned_free(w->e[slot].body.shape.type, world_owned(&w->e[slot].body.shape));
+    cq__sap_destroy(w->sap);
+    cq__world_pair_grid_drop(w);
+    cq__bvh_free(&w->bvh);
+    cq__world_batch_release(w);
+    cq__world_contacts_release(w);
     cq_free(w->slot_block, w->slot_block_size);
     cq_free(w, sizeof *w);
 }
 
 cq_world_settings cq_world_get_settings(const cq_world *w) { return w->settings; }
 
-cq_aabb world_sap_box(const cq_world *w, int slot) { return cq_aabb_fatten(w->e[slot].box, 0.5 * w->settings.skin); }
+cq_aabb cq__world_sap_box(const cq_world *w, int slot) { return cq_aabb_fatten(w->e[slot].box, 0.5 * w->settings.skin); }
 
 int cq_world_check_pair_cap(const cq_world *w, const cq_world_settings *settings)
 {
-    cq_world_settings s = world_settings_resolve(settings);
+    cq_world_settings s = cq__world_settings_resolve(settings);
     /* Only a wider skin adds pairs: a lower cap alone never refuses (the
      * world keeps what it holds and may not grow past it). */
     if (s.skin <= w->settings.skin)
         return CQ_OK;
-    return world_check_skin_pairs(w, s.skin, s.max_pairs);
+    return cq__world_check_skin_pairs(w, s.skin, s.max_pairs);
 }
 
 int cq_world_configure(cq_world *w, const cq_world_settings *settings)
 {
-    world_no_pending(w);
-    cq_world_settings s = world_settings_resolve(settings);
+    cq__world_no_pending(w);
+    cq_world_settings s = cq__world_settings_resolve(settings);
     int rc = check_settings(&s);
     if (rc != CQ_OK)
         return rc;
@@ -302,7 +302,7 @@ int cq_world_configure(cq_world *w, const cq_world_settings *settings)
     /* Compared with the setting, not the storage: cq_world_reserve may have
      * grown the storage for this very call. */
     if (s.capacity > w->settings.capacity) {
-        rc = s.capacity > w->cap ? world_grow(w, s.capacity) : CQ_OK;
+        rc = s.capacity > w->cap ? cq__world_grow(w, s.capacity) : CQ_OK;
         if (rc != CQ_OK)
             return rc;
     } else {
@@ -311,12 +311,12 @@ int cq_world_configure(cq_world *w, const cq_world_settings *settings)
     bool refatten = s.skin != w->settings.skin;
     w->settings = s;
     for (int k = 0; refatten && k < w->count; k++) {
-        cq_aabb box = world_sap_box(w, w->order[k]);
-        cq_sap_move(w->sap, w->order[k], &box);
+        cq_aabb box = cq__world_sap_box(w, w->order[k]);
+        cq__sap_move(w->sap, w->order[k], &box);
         w->sap_dirty = true;
     }
-    world_finish(w, false, false);
-    world_pair_grid_sync(w); /* a new skin moves every record, a new cap may want none */
+    cq__world_finish(w, false, false);
+    cq__world_pair_grid_sync(w); /* a new skin moves every record, a new cap may want none */
     return CQ_OK;
 }
 
@@ -340,7 +340,7 @@ static int grow_target(cq_world *w, int need)
     return 0;
 }
 
-int world_grow(cq_world *w, int need)
+int cq__world_grow(cq_world *w, int need)
 {
     if (need > CQ_WORLD_MAX_SHAPES)
         return CQ_ERANGE;
@@ -350,28 +350,28 @@ int world_grow(cq_world *w, int need)
     world_slots s;
     /* The broadphase grows to the same ids now, so inserting later cannot
      * fail (nothing changes if that fails). */
-    if (world_slots_alloc(&s, cap) != CQ_OK || cq_sap_reserve(w->sap, cap) != CQ_OK) {
-        world_slots_free(&s);
+    if (cq__world_slots_alloc(&s, cap) != CQ_OK || cq__sap_reserve(w->sap, cap) != CQ_OK) {
+        cq__world_slots_free(&s);
         if (w->budget.give)
             w->budget.give(w->budget.ctx, cap - w->cap);
         return CQ_ENO_MEMORY;
     }
-    world_slots_adopt(w, &s);
+    cq__world_slots_adopt(w, &s);
     return CQ_OK;
 }
 
 /* ---- upkeep at the end of every mutation ---- */
 
-int world_sync_broadphase(cq_world *w)
+int cq__world_sync_broadphase(cq_world *w)
 {
     if (!w->sap_dirty && !w->sap_stale)
         return CQ_OK;
-    int rc = cq_sap_update(w->sap);
+    int rc = cq__sap_update(w->sap);
     w->sap_dirty = false;
     w->sap_stale = rc != CQ_OK;
     /* Slots of ended pairs start empty when a new pair takes them. */
-    for (int k = 0; k < cq_sap_removed_count(w->sap); k++) {
-        int slot = cq_sap_removed_at(w->sap, k).slot;
+    for (int k = 0; k < cq__sap_removed_count(w->sap); k++) {
+        int slot = cq__sap_removed_at(w->sap, k).slot;
         if (slot < w->cache_cap)
             w->cache[slot] = (world_pair_cache){0};
     }
@@ -380,20 +380,20 @@ int world_sync_broadphase(cq_world *w)
 
 static void bvh_build(cq_world *w)
 {
-    cq_bvh_free(&w->bvh);
+    cq__bvh_free(&w->bvh);
     for (int k = 0; k < w->count; k++) {
         w->bvh_slot[k] = w->order[k];
         w->bvh_box[k] = w->e[w->order[k]].box;
     }
-    w->bvh_valid = cq_bvh_build(&w->bvh, w->bvh_box, w->count) == CQ_OK;
+    w->bvh_valid = cq__bvh_build(&w->bvh, w->bvh_box, w->count) == CQ_OK;
     w->bvh_count = w->bvh_valid ? w->count : 0;
-    w->bvh_base_cost = cq_bvh_cost(&w->bvh);
+    w->bvh_base_cost = cq__bvh_cost(&w->bvh);
     w->stats.bvh_builds += w->bvh_valid;
 }
 
-void world_finish(cq_world *w, bool moved, bool members_changed)
+void cq__world_finish(cq_world *w, bool moved, bool members_changed)
 {
-    world_sync_broadphase(w);
+    cq__world_sync_broadphase(w);
     /* The tree waits for cq_world_refresh: frames of moves need the broadphase, not it. */
     w->bvh_rebuild |= members_changed;
     if (moved || members_changed)
@@ -402,25 +402,25 @@ void world_finish(cq_world *w, bool moved, bool members_changed)
 
 int cq_world_refresh(cq_world *w)
 {
-    world_no_pending(w);
+    cq__world_no_pending(w);
     if (w->bvh_valid)
         return CQ_OK;
     if (w->bvh_rebuild) {
-        world_renumber(w); /* members changed: the queries that follow compare ranks */
+        cq__world_renumber(w); /* members changed: the queries that follow compare ranks */
         bvh_build(w);
         w->bvh_rebuild = !w->bvh_valid;
         return w->bvh_valid ? CQ_OK : CQ_ENO_MEMORY;
     }
     for (int k = 0; k < w->bvh_count; k++)
         w->bvh_box[k] = w->e[w->bvh_slot[k]].box;
-    cq_bvh_refit(&w->bvh, w->bvh_box);
+    cq__bvh_refit(&w->bvh, w->bvh_box);
     w->stats.bvh_refits++;
-    if (cq_bvh_cost(&w->bvh) > BVH_DEGRADED * w->bvh_base_cost) {
+    if (cq__bvh_cost(&w->bvh) > BVH_DEGRADED * w->bvh_base_cost) {
         cq_bvh tree = w->bvh; /* keep the refit tree if the rebuild cannot allocate */
         w->bvh = (cq_bvh){0};
-        if (cq_bvh_build(&w->bvh, w->bvh_box, w->bvh_count) == CQ_OK) {
-            cq_bvh_free(&tree);
-            w->bvh_base_cost = cq_bvh_cost(&w->bvh);
+        if (cq__bvh_build(&w->bvh, w->bvh_box, w->bvh_count) == CQ_OK) {
+            cq__bvh_free(&tree);
+            w->bvh_base_cost = cq__bvh_cost(&w->bvh);
             w->stats.bvh_builds++;
         } else {
             w->bvh = tree;
@@ -430,7 +430,7 @@ int cq_world_refresh(cq_world *w)
     return CQ_OK;
 }
 
-void world_renumber(cq_world *w)
+void cq__world_renumber(cq_world *w)
 {
     for (int k = 0; w->ranks_stale && k < w->count; k++)
         w->rank[w->order[k]] = k;
@@ -444,7 +444,7 @@ int cq_world_count(const cq_world *w) { return w->count; }
 int cq_world_find(const cq_world *w, const char *id, cq_world_handle *out)
 {
     size_t len = strlen(id);
-    int slot = len >= 1 && len <= CQ_WORLD_ID_MAX ? world_table_find(w, id, len) : -1;
+    int slot = len >= 1 && len <= CQ_WORLD_ID_MAX ? cq__world_table_find(w, id, len) : -1;
     if (slot < 0)
         return CQ_ENOT_FOUND;
     *out = world_handle(w, slot);
@@ -485,16 +485,16 @@ int cq_world_pairs(const cq_world *w, cq_world_pair *out, int capacity, int *cou
     *count = 0;
     if (w->sap_stale)
         return CQ_ENO_MEMORY;
-    int n = cq_sap_pair_count(w->sap);
+    int n = cq__sap_pair_count(w->sap);
     *count = n;
     if (n > capacity)
         return CQ_ERANGE;
     for (int k = 0; k < n; k++) {
-        cq_sap_pair p = cq_sap_pair_at(w->sap, k);
+        cq_sap_pair p = cq__sap_pair_at(w->sap, k);
         bool swap = world_before(w, p.b, p.a);
         out[k] = (cq_world_pair){world_handle(w, swap ? p.b : p.a), world_handle(w, swap ? p.a : p.b)};
     }
-    world_heapsort(out, (size_t)n, sizeof *out, pair_less, w);
+    cq__world_heapsort(out, (size_t)n, sizeof *out, pair_less, w);
     return CQ_OK;
 }
 
@@ -503,8 +503,8 @@ cq_world_stats cq_world_get_stats(const cq_world *w)
     cq_world_stats s = w->stats;
     s.shapes = w->count;
     s.capacity = w->cap;
-    s.broadphase_pairs = cq_sap_pair_count(w->sap);
-    s.sap_grows = cq_sap_get_stats(w->sap).grows;
+    s.broadphase_pairs = cq__sap_pair_count(w->sap);
+    s.sap_grows = cq__sap_get_stats(w->sap).grows;
     s.broadphase_stale = w->sap_stale;
     s.bvh_stale = !w->bvh_valid;
     return s;
@@ -532,7 +532,7 @@ static void sift_down(unsigned char *base, size_t root, size_t n, size_t size, w
     }
 }
 
-void world_heapsort(void *base, size_t n, size_t size, world_less less, const void *ctx)
+void cq__world_heapsort(void *base, size_t n, size_t size, world_less less, const void *ctx)
 {
     unsigned char *b = base;
     for (size_t k = n / 2; k-- > 0;)
@@ -556,7 +556,7 @@ static void sift_keys(world_key *k, int root, int n)
     }
 }
 
-void world_sort_keys(world_key *k, int n)
+void cq__world_sort_keys(world_key *k, int n)
 {
     for (int i = n / 2; i-- > 0;)
         sift_keys(k, i, n);

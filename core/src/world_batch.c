@@ -36,7 +36,7 @@ static size_t batch_layout(batch *b, char *base, int ops)
     return at;
 }
 
-int world_batch_reserve(cq_world *w, int ops)
+int cq__world_batch_reserve(cq_world *w, int ops)
 {
     if (ops <= w->batch_cap)
         return CQ_OK;
@@ -48,7 +48,7 @@ int world_batch_reserve(cq_world *w, int ops)
         return CQ_ENO_MEMORY;
     if (w->batch_cap > 0)
         w->stats.grows++;
-    world_batch_release(w);
+    cq__world_batch_release(w);
     w->batch_block = block;
     w->batch_block_size = size;
     w->batch_cap = cap;
@@ -57,16 +57,16 @@ int world_batch_reserve(cq_world *w, int ops)
 
 int cq_world_reserve(cq_world *w, int shapes, int ops)
 {
-    world_no_pending(w); /* a new batch block would lose the pending records */
+    cq__world_no_pending(w); /* a new batch block would lose the pending records */
     if (shapes < 0 || ops < 0)
         return CQ_ERANGE;
-    int rc = world_batch_reserve(w, ops);
+    int rc = cq__world_batch_reserve(w, ops);
     if (rc == CQ_OK && shapes > w->cap)
-        rc = world_grow(w, shapes);
+        rc = cq__world_grow(w, shapes);
     return rc;
 }
 
-void world_batch_release(cq_world *w)
+void cq__world_batch_release(cq_world *w)
 {
     cq_free(w->batch_block, w->batch_block_size);
     w->batch_block = NULL;
@@ -95,12 +95,12 @@ static int check_op(const cq_world_op *op)
     switch (op->kind) {
     case CQ_WORLD_UPSERT: {
         cq_shape s = op->shape;
-        if ((rc = cq_shape_validate(&s).status) != CQ_OK || (rc = world_check_pose(&op->pose)) != CQ_OK)
+        if ((rc = cq_shape_validate(&s).status) != CQ_OK || (rc = cq__world_check_pose(&op->pose)) != CQ_OK)
             return rc;
         return cq_v3_finite(op->velocity) ? CQ_OK : CQ_ENOT_FINITE;
     }
     case CQ_WORLD_MOVE:
-        if ((rc = world_check_pose(&op->pose)) != CQ_OK)
+        if ((rc = cq__world_check_pose(&op->pose)) != CQ_OK)
             return rc;
         return op->keep_velocity || cq_v3_finite(op->velocity) ? CQ_OK : CQ_ENOT_FINITE;
     case CQ_WORLD_REMOVE:
@@ -157,7 +157,7 @@ static int resolve(cq_world *w, batch *b, const cq_world_op *op, uint32_t hash, 
             *r = found;
             return b->rec[found].present || op->kind == CQ_WORLD_UPSERT ? CQ_OK : CQ_ENOT_FOUND;
         }
-        slot = world_table_find_hashed(w, op->id, len, hash);
+        slot = cq__world_table_find_hashed(w, op->id, len, hash);
     } else {
         if (op->kind == CQ_WORLD_UPSERT)
             return CQ_ERANGE;
@@ -236,7 +236,7 @@ static int gather_owned(const cq_world *w, batch *b, const cq_world_op *ops, int
         else if (rec->present && rec->upsert >= 0)
             add_ref(b->finals, &nf, &ops[rec->upsert].shape, rec->upsert);
     }
-    world_heapsort(b->finals, (size_t)nf, sizeof *b->finals, owned_less, NULL);
+    cq__world_heapsort(b->finals, (size_t)nf, sizeof *b->finals, owned_less, NULL);
     for (int k = 1; k < nf; k++)
         if (b->finals[k].block == b->finals[k - 1].block)
             return -1 - b->finals[k].op;
@@ -257,12 +257,12 @@ static bool in_finals(const batch *b, int nf, const void *block)
     return lo < nf && b->finals[lo].block == block;
 }
 
-void batch_free_owned(batch *b, int nc, int nf)
+void cq__batch_free_owned(batch *b, int nc, int nf)
 {
-    world_heapsort(b->cands, (size_t)nc, sizeof *b->cands, owned_less, NULL);
+    cq__world_heapsort(b->cands, (size_t)nc, sizeof *b->cands, owned_less, NULL);
     for (int k = 0; k < nc; k++)
         if ((k == 0 || b->cands[k].block != b->cands[k - 1].block) && !in_finals(b, nf, b->cands[k].block))
-            world_owned_free(b->cands[k].type, b->cands[k].block);
+            cq__world_owned_free(b->cands[k].type, b->cands[k].block);
 }
 
 static void unmark(cq_world *w, const batch *b)
@@ -332,7 +332,7 @@ static void batch_open(cq_world *w, batch *b, int count, int records)
     b->nmask = pow2_above(count) - 1;
 }
 
-void world_no_pending(cq_world *w)
+void cq__world_no_pending(cq_world *w)
 {
     assert(!w->pending.on && "a prepared batch must be committed or abandoned first");
     w->pending.on = false;
@@ -340,11 +340,11 @@ void world_no_pending(cq_world *w)
 
 int cq_world_prepare(cq_world *w, const cq_world_op *ops, int count, int *bad_op)
 {
-    world_no_pending(w);
+    cq__world_no_pending(w);
     *bad_op = -1;
     if (count < 0 || (count > 0 && !ops))
         return CQ_ERANGE;
-    int rc = world_batch_reserve(w, count);
+    int rc = cq__world_batch_reserve(w, count);
     if (rc != CQ_OK)
         return rc;
     batch b;
@@ -359,9 +359,9 @@ int cq_world_prepare(cq_world *w, const cq_world_op *ops, int count, int *bad_op
     for (int r = 0; r < b.n; r++)
         after += (b.rec[r].slot < 0 && b.rec[r].present) - (b.rec[r].slot >= 0 && !b.rec[r].present);
     if (rc == CQ_OK)
-        rc = world_check_pair_cap(w, &b, ops, w->settings.skin, w->settings.max_pairs);
+        rc = cq__world_check_pair_cap(w, &b, ops, w->settings.skin, w->settings.max_pairs);
     if (rc == CQ_OK && after > w->cap)
-        rc = world_grow(w, after);
+        rc = cq__world_grow(w, after);
     /* The records hold their slots: the commit needs no marks, which are
      * left clear for whatever runs next. */
     unmark(w, &b);
@@ -381,7 +381,7 @@ void cq_world_commit(cq_world *w, const cq_world_op *ops, int count)
     batch b;
     batch_open(w, &b, count, p.records);
     b.boxed = p.boxed;
-    batch_commit(w, &b, ops, p.cands, p.finals);
+    cq__batch_commit(w, &b, ops, p.cands, p.finals);
 }
 
 void cq_world_abandon(cq_world *w) { w->pending.on = false; }

@@ -55,24 +55,24 @@ typedef struct batch {
 #endif
 
 /* world_batch.c: frees the candidates not in use, each once. */
-void batch_free_owned(batch *b, int nc, int nf);
+void cq__batch_free_owned(batch *b, int nc, int nf);
 
 /* world_paircap.c: the commit keeps the pair grid as it goes, while the
  * entries it changes are in cache: live says whether the grid is kept
  * (else it is made afresh, or dropped, at the end), move gives a slot's
  * record its new box (or none), finish ends the commit's changes. None
  * can fail. */
-bool world_pair_grid_live(const cq_world *w);
-void world_pair_grid_move(cq_world *w, int slot, bool present);
-void world_pair_grid_finish(cq_world *w, bool live);
+bool cq__world_pair_grid_live(const cq_world *w);
+void cq__world_pair_grid_move(cq_world *w, int slot, bool present);
+void cq__world_pair_grid_finish(cq_world *w, bool live);
 
 /* world_paircap.c: CQ_ELIMIT when the world after batch b (its slot marks
  * set; NULL: the world as it is), its broadphase boxes fattened by skin / 2,
  * would hold more pairs than cap allows (cap <= 0: no cap); CQ_ENO_MEMORY.
  * May fill b->box and set b->boxed, for the commit. */
-int world_check_pair_cap(const cq_world *w, batch *b, const cq_world_op *ops, double skin, long cap);
+int cq__world_check_pair_cap(const cq_world *w, batch *b, const cq_world_op *ops, double skin, long cap);
 
 /* world_commit.c: applies the records (cannot fail). */
-void batch_commit(cq_world *w, batch *b, const cq_world_op *ops, int nc, int nf);
+void cq__batch_commit(cq_world *w, batch *b, const cq_world_op *ops, int nc, int nf);
 
 #endif

@@ -1,9 +1,9 @@
 /* The commit of a prepared batch (world_batch.c checked it and made room):
  * nothing here can fail or allocate, bar the broadphase's pair storage
- * (world_finish). Each step costs what the batch touches, not the world:
+ * (cq__world_finish). Each step costs what the batch touches, not the world:
  * records are visited with their entries prefetched, the id order takes
  * new and removed ids by binary search and a shift (a merge only when
- * many come at once), and the ranks are left to world_renumber. */
+ * many come at once), and the ranks are left to cq__world_renumber. */
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -51,7 +51,7 @@ static void set_body(cq_world *w, int slot, const batch_rec *rec, const cq_world
         e->body.pose = ops[rec->pose].pose;
     if (rec->vel >= 0)
         e->body.velocity = ops[rec->vel].velocity;
-    e->box = box ? *box : cq_shape_aabb(&e->body.shape, &e->body.pose);
+    e->box = box ? *box : cq__shape_aabb(&e->body.shape, &e->body.pose);
 }
 
 /* Updates the surviving registrations the batch touched; *members is set
@@ -74,17 +74,17 @@ static bool commit_updates(cq_world *w, const batch *b, const cq_world_op *ops, 
         bool was_static = world_static_type(body->shape.type);
         set_body(w, rec->slot, rec, ops, b->boxed ? &b->box[r] : NULL);
         if (grid)
-            world_pair_grid_move(w, rec->slot, true);
+            cq__world_pair_grid_move(w, rec->slot, true);
         bool is_static = world_static_type(body->shape.type);
-        cq_aabb box = world_sap_box(w, rec->slot);
+        cq_aabb box = cq__world_sap_box(w, rec->slot);
         if (was_static != is_static) {
-            cq_sap_remove(w->sap, rec->slot);
-            cq_sap_insert(w->sap, rec->slot, &box, body->layer, body->mask, is_static);
+            cq__sap_remove(w->sap, rec->slot);
+            cq__sap_insert(w->sap, rec->slot, &box, body->layer, body->mask, is_static);
             *members = true;
         } else {
-            cq_sap_move(w->sap, rec->slot, &box);
+            cq__sap_move(w->sap, rec->slot, &box);
             if (rec->upsert >= 0)
-                cq_sap_set_filter(w->sap, rec->slot, body->layer, body->mask);
+                cq__sap_set_filter(w->sap, rec->slot, body->layer, body->mask);
         }
         moved = true;
     }
@@ -133,7 +133,7 @@ static void order_remove(cq_world *w, batch *b, int k, int before)
     }
     for (int j = 0; j < k; j++)
         b->pos[j] = order_bound(w, w->names[b->fresh[j]].id);
-    world_heapsort(b->pos, (size_t)k, sizeof *b->pos, pos_less, NULL);
+    cq__world_heapsort(b->pos, (size_t)k, sizeof *b->pos, pos_less, NULL);
     for (int j = 0; j < k; j++) {
         int from = b->pos[j] + 1, to = j + 1 < k ? b->pos[j + 1] : before;
         memmove(&w->order[b->pos[j] - j], &w->order[from], (size_t)(to - from) * sizeof *w->order);
@@ -153,10 +153,10 @@ static bool commit_removals(cq_world *w, batch *b, bool grid)
         return false;
     for (int j = 0; j < k; j++) {
         int slot = b->fresh[j];
-        world_table_drop(w, slot);
-        cq_sap_remove(w->sap, slot);
+        cq__world_table_drop(w, slot);
+        cq__sap_remove(w->sap, slot);
         if (grid)
-            world_pair_grid_move(w, slot, false);
+            cq__world_pair_grid_move(w, slot, false);
         w->names[slot].alive = false; /* the id stays, for order_remove's search */
         w->free_slots[w->free_n++] = slot;
     }
@@ -206,32 +206,32 @@ static bool commit_inserts(cq_world *w, batch *b, const cq_world_op *ops, bool g
         memcpy(n->id, rec->id, (size_t)rec->id_len);
         n->id[rec->id_len] = '\0';
         set_body(w, slot, rec, ops, b->boxed ? &b->box[r] : NULL);
-        world_table_put(w, slot, rec->hash);
-        cq_aabb box = world_sap_box(w, slot);
+        cq__world_table_put(w, slot, rec->hash);
+        cq_aabb box = cq__world_sap_box(w, slot);
         world_entry *e = &w->e[slot];
-        cq_sap_insert(w->sap, slot, &box, e->body.layer, e->body.mask, world_static_type(e->body.shape.type));
+        cq__sap_insert(w->sap, slot, &box, e->body.layer, e->body.mask, world_static_type(e->body.shape.type));
         if (grid)
-            world_pair_grid_move(w, slot, true);
+            cq__world_pair_grid_move(w, slot, true);
         b->fresh[nfresh++] = slot;
     }
     if (nfresh == 0)
         return false;
-    world_heapsort(b->fresh, (size_t)nfresh, sizeof *b->fresh, id_less, w);
+    cq__world_heapsort(b->fresh, (size_t)nfresh, sizeof *b->fresh, id_less, w);
     order_insert(w, b, nfresh);
     w->count += nfresh;
     return true;
 }
 
-void batch_commit(cq_world *w, batch *b, const cq_world_op *ops, int nc, int nf)
+void cq__batch_commit(cq_world *w, batch *b, const cq_world_op *ops, int nc, int nf)
 {
-    bool grid = world_pair_grid_live(w);
+    bool grid = cq__world_pair_grid_live(w);
     bool gone = commit_removals(w, b, grid), members = gone;
     bool moved = commit_updates(w, b, ops, grid, &members);
     bool came = commit_inserts(w, b, ops, grid);
-    world_pair_grid_finish(w, grid);
+    cq__world_pair_grid_finish(w, grid);
     w->ranks_stale |= gone || came;
     members |= came;
-    batch_free_owned(b, nc, nf);
+    cq__batch_free_owned(b, nc, nf);
     w->sap_dirty |= members || moved;
-    world_finish(w, moved, members);
+    cq__world_finish(w, moved, members);
 }

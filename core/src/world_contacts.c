@@ -39,7 +39,7 @@ static int work_reserve(cq_world *w, int n)
 /* The pair cache covers every broadphase pair slot; new entries are empty. */
 static int cache_reserve(cq_world *w)
 {
-    int need = cq_sap_pair_capacity(w->sap);
+    int need = cq__sap_pair_capacity(w->sap);
     if (need <= w->cache_cap)
         return CQ_OK;
     world_pair_cache *c = cq_alloc((size_t)need * sizeof *c);
@@ -57,13 +57,13 @@ static int cache_reserve(cq_world *w)
     return CQ_OK;
 }
 
-int world_contacts_reserve(cq_world *w)
+int cq__world_contacts_reserve(cq_world *w)
 {
     int rc = cache_reserve(w);
-    return rc == CQ_OK ? work_reserve(w, cq_sap_pair_capacity(w->sap)) : rc;
+    return rc == CQ_OK ? work_reserve(w, cq__sap_pair_capacity(w->sap)) : rc;
 }
 
-void world_contacts_release(cq_world *w)
+void cq__world_contacts_release(cq_world *w)
 {
     cq_free(w->cache, (size_t)w->cache_cap * sizeof *w->cache);
     if (w->work_cap > 0)
@@ -94,8 +94,8 @@ static int bucket_of(cq_shape_type a, cq_shape_type b)
 static int gather(cq_world *w, bool filtered)
 {
     int n = 0, counts[BUCKETS + 1] = {0};
-    for (int k = 0; k < cq_sap_pair_count(w->sap); k++) {
-        cq_sap_pair p = cq_sap_pair_at(w->sap, k);
+    for (int k = 0; k < cq__sap_pair_count(w->sap); k++) {
+        cq_sap_pair p = cq__sap_pair_at(w->sap, k);
         if (filtered && w->names[p.a].mark < 0 && w->names[p.b].mark < 0)
             continue;
         bool swap = w->rank[p.a] > w->rank[p.b];
@@ -175,7 +175,7 @@ static int run_pair(const cq_world *w, world_work *wk, const cq_world_contacts_q
  * permutation's cycles in place. */
 static void sort_output(cq_world *w, cq_world_contact *out, int n)
 {
-    world_sort_keys(w->keys, n);
+    cq__world_sort_keys(w->keys, n);
     for (int k = 0; k < n; k++) {
         if (w->keys[k].index == k)
             continue;
@@ -356,7 +356,7 @@ static int ccd(cq_world *w, const cq_world_contacts_query *q, bool filtered, wor
         cq_vec3 g = cq_v3(others_motion(&m, slot, 0) + margin, others_motion(&m, slot, 1) + margin,
                           others_motion(&m, slot, 2) + margin);
         cq_aabb box = {cq_sub(e->box.min, g), cq_add(e->box.max, g)};
-        world_each_sweep(w, &box, motion, 1.0, ccd_visit, &c);
+        cq__world_each_sweep(w, &box, motion, 1.0, ccd_visit, &c);
         if (c.best_rank >= 0 && found++ < out->toi_capacity)
             out->toi[found - 1] = c.best;
     }
@@ -395,8 +395,8 @@ int cq_world_contacts(cq_world *w, const cq_world_contacts_query *query, cq_worl
 {
     static const cq_world_contacts_query none = {0};
     const cq_world_contacts_query *q = query ? query : &none;
-    world_no_pending(w);
-    world_renumber(w); /* the keys below are ranks */
+    cq__world_no_pending(w);
+    cq__world_renumber(w); /* the keys below are ranks */
     out->pair_count = out->toi_count = out->tested = out->swept = 0;
     out->bad_id = -1;
     if (!isfinite(q->dt))
@@ -405,11 +405,11 @@ int cq_world_contacts(cq_world *w, const cq_world_contacts_query *query, cq_worl
         return CQ_ENEGATIVE;
     if (q->id_count < 0 || (q->id_count > 0 && !q->ids))
         return CQ_ERANGE;
-    int rc = world_sync_broadphase(w);
+    int rc = cq__world_sync_broadphase(w);
     if (rc == CQ_OK)
         rc = cache_reserve(w);
     if (rc == CQ_OK)
-        rc = work_reserve(w, cq_sap_pair_count(w->sap));
+        rc = work_reserve(w, cq__sap_pair_count(w->sap));
     if (rc == CQ_OK)
         rc = mark_filter(w, q, out);
     if (rc != CQ_OK)

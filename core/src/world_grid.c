@@ -1,4 +1,15 @@
-/* The pair bound's grid (world_grid.h says what it counts). */
+/* The pair bound's grid (world_grid.h says what it bounds).
+ *
+ * A box of extent e (its widest side) is native to level l, the least
+ * with 2^l >= e, and so meets at most two cells of side 2^l per axis.
+ * Two overlapping boxes share a cell at the level of the larger one,
+ * where the larger is counted as native and the smaller, entered at every
+ * coarser level that has natives, as projected. Per cell, the pairs among
+ * natives and between natives and projections (static with static left
+ * out) are summed: each overlapping pair is counted in at least one cell,
+ * and cells whose hashes share a slot only add to the sum. Boxes wider
+ * than the coarsest level, or too far out for exact cell indices (planes,
+ * huge meshes), are counted as meeting every other. */
 #include "world_grid.h"
 
 #include <math.h>
@@ -36,7 +47,7 @@ static int extent_level(double e)
     return (int)(bits >> 52) - 1022;
 }
 
-grid_rec world_grid_rec_of(const cq_aabb *box, bool is_static)
+grid_rec cq__world_grid_rec_of(const cq_aabb *box, bool is_static)
 {
     grid_rec r = {.level = GRID_WIDE, .is_static = is_static};
     const double mn[3] = {box->min.x, box->min.y, box->min.z}, mx[3] = {box->max.x, box->max.y, box->max.z};
@@ -64,7 +75,7 @@ grid_rec world_grid_rec_of(const cq_aabb *box, bool is_static)
     return r;
 }
 
-bool world_grid_rec_covers(const grid_rec *r, const cq_aabb *box)
+bool cq__world_grid_rec_covers(const grid_rec *r, const cq_aabb *box)
 {
     if (r->level < 0)
         return false;
@@ -76,13 +87,13 @@ bool world_grid_rec_covers(const grid_rec *r, const cq_aabb *box)
     return in;
 }
 
-bool world_grid_rec_same(const grid_rec *a, const grid_rec *b)
+bool cq__world_grid_rec_same(const grid_rec *a, const grid_rec *b)
 {
     bool cells = a->span == b->span && a->lo[0] == b->lo[0] && a->lo[1] == b->lo[1] && a->lo[2] == b->lo[2];
     return a->level == b->level && a->is_static == b->is_static && (a->level < 0 || cells);
 }
 
-void world_grid_count(world_grid *g, const grid_rec *r, int sign)
+void cq__world_grid_count(world_grid *g, const grid_rec *r, int sign)
 {
     if (r->level == GRID_NONE)
         return;
@@ -94,7 +105,7 @@ void world_grid_count(world_grid *g, const grid_rec *r, int sign)
         g->level_count[r->level] += sign;
 }
 
-uint64_t world_grid_levels(const world_grid *g)
+uint64_t cq__world_grid_levels(const world_grid *g)
 {
     uint64_t m = 0;
     for (int l = 0; l < GRID_LEVELS; l++)
@@ -118,7 +129,7 @@ static void rec_span(const grid_rec *r, int lv, int64_t lo[3], int64_t hi[3])
     }
 }
 
-long world_grid_rec_cells(const grid_rec *r, uint64_t present)
+long cq__world_grid_rec_cells(const grid_rec *r, uint64_t present)
 {
     long cells = 0;
     for (uint64_t m = rec_levels(r, present); m; m &= m - 1) {
@@ -129,7 +140,7 @@ long world_grid_rec_cells(const grid_rec *r, uint64_t present)
     return cells;
 }
 
-bool world_grid_recs_meet(const grid_rec *a, const grid_rec *b, uint64_t present)
+bool cq__world_grid_recs_meet(const grid_rec *a, const grid_rec *b, uint64_t present)
 {
     if (a->level == GRID_WIDE || b->level == GRID_WIDE)
         return true;
@@ -184,7 +195,7 @@ static void rec_each(const grid_rec *r, uint64_t present, size_t slots, cell_vis
     }
 }
 
-bool world_grid_table_alloc(world_grid *g, long cells, uint64_t present)
+bool cq__world_grid_table_alloc(world_grid *g, long cells, uint64_t present)
 {
     size_t slots = 64;
     while (slots < (size_t)cells)
@@ -225,13 +236,13 @@ static void enter_one(void *ctx, size_t slot, int counter)
     e->g->cells += e->sign;
 }
 
-void world_grid_enter(world_grid *g, const grid_rec *r, int sign)
+void cq__world_grid_enter(world_grid *g, const grid_rec *r, int sign)
 {
     enter_ctx e = {g, sign};
     rec_each(r, g->present, g->slots, enter_one, &e);
 }
 
-void world_grid_free(world_grid *g)
+void cq__world_grid_free(world_grid *g)
 {
     cq_free(g->table, g->slots * sizeof *g->table);
     memset(g, 0, sizeof *g);
@@ -243,7 +254,7 @@ static long long wide_pairs(const world_grid *g)
     return (long long)g->wide_d * (g->items - 1) + (long long)g->wide_s * g->dynamics;
 }
 
-long long world_grid_total(const world_grid *g) { return g->sum + wide_pairs(g); }
+long long cq__world_grid_total(const world_grid *g) { return g->sum + wide_pairs(g); }
 
 /* A change's counter deltas by table slot: open addressing on slot + 1. */
 typedef struct delta_cell {
@@ -286,16 +297,16 @@ static bool delta_sum(const world_grid *g, const delta_map *m, long long *delta)
     return true;
 }
 
-bool world_grid_total_after(const world_grid *g, const grid_rec *old, const grid_rec *new, int n, long long *bound)
+bool cq__world_grid_total_after(const world_grid *g, const grid_rec *old, const grid_rec *new, int n, long long *bound)
 {
     world_grid c = *g; /* the counts after; the table is only read */
     long cells = 0;
     for (int k = 0; k < n; k++) {
-        world_grid_count(&c, &old[k], -1);
-        world_grid_count(&c, &new[k], +1);
-        cells += world_grid_rec_cells(&old[k], g->present) + world_grid_rec_cells(&new[k], g->present);
+        cq__world_grid_count(&c, &old[k], -1);
+        cq__world_grid_count(&c, &new[k], +1);
+        cells += cq__world_grid_rec_cells(&old[k], g->present) + cq__world_grid_rec_cells(&new[k], g->present);
     }
-    if (world_grid_levels(&c) != g->present)
+    if (cq__world_grid_levels(&c) != g->present)
         return false; /* every projection moves: only a rebuild knows */
     size_t size = 16;
     while (size < 2 * (size_t)cells)

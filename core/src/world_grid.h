@@ -2,21 +2,12 @@
  * (world_grid.c), so that the pair cap (world_paircap.c) can let a batch
  * through without counting its pairs.
  *
- * A box of extent e (its widest side) is native to level l, the least
- * with 2^l >= e, and so meets at most two cells of side 2^l per axis.
- * Two overlapping boxes share a cell at the level of the larger one,
- * where the larger is counted as native and the smaller, entered at every
- * coarser level that has natives, as projected. Per cell, the pairs among
- * natives and between natives and projections (static with static left
- * out) are summed: each overlapping pair is counted in at least one cell,
- * and cells whose hashes share a slot only add to the sum. Boxes wider
- * than the coarsest level, or too far out for exact cell indices (planes,
- * huge meshes), are counted as meeting every other.
- *
- * The table stores no keys, only four counters per slot, and the sum is
- * kept as memberships change: a batch costs what its boxes that change
- * cells cost, and a small step rarely changes any. docs/CORE.md (The pair
- * cap) says how tight the bound is and what a miss costs. */
+ * The bound is a sum of per-cell pair counts in which every overlapping
+ * pair is counted at least once (world_grid.c says how). The table stores
+ * no keys, only four counters per slot, and the sum is kept as
+ * memberships change: a batch costs what its boxes that change cells
+ * cost, and a small step rarely changes any. docs/CORE.md (The pair cap)
+ * says how tight the bound is and what a miss costs. */
 #ifndef CQ_WORLD_GRID_H
 #define CQ_WORLD_GRID_H
 
@@ -60,7 +51,7 @@ typedef struct world_grid {
 } world_grid;
 
 /* The record of a broadphase box. */
-grid_rec world_grid_rec_of(const cq_aabb *box, bool is_static);
+grid_rec cq__world_grid_rec_of(const cq_aabb *box, bool is_static);
 
 /* Whether the cells of r (at its level) hold all of box: then r may stay
  * box's record. The bound needs only that each record's cells cover its
@@ -68,40 +59,40 @@ grid_rec world_grid_rec_of(const cq_aabb *box, bool is_static);
  * the coarser of their two levels), so a box that moves, shrinks or grows
  * within its cells keeps its record and costs the table nothing; it gets
  * its own record when it leaves them. */
-bool world_grid_rec_covers(const grid_rec *r, const cq_aabb *box);
+bool cq__world_grid_rec_covers(const grid_rec *r, const cq_aabb *box);
 
 /* Whether two records have the same memberships. */
-bool world_grid_rec_same(const grid_rec *a, const grid_rec *b);
+bool cq__world_grid_rec_same(const grid_rec *a, const grid_rec *b);
 
 /* Counts r (sign +1) or takes it out (-1): levels, items, wide boxes. */
-void world_grid_count(world_grid *g, const grid_rec *r, int sign);
+void cq__world_grid_count(world_grid *g, const grid_rec *r, int sign);
 
 /* The levels with a native box, from the counts. */
-uint64_t world_grid_levels(const world_grid *g);
+uint64_t cq__world_grid_levels(const world_grid *g);
 
 /* The cells r is entered in at the levels present. */
-long world_grid_rec_cells(const grid_rec *r, uint64_t present);
+long cq__world_grid_rec_cells(const grid_rec *r, uint64_t present);
 
 /* An empty table of at least cells slots for the levels present; false
  * when out of memory (g unchanged). */
-bool world_grid_table_alloc(world_grid *g, long cells, uint64_t present);
+bool cq__world_grid_table_alloc(world_grid *g, long cells, uint64_t present);
 
 /* Whether a and b are entered in a common cell (or either is wide): so a
  * pair of them is counted in the bound. For tests. */
-bool world_grid_recs_meet(const grid_rec *a, const grid_rec *b, uint64_t present);
+bool cq__world_grid_recs_meet(const grid_rec *a, const grid_rec *b, uint64_t present);
 
 /* Enters r in the table (sign +1) or takes it out (-1), keeping the sum. */
-void world_grid_enter(world_grid *g, const grid_rec *r, int sign);
+void cq__world_grid_enter(world_grid *g, const grid_rec *r, int sign);
 
 /* Frees the table; g is empty after. */
-void world_grid_free(world_grid *g);
+void cq__world_grid_free(world_grid *g);
 
 /* The bound: the table's sum and the wide boxes' share. */
-long long world_grid_total(const world_grid *g);
+long long cq__world_grid_total(const world_grid *g);
 
 /* The bound g would give after old[k] became new[k] for k < n, the levels
  * present unchanged, in *bound; false when the levels change, a counter
  * would overflow or memory runs out (then nothing is known). */
-bool world_grid_total_after(const world_grid *g, const grid_rec *old, const grid_rec *new, int n, long long *bound);
+bool cq__world_grid_total_after(const world_grid *g, const grid_rec *old, const grid_rec *new, int n, long long *bound);
 
 #endif

@@ -130,14 +130,14 @@ struct cq_world {
     world_pending pending;
 
     cq_sap *sap;
-    bool sap_dirty; /* mutations recorded since the last cq_sap_update */
-    bool sap_stale; /* the last cq_sap_update ran out of memory */
+    bool sap_dirty; /* mutations recorded since the last cq__sap_update */
+    bool sap_stale; /* the last cq__sap_update ran out of memory */
 
     cq_bvh bvh;
     int bvh_count;       /* items the tree was built over */
     bool bvh_valid;      /* the tree matches the shapes; false: queries scan every shape */
     bool bvh_rebuild;    /* shapes came or went since the tree was built (or the build failed) */
-    double bvh_base_cost; /* cq_bvh_cost right after the build */
+    double bvh_base_cost; /* cq__bvh_cost right after the build */
 
     world_pair_cache *cache; /* per broadphase pair slot */
     int cache_cap;
@@ -173,7 +173,7 @@ typedef struct world_slots {
     uint32_t table_mask;
 } world_slots;
 
-/* A strict order for world_heapsort. */
+/* A strict order for cq__world_heapsort. */
 typedef bool (*world_less)(const void *x, const void *y, const void *ctx);
 
 /* Takes n elements of size bytes from offset *at of base (64-byte aligned,
@@ -196,12 +196,12 @@ static inline uint32_t world_id_hash(const char *id, size_t len)
 }
 
 /* Fills in the defaults of a settings struct. */
-cq_world_settings world_settings_resolve(const cq_world_settings *s);
+cq_world_settings cq__world_settings_resolve(const cq_world_settings *s);
 
 /* A finite position and a rotation: orthonormal columns within 1e-9 (the
  * pose builders make them exact; this catches hand-made matrices) and no
  * mirror. CQ_ENOT_FINITE, CQ_ENOT_UNIT, CQ_ENOT_ORTHOGONAL, CQ_EMIRROR. */
-int world_check_pose(const cq_xform *x);
+int cq__world_check_pose(const cq_xform *x);
 
 /* Whether each shape's layer meets the other's mask. */
 static inline bool world_filters_meet(const world_entry *a, const world_entry *b)
@@ -230,7 +230,7 @@ static inline bool world_before(const cq_world *w, int a, int b)
 }
 
 /* Numbers the ranks again if members changed (a mutation's helper). */
-void world_renumber(cq_world *w);
+void cq__world_renumber(cq_world *w);
 
 /* The heap block a shape refers to and a world owns once a batch stores the
  * shape (a convex shape's hull, a mesh shape's mesh), or NULL. */
@@ -242,85 +242,85 @@ static inline const void *world_owned(const cq_shape *s)
 }
 
 /* world.c: frees a block world_owned gave for a shape of type t. */
-void world_owned_free(cq_shape_type t, const void *block);
+void cq__world_owned_free(cq_shape_type t, const void *block);
 
 /* Planes and meshes are static: never swept, never moved by velocity. */
 static inline bool world_static_type(cq_shape_type t) { return t == CQ_PLANE || t == CQ_MESH; }
 
 /* Sorts n records by key (heapsort: in place, no allocation). */
-void world_sort_keys(world_key *k, int n);
+void cq__world_sort_keys(world_key *k, int n);
 
 /* Sorts n elements of size bytes by less (heapsort: in place, no allocation). */
-void world_heapsort(void *base, size_t n, size_t size, world_less less, const void *ctx);
+void cq__world_heapsort(void *base, size_t n, size_t size, world_less less, const void *ctx);
 
 /* world.c: slot storage for cap slots (every slot dead, marks -1, table
  * empty); CQ_ENO_MEMORY. The block is over-allocated by a line so the
  * arrays start at cache line boundaries. */
-int world_slots_alloc(world_slots *s, int cap);
-void world_slots_free(world_slots *s);
+int cq__world_slots_alloc(world_slots *s, int cap);
+void cq__world_slots_free(world_slots *s);
 /* Moves the world into larger storage s (counted as a growth); s is emptied. */
-void world_slots_adopt(cq_world *w, world_slots *s);
+void cq__world_slots_adopt(cq_world *w, world_slots *s);
 /* Grows slot storage (and the broadphase's) to at least need slots, charged
  * to the world's budget. CQ_ERANGE past CQ_WORLD_MAX_SHAPES, CQ_EBUDGET,
  * CQ_ENO_MEMORY; nothing changes on failure. */
-int world_grow(cq_world *w, int need);
+int cq__world_grow(cq_world *w, int need);
 
 /* The id hash: slot of id, or -1; insert and delete a live slot's id. */
-int world_table_find(const cq_world *w, const char *id, size_t len);
-/* world_table_find with id's world_id_hash already computed. */
-int world_table_find_hashed(const cq_world *w, const char *id, size_t len, uint32_t hash);
-void world_table_put(cq_world *w, int slot, uint32_t hash);
-void world_table_drop(cq_world *w, int slot);
+int cq__world_table_find(const cq_world *w, const char *id, size_t len);
+/* cq__world_table_find with id's world_id_hash already computed. */
+int cq__world_table_find_hashed(const cq_world *w, const char *id, size_t len, uint32_t hash);
+void cq__world_table_put(cq_world *w, int slot, uint32_t hash);
+void cq__world_table_drop(cq_world *w, int slot);
 
 /* A slot's broadphase box: its box fattened by skin / 2. */
-cq_aabb world_sap_box(const cq_world *w, int slot);
+cq_aabb cq__world_sap_box(const cq_world *w, int slot);
 
 /* world_paircap.c: CQ_ELIMIT when a new skin (or cap) would leave the
  * world more broadphase pairs than the cap allows; CQ_ENO_MEMORY. */
-int world_check_skin_pairs(const cq_world *w, double skin, long cap);
+int cq__world_check_skin_pairs(const cq_world *w, double skin, long cap);
 /* world_paircap.c: frees the pair grid; sync makes it match the world
  * again (after a new skin or cap), or drops it when the cap is out of
  * reach. Neither can fail: without memory the grid is off and the checks
  * count instead. */
-void world_pair_grid_drop(cq_world *w);
-void world_pair_grid_sync(cq_world *w);
+void cq__world_pair_grid_drop(cq_world *w);
+void cq__world_pair_grid_sync(cq_world *w);
 /* world_paircap.c, for tests: whether the pair grid is on and whole: its
  * table holds exactly its records' memberships, its sum is the table's,
  * its counts are its records', and each live slot's record covers the
  * slot's broadphase box. *bound gets its bound. */
-bool world_pair_grid_audit(const cq_world *w, long long *bound);
+bool cq__world_pair_grid_audit(const cq_world *w, long long *bound);
 /* For tests: whether the pair grid counts the pair of live slots a and b. */
-bool world_pair_grid_counts(const cq_world *w, int a, int b);
+bool cq__world_pair_grid_counts(const cq_world *w, int a, int b);
 
 /* Ends every mutation: updates the broadphase, and rebuilds the BVH when
  * its members changed (or it is stale), refits it when shapes moved
  * (rebuilding once refits degraded it). Out of memory leaves the stale
  * flags set for the next mutation to retry. */
-void world_finish(cq_world *w, bool moved, bool members_changed);
+void cq__world_finish(cq_world *w, bool moved, bool members_changed);
 
 /* world_batch.c: batch scratch for ops operations; release frees it. */
-int world_batch_reserve(cq_world *w, int ops);
-void world_batch_release(cq_world *w);
+int cq__world_batch_reserve(cq_world *w, int ops);
+void cq__world_batch_release(cq_world *w);
 
 /* world_batch.c: called first by every mutation but commit and abandon. A
  * prepared batch still pending is a programming error (asserted); without
  * assertions it is abandoned, so the mutation runs on the world as it is. */
-void world_no_pending(cq_world *w);
+void cq__world_no_pending(cq_world *w);
 
 /* world_contacts.c: preallocates the pair cache and the contact pass
  * scratch for the broadphase's pair capacity; release frees them. */
-int world_contacts_reserve(cq_world *w);
-void world_contacts_release(cq_world *w);
+int cq__world_contacts_reserve(cq_world *w);
+void cq__world_contacts_release(cq_world *w);
 
 /* world_query.c: candidate walks over the BVH (or over every shape, in id
  * order, while the BVH is stale). Visitors get slots; a ray or sweep
  * visitor returns the new tmax (negative stops), a box visitor false to stop. */
 typedef double (*world_cast_visit)(void *ctx, int slot, double tmax);
 typedef bool (*world_box_visit)(void *ctx, int slot);
-void world_each_ray(const cq_world *w, cq_vec3 origin, cq_vec3 dir, double tmax, world_cast_visit visit, void *ctx);
-void world_each_sweep(const cq_world *w, const cq_aabb *box, cq_vec3 d, double tmax, world_cast_visit visit,
-                      void *ctx);
-void world_each_box(const cq_world *w, const cq_aabb *box, world_box_visit visit, void *ctx);
+void cq__world_each_ray(const cq_world *w, cq_vec3 origin, cq_vec3 dir, double tmax, world_cast_visit visit, void *ctx);
+void cq__world_each_sweep(const cq_world *w, const cq_aabb *box, cq_vec3 d, double tmax, world_cast_visit visit,
+                          void *ctx);
+void cq__world_each_box(const cq_world *w, const cq_aabb *box, world_box_visit visit, void *ctx);
 
 /* A sweep candidate's box grows by this much, so a hit within cq_sweep's
  * tolerance of a box is not culled. */
@@ -379,6 +379,6 @@ static inline bool world_tick_pair(world_ticker *t, const world_entry *a, const 
 /* Keeps the broadphase and the pair cache up to date: a pending update is
  * run and the pairs it ended are cleared from the cache. CQ_ENO_MEMORY
  * when the broadphase cannot store its pairs. */
-int world_sync_broadphase(cq_world *w);
+int cq__world_sync_broadphase(cq_world *w);
 
 #endif

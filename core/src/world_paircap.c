@@ -93,7 +93,7 @@ static cq_aabb record_box(const cq_world *w, const batch_rec *rec, const cq_worl
     if (rec->upsert >= 0)
         cq_shape_validate(&s); /* as the commit does: a new plane's normal normalised */
     const cq_xform *pose = rec->pose >= 0 ? &ops[rec->pose].pose : body ? &body->pose : &ops[rec->upsert].pose;
-    return cq_shape_aabb(&s, pose);
+    return cq__shape_aabb(&s, pose);
 }
 
 /* Whether the record leaves its slot a static shape. */
@@ -163,23 +163,23 @@ static long long scratch_bound(const cap_item *it, int n, long long stop)
 {
     world_grid g = {0};
     for (int i = 0; i < n; i++) {
-        grid_rec r = world_grid_rec_of(&it[i].box, it[i].is_static);
-        world_grid_count(&g, &r, +1);
+        grid_rec r = cq__world_grid_rec_of(&it[i].box, it[i].is_static);
+        cq__world_grid_count(&g, &r, +1);
     }
-    uint64_t present = world_grid_levels(&g);
+    uint64_t present = cq__world_grid_levels(&g);
     long cells = 0, most = GRID_CELLS_MAX * (long)n;
     for (int i = 0; i < n && cells <= most; i++) {
-        grid_rec r = world_grid_rec_of(&it[i].box, it[i].is_static);
-        cells += world_grid_rec_cells(&r, present);
+        grid_rec r = cq__world_grid_rec_of(&it[i].box, it[i].is_static);
+        cells += cq__world_grid_rec_cells(&r, present);
     }
-    if (cells > most || !world_grid_table_alloc(&g, cells, present))
+    if (cells > most || !cq__world_grid_table_alloc(&g, cells, present))
         return stop + 1;
     for (int i = 0; i < n; i++) {
-        grid_rec r = world_grid_rec_of(&it[i].box, it[i].is_static);
-        world_grid_enter(&g, &r, +1);
+        grid_rec r = cq__world_grid_rec_of(&it[i].box, it[i].is_static);
+        cq__world_grid_enter(&g, &r, +1);
     }
-    long long bound = g.overflow ? stop + 1 : world_grid_total(&g);
-    world_grid_free(&g);
+    long long bound = g.overflow ? stop + 1 : cq__world_grid_total(&g);
+    cq__world_grid_free(&g);
     return bound;
 }
 
@@ -208,14 +208,14 @@ static bool kept_bound(const cq_world *w, batch *b, const cq_world_op *ops, long
             b->box[r] = record_box(w, rec, ops);
             cq_aabb fat = cq_aabb_fatten(b->box[r], half);
             bool is_static = record_static(w, rec, ops);
-            if (rec->slot >= 0 && old[n].is_static == is_static && world_grid_rec_covers(&old[n], &fat))
+            if (rec->slot >= 0 && old[n].is_static == is_static && cq__world_grid_rec_covers(&old[n], &fat))
                 continue; /* within its cells: the record stays */
-            new[n] = world_grid_rec_of(&fat, is_static);
+            new[n] = cq__world_grid_rec_of(&fat, is_static);
         }
-        n += !world_grid_rec_same(&old[n], &new[n]);
+        n += !cq__world_grid_rec_same(&old[n], &new[n]);
     }
     b->boxed = true;
-    bool known = world_grid_total_after(&w->grid, old, new, n, bound);
+    bool known = cq__world_grid_total_after(&w->grid, old, new, n, bound);
     cq_free(old, 2 * (size_t)b->n * sizeof *old);
     return known;
 }
@@ -237,11 +237,11 @@ static int count_check(const cq_world *w, const batch *b, const cq_world_op *ops
  * only growth is refused. */
 static long cap_for(const cq_world *w, long cap)
 {
-    long now = cq_sap_pair_count(w->sap);
+    long now = cq__sap_pair_count(w->sap);
     return cap > 0 && now > cap ? now : cap;
 }
 
-int world_check_pair_cap(const cq_world *w, batch *b, const cq_world_op *ops, double skin, long cap)
+int cq__world_check_pair_cap(const cq_world *w, batch *b, const cq_world_op *ops, double skin, long cap)
 {
     cap = cap_for(w, cap);
     int n = w->count;
@@ -255,7 +255,7 @@ int world_check_pair_cap(const cq_world *w, batch *b, const cq_world_op *ops, do
     return count_check(w, b, ops, skin, n, cap);
 }
 
-int world_check_skin_pairs(const cq_world *w, double skin, long cap)
+int cq__world_check_skin_pairs(const cq_world *w, double skin, long cap)
 {
     cap = cap_for(w, cap);
     return cap_reachable(cap, w->count) ? count_check(w, NULL, NULL, skin, w->count, cap) : CQ_OK;
@@ -265,7 +265,7 @@ int world_check_skin_pairs(const cq_world *w, double skin, long cap)
  * too many levels make it costly (the checks then count). */
 static void grid_rebuild(cq_world *w)
 {
-    world_pair_grid_drop(w);
+    cq__world_pair_grid_drop(w);
     size_t size = (size_t)w->cap * sizeof *w->grid_rec;
     w->grid_rec = cq_alloc(size);
     if (!w->grid_rec)
@@ -274,71 +274,71 @@ static void grid_rebuild(cq_world *w)
     for (int slot = 0; slot < w->cap; slot++) {
         w->grid_rec[slot] = (grid_rec){.level = GRID_NONE};
         if (w->names[slot].alive) {
-            cq_aabb box = world_sap_box(w, slot);
-            w->grid_rec[slot] = world_grid_rec_of(&box, world_static_type(w->e[slot].body.shape.type));
+            cq_aabb box = cq__world_sap_box(w, slot);
+            w->grid_rec[slot] = cq__world_grid_rec_of(&box, world_static_type(w->e[slot].body.shape.type));
         }
-        world_grid_count(&w->grid, &w->grid_rec[slot], +1);
+        cq__world_grid_count(&w->grid, &w->grid_rec[slot], +1);
     }
-    uint64_t present = world_grid_levels(&w->grid);
+    uint64_t present = cq__world_grid_levels(&w->grid);
     long cells = 0, most = GRID_CELLS_MAX * (long)w->count;
     for (int slot = 0; slot < w->cap && cells <= most; slot++)
-        cells += world_grid_rec_cells(&w->grid_rec[slot], present);
+        cells += cq__world_grid_rec_cells(&w->grid_rec[slot], present);
     /* twice the cells: the table grows only when the world does */
-    if (cells > most || !world_grid_table_alloc(&w->grid, 2 * cells, present)) {
-        world_pair_grid_drop(w);
+    if (cells > most || !cq__world_grid_table_alloc(&w->grid, 2 * cells, present)) {
+        cq__world_pair_grid_drop(w);
         return;
     }
     for (int slot = 0; slot < w->cap; slot++)
-        world_grid_enter(&w->grid, &w->grid_rec[slot], +1);
+        cq__world_grid_enter(&w->grid, &w->grid_rec[slot], +1);
     w->grid_skin = w->settings.skin;
     w->grid_on = !w->grid.overflow;
 }
 
-void world_pair_grid_drop(cq_world *w)
+void cq__world_pair_grid_drop(cq_world *w)
 {
-    world_grid_free(&w->grid);
+    cq__world_grid_free(&w->grid);
     cq_free(w->grid_rec, (size_t)w->grid_rec_cap * sizeof *w->grid_rec);
     w->grid_rec = NULL;
     w->grid_rec_cap = 0;
     w->grid_on = false;
 }
 
-bool world_pair_grid_live(const cq_world *w) { return w->grid_on && w->grid_rec_cap >= w->cap; }
+bool cq__world_pair_grid_live(const cq_world *w) { return w->grid_on && w->grid_rec_cap >= w->cap; }
 
-void world_pair_grid_move(cq_world *w, int slot, bool present)
+void cq__world_pair_grid_move(cq_world *w, int slot, bool present)
 {
     grid_rec r = {.level = GRID_NONE};
     if (present) {
-        cq_aabb box = world_sap_box(w, slot);
+        cq_aabb box = cq__world_sap_box(w, slot);
         bool is_static = world_static_type(w->e[slot].body.shape.type);
-        if (w->grid_rec[slot].is_static == is_static && world_grid_rec_covers(&w->grid_rec[slot], &box))
+        if (w->grid_rec[slot].is_static == is_static && cq__world_grid_rec_covers(&w->grid_rec[slot], &box))
             return; /* within its cells: the record stays */
-        r = world_grid_rec_of(&box, is_static);
+        r = cq__world_grid_rec_of(&box, is_static);
     }
-    if (world_grid_rec_same(&r, &w->grid_rec[slot]))
+    if (cq__world_grid_rec_same(&r, &w->grid_rec[slot]))
         return;
-    world_grid_count(&w->grid, &w->grid_rec[slot], -1);
-    world_grid_enter(&w->grid, &w->grid_rec[slot], -1);
-    world_grid_count(&w->grid, &r, +1);
-    world_grid_enter(&w->grid, &r, +1);
+    cq__world_grid_count(&w->grid, &w->grid_rec[slot], -1);
+    cq__world_grid_enter(&w->grid, &w->grid_rec[slot], -1);
+    cq__world_grid_count(&w->grid, &r, +1);
+    cq__world_grid_enter(&w->grid, &r, +1);
     w->grid_rec[slot] = r;
 }
 
-void world_pair_grid_sync(cq_world *w)
+void cq__world_pair_grid_sync(cq_world *w)
 {
     if (!cap_reachable(w->settings.max_pairs, w->count))
-        world_pair_grid_drop(w);
+        cq__world_pair_grid_drop(w);
     else if (!w->grid_on || w->grid_skin != w->settings.skin || w->grid_rec_cap < w->cap)
         grid_rebuild(w);
 }
 
-void world_pair_grid_finish(cq_world *w, bool live)
+void cq__world_pair_grid_finish(cq_world *w, bool live)
 {
     /* a level came or went (every projection moves), a counter overflowed
      * or the table filled: made afresh (or dropped, the cap out of reach) */
-    w->grid_on &= live && world_grid_levels(&w->grid) == w->grid.present && !w->grid.overflow &&
+    w->grid_on &= live && cq__world_grid_levels(&w->grid) == w->grid.present && !w->grid.overflow &&
                   w->grid.cells <= (long)w->grid.slots;
-    world_pair_grid_sync(w);
+    cq__world_pair_grid_sync(w);
 }
 
 /* Whether slot's record is right for its box: none for a free slot, and
@@ -348,32 +348,32 @@ static bool audit_rec(const cq_world *w, int slot)
     const grid_rec *r = &w->grid_rec[slot];
     if (!w->names[slot].alive)
         return r->level == GRID_NONE;
-    cq_aabb box = world_sap_box(w, slot);
+    cq_aabb box = cq__world_sap_box(w, slot);
     return r->level != GRID_NONE && r->is_static == world_static_type(w->e[slot].body.shape.type) &&
-           (r->level == GRID_WIDE || world_grid_rec_covers(r, &box));
+           (r->level == GRID_WIDE || cq__world_grid_rec_covers(r, &box));
 }
 
-bool world_pair_grid_audit(const cq_world *w, long long *bound)
+bool cq__world_pair_grid_audit(const cq_world *w, long long *bound)
 {
     if (!w->grid_on || w->grid_rec_cap < w->cap)
         return false;
     world_grid fresh = {0};
-    bool ok = world_grid_table_alloc(&fresh, (long)w->grid.slots, w->grid.present) && fresh.slots == w->grid.slots;
+    bool ok = cq__world_grid_table_alloc(&fresh, (long)w->grid.slots, w->grid.present) && fresh.slots == w->grid.slots;
     for (int slot = 0; ok && slot < w->cap; slot++) {
         ok = audit_rec(w, slot);
-        world_grid_count(&fresh, &w->grid_rec[slot], +1);
-        world_grid_enter(&fresh, &w->grid_rec[slot], +1);
+        cq__world_grid_count(&fresh, &w->grid_rec[slot], +1);
+        cq__world_grid_enter(&fresh, &w->grid_rec[slot], +1);
     }
     ok = ok && !fresh.overflow && fresh.sum == w->grid.sum && fresh.cells == w->grid.cells &&
          fresh.items == w->grid.items && fresh.dynamics == w->grid.dynamics && fresh.wide_d == w->grid.wide_d &&
-         fresh.wide_s == w->grid.wide_s && world_grid_levels(&fresh) == w->grid.present &&
+         fresh.wide_s == w->grid.wide_s && cq__world_grid_levels(&fresh) == w->grid.present &&
          memcmp(fresh.table, w->grid.table, fresh.slots * sizeof *fresh.table) == 0;
-    *bound = world_grid_total(&w->grid);
-    world_grid_free(&fresh);
+    *bound = cq__world_grid_total(&w->grid);
+    cq__world_grid_free(&fresh);
     return ok;
 }
 
-bool world_pair_grid_counts(const cq_world *w, int a, int b)
+bool cq__world_pair_grid_counts(const cq_world *w, int a, int b)
 {
-    return w->grid_on && world_grid_recs_meet(&w->grid_rec[a], &w->grid_rec[b], w->grid.present);
+    return w->grid_on && cq__world_grid_recs_meet(&w->grid_rec[a], &w->grid_rec[b], w->grid.present);
 }

@@ -40,30 +40,30 @@ static void cast_all(const cq_world *w, double tmax, world_cast_visit visit, voi
     }
 }
 
-void world_each_ray(const cq_world *w, cq_vec3 origin, cq_vec3 dir, double tmax, world_cast_visit visit, void *ctx)
+void cq__world_each_ray(const cq_world *w, cq_vec3 origin, cq_vec3 dir, double tmax, world_cast_visit visit, void *ctx)
 {
     walk k = {w, visit, NULL, ctx};
     if (w->bvh_valid)
-        cq_bvh_query_ray(&w->bvh, origin, dir, tmax, cast_item, &k);
+        cq__bvh_query_ray(&w->bvh, origin, dir, tmax, cast_item, &k);
     else
         cast_all(w, tmax, visit, ctx);
 }
 
-void world_each_sweep(const cq_world *w, const cq_aabb *box, cq_vec3 d, double tmax, world_cast_visit visit,
-                      void *ctx)
+void cq__world_each_sweep(const cq_world *w, const cq_aabb *box, cq_vec3 d, double tmax, world_cast_visit visit,
+                          void *ctx)
 {
     walk k = {w, visit, NULL, ctx};
     if (w->bvh_valid && cq_v3_finite(box->min) && cq_v3_finite(box->max))
-        cq_bvh_query_sweep(&w->bvh, box, d, tmax, cast_item, &k);
+        cq__bvh_query_sweep(&w->bvh, box, d, tmax, cast_item, &k);
     else
         cast_all(w, tmax, visit, ctx);
 }
 
-void world_each_box(const cq_world *w, const cq_aabb *box, world_box_visit visit, void *ctx)
+void cq__world_each_box(const cq_world *w, const cq_aabb *box, world_box_visit visit, void *ctx)
 {
     walk k = {w, NULL, visit, ctx};
     if (w->bvh_valid) {
-        cq_bvh_query_aabb(&w->bvh, box, box_item, &k);
+        cq__bvh_query_aabb(&w->bvh, box, box_item, &k);
         return;
     }
     for (int i = 0; i < w->count; i++)
@@ -157,7 +157,7 @@ int cq_world_raycast_opt(const cq_world *w, const cq_world_ray *rays, int count,
     world_ticker tick = world_ticker_start(ray_deadline(opt));
     for (int i = 0; i < count && !tick.expired; i++) {
         ray_ctx c = ray_start(w, &rays[i], &tick);
-        world_each_ray(w, c.ray.origin, c.ray.direction, c.ray.max_distance, closest_visit, &c);
+        cq__world_each_ray(w, c.ray.origin, c.ray.direction, c.ray.max_distance, closest_visit, &c);
         out[i] = c.best;
     }
     return tick.expired ? CQ_ECANCELED : CQ_OK;
@@ -209,9 +209,9 @@ int cq_world_raycast_all_opt(const cq_world *w, const cq_world_ray *rays, int co
         ray_ctx c = ray_start(w, &rays[i], &tick);
         c.capacity = capacity > total ? capacity - (int)total : 0;
         c.hits = c.capacity > 0 ? hits + total : NULL;
-        world_each_ray(w, c.ray.origin, c.ray.direction, c.ray.max_distance, all_visit, &c);
+        cq__world_each_ray(w, c.ray.origin, c.ray.direction, c.ray.max_distance, all_visit, &c);
         if (c.found <= c.capacity)
-            world_heapsort(c.hits, (size_t)c.found, sizeof *c.hits, hit_less, w);
+            cq__world_heapsort(c.hits, (size_t)c.found, sizeof *c.hits, hit_less, w);
         total += c.found;
     }
     for (; i <= count; i++)
@@ -229,7 +229,7 @@ static int check_query(const cq_world_shape_query *q, cq_shape *shape)
         return CQ_ERANGE;
     *shape = *q->shape;
     int rc = cq_shape_validate(shape).status;
-    return rc != CQ_OK ? rc : world_check_pose(&q->pose);
+    return rc != CQ_OK ? rc : cq__world_check_pose(&q->pose);
 }
 
 typedef struct sweep_ctx {
@@ -276,9 +276,9 @@ int cq_world_sweep(const cq_world *w, const cq_world_shape_query *q, cq_world_sw
     /* The query shape has no handle: its tag is 0. */
     c.opt = (cq_sweep_options){.max_iterations = w->settings.sweep_max_iterations, .counters = q->counters, .log = q->log};
     c.best.hit.time = 1;
-    cq_aabb box = cq_shape_aabb(&shape, &q->pose);
+    cq_aabb box = cq__shape_aabb(&shape, &q->pose);
     box = cq_aabb_fatten(box, world_sweep_margin(&box));
-    world_each_sweep(w, &box, q->translation, 1.0, sweep_visit, &c);
+    cq__world_each_sweep(w, &box, q->translation, 1.0, sweep_visit, &c);
     if (c.tick.expired) {
         *out = (cq_world_sweep_hit){0};
         return CQ_ECANCELED;
@@ -334,13 +334,13 @@ int cq_world_overlap(const cq_world *w, const cq_world_shape_query *q, cq_world_
                            .skip_manifold = true,
                            .gjk_max_iterations = w->settings.gjk_max_iterations,
                            .epa_max_iterations = w->settings.epa_max_iterations};
-    cq_aabb box = cq_shape_aabb(&shape, &q->pose);
-    world_each_box(w, &box, overlap_visit, &c);
+    cq_aabb box = cq__shape_aabb(&shape, &q->pose);
+    cq__world_each_box(w, &box, overlap_visit, &c);
     *count = c.found;
     if (c.tick.expired)
         return CQ_ECANCELED;
     if (c.found > capacity)
         return CQ_ERANGE;
-    world_heapsort(out, (size_t)c.found, sizeof *out, handle_less, w);
+    cq__world_heapsort(out, (size_t)c.found, sizeof *out, handle_less, w);
     return CQ_OK;
 }

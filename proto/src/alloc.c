@@ -9,26 +9,26 @@
 #include "buf_internal.h"
 #include "cqp/alloc.h"
 
-static cqp_malloc_fn cqp_alloc_malloc = malloc;
-static cqp_free_fn cqp_alloc_free = free;
-static cqp_realloc_fn cqp_buf_realloc = realloc;
-static cqp_free_fn cqp_buf_release = free;
+static cqp_malloc_fn block_malloc = malloc;
+static cqp_free_fn block_free = free;
+static cqp_realloc_fn buf_realloc = realloc;
+static cqp_free_fn buf_release = free;
 
 void cqp_set_alloc_funcs(cqp_malloc_fn m, cqp_free_fn f)
 {
     // Half a pair would free blocks through a function that did not make them.
     bool both = m && f;
-    cqp_alloc_malloc = both ? m : malloc;
-    cqp_alloc_free = both ? f : free;
+    block_malloc = both ? m : malloc;
+    block_free = both ? f : free;
 }
 
-void *cqp_malloc(size_t size) { return cqp_alloc_malloc(size); }
+void *cqp_malloc(size_t size) { return block_malloc(size); }
 
 void *cqp_calloc(size_t n, size_t size)
 {
     if (size != 0 && n > SIZE_MAX / size)
         return NULL;
-    void *p = cqp_alloc_malloc(n * size);
+    void *p = block_malloc(n * size);
     if (p)
         memset(p, 0, n * size);
     return p;
@@ -37,20 +37,20 @@ void *cqp_calloc(size_t n, size_t size)
 void cqp_free(void *ptr)
 {
     if (ptr)
-        cqp_alloc_free(ptr);
+        block_free(ptr);
 }
 
 void cqp_set_buf_funcs(cqp_realloc_fn r, cqp_free_fn f)
 {
     bool both = r && f;
-    cqp_buf_realloc = both ? r : realloc;
-    cqp_buf_release = both ? f : free;
+    buf_realloc = both ? r : realloc;
+    buf_release = both ? f : free;
 }
 
-void *cqpb_realloc(void *ptr, size_t size) { return cqp_buf_realloc(ptr, size); }
+void *cqp__buf_realloc(void *ptr, size_t size) { return buf_realloc(ptr, size); }
 
-void cqpb_free(void *ptr)
+void cqp__buf_free(void *ptr)
 {
     if (ptr)
-        cqp_buf_release(ptr);
+        buf_release(ptr);
 }

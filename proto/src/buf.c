@@ -37,7 +37,7 @@ size_t cqp_buf_size(const cqp_buf *buf)
     return buf->len > SIZE_MAX - buf->wanted ? SIZE_MAX : buf->wanted + buf->len;
 }
 
-bool cqpb_grow(cqp_buf *buf, size_t n)
+bool cqp__buf_grow(cqp_buf *buf, size_t n)
 {
     if (buf->oom) {
         if (buf->over)
@@ -60,7 +60,7 @@ bool cqpb_grow(cqp_buf *buf, size_t n)
     // append (cqpb_room) cannot let an append past it.
     if (buf->limit && cap > buf->limit + 1)
         cap = buf->limit + 1;
-    char *data = cqpb_realloc(buf->data, cap);
+    char *data = cqp__buf_realloc(buf->data, cap);
     if (!data) {
         buf->oom = true;
         return false;
@@ -77,7 +77,7 @@ bool cqp_buf_reserve(cqp_buf *buf, size_t n)
     size_t need = buf->len + n + 1;
     if (buf->data && need <= buf->cap)
         return true;
-    char *data = cqpb_realloc(buf->data, need);
+    char *data = cqp__buf_realloc(buf->data, need);
     if (!data)
         return false;
     if (!buf->data)
@@ -89,7 +89,7 @@ bool cqp_buf_reserve(cqp_buf *buf, size_t n)
 
 void cqp_buf_adopt(cqp_buf *buf, char *storage, size_t cap)
 {
-    cqpb_free(buf->data);
+    cqp__buf_free(buf->data);
     *buf = (cqp_buf){.data = storage, .cap = cap};
     storage[0] = '\0';
 }
@@ -105,7 +105,7 @@ void cqp_buf_reset(cqp_buf *buf)
 
 void cqp_buf_free(cqp_buf *buf)
 {
-    cqpb_free(buf->data);
+    cqp__buf_free(buf->data);
     *buf = (cqp_buf){0};
 }
 

@@ -10,12 +10,12 @@
 #include "cqp/write.h"
 
 /* A buffer's storage, through cqp_set_buf_funcs's hook (alloc.c). */
-void *cqpb_realloc(void *ptr, size_t size);
-void cqpb_free(void *ptr);
+void *cqp__buf_realloc(void *ptr, size_t size);
+void cqp__buf_free(void *ptr);
 
 /* The slow half of cqpb_room: grows buf (geometrically) for n more bytes
  * plus the NUL; false, with oom set, when it cannot (or was already oom). */
-bool cqpb_grow(cqp_buf *buf, size_t n);
+bool cqp__buf_grow(cqp_buf *buf, size_t n);
 
 /* Makes room for n more bytes plus the NUL; false when buf is (now) oom.
  * An oom buffer is never given room, so the appends after it are dropped. */
@@ -23,7 +23,7 @@ static inline bool cqpb_room(cqp_buf *buf, size_t n)
 {
     if (buf->data && !buf->oom && n < buf->cap - buf->len)
         return true;
-    return cqpb_grow(buf, n);
+    return cqp__buf_grow(buf, n);
 }
 
 /* Appends n bytes and keeps the NUL after them. */

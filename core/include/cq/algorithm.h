@@ -4,6 +4,8 @@
 #ifndef CQ_ALGORITHM_H
 #define CQ_ALGORITHM_H
 
+#include "cq/api.h"
+
 /// X(enum suffix, wire name)
 #define CQ_ALGORITHM_TABLE(X)                                                  \
     X(SPHERE_SPHERE, "sphere_sphere")                                          \
@@ -32,7 +34,7 @@ typedef enum cq_algorithm {
 } cq_algorithm;
 
 /// The wire name ("sat_box_box", ...); static string, "unknown" if out of range.
-const char *cq_algorithm_name(cq_algorithm alg);
+CQ_API const char *cq_algorithm_name(cq_algorithm alg);
 
 /// Why a query could not answer the usual way (wire names in comments).
 typedef enum cq_fallback_reason {
@@ -54,7 +56,7 @@ typedef enum cq_fallback_action {
 } cq_fallback_action;
 
 /// Wire names of reasons and actions (static strings).
-const char *cq_fallback_reason_name(cq_fallback_reason r);
-const char *cq_fallback_action_name(cq_fallback_action a);
+CQ_API const char *cq_fallback_reason_name(cq_fallback_reason r);
+CQ_API const char *cq_fallback_action_name(cq_fallback_action a);
 
 #endif

@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include "cq/api.h"
+
 /// An allocator: alloc returns NULL on failure; free accepts NULL.
 typedef struct cq_allocator {
     void *(*alloc)(size_t size, void *ctx);
@@ -16,16 +18,16 @@ typedef struct cq_allocator {
 
 /// Installs an allocator for the whole process (NULL restores malloc/free).
 /// Call before any core object exists.
-void cq_set_allocator(const cq_allocator *allocator);
+CQ_API void cq_set_allocator(const cq_allocator *allocator);
 
 /// Allocates size bytes (NULL on failure or when size is 0). The caller
 /// owns the block and returns it with cq_free and the same size.
-void *cq_alloc(size_t size);
+CQ_API void *cq_alloc(size_t size);
 
 /// Releases a block from cq_alloc; NULL is ignored.
-void cq_free(void *ptr, size_t size);
+CQ_API void cq_free(void *ptr, size_t size);
 
 /// Bytes currently allocated through the hook (for metrics and leak tests).
-size_t cq_alloc_bytes(void);
+CQ_API size_t cq_alloc_bytes(void);
 
 #endif

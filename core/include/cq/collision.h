@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cq/api.h"
 #include "cq/algorithm.h"
 #include "cq/counters.h"
 #include "cq/math.h"
@@ -46,7 +47,7 @@ typedef struct cq_feature {
 } cq_feature;
 
 /// Writes the wire form of f ("f2.e1") into buf (at least 12 bytes); returns buf.
-char *cq_feature_format(cq_feature f, char *buf, int size);
+CQ_API char *cq_feature_format(cq_feature f, char *buf, int size);
 
 /// One manifold point.
 typedef struct cq_contact_point {
@@ -59,7 +60,7 @@ typedef struct cq_contact_point {
 /// Box-box SAT axes: 0..2 = A0..A2, 3..5 = B0..B2, 6 + 3i + j = AixBj.
 #define CQ_SAT_AXIS_COUNT 15
 /// The axis name ("A1xB2"); static string. -1 gives "none".
-const char *cq_sat_axis_name(int axis);
+CQ_API const char *cq_sat_axis_name(int axis);
 
 /// The result of one pair query. Every path fills the same struct.
 typedef struct cq_contact {
@@ -141,10 +142,10 @@ typedef struct cq_pair_query {
 /// same way: a pair is always run in one order (the lower shape type first;
 /// for one type, the poses, then the sizes, decide), so even a verdict
 /// that rounding decides is the same both ways round.
-int cq_collide(const cq_pair_query *q, cq_contact *out);
+CQ_API int cq_collide(const cq_pair_query *q, cq_contact *out);
 
 /// True when cq_collide handles this pair of types.
-bool cq_collide_supported(cq_shape_type a, cq_shape_type b);
+CQ_API bool cq_collide_supported(cq_shape_type a, cq_shape_type b);
 
 /// An oriented box in world space, as the seed documents give it.
 typedef struct cq_obb {
@@ -164,17 +165,17 @@ typedef struct cq_sat_result {
 /// Box-box SAT: the largest projected gap over all 15 axes (or the 6 face
 /// axes only when face_only is set, which is not a complete test). Face
 /// axes are tried first and a separating face axis returns early.
-cq_sat_result cq_obb_sat(const cq_obb *a, const cq_obb *b, bool face_only);
+CQ_API cq_sat_result cq_obb_sat(const cq_obb *a, const cq_obb *b, bool face_only);
 
 /// The boolean box-box test for hot loops: face axes first, returns at the
 /// first separating axis, no square root. Agrees with cq_obb_sat's overlap.
-bool cq_obb_overlap(const cq_obb *a, const cq_obb *b);
+CQ_API bool cq_obb_overlap(const cq_obb *a, const cq_obb *b);
 
 /// cq_obb_overlap over n pairs: out[i] = cq_obb_overlap(&a[i], &b[i]), the
 /// same verdicts bit for bit. Where the CPU has AVX2, four pairs share each
 /// vector operation (lanes over pairs, every axis computed, no branch), so
 /// a batch costs a fraction of n single calls. Writes n bytes of out.
-void cq_obb_overlap_many(const cq_obb *a, const cq_obb *b, int n, bool *out);
+CQ_API void cq_obb_overlap_many(const cq_obb *a, const cq_obb *b, int n, bool *out);
 
 /// One row of the explanation table.
 typedef struct cq_sat_axis {
@@ -186,15 +187,15 @@ typedef struct cq_sat_axis {
 /// cq_collide's order of the two boxes, so each gap is bit for bit the
 /// sat_gap (and a separated pair's distance, when they are one) that
 /// cq_collide reports on that axis; cq_obb_sat does the same.
-void cq_obb_sat_explain(const cq_obb *a, const cq_obb *b, cq_sat_axis out[CQ_SAT_AXIS_COUNT]);
+CQ_API void cq_obb_sat_explain(const cq_obb *a, const cq_obb *b, cq_sat_axis out[CQ_SAT_AXIS_COUNT]);
 
 /// Triangle-box overlap by Akenine-Moller's 13 separating axes (box faces,
 /// triangle normal, 9 edge crosses); touching counts as overlap.
-bool cq_triangle_box_overlap(const cq_vec3 tri[3], const cq_obb *box);
+CQ_API bool cq_triangle_box_overlap(const cq_vec3 tri[3], const cq_obb *box);
 
 /// Triangle-triangle overlap by Guigue-Devillers orientation predicates,
 /// coplanar triangles included; touching counts as overlap.
-bool cq_triangle_triangle_overlap(const cq_vec3 a[3], const cq_vec3 b[3]);
+CQ_API bool cq_triangle_triangle_overlap(const cq_vec3 a[3], const cq_vec3 b[3]);
 
 /// The OBB of a box shape at a pose.
 static inline cq_obb cq_obb_from_box(const cq_shape *box, const cq_xform *x)

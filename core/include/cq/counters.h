@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "cq/api.h"
 #include "cq/algorithm.h"
 
 /// Upper bounds of the GJK iteration histogram's buckets (the last is +Inf).
@@ -58,12 +59,12 @@ static inline void cq_count_gjk(cq_counters *c, int iterations)
 
 /// Adds every slot of c into sum (a plain array of CQ_CTR_COUNT values);
 /// safe while c's owner keeps counting.
-void cq_counters_snapshot(const cq_counters *c, uint64_t sum[CQ_CTR_COUNT]);
+CQ_API void cq_counters_snapshot(const cq_counters *c, uint64_t sum[CQ_CTR_COUNT]);
 
 /// The slot's snake_case name (static string): "sat_axes_skipped",
 /// "gjk_calls", …; a test slot has its algorithm's name, a reason or action
 /// slot its fallback's wire name, an unused slot "unused". The wire layer
 /// groups them into metric families by slot range.
-const char *cq_counter_name(int slot);
+CQ_API const char *cq_counter_name(int slot);
 
 #endif

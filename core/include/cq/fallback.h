@@ -11,11 +11,12 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "cq/api.h"
 #include "cq/collision.h"
 #include "cq/gjk.h"
 
 /// The fallback reason for an EPA status (CQ_FB_NONE for CQ_EPA_OK).
-cq_fallback_reason cq_fallback_from_epa(cq_epa_status s);
+CQ_API cq_fallback_reason cq_fallback_from_epa(cq_epa_status s);
 
 /// One failure. The reason is a cq_fallback_reason and the action a
 /// cq_fallback_action (collision.h, with their wire names); shapes are
@@ -48,22 +49,22 @@ typedef struct cq_fallback_log {
 /// NULL, is a sequence counter shared by every ring whose reads are merged
 /// (seq = ++*clock); when NULL, seq counts this ring's pushes from 1.
 /// Returns CQ_OK, or CQ_ERANGE for a capacity below 1 or NULL slots.
-int cq_fallback_log_init(cq_fallback_log *log, cq_fallback_slot *slots, int capacity,
-                         _Atomic uint64_t *clock);
+CQ_API int cq_fallback_log_init(cq_fallback_log *log, cq_fallback_slot *slots, int capacity,
+                                _Atomic uint64_t *clock);
 
 /// Appends a copy of rec (its seq is ignored), overwriting the oldest record
 /// when the ring is full, and returns the seq it was given. Only the ring's
 /// owner thread may push.
-uint64_t cq_fallback_log_push(cq_fallback_log *log, const cq_fallback_record *rec);
+CQ_API uint64_t cq_fallback_log_push(cq_fallback_log *log, const cq_fallback_record *rec);
 
 /// Reports one fallback: counts its reason, its action and a zero normal in
 /// counters (may be NULL) and, when log is not NULL, pushes rec there. The
 /// one way the narrow phase and the sweeps report a GJK/EPA failure.
-void cq_fallback_report(cq_counters *counters, cq_fallback_log *log, const cq_fallback_record *rec);
+CQ_API void cq_fallback_report(cq_counters *counters, cq_fallback_log *log, const cq_fallback_record *rec);
 
 /// Copies up to max of the most recent records into out, newest first, and
 /// returns how many. Safe from any thread while the owner pushes: a record
 /// overwritten during the read is skipped.
-int cq_fallback_log_read(const cq_fallback_log *log, cq_fallback_record *out, int max);
+CQ_API int cq_fallback_log_read(const cq_fallback_log *log, cq_fallback_record *out, int max);
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cq/api.h"
 #include "cq/math.h"
 
 /// A convex shape as GJK sees it: the convex hull of points (in the shape's
@@ -25,7 +26,7 @@ typedef struct cq_proxy {
 
 /// The index of the proxy point farthest along dir (local frame); ties go to
 /// the lowest index, so the answer is deterministic.
-int cq_proxy_support(const cq_proxy *p, cq_vec3 dir);
+CQ_API int cq_proxy_support(const cq_proxy *p, cq_vec3 dir);
 
 /// A simplex of the Minkowski difference A - B, as pairs of proxy point
 /// indices (point index_a[k] of A minus point index_b[k] of B). GJK returns
@@ -60,7 +61,7 @@ typedef enum cq_gjk_status {
 } cq_gjk_status;
 
 /// The wire-style name of a status ("separated", "touching", ...).
-const char *cq_gjk_status_name(cq_gjk_status s);
+CQ_API const char *cq_gjk_status_name(cq_gjk_status s);
 
 /// GJK options. Zero-initialised fields take the defaults; NULL options are
 /// all defaults.
@@ -96,15 +97,15 @@ typedef struct cq_gjk_result {
 /// Within the touching band it decides TOUCHING against PENETRATING by
 /// bounding the penetration depth (sharing EPA's machinery, within the same
 /// iteration cap).
-cq_gjk_result cq_gjk_distance(const cq_proxy *a, const cq_xform *xa, const cq_proxy *b,
-                              const cq_xform *xb, const cq_gjk_options *opt);
+CQ_API cq_gjk_result cq_gjk_distance(const cq_proxy *a, const cq_xform *xa, const cq_proxy *b,
+                                     const cq_xform *xb, const cq_gjk_options *opt);
 
 /// Turns a core result into one for the rounded shapes: when the result has
 /// a normal, subtracts both radii from distance (negative: the rounded
 /// shapes overlap by -distance along normal) and moves the witnesses onto
 /// the rounded surfaces. Results without a normal are left unchanged (their
 /// cores touch or overlap: use EPA and cq_epa_apply_radii).
-void cq_gjk_apply_radii(cq_gjk_result *r, const cq_proxy *a, const cq_proxy *b);
+CQ_API void cq_gjk_apply_radii(cq_gjk_result *r, const cq_proxy *a, const cq_proxy *b);
 
 /// EPA vertex capacity of the fixed polytope.
 #define CQ_EPA_MAX_VERTICES 128
@@ -127,7 +128,7 @@ typedef enum cq_epa_status {
 } cq_epa_status;
 
 /// The name of a status ("ok", "iteration_limit", "capacity", "degenerate").
-const char *cq_epa_status_name(cq_epa_status s);
+CQ_API const char *cq_epa_status_name(cq_epa_status s);
 
 /// EPA options. Zero-initialised fields take the defaults; NULL options are
 /// all defaults.
@@ -154,13 +155,13 @@ typedef struct cq_epa_result {
 /// terminal simplex (may be NULL or hold fewer than 4 points: EPA then
 /// completes a tetrahedron with support points along axes and the simplex's
 /// normals). The polytope is a fixed-capacity struct on the stack.
-cq_epa_result cq_epa_penetration(const cq_proxy *a, const cq_xform *xa, const cq_proxy *b,
-                                 const cq_xform *xb, const cq_simplex_cache *start,
-                                 const cq_epa_options *opt);
+CQ_API cq_epa_result cq_epa_penetration(const cq_proxy *a, const cq_xform *xa, const cq_proxy *b,
+                                        const cq_xform *xb, const cq_simplex_cache *start,
+                                        const cq_epa_options *opt);
 
 /// Turns a core result into one for the rounded shapes: adds both radii to
 /// depth and moves the witnesses onto the rounded surfaces. Failed results
 /// are left unchanged.
-void cq_epa_apply_radii(cq_epa_result *r, const cq_proxy *a, const cq_proxy *b);
+CQ_API void cq_epa_apply_radii(cq_epa_result *r, const cq_proxy *a, const cq_proxy *b);
 
 #endif

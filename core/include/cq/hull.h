@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "cq/api.h"
 #include "cq/math.h"
 #include "cq/status.h"
 
@@ -61,13 +62,13 @@ typedef struct cq_hull {
 /// input points in input order, and the hull is a function of them alone:
 /// building from a hull's vertices and radius gives the same hull, every
 /// field and array bit for bit.
-int cq_hull_build(const cq_vec3 *points, int count, double radius, cq_hull **out);
+CQ_API int cq_hull_build(const cq_vec3 *points, int count, double radius, cq_hull **out);
 
 /// Frees a hull from cq_hull_build; NULL is ignored.
-void cq_hull_free(cq_hull *hull);
+CQ_API void cq_hull_free(cq_hull *hull);
 
 /// The vertex of the hull farthest along dir (local frame), without the
 /// radius; ties go to the lowest index.
-int cq_hull_support(const cq_hull *hull, cq_vec3 dir);
+CQ_API int cq_hull_support(const cq_hull *hull, cq_vec3 dir);
 
 #endif

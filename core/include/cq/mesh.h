@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cq/api.h"
 #include "cq/collision.h"
 #include "cq/raycast.h"
 #include "cq/sweep.h"
@@ -56,69 +57,43 @@ typedef struct cq_mesh {
 /// vertex index: an edge shared by exactly two non-degenerate triangles
 /// is interior and classified by the angle between them. On success *out
 /// is a new mesh owned by the caller; on failure *out is NULL.
-int cq_mesh_build(const cq_vec3 *vertices, int nv, const int (*triangles)[3], int nt, cq_mesh **out);
+CQ_API int cq_mesh_build(const cq_vec3 *vertices, int nv, const int (*triangles)[3], int nt, cq_mesh **out);
 
 /// Frees a mesh from cq_mesh_build; NULL is ignored.
-void cq_mesh_free(cq_mesh *mesh);
+CQ_API void cq_mesh_free(cq_mesh *mesh);
 
 /// Triangle k as a triangle shape in the mesh's frame.
-cq_shape cq_mesh_triangle(const cq_mesh *mesh, int k);
+CQ_API cq_shape cq_mesh_triangle(const cq_mesh *mesh, int k);
 
 /// The pair query of q->a (any convex shape: sphere, capsule, box,
 /// triangle, convex) against the mesh posed at q->xb; q->b is not read.
 /// Each non-degenerate triangle whose box overlaps A's box grown by
 /// q->skin is tested with cq_collide (q's skin, cache and log; its
 /// counters are left to the caller, so one mesh query counts as one test),
-/// in the BVH's fixed order, so the answer is deterministic.
-///
-/// Internal edges: a triangle contact whose normal is not that triangle's
-/// face normal came from an edge or a vertex: the edges whose outward
-/// in-plane direction the normal's in-plane part leans towards (one edge,
-/// or the two at a vertex). When every such edge is coplanar or concave as
-/// seen from A's side (the side of the face A reaches farther beyond), the
-/// feature lies inside the surface and cannot be the real contact: the
-/// contact takes the face normal and its depth is how far A reaches below
-/// the plane (or, when A does not, its distance); its points are measured
-/// along that normal at the merge, like every other. Such a snapped
-/// contact is then dropped if another triangle's own face contact lies on
-/// the same plane (parallel within CQ_MESH_COPLANAR_TOL and through it:
-/// it would only add the ghost's point beside that face's points; a
-/// closed mesh's opposite face is parallel, not the same plane), else
-/// merged. Up to 8 snapped contacts are held for that comparison, against
-/// up to 8 distinct face-contact planes; past either bound a snapped
-/// contact is merged directly.
-///
-/// Merging: the normal, depth or distance and witnesses of the best
-/// triangle contact (largest depth - distance, the lower triangle index on
-/// ties). The points of every merged triangle are measured again on lines
-/// along that normal (docs/CORE.md, the contact): from the point on its
-/// triangle, by A's own ray cast, or else from its end on A to where the
-/// line meets its triangle. A point neither line keeps on A within the
-/// skin and no deeper than the contact (beyond a rounding tolerance) is
-/// dropped: seen along this normal it belongs to another face (a valley's
-/// other side). Twins (one point from two triangles) are kept once, and
-/// more than CQ_MAX_POINTS are reduced by cq_reduce_manifold about the
-/// normal, cuts along coplanar internal edges last so a flat contact keeps
-/// its corners; up to 64 points are held for that, more are measured and
-/// reduced as they come. Overlapping triangles without a normal only
-/// matter when no other overlaps: the verdict is then overlap with
-/// fallback action "dropped", and the depth they knew.
+/// in the BVH's fixed order, so the answer is deterministic. Ghost contacts
+/// from internal edges are snapped to the face normal or dropped; the rest
+/// merge into one contact: the best triangle's normal, depth or distance
+/// and witnesses (largest depth - distance, the lower triangle index on
+/// ties), every triangle's points measured again along that normal, at most
+/// CQ_MAX_POINTS (docs/CORE.md, "Meshes", says how). Overlapping triangles
+/// without a normal only matter when no other overlaps: the verdict is then
+/// overlap with fallback action "dropped", and the depth they knew.
 /// Returns CQ_OK, or CQ_EUNSUPPORTED (out untouched) when A is a plane or
 /// a mesh. Never allocates.
-int cq_mesh_collide(const cq_pair_query *q, const cq_mesh *mesh, cq_contact *out);
+CQ_API int cq_mesh_collide(const cq_pair_query *q, const cq_mesh *mesh, cq_contact *out);
 
 /// A ray cast against the mesh at pose: the nearest triangle hit (each
 /// double-sided, as cq_raycast on a triangle; the lower triangle index on
 /// ties), found through the BVH with closest-hit pruning. A mesh is a
 /// sheet, not a solid: a ray starting "inside" a closed mesh reports the
 /// first surface it crosses. Status codes as cq_raycast.
-int cq_mesh_raycast(const cq_mesh *mesh, const cq_xform *pose, const cq_ray *ray, cq_ray_hit *out);
+CQ_API int cq_mesh_raycast(const cq_mesh *mesh, const cq_xform *pose, const cq_ray *ray, cq_ray_hit *out);
 
 /// cq_sweep of a from xa along translation against the mesh at xm: the
 /// earliest hit over the triangles the swept box of A reaches (the lower
 /// index on ties); iterations is summed over the triangles swept. Status
 /// codes as cq_sweep.
-int cq_mesh_sweep(const cq_shape *a, const cq_xform *xa, cq_vec3 translation, const cq_mesh *mesh,
-                  const cq_xform *xm, const cq_sweep_options *opt, cq_sweep_hit *out);
+CQ_API int cq_mesh_sweep(const cq_shape *a, const cq_xform *xa, cq_vec3 translation, const cq_mesh *mesh,
+                         const cq_xform *xm, const cq_sweep_options *opt, cq_sweep_hit *out);
 
 #endif

@@ -3,6 +3,7 @@
 #ifndef CQ_PROXY_H
 #define CQ_PROXY_H
 
+#include "cq/api.h"
 #include "cq/gjk.h"
 #include "cq/shape.h"
 
@@ -17,6 +18,6 @@
 /// CQ_PROXY_STORAGE points and outlive *out. Returns CQ_OK, or
 /// CQ_EUNSUPPORTED for a plane (not a bounded convex set) or an unknown
 /// type, with *out untouched.
-int cq_shape_proxy(const cq_shape *shape, cq_vec3 storage[CQ_PROXY_STORAGE], cq_proxy *out);
+CQ_API int cq_shape_proxy(const cq_shape *shape, cq_vec3 storage[CQ_PROXY_STORAGE], cq_proxy *out);
 
 #endif

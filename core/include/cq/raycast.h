@@ -31,6 +31,7 @@
 
 #include <stdbool.h>
 
+#include "cq/api.h"
 #include "cq/math.h"
 #include "cq/shape.h"
 
@@ -76,6 +77,6 @@ typedef struct cq_ray_hit {
 /// max_distance), CQ_ENOT_UNIT (|direction| off 1 by more than
 /// CQ_RAY_UNIT_TOL), CQ_ENEGATIVE (max_distance < 0) or CQ_ERANGE (an
 /// unknown shape type or a convex shape without a hull). Never allocates.
-int cq_raycast(const cq_shape *shape, const cq_xform *pose, const cq_ray *ray, cq_ray_hit *out);
+CQ_API int cq_raycast(const cq_shape *shape, const cq_xform *pose, const cq_ray *ray, cq_ray_hit *out);
 
 #endif

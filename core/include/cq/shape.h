@@ -4,6 +4,7 @@
 #ifndef CQ_SHAPE_H
 #define CQ_SHAPE_H
 
+#include "cq/api.h"
 #include "cq/hull.h"
 #include "cq/math.h"
 #include "cq/status.h"
@@ -54,7 +55,7 @@ typedef struct cq_shape {
 } cq_shape;
 
 /// The lower-case wire name of a shape type ("sphere", ...); static string.
-const char *cq_shape_type_name(cq_shape_type type);
+CQ_API const char *cq_shape_type_name(cq_shape_type type);
 
 /// Where validation failed: a status and the offending field, so the wire
 /// layer can build a JSON pointer ("/half_extents/1", "/vertices/2/0").
@@ -75,14 +76,14 @@ typedef struct cq_fault {
 /// is unit within 16 ulps already, so validating again changes no bit), a
 /// convex shape has a hull and a mesh shape a mesh (both checked when
 /// built).
-cq_fault cq_shape_validate(cq_shape *shape);
+CQ_API cq_fault cq_shape_validate(cq_shape *shape);
 
 /// Builds a pose from a position and a quaternion (glTF order). A quaternion
 /// within CQ_QUAT_UNIT_TOL of unit length is normalised; otherwise rejected.
 /// Its matrix is made exact as cq_pose_from_axes does, so the pose's
 /// columns given to cq_pose_from_axes give the same pose, bit for bit.
 /// Faults name "position" or "rotation".
-cq_fault cq_pose_from_quat(cq_vec3 position, cq_quat rotation, cq_xform *out);
+CQ_API cq_fault cq_pose_from_quat(cq_vec3 position, cq_quat rotation, cq_xform *out);
 
 /// Builds a pose from a position and the three local unit axes in world
 /// space. Axes must be finite, unit and orthogonal within CQ_AXIS_TOL and
@@ -90,6 +91,6 @@ cq_fault cq_pose_from_quat(cq_vec3 position, cq_quat rotation, cq_xform *out);
 /// rotation, one whose columns are unit and orthogonal within 16 ulps.
 /// Axes that already are are kept bit for bit: a pose's own columns give
 /// the same pose. Faults name "position" or "axes" (index = axis).
-cq_fault cq_pose_from_axes(cq_vec3 position, const cq_vec3 axes[3], cq_xform *out);
+CQ_API cq_fault cq_pose_from_axes(cq_vec3 position, const cq_vec3 axes[3], cq_xform *out);
 
 #endif

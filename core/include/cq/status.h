@@ -4,6 +4,8 @@
 #ifndef CQ_STATUS_H
 #define CQ_STATUS_H
 
+#include "cq/api.h"
+
 /// X(name, code, message) for every failure.
 #define CQ_STATUS_TABLE(X)                                                     \
     X(NOT_FINITE, -1, "value is not a finite number")                          \
@@ -28,8 +30,8 @@ typedef enum cq_status {
 } cq_status;
 
 /// A human-readable message for a status (static string, never NULL).
-const char *cq_strerror(int status);
+CQ_API const char *cq_strerror(int status);
 /// The symbolic name without prefix, e.g. "NOT_FINITE" (static, never NULL).
-const char *cq_err_name(int status);
+CQ_API const char *cq_err_name(int status);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include "cq/api.h"
 #include "cq/counters.h"
 #include "cq/math.h"
 #include "cq/shape.h"
@@ -83,7 +84,7 @@ typedef struct cq_sweep_hit {
 /// CQ_OK; CQ_EUNSUPPORTED (out untouched) when a is a plane (planes are
 /// static) or a shape cannot be made a proxy (unknown type, convex without
 /// hull); CQ_ENOT_FINITE when translation is not finite.
-int cq_sweep(const cq_shape *a, const cq_xform *xa, cq_vec3 translation, const cq_shape *b,
-             const cq_xform *xb, const cq_sweep_options *opt, cq_sweep_hit *out);
+CQ_API int cq_sweep(const cq_shape *a, const cq_xform *xa, cq_vec3 translation, const cq_shape *b,
+                    const cq_xform *xb, const cq_sweep_options *opt, cq_sweep_hit *out);
 
 #endif

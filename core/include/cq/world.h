@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cq/api.h"
 #include "cq/collision.h"
 #include "cq/deadline.h"
 #include "cq/raycast.h"
@@ -123,10 +124,10 @@ typedef struct cq_world cq_world;
 /// Creates an empty world. CQ_ENOT_FINITE / CQ_ENEGATIVE for a bad skin,
 /// CQ_ERANGE for a capacity above CQ_WORLD_MAX_SHAPES, CQ_ENO_MEMORY; *out
 /// is NULL on failure.
-int cq_world_create(const cq_world_settings *settings, cq_world **out);
+CQ_API int cq_world_create(const cq_world_settings *settings, cq_world **out);
 
 /// Frees the world and every hull and mesh it owns; NULL is ignored.
-void cq_world_destroy(cq_world *world);
+CQ_API void cq_world_destroy(cq_world *world);
 
 /// A budget beyond the world that its slot storage is charged to (a
 /// server's one budget for all its worlds). take(ctx, n) asks for n more
@@ -144,21 +145,21 @@ typedef struct cq_world_budget {
 /// NULL: none, the default). A refused doubling is retried at the exact
 /// size needed. The slots the world holds already (cq_world_stats.capacity)
 /// and their return when it is destroyed are the caller's to account.
-void cq_world_set_budget(cq_world *world, const cq_world_budget *budget);
+CQ_API void cq_world_set_budget(cq_world *world, const cq_world_budget *budget);
 
 /// The settings in force (defaults filled in).
-cq_world_settings cq_world_get_settings(const cq_world *world);
+CQ_API cq_world_settings cq_world_get_settings(const cq_world *world);
 
 /// CQ_ELIMIT when cq_world_configure(world, settings) would refuse for
 /// the pair cap (a wider skin), else CQ_OK (or
 /// CQ_ENO_MEMORY): lets a caller check before it journals the change.
-int cq_world_check_pair_cap(const cq_world *world, const cq_world_settings *settings);
+CQ_API int cq_world_check_pair_cap(const cq_world *world, const cq_world_settings *settings);
 
 /// Mutation: changes the settings. A new skin refattens every broadphase
 /// box; a larger capacity grows the storage now (a smaller one is ignored).
 /// Errors as for cq_world_create, and CQ_EBUDGET when the world's budget
 /// refuses the growth (cq_world_set_budget); nothing changes on failure.
-int cq_world_configure(cq_world *world, const cq_world_settings *settings);
+CQ_API int cq_world_configure(cq_world *world, const cq_world_settings *settings);
 
 /// Mutation: applies ops[0..count) all or nothing. Every op is checked first,
 /// in order, against the state the earlier ops of the batch leave (an op may
@@ -178,7 +179,7 @@ int cq_world_configure(cq_world *world, const cq_world_settings *settings);
 /// waits for cq_world_refresh); if that runs out of memory the batch still
 /// succeeds, the stats say the broadphase is stale, and the next mutation
 /// retries.
-int cq_world_apply(cq_world *world, const cq_world_op *ops, int count, int *bad_op);
+CQ_API int cq_world_apply(cq_world *world, const cq_world_op *ops, int count, int *bad_op);
 
 /// Mutation: the first half of cq_world_apply, for a caller that must
 /// record a change before making it (a server journals it). Checks
@@ -193,16 +194,16 @@ int cq_world_apply(cq_world *world, const cq_world_op *ops, int count, int *bad_
 /// other ops (pointer or count), is a programming error: it fails an
 /// assertion; built without assertions, the pending batch is abandoned
 /// (such a commit changes nothing; the other mutation proceeds).
-int cq_world_prepare(cq_world *world, const cq_world_op *ops, int count, int *bad_op);
+CQ_API int cq_world_prepare(cq_world *world, const cq_world_op *ops, int count, int *bad_op);
 
 /// Mutation: applies the pending batch; ops and count are those given to
 /// cq_world_prepare, unchanged. Cannot fail: the outcome is cq_world_apply's
 /// success (the broadphase may still end stale for memory, as there).
-void cq_world_commit(cq_world *world, const cq_world_op *ops, int count);
+CQ_API void cq_world_commit(cq_world *world, const cq_world_op *ops, int count);
 
 /// Mutation: drops the pending batch, if any; nothing changes and the
 /// caller keeps its hulls and meshes.
-void cq_world_abandon(cq_world *world);
+CQ_API void cq_world_abandon(cq_world *world);
 
 /// Storage only: makes room for shapes shapes and for batches of ops ops,
 /// so that cq_world_configure up to that capacity and cq_world_apply of a
@@ -211,32 +212,32 @@ void cq_world_abandon(cq_world *world);
 /// content are unchanged. CQ_OK, CQ_ENO_MEMORY, CQ_EBUDGET (the world's
 /// budget refused the growth), or CQ_ERANGE (negative, or past
 /// CQ_WORLD_MAX_SHAPES).
-int cq_world_reserve(cq_world *world, int shapes, int ops);
+CQ_API int cq_world_reserve(cq_world *world, int shapes, int ops);
 
 /// Brings the ray tree up to date with the shapes: refits it after moves,
 /// rebuilds it after shapes came or went (or when refits have degraded
 /// it). Does nothing when it is current. CQ_OK, or CQ_ENO_MEMORY when a
 /// rebuild could not allocate (the queries then scan every shape, and the
 /// next call tries again).
-int cq_world_refresh(cq_world *world);
+CQ_API int cq_world_refresh(cq_world *world);
 
 /// Live shapes.
-int cq_world_count(const cq_world *world);
+CQ_API int cq_world_count(const cq_world *world);
 
 /// The handle of the shape registered under id. CQ_ENOT_FOUND.
-int cq_world_find(const cq_world *world, const char *id, cq_world_handle *out);
+CQ_API int cq_world_find(const cq_world *world, const char *id, cq_world_handle *out);
 
 /// A shape's stored body (its hull or mesh stays the world's). CQ_ENOT_FOUND for a
 /// stale handle.
-int cq_world_get(const cq_world *world, cq_world_handle handle, cq_world_body *out);
+CQ_API int cq_world_get(const cq_world *world, cq_world_handle handle, cq_world_body *out);
 
 /// The client id of a handle (valid until the shape is removed), or NULL
 /// for a stale handle.
-const char *cq_world_id(const cq_world *world, cq_world_handle handle);
+CQ_API const char *cq_world_id(const cq_world *world, cq_world_handle handle);
 
 /// Every live shape's handle, sorted by id. CQ_ERANGE with *count the
 /// number needed when capacity is too small.
-int cq_world_list(const cq_world *world, cq_world_handle *out, int capacity, int *count);
+CQ_API int cq_world_list(const cq_world *world, cq_world_handle *out, int capacity, int *count);
 
 /// A broadphase pair: the two shapes' handles, id(a) < id(b).
 typedef struct cq_world_pair {
@@ -247,10 +248,10 @@ typedef struct cq_world_pair {
 /// both static), sorted by (id(a), id(b)). CQ_ERANGE with *count the number
 /// needed when capacity is too small; CQ_ENO_MEMORY while the broadphase is
 /// stale (see cq_world_apply).
-int cq_world_pairs(const cq_world *world, cq_world_pair *out, int capacity, int *count);
+CQ_API int cq_world_pairs(const cq_world *world, cq_world_pair *out, int capacity, int *count);
 
 /// Storage and structure counters.
-cq_world_stats cq_world_get_stats(const cq_world *world);
+CQ_API cq_world_stats cq_world_get_stats(const cq_world *world);
 
 /// A touching pair from cq_world_contacts: id(a) < id(b) and the contact
 /// of a against b (normal from a to b).
@@ -312,7 +313,7 @@ typedef struct cq_world_contacts_out {
 /// and the CCD fallback memory are as they were, so the next query answers
 /// as if this one had not run (the broadphase and ray tree it brought up
 /// to date stay so: they change no answer).
-int cq_world_contacts(cq_world *world, const cq_world_contacts_query *query, cq_world_contacts_out *out);
+CQ_API int cq_world_contacts(cq_world *world, const cq_world_contacts_query *query, cq_world_contacts_out *out);
 
 /// A ray for cq_world_raycast: it sees shapes whose layer meets mask.
 typedef struct cq_world_ray {
@@ -335,27 +336,27 @@ typedef struct cq_world_ray_options {
 /// Closest hit of each ray (ties to the smaller id): out[i] for rays[i].
 /// CQ_OK; a ray check status of cq_raycast with *bad_ray its index (nothing
 /// cast). bad_ray may be NULL.
-int cq_world_raycast(const cq_world *world, const cq_world_ray *rays, int count, cq_world_ray_hit *out,
-                     int *bad_ray);
+CQ_API int cq_world_raycast(const cq_world *world, const cq_world_ray *rays, int count, cq_world_ray_hit *out,
+                            int *bad_ray);
 
 /// cq_world_raycast with options (opt may be NULL); CQ_ECANCELED when the
 /// deadline expired (out is then partial).
-int cq_world_raycast_opt(const cq_world *world, const cq_world_ray *rays, int count,
-                         const cq_world_ray_options *opt, cq_world_ray_hit *out, int *bad_ray);
+CQ_API int cq_world_raycast_opt(const cq_world *world, const cq_world_ray *rays, int count,
+                                const cq_world_ray_options *opt, cq_world_ray_hit *out, int *bad_ray);
 
 /// Every hit of each ray, sorted by distance (then id): ray i's hits are
 /// hits[first[i] .. first[i + 1]), first has count + 1 entries. CQ_ERANGE
 /// with first[count] the number needed when capacity is too small (INT_MAX
 /// when it is more than that); ray checks as for cq_world_raycast.
-int cq_world_raycast_all(const cq_world *world, const cq_world_ray *rays, int count, cq_world_ray_hit *hits,
-                         int capacity, int *first, int *bad_ray);
+CQ_API int cq_world_raycast_all(const cq_world *world, const cq_world_ray *rays, int count, cq_world_ray_hit *hits,
+                                int capacity, int *first, int *bad_ray);
 
 /// cq_world_raycast_all with options (opt may be NULL); CQ_ECANCELED when
 /// the deadline expired (hits and first are then partial: first[count]
 /// counts only the rays cast).
-int cq_world_raycast_all_opt(const cq_world *world, const cq_world_ray *rays, int count,
-                             const cq_world_ray_options *opt, cq_world_ray_hit *hits, int capacity, int *first,
-                             int *bad_ray);
+CQ_API int cq_world_raycast_all_opt(const cq_world *world, const cq_world_ray *rays, int count,
+                                    const cq_world_ray_options *opt, cq_world_ray_hit *hits, int capacity, int *first,
+                                    int *bad_ray);
 
 /// A query shape for cq_world_sweep and cq_world_overlap.
 typedef struct cq_world_shape_query {
@@ -379,7 +380,7 @@ typedef struct cq_world_sweep_hit {
 /// id; an initial overlap is a hit at time 0). CQ_OK; CQ_EUNSUPPORTED for a
 /// plane; CQ_ENOT_FINITE for a non-finite translation or pose;
 /// CQ_ECANCELED when query->deadline expired (*out is then a miss).
-int cq_world_sweep(const cq_world *world, const cq_world_shape_query *query, cq_world_sweep_hit *out);
+CQ_API int cq_world_sweep(const cq_world *world, const cq_world_shape_query *query, cq_world_sweep_hit *out);
 
 /// The shapes the query shape overlaps or touches (exact, cq_collide with
 /// no skin), sorted by id; pairs cq_collide does not support (plane with
@@ -387,7 +388,7 @@ int cq_world_sweep(const cq_world *world, const cq_world_shape_query *query, cq_
 /// capacity is too small; CQ_ENOT_FINITE for a non-finite pose;
 /// CQ_ECANCELED when query->deadline expired (*count is then the shapes
 /// found before it).
-int cq_world_overlap(const cq_world *world, const cq_world_shape_query *query, cq_world_handle *out,
-                     int capacity, int *count);
+CQ_API int cq_world_overlap(const cq_world *world, const cq_world_shape_query *query, cq_world_handle *out,
+                            int capacity, int *count);
 
 #endif

@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 
+#include "cqp/api.h"
+
 typedef void *(*cqp_malloc_fn)(size_t size);
 typedef void (*cqp_free_fn)(void *ptr);
 typedef void *(*cqp_realloc_fn)(void *ptr, size_t size);
@@ -18,19 +20,19 @@ typedef void *(*cqp_realloc_fn)(void *ptr, size_t size);
 /// Routes proto's allocations through m and f (both non-NULL), or back to
 /// malloc and free when either is NULL. Call before any other proto call;
 /// not thread-safe.
-void cqp_set_alloc_funcs(cqp_malloc_fn m, cqp_free_fn f);
+CQP_API void cqp_set_alloc_funcs(cqp_malloc_fn m, cqp_free_fn f);
 
 /// A new block of size bytes, or NULL.
-void *cqp_malloc(size_t size);
+CQP_API void *cqp_malloc(size_t size);
 /// A new zeroed block of n * size bytes (NULL also when the product overflows).
-void *cqp_calloc(size_t n, size_t size);
+CQP_API void *cqp_calloc(size_t n, size_t size);
 /// Frees a block from cqp_malloc or cqp_calloc (NULL is ignored).
-void cqp_free(void *ptr);
+CQP_API void cqp_free(void *ptr);
 
 /// Routes every cqp_buf's storage through r (realloc's contract) and f, or
 /// back to realloc and free when either is NULL; cqp_buf_free releases it
 /// with f, and so must whoever takes a buffer's data. Call before any
 /// buffer holds storage; not thread-safe.
-void cqp_set_buf_funcs(cqp_realloc_fn r, cqp_free_fn f);
+CQP_API void cqp_set_buf_funcs(cqp_realloc_fn r, cqp_free_fn f);
 
 #endif

@@ -18,6 +18,7 @@
 #include "cq/mesh.h"
 #include "cq/shape.h"
 #include "cq/world.h"
+#include "cqp/api.h"
 #include "cqp/durability.h"
 #include "cqp/problem.h"
 #include "cqp/value.h"
@@ -48,13 +49,13 @@ typedef struct cqp_decoder {
 } cqp_decoder;
 
 /// Starts a decoder at the document root.
-void cqp_decoder_init(cqp_decoder *d, const cqp_limits *limits, cqp_problem *problem);
+CQP_API void cqp_decoder_init(cqp_decoder *d, const cqp_limits *limits, cqp_problem *problem);
 
 /// Parses text as one JSON value, rejecting duplicate keys. Returns a new
 /// reference, or NULL with a BAD_JSON problem whose detail gives jansson's
 /// message with line and column (an overflowing number is reported so too),
 /// or a BUSY problem when an allocation failed.
-json_t *cqp_parse(const char *text, size_t len, cqp_problem *p);
+CQP_API json_t *cqp_parse(const char *text, size_t len, cqp_problem *p);
 
 /// A shape decoded from a request. A convex shape owns its hull and a mesh
 /// shape its mesh until cqp_shape_release or until ownership is handed
@@ -66,33 +67,33 @@ typedef struct cqp_shape {
 } cqp_shape;
 
 /// Frees what s still owns and zeroes it.
-void cqp_shape_release(cqp_shape *s);
+CQP_API void cqp_shape_release(cqp_shape *s);
 /// Forgets the hull and mesh without freeing them (their new owner frees them).
-void cqp_shape_disown(cqp_shape *s);
+CQP_API void cqp_shape_disown(cqp_shape *s);
 
 /// Appends "/" and key to the JSON pointer in buf (NUL-terminated, size
 /// bytes), escaped as RFC 6901 wants ('~' as "~0", '/' as "~1"); a key too
 /// long for buf is cut without splitting an escape or a UTF-8 sequence.
 /// Returns the pointer's new length.
-size_t cqp_pointer_append(char *buf, size_t size, const char *key);
+CQP_API size_t cqp_pointer_append(char *buf, size_t size, const char *key);
 
 /// True when s is a valid world name or shape id: 1..CQ_WORLD_ID_MAX
 /// characters of [A-Za-z0-9._:-].
-bool cqp_valid_id(const char *s);
+CQP_API bool cqp_valid_id(const char *s);
 
 /// True when c may stand in a world name or shape id ([A-Za-z0-9._:-]).
-bool cqp_valid_id_char(char c);
+CQP_API bool cqp_valid_id_char(char c);
 
 /// A shape object {"type":..., fields of the type}. Plane shapes are
 /// accepted here; the caller rejects them where they do not belong.
-int cqp_decode_shape(cqp_decoder *d, cqp_value v, cqp_shape *out);
+CQP_API int cqp_decode_shape(cqp_decoder *d, cqp_value v, cqp_shape *out);
 /// A pose {"position", "rotation" | "axes"}; v absent or null is the identity.
-int cqp_decode_pose(cqp_decoder *d, cqp_value v, cq_xform *out);
+CQP_API int cqp_decode_pose(cqp_decoder *d, cqp_value v, cq_xform *out);
 /// [x, y, z] of finite numbers.
-int cqp_decode_vec3(cqp_decoder *d, cqp_value v, cq_vec3 *out);
+CQP_API int cqp_decode_vec3(cqp_decoder *d, cqp_value v, cq_vec3 *out);
 /// A shape id: a valid id string (its bytes, so one holding a NUL is
 /// invalid), or an integer 0..INT64_MAX (its decimal string).
-int cqp_decode_id(cqp_decoder *d, cqp_value v, char out[CQ_WORLD_ID_MAX + 1]);
+CQP_API int cqp_decode_id(cqp_decoder *d, cqp_value v, char out[CQ_WORLD_ID_MAX + 1]);
 
 /// A posed shape {"shape", "pose"} (the two sides of a pair).
 typedef struct cqp_posed {
@@ -106,16 +107,16 @@ typedef struct cqp_pair_req {
     double skin;
     bool explain;
 } cqp_pair_req;
-int cqp_decode_pair(cqp_decoder *d, cqp_value body, cqp_pair_req *out);
-void cqp_pair_req_release(cqp_pair_req *r);
+CQP_API int cqp_decode_pair(cqp_decoder *d, cqp_value body, cqp_pair_req *out);
+CQP_API void cqp_pair_req_release(cqp_pair_req *r);
 
 /// POST /v1/pairs: {"pairs": [pair request, ...]} (each item as /v1/pair).
 typedef struct cqp_pairs_req {
     cqp_pair_req *items; ///< owned array
     int count;
 } cqp_pairs_req;
-int cqp_decode_pairs(cqp_decoder *d, cqp_value body, cqp_pairs_req *out);
-void cqp_pairs_req_release(cqp_pairs_req *r);
+CQP_API int cqp_decode_pairs(cqp_decoder *d, cqp_value body, cqp_pairs_req *out);
+CQP_API void cqp_pairs_req_release(cqp_pairs_req *r);
 
 /// Shape operations bound for cq_world_apply, in the order upserts, moves,
 /// removes. ops[i].id points into ids[i]; an upsert's shape is shapes[i]
@@ -128,22 +129,22 @@ typedef struct cqp_batch {
     int upserts, moves, removes; ///< how count splits (error pointers; only upserts own shapes)
 } cqp_batch;
 /// Frees the batch; shapes still owned are freed too.
-void cqp_batch_release(cqp_batch *b);
+CQP_API void cqp_batch_release(cqp_batch *b);
 /// After cq_world_apply succeeded: the world owns the hulls and meshes.
-void cqp_batch_disown(cqp_batch *b);
+CQP_API void cqp_batch_disown(cqp_batch *b);
 /// The JSON pointer of op i of a batch decoded from a batch body
 /// ("/upsert/3", "/move/0", "/remove/2") or from an import body
 /// ("/shapes/3"); writes into out (at least 32 bytes).
-void cqp_batch_pointer(const cqp_batch *b, bool import, int i, char *out, int size);
+CQP_API void cqp_batch_pointer(const cqp_batch *b, bool import, int i, char *out, int size);
 
 /// PUT /v1/worlds/{world}/shapes/{id}: {"shape", "pose"?, "velocity"?,
 /// "layer"?, "mask"?} into a batch of one upsert under id (layer and mask
 /// default to all bits). Plane shapes are static: a velocity is rejected.
-int cqp_decode_shape_put(cqp_decoder *d, cqp_value body, const char *id, cqp_batch *out);
+CQP_API int cqp_decode_shape_put(cqp_decoder *d, cqp_value body, const char *id, cqp_batch *out);
 /// POST /v1/worlds/{world}/batch: {"upsert"?: [{"id", "shape", "pose"?,
 /// "velocity"?, "layer"?, "mask"?}], "move"?: [{"id", "pose", "velocity"?}],
 /// "remove"?: [id]}.
-int cqp_decode_batch(cqp_decoder *d, cqp_value body, cqp_batch *out);
+CQP_API int cqp_decode_batch(cqp_decoder *d, cqp_value body, cqp_batch *out);
 
 /// PUT /v1/worlds/{world}: settings {"skin"?, "capacity"? (over
 /// limits->world_capacity is a 422), "gjk_max_iterations"?,
@@ -158,8 +159,8 @@ typedef struct cqp_world_req {
     bool import;      ///< the body had "shapes": replace the world's content with batch
     cqp_batch batch;  ///< upserts of an import
 } cqp_world_req;
-int cqp_decode_world(cqp_decoder *d, cqp_value body, cqp_world_req *out);
-void cqp_world_req_release(cqp_world_req *r);
+CQP_API int cqp_decode_world(cqp_decoder *d, cqp_value body, cqp_world_req *out);
+CQP_API void cqp_world_req_release(cqp_world_req *r);
 
 /// POST /v1/worlds/{world}/contacts: {"ids"?: [id], "dt"?: seconds >= 0}.
 typedef struct cqp_contacts_req {
@@ -168,8 +169,8 @@ typedef struct cqp_contacts_req {
     int id_count;
     double dt;
 } cqp_contacts_req;
-int cqp_decode_contacts(cqp_decoder *d, cqp_value body, cqp_contacts_req *out);
-void cqp_contacts_req_release(cqp_contacts_req *r);
+CQP_API int cqp_decode_contacts(cqp_decoder *d, cqp_value body, cqp_contacts_req *out);
+CQP_API void cqp_contacts_req_release(cqp_contacts_req *r);
 
 /// POST /v1/worlds/{world}/raycast: {"rays": [{"origin", "direction",
 /// "max_distance"?, "mask"?}], "all"?}. A direction of any non-zero length
@@ -179,8 +180,8 @@ typedef struct cqp_raycast_req {
     int count;
     bool all;
 } cqp_raycast_req;
-int cqp_decode_raycast(cqp_decoder *d, cqp_value body, cqp_raycast_req *out);
-void cqp_raycast_req_release(cqp_raycast_req *r);
+CQP_API int cqp_decode_raycast(cqp_decoder *d, cqp_value body, cqp_raycast_req *out);
+CQP_API void cqp_raycast_req_release(cqp_raycast_req *r);
 
 /// POST /v1/worlds/{world}/sweep {"shape", "pose"?, "translation", "mask"?}
 /// (not a plane) and /overlap {"shape", "pose"?, "mask"?}.
@@ -190,8 +191,8 @@ typedef struct cqp_shape_req {
     cq_vec3 translation;
     uint32_t mask; ///< default all bits
 } cqp_shape_req;
-int cqp_decode_sweep(cqp_decoder *d, cqp_value body, cqp_shape_req *out);
-int cqp_decode_overlap(cqp_decoder *d, cqp_value body, cqp_shape_req *out);
-void cqp_shape_req_release(cqp_shape_req *r);
+CQP_API int cqp_decode_sweep(cqp_decoder *d, cqp_value body, cqp_shape_req *out);
+CQP_API int cqp_decode_overlap(cqp_decoder *d, cqp_value body, cqp_shape_req *out);
+CQP_API void cqp_shape_req_release(cqp_shape_req *r);
 
 #endif

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cqp/api.h"
+
 /// X(name, wire): the modes, the default first (its value is 0, so a
 /// zeroed setting is the safe one).
 #define CQP_DURABILITY_TABLE(X)                                                            \
@@ -24,10 +26,10 @@ typedef enum cqp_durability {
 } cqp_durability;
 
 /// The wire name of a mode ("full"); static string, "?" out of range.
-const char *cqp_durability_name(cqp_durability d);
+CQP_API const char *cqp_durability_name(cqp_durability d);
 /// The mode named by s[0..len) (its bytes: a NUL inside names none), or false.
-bool cqp_durability_named(const char *s, size_t len, cqp_durability *out);
+CQP_API bool cqp_durability_named(const char *s, size_t len, cqp_durability *out);
 /// "full, shapes, none": every wire name, for a problem's detail; static string.
-const char *cqp_durability_names(void);
+CQP_API const char *cqp_durability_names(void);
 
 #endif

@@ -4,6 +4,8 @@
 #ifndef CQP_FORMAT_H
 #define CQP_FORMAT_H
 
+#include "cqp/api.h"
+
 /// A body's encoding on the wire.
 typedef enum cqp_format {
     CQP_JSON = 0,    ///< application/json (the default)
@@ -11,9 +13,9 @@ typedef enum cqp_format {
 } cqp_format;
 
 /// The media type of a format's bodies ("application/json"); static string.
-const char *cqp_format_media_type(cqp_format f);
+CQP_API const char *cqp_format_media_type(cqp_format f);
 /// The media type of a format's problem bodies ("application/problem+json",
 /// "application/problem+msgpack"); static string.
-const char *cqp_format_problem_type(cqp_format f);
+CQP_API const char *cqp_format_problem_type(cqp_format f);
 
 #endif

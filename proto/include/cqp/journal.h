@@ -44,6 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cqp/api.h"
 #include "cqp/format.h"
 
 /// Bytes of a record header.
@@ -63,24 +64,24 @@ typedef enum cqp_record_kind {
 } cqp_record_kind;
 
 /// The kind of a journal record holding a mutation whose body is in f.
-cqp_record_kind cqp_mutation_kind(cqp_format f);
+CQP_API cqp_record_kind cqp_mutation_kind(cqp_format f);
 /// True when kind is a journal mutation (of either body format); *f (may
 /// be NULL) then receives its body's format.
-bool cqp_record_is_mutation(cqp_record_kind kind, cqp_format *f);
+CQP_API bool cqp_record_is_mutation(cqp_record_kind kind, cqp_format *f);
 
 /// CRC32C of n bytes continuing from crc (start with 0): the SSE4.2
 /// instruction when the CPU has it, else cqp_crc32c_table.
-uint32_t cqp_crc32c(uint32_t crc, const void *data, size_t n);
+CQP_API uint32_t cqp_crc32c(uint32_t crc, const void *data, size_t n);
 /// The same CRC, always table-driven (for tests and CPUs without SSE4.2).
-uint32_t cqp_crc32c_table(uint32_t crc, const void *data, size_t n);
+CQP_API uint32_t cqp_crc32c_table(uint32_t crc, const void *data, size_t n);
 
 /// Writes the header of a record of kind and seq whose payload is len
 /// bytes with CRC32C payload_crc (cqp_crc32c(0, payload, len), which may be
 /// taken before the sequence number is known: the record's checksum is
 /// that CRC continued over the header's first 16 bytes). Returns 0, or -1
 /// when len is over CQP_RECORD_MAX_PAYLOAD.
-int cqp_record_header(uint8_t out[CQP_RECORD_HEADER], cqp_record_kind kind, uint64_t seq, size_t len,
-                      uint32_t payload_crc);
+CQP_API int cqp_record_header(uint8_t out[CQP_RECORD_HEADER], cqp_record_kind kind, uint64_t seq, size_t len,
+                              uint32_t payload_crc);
 
 /// One decoded record; payload points into the decoded buffer.
 typedef struct cqp_record {
@@ -103,7 +104,7 @@ typedef enum cqp_scan {
 /// bytes for TORN and CORRUPT; *resume (may be NULL) receives the offset of
 /// the first valid record after them for CORRUPT (one inside the damaged
 /// record's claimed payload counts only as described above).
-cqp_scan cqp_record_next(const uint8_t *buf, size_t len, size_t *pos, cqp_record *rec, size_t *resume);
+CQP_API cqp_scan cqp_record_next(const uint8_t *buf, size_t len, size_t *pos, cqp_record *rec, size_t *resume);
 
 /// A mutation as the client sent it. The pointers borrow the payload
 /// (method and path are not NUL-terminated).
@@ -119,9 +120,9 @@ typedef struct cqp_mutation {
 /// Writes the bytes that precede the body in a mutation's payload into out
 /// (at least 3 + method_len + path_len bytes); returns their count, or 0
 /// when the method is over 255 bytes or the path over 65535.
-size_t cqp_mutation_prefix(uint8_t *out, size_t size, const char *method, size_t method_len, const char *path,
-                           size_t path_len);
+CQP_API size_t cqp_mutation_prefix(uint8_t *out, size_t size, const char *method, size_t method_len, const char *path,
+                                   size_t path_len);
 /// Splits a mutation payload; false when it does not parse.
-bool cqp_mutation_parse(const uint8_t *payload, size_t len, cqp_mutation *out);
+CQP_API bool cqp_mutation_parse(const uint8_t *payload, size_t len, cqp_mutation *out);
 
 #endif

@@ -5,6 +5,7 @@
 #ifndef CQP_PROBLEM_H
 #define CQP_PROBLEM_H
 
+#include "cqp/api.h"
 #include "cqp/write.h"
 
 /// X(name, status, slug, title): the kinds of problem the service reports.
@@ -43,18 +44,18 @@ typedef struct cqp_problem {
 } cqp_problem;
 
 /// The HTTP status of a kind.
-int cqp_problem_status(cqp_problem_kind kind);
+CQP_API int cqp_problem_status(cqp_problem_kind kind);
 /// The slug of a kind ("invalid-value"); static string.
-const char *cqp_problem_slug(cqp_problem_kind kind);
+CQP_API const char *cqp_problem_slug(cqp_problem_kind kind);
 /// The title of a kind; static string.
-const char *cqp_problem_title(cqp_problem_kind kind);
+CQP_API const char *cqp_problem_title(cqp_problem_kind kind);
 
 /// Fills p with kind, pointer (NULL for "") and printf-formatted detail;
 /// returns -1 so decoders can `return cqp_fail(...)`.
-int cqp_fail(cqp_problem *p, cqp_problem_kind kind, const char *pointer, const char *fmt, ...)
+CQP_API int cqp_fail(cqp_problem *p, cqp_problem_kind kind, const char *pointer, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /// Writes the problem+json object {"type","title","status","detail"[,"pointer"]}.
-void cqp_write_problem(cqp_writer *w, const cqp_problem *p);
+CQP_API void cqp_write_problem(cqp_writer *w, const cqp_problem *p);
 
 #endif

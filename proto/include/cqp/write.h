@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "cq/math.h"
+#include "cqp/api.h"
 #include "cqp/format.h"
 
 /// A growable byte buffer (zero-initialise it, or cqp_buf_init). After an
@@ -32,29 +33,29 @@ typedef struct cqp_buf {
 
 /// The length the appends to buf have reached: len, or when over the
 /// length they would have reached without the limit.
-size_t cqp_buf_size(const cqp_buf *buf);
+CQP_API size_t cqp_buf_size(const cqp_buf *buf);
 
 /// Empties buf without freeing its storage (clears oom and over).
-void cqp_buf_reset(cqp_buf *buf);
+CQP_API void cqp_buf_reset(cqp_buf *buf);
 /// Frees buf's storage and zeroes it.
-void cqp_buf_free(cqp_buf *buf);
+CQP_API void cqp_buf_free(cqp_buf *buf);
 /// Makes room for n more bytes (and the NUL) with one allocation of just
 /// that size, for a buffer whose final length is known: nothing is then
 /// moved as it fills. False when memory ran out; buf is then unchanged
 /// (not oom). False too when n would pass the limit: buf is then over.
 /// An oom buffer is never given room.
-bool cqp_buf_reserve(cqp_buf *buf, size_t n);
+CQP_API bool cqp_buf_reserve(cqp_buf *buf, size_t n);
 /// Gives buf (its storage freed first) storage of cap bytes (cap > 0) that
 /// the buffer hook (cqp_set_buf_funcs) allocated: buf owns it and starts
 /// empty, neither oom nor over, without a limit. For a block set aside
 /// beforehand, so something can be written when memory has run out.
-void cqp_buf_adopt(cqp_buf *buf, char *storage, size_t cap);
+CQP_API void cqp_buf_adopt(cqp_buf *buf, char *storage, size_t cap);
 /// Appends n bytes.
-void cqp_buf_append(cqp_buf *buf, const void *bytes, size_t n);
+CQP_API void cqp_buf_append(cqp_buf *buf, const void *bytes, size_t n);
 /// Appends a NUL-terminated string.
-void cqp_buf_puts(cqp_buf *buf, const char *s);
+CQP_API void cqp_buf_puts(cqp_buf *buf, const char *s);
 /// Appends printf-formatted text.
-void cqp_buf_printf(cqp_buf *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+CQP_API void cqp_buf_printf(cqp_buf *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /// Deepest nesting the writer supports.
 #define CQP_WRITER_MAX_DEPTH 32
@@ -95,43 +96,43 @@ typedef struct cqp_writer {
 } cqp_writer;
 
 /// Starts a JSON writer appending to buf.
-void cqp_writer_init(cqp_writer *w, cqp_buf *buf, bool pretty);
+CQP_API void cqp_writer_init(cqp_writer *w, cqp_buf *buf, bool pretty);
 /// Starts a writer of format f appending to buf (pretty applies to JSON).
-void cqp_writer_init_format(cqp_writer *w, cqp_buf *buf, cqp_format f, bool pretty);
+CQP_API void cqp_writer_init_format(cqp_writer *w, cqp_buf *buf, cqp_format f, bool pretty);
 
-void cqp_obj_begin(cqp_writer *w);
-void cqp_obj_end(cqp_writer *w);
-void cqp_arr_begin(cqp_writer *w);
-void cqp_arr_end(cqp_writer *w);
+CQP_API void cqp_obj_begin(cqp_writer *w);
+CQP_API void cqp_obj_end(cqp_writer *w);
+CQP_API void cqp_arr_begin(cqp_writer *w);
+CQP_API void cqp_arr_end(cqp_writer *w);
 /// An object key; the next call writes its value.
-void cqp_key(cqp_writer *w, const char *key);
+CQP_API void cqp_key(cqp_writer *w, const char *key);
 /// A string value of strlen(s) bytes; JSON escapes control characters,
 /// quote and backslash (UTF-8 passes through).
-void cqp_str(cqp_writer *w, const char *s);
+CQP_API void cqp_str(cqp_writer *w, const char *s);
 /// A double in its shortest round-trip form (cqp_format_double). -0 is
 /// written "0" unless keep_negative_zero is set: a negated or mirrored
 /// zero (a normal's 0 components, a zero depth) is the same number, and one
 /// value has one spelling. A non-finite value is written as null (nil);
 /// the core never produces one. MessagePack: always a float64.
-void cqp_num(cqp_writer *w, double v);
-void cqp_int(cqp_writer *w, int64_t v);
-void cqp_uint(cqp_writer *w, uint64_t v);
-void cqp_bool(cqp_writer *w, bool v);
-void cqp_null(cqp_writer *w);
+CQP_API void cqp_num(cqp_writer *w, double v);
+CQP_API void cqp_int(cqp_writer *w, int64_t v);
+CQP_API void cqp_uint(cqp_writer *w, uint64_t v);
+CQP_API void cqp_bool(cqp_writer *w, bool v);
+CQP_API void cqp_null(cqp_writer *w);
 /// [x, y, z]
-void cqp_vec3(cqp_writer *w, cq_vec3 v);
+CQP_API void cqp_vec3(cqp_writer *w, cq_vec3 v);
 /// A string value of n bytes (UTF-8, may hold NUL), escaped in JSON as
 /// cqp_str escapes (a NUL as \u0000).
-void cqp_strn(cqp_writer *w, const char *s, size_t n);
+CQP_API void cqp_strn(cqp_writer *w, const char *s, size_t n);
 /// One complete value already encoded in the writer's format, copied
 /// verbatim (e.g. a handler's body inside the stream transport's envelope).
-void cqp_raw(cqp_writer *w, const char *encoded, size_t n);
+CQP_API void cqp_raw(cqp_writer *w, const char *encoded, size_t n);
 
 /// Longest text cqp_format_double writes, with its NUL.
 #define CQP_DOUBLE_CHARS 32
 /// Writes the shortest decimal text (at most 17 significant digits) that
 /// strtod reads back as exactly v; integers within 2^53 have no exponent or
 /// point ("3"), -0 is "-0". v must be finite. Returns the length.
-int cqp_format_double(double v, char out[CQP_DOUBLE_CHARS]);
+CQP_API int cqp_format_double(double v, char out[CQP_DOUBLE_CHARS]);
 
 #endif
