@@ -56,61 +56,10 @@ int cqd_h_broadphase(cqd_call *c)
         free(p);
         return cqd_h_server_fail(c, rc, "broadphase pairs");
     }
-    cqp_obj_begin(&c->out);
-    cqp_key(&c->out, "pairs");
-    cqp_arr_begin(&c->out);
-    for (int i = 0; i < n; i++) {
-        cqp_arr_begin(&c->out);
-        cqp_str(&c->out, cq_world_id(w->world, p[i].a));
-        cqp_str(&c->out, cq_world_id(w->world, p[i].b));
-        cqp_arr_end(&c->out);
-    }
-    cqp_arr_end(&c->out);
-    cqp_obj_end(&c->out);
+    cqp_write_broadphase(&c->out, w->world, p, n);
     cqd_h_release(c, w);
     free(p);
     return 200;
-}
-
-/* The contacts response; the world is still locked (ids point into it).
- * No timing goes in the body: equal requests get equal bytes (the access
- * log has the duration). */
-static void write_contacts(cqd_call *c, const cq_world *world, const cq_world_contacts_out *out)
-{
-    cqp_writer *o = &c->out;
-    cqp_obj_begin(o);
-    cqp_key(o, "pairs");
-    cqp_arr_begin(o);
-    for (int i = 0; i < out->pair_count; i++) {
-        const cq_world_contact *k = &out->pairs[i];
-        cqp_obj_begin(o);
-        cqp_key(o, "a");
-        cqp_str(o, cq_world_id(world, k->a));
-        cqp_key(o, "b");
-        cqp_str(o, cq_world_id(world, k->b));
-        cqp_write_contact_fields(o, &k->contact, NULL);
-        cqp_obj_end(o);
-    }
-    cqp_arr_end(o);
-    cqp_key(o, "toi");
-    cqp_arr_begin(o);
-    for (int i = 0; i < out->toi_count; i++) {
-        const cq_world_toi *t = &out->toi[i];
-        cqp_write_toi(o, cq_world_id(world, t->id), cq_world_id(world, t->other), t);
-    }
-    cqp_arr_end(o);
-    cqp_key(o, "stats");
-    cqp_obj_begin(o);
-    cqp_key(o, "broadphase_pairs");
-    cqp_int(o, cq_world_get_stats(world).broadphase_pairs);
-    cqp_key(o, "tested");
-    cqp_int(o, out->tested);
-    cqp_key(o, "touching");
-    cqp_int(o, out->pair_count);
-    cqp_key(o, "swept");
-    cqp_int(o, out->swept);
-    cqp_obj_end(o);
-    cqp_obj_end(o);
 }
 
 static int contacts_fail(cqd_call *c, const cqp_contacts_req *req, int rc, int bad_id)
@@ -169,7 +118,7 @@ int cqd_h_contacts(cqd_call *c)
     }
     cqd_thread_label_fallbacks(c->self, mark, c->world, c->resp->request_id);
     if (rc == CQ_OK)
-        write_contacts(c, w->world, &out);
+        cqp_write_contacts(&c->out, w->world, &out);
     else
         contacts_fail(c, &req, rc, out.bad_id);
     cqd_h_release(c, w);
@@ -188,14 +137,6 @@ static int ray_fail(cqd_call *c, int rc, int bad_ray)
     return cqp_fail(&c->problem, CQP_P_BAD_VALUE, ptr, "%s", cq_strerror(rc));
 }
 
-static void write_ray_hit(cqd_call *c, const cq_world *world, const cq_world_ray_hit *h)
-{
-    if (h->hit.hit)
-        cqp_write_ray_hit(&c->out, cq_world_id(world, h->id), &h->hit);
-    else
-        cqp_null(&c->out);
-}
-
 /* {"hits": [hit | null, ...]}: the closest hit of each ray. */
 static int raycast_closest(cqd_call *c, const cq_world *world, const cqp_raycast_req *req)
 {
@@ -205,15 +146,8 @@ static int raycast_closest(cqd_call *c, const cq_world *world, const cqp_raycast
     int bad_ray = -1;
     cq_world_ray_options opt = {.deadline = cqd_h_deadline(c)};
     int rc = cq_world_raycast_opt(world, req->rays, req->count, &opt, hits, &bad_ray);
-    if (rc == CQ_OK) {
-        cqp_obj_begin(&c->out);
-        cqp_key(&c->out, "hits");
-        cqp_arr_begin(&c->out);
-        for (int i = 0; i < req->count; i++)
-            write_ray_hit(c, world, &hits[i]);
-        cqp_arr_end(&c->out);
-        cqp_obj_end(&c->out);
-    }
+    if (rc == CQ_OK)
+        cqp_write_ray_hits(&c->out, world, hits, req->count);
     free(hits);
     return rc == CQ_OK ? 0 : ray_fail(c, rc, bad_ray);
 }
@@ -244,19 +178,8 @@ static int raycast_all(cqd_call *c, const cq_world *world, const cqp_raycast_req
                             "closest hits or send fewer rays", most);
         }
     }
-    if (rc == CQ_OK) {
-        cqp_obj_begin(&c->out);
-        cqp_key(&c->out, "hits");
-        cqp_arr_begin(&c->out);
-        for (int i = 0; i < req->count; i++) {
-            cqp_arr_begin(&c->out);
-            for (int k = first[i]; k < first[i + 1]; k++)
-                write_ray_hit(c, world, &hits[k]);
-            cqp_arr_end(&c->out);
-        }
-        cqp_arr_end(&c->out);
-        cqp_obj_end(&c->out);
-    }
+    if (rc == CQ_OK)
+        cqp_write_ray_hits_all(&c->out, world, hits, first, req->count);
     free(hits);
     free(first);
     return rc == CQ_OK ? 0 : ray_fail(c, rc, bad_ray);
@@ -305,17 +228,10 @@ int cqd_h_sweep(cqd_call *c)
         uint64_t mark = cqd_thread_mark(c->self);
         rc = cq_world_sweep(w->world, &q, &h);
         cqd_thread_label_fallbacks(c->self, mark, c->world, c->resp->request_id);
-        if (rc == CQ_OK) {
-            cqp_obj_begin(&c->out);
-            cqp_key(&c->out, "hit");
-            if (h.hit.hit)
-                cqp_write_sweep_hit(&c->out, cq_world_id(w->world, h.id), &h.hit);
-            else
-                cqp_null(&c->out);
-            cqp_obj_end(&c->out);
-        } else {
+        if (rc == CQ_OK)
+            cqp_write_sweep(&c->out, w->world, &h);
+        else
             shape_query_fail(c, &req.shape.shape, rc);
-        }
         cqd_h_release(c, w);
     }
     cqp_shape_req_release(&req);
@@ -343,17 +259,10 @@ int cqd_h_overlap(cqd_call *c)
             rc = ids ? cq_world_overlap(w->world, &q, ids, cap, &n) : CQ_ENO_MEMORY;
             cap = n;
         }
-        if (rc == CQ_OK) {
-            cqp_obj_begin(&c->out);
-            cqp_key(&c->out, "ids");
-            cqp_arr_begin(&c->out);
-            for (int i = 0; i < n; i++)
-                cqp_str(&c->out, cq_world_id(w->world, ids[i]));
-            cqp_arr_end(&c->out);
-            cqp_obj_end(&c->out);
-        } else {
+        if (rc == CQ_OK)
+            cqp_write_overlap(&c->out, w->world, ids, n);
+        else
             shape_query_fail(c, &req.shape.shape, rc);
-        }
         cqd_h_release(c, w);
         free(ids);
     }

@@ -138,16 +138,7 @@ int cqd_h_batch(cqd_call *c)
     uint64_t seq = 0;
     cqd_world *w = cqd_h_acquire(c, true);
     if (w && change_batch(c, w, &b, false, &seq) == 0) {
-        cqp_obj_begin(&c->out);
-        cqp_key(&c->out, "upserted");
-        cqp_int(&c->out, b.upserts);
-        cqp_key(&c->out, "moved");
-        cqp_int(&c->out, b.moves);
-        cqp_key(&c->out, "removed");
-        cqp_int(&c->out, b.removes);
-        cqp_key(&c->out, "shapes");
-        cqp_int(&c->out, cq_world_count(w->world));
-        cqp_obj_end(&c->out);
+        cqp_write_batch_counts(&c->out, b.upserts, b.moves, b.removes, cq_world_count(w->world));
         status = 200;
     }
     if (w)

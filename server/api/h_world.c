@@ -52,19 +52,10 @@ static int put_fail(cqd_call *c, const cqp_world_req *req, int rc, int bad_op)
     return cqd_h_server_fail(c, rc, "creating the world");
 }
 
-/* {"name", "settings", "shapes", "broadphase_pairs"}, left open for more keys. */
-static void write_summary(cqd_call *c, const cqd_world_state *state)
+/* The summary's view of state, the world named in the path. */
+static cqp_world_view view_of(const cqd_call *c, const cqd_world_state *state)
 {
-    const cq_world_stats *stats = &state->stats;
-    cqp_obj_begin(&c->out);
-    cqp_key(&c->out, "name");
-    cqp_str(&c->out, c->world);
-    cqp_key(&c->out, "settings");
-    cqp_write_settings(&c->out, &state->settings, state->durability);
-    cqp_key(&c->out, "shapes");
-    cqp_int(&c->out, stats->shapes);
-    cqp_key(&c->out, "broadphase_pairs");
-    cqp_int(&c->out, stats->broadphase_pairs);
+    return (cqp_world_view){c->world, &state->settings, &state->stats, state->durability};
 }
 
 int cqd_h_world_put(cqd_call *c)
@@ -84,8 +75,8 @@ int cqd_h_world_put(cqd_call *c)
     if (taken) /* the registry keeps or has freed the import's hulls and meshes, whatever rc says */
         cqp_batch_disown(&req.batch);
     if (rc > 0) {
-        write_summary(c, &state);
-        cqp_obj_end(&c->out);
+        cqp_world_view view = view_of(c, &state);
+        cqp_write_world_summary(&c->out, &view);
         if (cqd_journal_commit(c, ticket.seq) < 0)
             rc = -1;
     } else if (rc != CQD_REGISTRY_REFUSED) { /* refused: the journal filled the problem */
@@ -95,25 +86,18 @@ int cqd_h_world_put(cqd_call *c)
     return rc > 0 ? rc : -1;
 }
 
+static int write_info(void *ctx, cqp_writer *w, int i)
+{
+    const cqd_world_info *info = ctx;
+    cqp_write_world_entry(w, info[i].name, info[i].shapes, info[i].durability);
+    return 0;
+}
+
 int cqd_h_world_list(cqd_call *c)
 {
     int n;
     cqd_world_info *info = cqd_registry_list(c->srv->worlds, &n);
-    cqp_obj_begin(&c->out);
-    cqp_key(&c->out, "worlds");
-    cqp_arr_begin(&c->out);
-    for (int i = 0; i < n; i++) {
-        cqp_obj_begin(&c->out);
-        cqp_key(&c->out, "name");
-        cqp_str(&c->out, info[i].name);
-        cqp_key(&c->out, "shapes");
-        cqp_int(&c->out, info[i].shapes);
-        cqp_key(&c->out, "durability");
-        cqp_str(&c->out, cqp_durability_name(info[i].durability));
-        cqp_obj_end(&c->out);
-    }
-    cqp_arr_end(&c->out);
-    cqp_obj_end(&c->out);
+    cqp_write_list(&c->out, "worlds", n, write_info, info);
     free(info);
     return 200;
 }
@@ -124,32 +108,9 @@ int cqd_h_world_get(cqd_call *c)
     if (!w)
         return -1;
     cqd_world_state state = {cq_world_get_settings(w->world), cq_world_get_stats(w->world), w->durability};
-    const cq_world_stats st = state.stats;
     cqd_h_release(c, w);
-
-    write_summary(c, &state);
-    cqp_key(&c->out, "stats");
-    cqp_obj_begin(&c->out);
-    cqp_key(&c->out, "shapes");
-    cqp_int(&c->out, st.shapes);
-    cqp_key(&c->out, "capacity");
-    cqp_int(&c->out, st.capacity);
-    cqp_key(&c->out, "broadphase_pairs");
-    cqp_int(&c->out, st.broadphase_pairs);
-    cqp_key(&c->out, "grows");
-    cqp_uint(&c->out, st.grows);
-    cqp_key(&c->out, "sap_grows");
-    cqp_uint(&c->out, st.sap_grows);
-    cqp_key(&c->out, "bvh_builds");
-    cqp_uint(&c->out, st.bvh_builds);
-    cqp_key(&c->out, "bvh_refits");
-    cqp_uint(&c->out, st.bvh_refits);
-    cqp_key(&c->out, "broadphase_stale");
-    cqp_bool(&c->out, st.broadphase_stale);
-    cqp_key(&c->out, "bvh_stale");
-    cqp_bool(&c->out, st.bvh_stale);
-    cqp_obj_end(&c->out);
-    cqp_obj_end(&c->out);
+    cqp_world_view view = view_of(c, &state);
+    cqp_write_world_detail(&c->out, &view);
     return 200;
 }
 
