@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "cqp/encode.h"
+#include "fault.h"
 #include "h_common.h"
 #include "handlers.h"
 #include "state/server.h"
@@ -69,9 +70,8 @@ static int contacts_fail(cqd_call *c, const cqp_contacts_req *req, int rc, int b
         snprintf(ptr, sizeof ptr, "/ids/%d", bad_id);
         return cqd_h_no_shape(c, req->id_ptrs[bad_id], ptr);
     }
-    if (rc == CQ_ENOT_FINITE || rc == CQ_ENEGATIVE)
-        return cqp_fail(&c->problem, CQP_P_BAD_VALUE, "/dt", "dt: %s", cq_strerror(rc));
-    return cqd_h_server_fail(c, rc, "contacts");
+    cqd_refusal r = {.site = CQD_SITE_CONTACTS, .status = rc, .what = "contacts"};
+    return cqd_h_refused(c, &r);
 }
 
 int cqd_h_contacts(cqd_call *c)
@@ -203,14 +203,8 @@ int cqd_h_raycast(cqd_call *c)
 /* A shape query the decoder passed but the world refused. */
 static int shape_query_fail(cqd_call *c, const cq_shape *shape, int rc)
 {
-    if (rc == CQ_EUNSUPPORTED)
-        return cqp_fail(&c->problem, CQP_P_BAD_VALUE, "/shape/type", "a %s is static and cannot be swept",
-                        cq_shape_type_name(shape->type));
-    if (rc == CQ_ENOT_FINITE)
-        return cqp_fail(&c->problem, CQP_P_BAD_VALUE, NULL, "%s", cq_strerror(rc));
-    if (rc == CQ_ENO_MEMORY || rc == CQ_ECANCELED)
-        return cqd_h_server_fail(c, rc, "shape query");
-    return cqp_fail(&c->problem, CQP_P_BAD_VALUE, "/shape", "%s", cq_strerror(rc));
+    cqd_refusal r = {.site = CQD_SITE_SHAPE_QUERY, .status = rc, .what = "shape query", .shape = shape->type};
+    return cqd_h_refused(c, &r);
 }
 
 int cqd_h_sweep(cqd_call *c)

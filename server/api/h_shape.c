@@ -3,13 +3,15 @@
 
 #include "cqp/encode.h"
 #include "durable.h"
+#include "fault.h"
 #include "h_common.h"
 #include "handlers.h"
 #include "state/server.h"
 
 /* The problem of a rejected batch. An op to blame is the request's fault
  * (400 at its pointer: the decoder checks values, the world checks ids
- * against its content); otherwise the batch as a whole did not fit. */
+ * against its content); otherwise the batch as a whole did not fit
+ * (fault.c). */
 static int apply_fail(cqd_call *c, const cqp_batch *b, bool single, int rc, int bad_op)
 {
     if (bad_op >= 0 && bad_op < b->count) {
@@ -19,14 +21,8 @@ static int apply_fail(cqd_call *c, const cqp_batch *b, bool single, int rc, int 
         const char *id = b->ops[bad_op].id ? b->ops[bad_op].id : "";
         return cqp_fail(&c->problem, CQP_P_BAD_VALUE, ptr, "%s (id '%s')", cq_strerror(rc), id);
     }
-    if (rc == CQ_ELIMIT)
-        return cqd_h_over_pairs(c, NULL);
-    if (rc == CQ_EBUDGET)
-        return cqd_h_over_budget(c, NULL);
-    if (rc == CQ_ERANGE)
-        return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, NULL, "a world holds at most %d shapes",
-                        CQ_WORLD_MAX_SHAPES);
-    return cqd_h_server_fail(c, rc, "applying the batch");
+    cqd_refusal r = {.site = CQD_SITE_BATCH, .status = rc, .what = "applying the batch"};
+    return cqd_h_refused(c, &r);
 }
 
 /* Checks ops against the world and makes room for them (cq_world_prepare),

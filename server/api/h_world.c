@@ -1,55 +1,35 @@
 /* Worlds: create or configure, import, list, describe, delete, export. */
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "cqp/encode.h"
 #include "durable.h"
 #include "export.h"
+#include "fault.h"
 #include "h_common.h"
 #include "handlers.h"
 #include "state/server.h"
 
-/* The problem of a failed put. Batch items carry their own pointer; the
- * rest is the settings' fault (the decoder catches most of it first) or
- * the server's. */
+/* The problem of a failed put: the registry's own refusals, an op to
+ * blame (at its pointer in the import), else the core's refusal of the
+ * settings or of the shapes as a whole (fault.c). */
 static int put_fail(cqd_call *c, const cqp_world_req *req, int rc, int bad_op)
 {
-    if (rc == CQ_ENO_MEMORY)
-        return cqd_h_server_fail(c, rc, "creating the world");
     if (rc == CQD_REGISTRY_FULL)
         return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, NULL, "the server holds its limit of %d worlds (--max-worlds)",
                         c->srv->cfg.max_worlds);
-    const char *base = req->import ? "/settings" : "";
-    char ptr[64];
-    if (rc == CQ_EBUDGET) {
-        snprintf(ptr, sizeof ptr, "%s/capacity", base);
-        return cqd_h_over_budget(c, req->settings.capacity > 0 ? ptr : NULL);
-    }
-    if (rc == CQ_ELIMIT)
-        return cqd_h_over_pairs(c, req->import ? "/shapes" : "/skin");
-    if (rc == CQD_REGISTRY_CONFLICT) {
-        snprintf(ptr, sizeof ptr, "%s/durability", base);
-        return cqp_fail(&c->problem, CQP_P_CONFLICT, ptr,
+    if (rc == CQD_REGISTRY_CONFLICT)
+        return cqp_fail(&c->problem, CQP_P_CONFLICT, req->import ? "/settings/durability" : "/durability",
                         "world '%s' exists with another durability; a durability is chosen when the world is "
                         "created and never changes: DELETE the world and PUT it (or its export) again",
                         c->world);
-    }
     if (bad_op >= 0) {
+        char ptr[64];
         cqp_batch_pointer(&req->batch, true, bad_op, ptr, sizeof ptr);
         return cqp_fail(&c->problem, CQP_P_BAD_VALUE, ptr, "%s", cq_strerror(rc));
     }
-    if (rc == CQ_ENOT_FINITE || rc == CQ_ENEGATIVE) {
-        snprintf(ptr, sizeof ptr, "%s/skin", base);
-        return cqp_fail(&c->problem, CQP_P_BAD_VALUE, ptr, "skin: %s", cq_strerror(rc));
-    }
-    if (rc == CQ_ERANGE && req->settings.capacity > CQ_WORLD_MAX_SHAPES) {
-        snprintf(ptr, sizeof ptr, "%s/capacity", base);
-        return cqp_fail(&c->problem, CQP_P_BAD_VALUE, ptr, "capacity must be <= %d", CQ_WORLD_MAX_SHAPES);
-    }
-    if (rc == CQ_ERANGE)
-        return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, "/shapes", "a world holds at most %d shapes",
-                        CQ_WORLD_MAX_SHAPES);
-    return cqd_h_server_fail(c, rc, "creating the world");
+    cqd_refusal r = {.site = req->import ? CQD_SITE_IMPORT : CQD_SITE_WORLD, .status = rc,
+                     .asked = &req->settings, .what = "creating the world"};
+    return cqd_h_refused(c, &r);
 }
 
 /* The summary's view of state, the world named in the path. */
