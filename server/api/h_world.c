@@ -66,6 +66,7 @@ int cqd_h_world_put(cqd_call *c)
     return rc > 0 ? rc : -1;
 }
 
+/* The listing's item i (ctx: the registry's list). */
 static int write_info(void *ctx, cqp_writer *w, int i)
 {
     const cqd_world_info *info = ctx;
