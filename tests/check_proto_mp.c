@@ -16,59 +16,59 @@ Suite *proto_mp_suite(void);
 static void assert_string(cqp_value v, const char *want)
 {
     size_t n = 0;
-    ck_assert_int_eq(cqpv_type(v), CQP_V_STRING);
-    const char *s = cqpv_string(v, &n);
+    ck_assert_int_eq(cqp_value_type(v), CQP_V_STRING);
+    const char *s = cqp_value_string(v, &n);
     ck_assert_uint_eq(n, strlen(want));
     ck_assert(memcmp(s, want, n) == 0);
 }
 
 static void assert_real(cqp_value v, double want)
 {
-    ck_assert_int_eq(cqpv_type(v), CQP_V_REAL);
-    ck_assert(cqpv_number(v) == want);
+    ck_assert_int_eq(cqp_value_type(v), CQP_V_REAL);
+    ck_assert(cqp_value_number(v) == want);
 }
 
 static void assert_sphere(cqp_value shape)
 {
-    ck_assert_int_eq(cqpv_type(shape), CQP_V_OBJECT);
-    ck_assert_uint_eq(cqpv_size(shape), 2);
-    assert_string(cqpv_get(shape, "type"), "sphere");
-    assert_real(cqpv_get(shape, "radius"), 1.0);
+    ck_assert_int_eq(cqp_value_type(shape), CQP_V_OBJECT);
+    ck_assert_uint_eq(cqp_value_size(shape), 2);
+    assert_string(cqp_value_get(shape, "type"), "sphere");
+    assert_real(cqp_value_get(shape, "radius"), 1.0);
 }
 
 /* The pair document read through any view of it. */
 static void check_pair_view(cqp_value root)
 {
-    ck_assert_int_eq(cqpv_type(root), CQP_V_OBJECT);
-    ck_assert_uint_eq(cqpv_size(root), 2);
+    ck_assert_int_eq(cqp_value_type(root), CQP_V_OBJECT);
+    ck_assert_uint_eq(cqp_value_size(root), 2);
     cqp_iter it;
     const char *key;
     size_t key_len;
     cqp_value a, b, pos, e;
-    cqpv_iter_init(&it, root);
-    ck_assert(cqpv_next_member(&it, &key, &key_len, &a));
-    ck_assert(cqpv_key_is(key, key_len, "a"));
-    ck_assert(cqpv_next_member(&it, &key, &key_len, &b));
-    ck_assert(cqpv_key_is(key, key_len, "b"));
-    ck_assert(!cqpv_next_member(&it, &key, &key_len, &e));
-    ck_assert_uint_eq(cqpv_size(a), 1);
-    assert_sphere(cqpv_get(a, "shape"));
-    assert_sphere(cqpv_get(b, "shape"));
-    pos = cqpv_get(cqpv_get(b, "pose"), "position");
-    ck_assert_int_eq(cqpv_type(pos), CQP_V_ARRAY);
-    ck_assert_uint_eq(cqpv_size(pos), 3);
+    cqp_value_iter_init(&it, root);
+    ck_assert(cqp_value_next_member(&it, &key, &key_len, &a));
+    ck_assert(cqp_value_key_is(key, key_len, "a"));
+    ck_assert(cqp_value_next_member(&it, &key, &key_len, &b));
+    ck_assert(cqp_value_key_is(key, key_len, "b"));
+    ck_assert(!cqp_value_next_member(&it, &key, &key_len, &e));
+    ck_assert_uint_eq(cqp_value_size(a), 1);
+    assert_sphere(cqp_value_get(a, "shape"));
+    assert_sphere(cqp_value_get(b, "shape"));
+    pos = cqp_value_get(cqp_value_get(b, "pose"), "position");
+    ck_assert_int_eq(cqp_value_type(pos), CQP_V_ARRAY);
+    ck_assert_uint_eq(cqp_value_size(pos), 3);
     static const double want[3] = {1.5, 0.0, 0.0};
     int k = 0;
-    for (cqpv_iter_init(&it, pos); cqpv_next(&it, &e); k++)
+    for (cqp_value_iter_init(&it, pos); cqp_value_next(&it, &e); k++)
         assert_real(e, want[k]);
     ck_assert_int_eq(k, 3);
     /* Missing members, near misses and lookups in what is no object. */
-    ck_assert(!cqpv_present(cqpv_get(root, "c")));
-    ck_assert(!cqpv_present(cqpv_get(a, "pose")));
-    ck_assert(!cqpv_present(cqpv_get(cqpv_get(a, "shape"), "typ")));
-    ck_assert(!cqpv_present(cqpv_get(cqpv_get(a, "shape"), "types")));
-    ck_assert(!cqpv_present(cqpv_get(pos, "0")));
-    ck_assert(!cqpv_present(cqpv_get(cqpv_get(cqpv_get(a, "shape"), "type"), "x")));
+    ck_assert(!cqp_value_present(cqp_value_get(root, "c")));
+    ck_assert(!cqp_value_present(cqp_value_get(a, "pose")));
+    ck_assert(!cqp_value_present(cqp_value_get(cqp_value_get(a, "shape"), "typ")));
+    ck_assert(!cqp_value_present(cqp_value_get(cqp_value_get(a, "shape"), "types")));
+    ck_assert(!cqp_value_present(cqp_value_get(pos, "0")));
+    ck_assert(!cqp_value_present(cqp_value_get(cqp_value_get(cqp_value_get(a, "shape"), "type"), "x")));
 }
 
 /* ---- golden bodies through the view ----------------------------------- */
@@ -83,8 +83,8 @@ START_TEST(test_golden_pair_float64)
     ck_assert_uint_eq(cqp_mp_span(C_(pair_f64) + 3), 36);
     ck_assert_uint_eq(cqp_mp_span(C_(pair_f64) + 41), 79);
     ck_assert_uint_eq(cqp_mp_span(C_(pair_f64) + 92), 28);
-    ck_assert_ptr_eq(cqpv_get(root, "a").ref, pair_f64 + 3);
-    ck_assert_ptr_eq(cqpv_get(root, "b").ref, pair_f64 + 41);
+    ck_assert_ptr_eq(cqp_value_get(root, "a").ref, pair_f64 + 3);
+    ck_assert_ptr_eq(cqp_value_get(root, "b").ref, pair_f64 + 41);
 }
 END_TEST
 
@@ -103,31 +103,31 @@ START_TEST(test_golden_kinds)
     ck_assert_uint_eq(sizeof kinds_doc, 102);
     accepted(kinds_doc, sizeof kinds_doc);
     cqp_value root = cqp_value_mp(C_(kinds_doc));
-    ck_assert_uint_eq(cqpv_size(root), 3);
+    ck_assert_uint_eq(cqp_value_size(root), 3);
     static const int64_t ints[10] = {127, -32, 255, 65535, 4294967295, INT64_MAX, -128, -32768, -2147483648LL,
                                      INT64_MIN};
     cqp_iter it;
     cqp_value e;
     int k = 0;
-    for (cqpv_iter_init(&it, cqpv_get(root, "int")); cqpv_next(&it, &e); k++) {
-        ck_assert_int_eq(cqpv_type(e), CQP_V_INT);
-        ck_assert_int_eq(cqpv_int(e), ints[k]);
+    for (cqp_value_iter_init(&it, cqp_value_get(root, "int")); cqp_value_next(&it, &e); k++) {
+        ck_assert_int_eq(cqp_value_type(e), CQP_V_INT);
+        ck_assert_int_eq(cqp_value_int(e), ints[k]);
     }
     ck_assert_int_eq(k, 10);
-    cqp_value real = cqpv_get(root, "real");
+    cqp_value real = cqp_value_get(root, "real");
     ck_assert_ptr_eq(real.ref, kinds_doc + 58);
-    cqpv_iter_init(&it, real);
-    ck_assert(cqpv_next(&it, &e));
+    cqp_value_iter_init(&it, real);
+    ck_assert(cqp_value_next(&it, &e));
     assert_real(e, ldexp(13421773, -26));
-    ck_assert(cqpv_next(&it, &e));
+    ck_assert(cqp_value_next(&it, &e));
     assert_real(e, 3.141592653589793);
-    ck_assert(cqpv_next(&it, &e));
-    ck_assert_int_eq(cqpv_type(e), CQP_V_NULL);
-    ck_assert(!cqpv_next(&it, &e));
-    cqp_value text = cqpv_get(root, "text");
-    ck_assert_int_eq(cqpv_type(cqpv_get(text, "\xc3\xa9")), CQP_V_BOOL);
-    ck_assert(cqpv_bool(cqpv_get(text, "\xc3\xa9")));
-    assert_string(cqpv_get(text, "f"), "\xe2\x82\xac");
+    ck_assert(cqp_value_next(&it, &e));
+    ck_assert_int_eq(cqp_value_type(e), CQP_V_NULL);
+    ck_assert(!cqp_value_next(&it, &e));
+    cqp_value text = cqp_value_get(root, "text");
+    ck_assert_int_eq(cqp_value_type(cqp_value_get(text, "\xc3\xa9")), CQP_V_BOOL);
+    ck_assert(cqp_value_bool(cqp_value_get(text, "\xc3\xa9")));
+    assert_string(cqp_value_get(text, "f"), "\xe2\x82\xac");
     ck_assert_uint_eq(cqp_mp_span(text.ref), 15);
 }
 END_TEST
@@ -142,7 +142,7 @@ START_TEST(test_body_open)
     ck_assert_ptr_eq(b.root.ref, pair_f64);
     check_pair_view(b.root);
     cqp_body_close(&b);
-    ck_assert(!cqpv_present(b.root));
+    ck_assert(!cqp_value_present(b.root));
 
     ck_assert_int_eq(cqp_body_open(&b, CQP_JSON, pair_json, strlen(pair_json), &p), 0);
     ck_assert_ptr_nonnull(b.tree);
@@ -150,24 +150,24 @@ START_TEST(test_body_open)
     check_pair_view(b.root);
     cqp_body_close(&b);
     ck_assert_ptr_null(b.tree);
-    ck_assert(!cqpv_present(b.root));
+    ck_assert(!cqp_value_present(b.root));
     cqp_body_close(&b); /* closing twice is harmless */
 
     /* An empty body opens absent in both formats. */
     for (int f = CQP_JSON; f <= CQP_MSGPACK; f++) {
         ck_assert_int_eq(cqp_body_open(&b, (cqp_format)f, "", 0, &p), 0);
-        ck_assert(!cqpv_present(b.root));
+        ck_assert(!cqp_value_present(b.root));
         ck_assert_ptr_null(b.tree);
         cqp_body_close(&b);
     }
     /* A malformed one is refused with nothing held. */
     ck_assert_int_eq(cqp_body_open(&b, CQP_MSGPACK, C_(pair_f64), sizeof pair_f64 - 1, &p), -1);
     ck_assert_int_eq(p.kind, CQP_P_BAD_MSGPACK);
-    ck_assert(!cqpv_present(b.root));
+    ck_assert(!cqp_value_present(b.root));
     ck_assert_ptr_null(b.tree);
     ck_assert_int_eq(cqp_body_open(&b, CQP_JSON, "{\"a\":", 5, &p), -1);
     ck_assert_int_eq(p.kind, CQP_P_BAD_JSON);
-    ck_assert(!cqpv_present(b.root));
+    ck_assert(!cqp_value_present(b.root));
     ck_assert_ptr_null(b.tree);
 }
 END_TEST
@@ -216,12 +216,12 @@ START_TEST(test_int_widths)
     const int_case *c = &int_cases[_i];
     accepted(c->b, c->n);
     cqp_value v = cqp_value_mp(C_(c->b));
-    ck_assert_int_eq(cqpv_type(v), CQP_V_INT);
-    ck_assert(cqpv_is_number(v));
-    ck_assert_int_eq(cqpv_int(v), c->i);
-    ck_assert(cqpv_number(v) == c->num);
-    ck_assert_uint_eq(cqpv_size(v), 0);
-    ck_assert(!cqpv_bool(v));
+    ck_assert_int_eq(cqp_value_type(v), CQP_V_INT);
+    ck_assert(cqp_value_is_number(v));
+    ck_assert_int_eq(cqp_value_int(v), c->i);
+    ck_assert(cqp_value_number(v) == c->num);
+    ck_assert_uint_eq(cqp_value_size(v), 0);
+    ck_assert(!cqp_value_bool(v));
 }
 END_TEST
 
@@ -240,22 +240,22 @@ START_TEST(test_floats)
     static const unsigned char nan64[] = {0xcb, 0x7f, 0xf8, 0, 0, 0, 0, 0, 0};
     accepted(f02, 5);
     assert_real(cqp_value_mp(C_(f02)), ldexp(13421773, -26));
-    ck_assert(cqpv_number(cqp_value_mp(C_(f02))) == (double)0.2f);
+    ck_assert(cqp_value_number(cqp_value_mp(C_(f02))) == (double)0.2f);
     accepted(sub, 5);
     assert_real(cqp_value_mp(C_(sub)), ldexp(1, -149));
     accepted(neg0, 5);
-    ck_assert(signbit(cqpv_number(cqp_value_mp(C_(neg0)))) && cqpv_number(cqp_value_mp(C_(neg0))) == 0);
+    ck_assert(signbit(cqp_value_number(cqp_value_mp(C_(neg0)))) && cqp_value_number(cqp_value_mp(C_(neg0))) == 0);
     accepted(big, 9);
     assert_real(cqp_value_mp(C_(big)), ldexp(0x1fffffffffffff, 971));
     accepted(nan32, 5);
-    ck_assert(isnan(cqpv_number(cqp_value_mp(C_(nan32)))));
+    ck_assert(isnan(cqp_value_number(cqp_value_mp(C_(nan32)))));
     accepted(inf32, 5);
-    ck_assert(isinf(cqpv_number(cqp_value_mp(C_(inf32)))) && cqpv_number(cqp_value_mp(C_(inf32))) > 0);
+    ck_assert(isinf(cqp_value_number(cqp_value_mp(C_(inf32)))) && cqp_value_number(cqp_value_mp(C_(inf32))) > 0);
     accepted(ninf64, 9);
-    ck_assert(isinf(cqpv_number(cqp_value_mp(C_(ninf64)))) && cqpv_number(cqp_value_mp(C_(ninf64))) < 0);
+    ck_assert(isinf(cqp_value_number(cqp_value_mp(C_(ninf64)))) && cqp_value_number(cqp_value_mp(C_(ninf64))) < 0);
     accepted(nan64, 9);
-    ck_assert(isnan(cqpv_number(cqp_value_mp(C_(nan64)))));
-    ck_assert_int_eq(cqpv_int(cqp_value_mp(C_(f02))), 0); /* no INT */
+    ck_assert(isnan(cqp_value_number(cqp_value_mp(C_(nan64)))));
+    ck_assert_int_eq(cqp_value_int(cqp_value_mp(C_(f02))), 0); /* no INT */
 }
 END_TEST
 
@@ -265,14 +265,14 @@ START_TEST(test_nil_bool)
     accepted(nil, 1);
     accepted(no, 1);
     accepted(yes, 1);
-    ck_assert_int_eq(cqpv_type(cqp_value_mp(C_(nil))), CQP_V_NULL);
-    ck_assert_int_eq(cqpv_type(cqp_value_mp(C_(no))), CQP_V_BOOL);
-    ck_assert_int_eq(cqpv_type(cqp_value_mp(C_(yes))), CQP_V_BOOL);
-    ck_assert(!cqpv_bool(cqp_value_mp(C_(no))));
-    ck_assert(cqpv_bool(cqp_value_mp(C_(yes))));
-    ck_assert(!cqpv_bool(cqp_value_mp(C_(nil))));
-    ck_assert(!cqpv_is_number(cqp_value_mp(C_(yes))));
-    ck_assert_int_eq(cqpv_type(cqp_value_mp(NULL)), CQP_V_ABSENT);
+    ck_assert_int_eq(cqp_value_type(cqp_value_mp(C_(nil))), CQP_V_NULL);
+    ck_assert_int_eq(cqp_value_type(cqp_value_mp(C_(no))), CQP_V_BOOL);
+    ck_assert_int_eq(cqp_value_type(cqp_value_mp(C_(yes))), CQP_V_BOOL);
+    ck_assert(!cqp_value_bool(cqp_value_mp(C_(no))));
+    ck_assert(cqp_value_bool(cqp_value_mp(C_(yes))));
+    ck_assert(!cqp_value_bool(cqp_value_mp(C_(nil))));
+    ck_assert(!cqp_value_is_number(cqp_value_mp(C_(yes))));
+    ck_assert_int_eq(cqp_value_type(cqp_value_mp(NULL)), CQP_V_ABSENT);
 }
 END_TEST
 
@@ -288,23 +288,23 @@ START_TEST(test_string_headers)
     for (int k = 0; k < 4; k++) {
         accepted(all[k], spans[k]);
         size_t n;
-        ck_assert_ptr_eq(cqpv_string(cqp_value_mp(C_(all[k])), &n), all[k] + spans[k] - 3);
+        ck_assert_ptr_eq(cqp_value_string(cqp_value_mp(C_(all[k])), &n), all[k] + spans[k] - 3);
         assert_string(cqp_value_mp(C_(all[k])), "abc");
     }
     /* A NUL inside, the empty string, 32 bytes (one past fixstr) as str8. */
     static const unsigned char nul[] = {0xa3, 'a', 0, 'b'}, empty[] = {0xa0};
     size_t n;
     accepted(nul, 4);
-    ck_assert(memcmp(cqpv_string(cqp_value_mp(C_(nul)), &n), "a\0b", 3) == 0 && n == 3);
+    ck_assert(memcmp(cqp_value_string(cqp_value_mp(C_(nul)), &n), "a\0b", 3) == 0 && n == 3);
     accepted(empty, 1);
-    cqpv_string(cqp_value_mp(C_(empty)), &n);
+    cqp_value_string(cqp_value_mp(C_(empty)), &n);
     ck_assert_uint_eq(n, 0);
     unsigned char s32b[34] = {0xd9, 32};
     memset(s32b + 2, 'x', 32);
     accepted(s32b, 34);
-    ck_assert_ptr_null(cqpv_string(cqp_value_mp(C_(s8 + 1)), &n)); /* 0x03, an int */
+    ck_assert_ptr_null(cqp_value_string(cqp_value_mp(C_(s8 + 1)), &n)); /* 0x03, an int */
     ck_assert_uint_eq(n, 0);
-    /* Keys of every header width are found by cqpv_get. */
+    /* Keys of every header width are found by cqp_value_get. */
     static const unsigned char keys[] = {
         0x84,                                     /* fixmap, 4 members */
         0xa1, 'a', 0x01,                          /* "a": 1 */
@@ -314,11 +314,11 @@ START_TEST(test_string_headers)
     };
     accepted(keys, sizeof keys);
     cqp_value m = cqp_value_mp(C_(keys));
-    ck_assert_int_eq(cqpv_int(cqpv_get(m, "a")), 1);
-    ck_assert_int_eq(cqpv_int(cqpv_get(m, "b")), 2);
-    ck_assert_int_eq(cqpv_int(cqpv_get(m, "c")), 3);
-    ck_assert_int_eq(cqpv_int(cqpv_get(m, "d")), 4);
-    ck_assert(!cqpv_present(cqpv_get(m, "e")));
+    ck_assert_int_eq(cqp_value_int(cqp_value_get(m, "a")), 1);
+    ck_assert_int_eq(cqp_value_int(cqp_value_get(m, "b")), 2);
+    ck_assert_int_eq(cqp_value_int(cqp_value_get(m, "c")), 3);
+    ck_assert_int_eq(cqp_value_int(cqp_value_get(m, "d")), 4);
+    ck_assert(!cqp_value_present(cqp_value_get(m, "e")));
 }
 END_TEST
 
@@ -346,8 +346,8 @@ START_TEST(test_spans)
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         accepted(kinds[k].b, kinds[k].n);
         cqp_value v = cqp_value_mp(C_(kinds[k].b));
-        ck_assert_int_eq(cqpv_type(v), kinds[k].t);
-        ck_assert_uint_eq(cqpv_size(v), kinds[k].size);
+        ck_assert_int_eq(cqp_value_type(v), kinds[k].t);
+        ck_assert_uint_eq(cqp_value_size(v), kinds[k].size);
         /* Each value followed by more: the span is still the value's own. */
         unsigned char two[16];
         memcpy(two, kinds[k].b, kinds[k].n);
@@ -357,10 +357,10 @@ START_TEST(test_spans)
     /* Elements inside: [[1],"x"]'s second element is at byte 3, 2 bytes. */
     cqp_iter it;
     cqp_value e;
-    cqpv_iter_init(&it, cqp_value_mp(C_(kinds[6].b)));
-    ck_assert(cqpv_next(&it, &e) && cqp_mp_span(e.ref) == 2);
-    ck_assert(cqpv_next(&it, &e) && e.ref == kinds[6].b + 3 && cqp_mp_span(e.ref) == 2);
-    ck_assert(!cqpv_next(&it, &e));
+    cqp_value_iter_init(&it, cqp_value_mp(C_(kinds[6].b)));
+    ck_assert(cqp_value_next(&it, &e) && cqp_mp_span(e.ref) == 2);
+    ck_assert(cqp_value_next(&it, &e) && e.ref == kinds[6].b + 3 && cqp_mp_span(e.ref) == 2);
+    ck_assert(!cqp_value_next(&it, &e));
 }
 END_TEST
 
@@ -377,21 +377,21 @@ START_TEST(test_iteration)
     size_t key_len;
     cqp_value v;
     int k = 0;
-    for (cqpv_iter_init(&it, root); cqpv_next_member(&it, &key, &key_len, &v); k++) {
-        ck_assert(cqpv_key_is(key, key_len, names[k]));
+    for (cqp_value_iter_init(&it, root); cqp_value_next_member(&it, &key, &key_len, &v); k++) {
+        ck_assert(cqp_value_key_is(key, key_len, names[k]));
         ck_assert_ptr_eq(key, doc + at[k] - 1);
         ck_assert_ptr_eq(v.ref, doc + at[k]);
     }
     ck_assert_int_eq(k, 3);
     /* Empty containers and scalars iterate nothing. */
-    cqpv_iter_init(&it, cqpv_get(root, "z"));
-    ck_assert(!cqpv_next_member(&it, &key, &key_len, &v));
-    cqpv_iter_init(&it, cqpv_get(root, "x"));
-    ck_assert(!cqpv_next(&it, &v));
-    cqpv_iter_init(&it, cqpv_get(root, "nope"));
-    ck_assert(!cqpv_next(&it, &v));
-    ck_assert_uint_eq(cqpv_size(cqpv_get(root, "nope")), 0);
-    ck_assert(!cqpv_present(cqpv_get(cqpv_get(root, "y"), "x")));
+    cqp_value_iter_init(&it, cqp_value_get(root, "z"));
+    ck_assert(!cqp_value_next_member(&it, &key, &key_len, &v));
+    cqp_value_iter_init(&it, cqp_value_get(root, "x"));
+    ck_assert(!cqp_value_next(&it, &v));
+    cqp_value_iter_init(&it, cqp_value_get(root, "nope"));
+    ck_assert(!cqp_value_next(&it, &v));
+    ck_assert_uint_eq(cqp_value_size(cqp_value_get(root, "nope")), 0);
+    ck_assert(!cqp_value_present(cqp_value_get(cqp_value_get(root, "y"), "x")));
 }
 END_TEST
 

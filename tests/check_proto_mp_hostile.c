@@ -383,12 +383,12 @@ START_TEST(test_million_elements)
     count_start();
     accepted(b, len);
     cqp_value v = cqp_value_mp(C_(b));
-    ck_assert_uint_eq(cqpv_size(v), n);
+    ck_assert_uint_eq(cqp_value_size(v), n);
     cqp_iter it;
     cqp_value e;
     int64_t sum = 0;
-    for (cqpv_iter_init(&it, v); cqpv_next(&it, &e);)
-        sum += cqpv_int(e);
+    for (cqp_value_iter_init(&it, v); cqp_value_next(&it, &e);)
+        sum += cqp_value_int(e);
     ck_assert_int_eq(sum, (int64_t)n);
     /* One element more than there are bytes: refused at the header. */
     b[4] = 0x41;
@@ -410,7 +410,7 @@ START_TEST(test_million_keys)
     accepted(b, len);
     ck_assert_int_gt(allocs, 0);
     ck_assert_int_eq(allocs, frees);
-    ck_assert_uint_eq(cqpv_size(cqp_value_mp(C_(b))), 1000000);
+    ck_assert_uint_eq(cqp_value_size(cqp_value_mp(C_(b))), 1000000);
     memcpy(b + 5 + 9 * 999999 + 1, "k000000", 7);
     refused_exactly(b, len, "MessagePack: duplicate key \"k000000\" at byte 8999996 (first at byte 5)");
     ck_assert_int_eq(allocs, frees);

@@ -287,7 +287,7 @@ START_TEST(envelope_frame_basic)
     ck_assert_ptr_null(e.root);
     ck_assert_int_eq(e.body_value.format, CQP_MSGPACK);
     ck_assert_ptr_eq(e.body_value.ref, e.body);
-    ck_assert_int_eq(cqpv_type(e.body_value), CQP_V_OBJECT);
+    ck_assert_int_eq(cqp_value_type(e.body_value), CQP_V_OBJECT);
     ck_assert_ptr_null(e.authorization);
     ck_assert_ptr_null(e.request_id);
     cqd_envelope_free(&e);
@@ -310,7 +310,7 @@ START_TEST(envelope_frame_members)
     ck_assert_uint_eq(e.id_len, 3);
     ck_assert(memcmp(e.id, "\xd9\x01x", 3) == 0);
     ck_assert_ptr_null(e.body);
-    ck_assert(!cqpv_present(e.body_value));
+    ck_assert(!cqp_value_present(e.body_value));
     cqd_envelope_free(&e);
     /* A body spans its bytes wherever it stands: first (walked to its
      * end), or last (up to the frame's end). */

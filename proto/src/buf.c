@@ -37,7 +37,7 @@ size_t cqp_buf_size(const cqp_buf *buf)
     return buf->len > SIZE_MAX - buf->wanted ? SIZE_MAX : buf->wanted + buf->len;
 }
 
-bool cqpb_grow(cqp_buf *buf, size_t n)
+bool cqp__buf_grow(cqp_buf *buf, size_t n)
 {
     if (buf->oom) {
         if (buf->over)

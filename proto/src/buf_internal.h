@@ -11,7 +11,7 @@
 
 /* The slow half of cqpb_room: grows buf (geometrically) for n more bytes
  * plus the NUL; false, with oom set, when it cannot (or was already oom). */
-bool cqpb_grow(cqp_buf *buf, size_t n);
+bool cqp__buf_grow(cqp_buf *buf, size_t n);
 
 /* Makes room for n more bytes plus the NUL; false when buf is (now) oom.
  * An oom buffer is never given room, so the appends after it are dropped. */
@@ -19,7 +19,7 @@ static inline bool cqpb_room(cqp_buf *buf, size_t n)
 {
     if (buf->data && !buf->oom && n < buf->cap - buf->len)
         return true;
-    return cqpb_grow(buf, n);
+    return cqp__buf_grow(buf, n);
 }
 
 /* Appends n bytes and keeps the NUL after them. */

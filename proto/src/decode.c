@@ -137,16 +137,16 @@ size_t cqp_pointer_append(char *buf, size_t size, const char *key)
     return append_key(buf, size - 1, strnlen(buf, size - 1), key, strlen(key));
 }
 
-int cqpd_push_keyn(cqp_decoder *d, const char *key, size_t len)
+int cqp__push_keyn(cqp_decoder *d, const char *key, size_t len)
 {
     int mark = d->path_len;
     d->path_len = (int)append_key(d->path, sizeof d->path - 1, (size_t)mark, key, len);
     return mark;
 }
 
-int cqpd_push_key(cqp_decoder *d, const char *key) { return cqpd_push_keyn(d, key, strlen(key)); }
+int cqp__push_key(cqp_decoder *d, const char *key) { return cqp__push_keyn(d, key, strlen(key)); }
 
-int cqpd_push_index(cqp_decoder *d, size_t index)
+int cqp__push_index(cqp_decoder *d, size_t index)
 {
     /* Digits by hand: this runs for every number of a large body. */
     char digits[24];
@@ -167,7 +167,7 @@ int cqpd_push_index(cqp_decoder *d, size_t index)
     return mark;
 }
 
-void cqpd_pop(cqp_decoder *d, int mark)
+void cqp__pop(cqp_decoder *d, int mark)
 {
     d->path_len = mark;
     d->path[mark] = '\0';
@@ -206,7 +206,7 @@ static void dotted(const char *path, char *out, size_t size)
     out[n] = '\0';
 }
 
-int cqpd_fail(cqp_decoder *d, cqp_problem_kind kind, const char *fmt, ...)
+int cqp__fail(cqp_decoder *d, cqp_problem_kind kind, const char *fmt, ...)
 {
     /* Roomier than the problem's detail, so the cut below sees where the
      * text would have been split. */
@@ -225,81 +225,81 @@ int cqpd_fail(cqp_decoder *d, cqp_problem_kind kind, const char *fmt, ...)
 }
 
 
-int cqpd_missing(cqp_decoder *d, const char *key)
+int cqp__missing(cqp_decoder *d, const char *key)
 {
-    int mark = cqpd_push_key(d, key);
-    cqpd_fail(d, CQP_P_MISSING_FIELD, "is required");
-    cqpd_pop(d, mark);
+    int mark = cqp__push_key(d, key);
+    cqp__fail(d, CQP_P_MISSING_FIELD, "is required");
+    cqp__pop(d, mark);
     return -1;
 }
 
-int cqpd_no_memory(cqp_decoder *d) { return cqp_fail(d->problem, CQP_P_BUSY, NULL, "out of memory"); }
+int cqp__no_memory(cqp_decoder *d) { return cqp_fail(d->problem, CQP_P_BUSY, NULL, "out of memory"); }
 
 /* An id given as an integer: its decimal string. */
 static int id_of_integer(cqp_decoder *d, cqp_value v, char out[CQ_WORLD_ID_MAX + 1])
 {
-    int64_t x = cqpv_int(v);
+    int64_t x = cqp_value_int(v);
     if (x < 0)
-        return cqpd_fail(d, CQP_P_BAD_VALUE, "must be >= 0 when given as an integer");
+        return cqp__fail(d, CQP_P_BAD_VALUE, "must be >= 0 when given as an integer");
     /* A larger MessagePack uint64 reads as INT64_MAX: naming another shape
      * than the client's would be worse than refusing it. */
-    if (cqpv_int_saturated(v))
-        return cqpd_fail(d, CQP_P_BAD_VALUE, "must be <= %" PRId64 " when given as an integer", INT64_MAX);
+    if (cqp_value_int_saturated(v))
+        return cqp__fail(d, CQP_P_BAD_VALUE, "must be <= %" PRId64 " when given as an integer", INT64_MAX);
     snprintf(out, CQ_WORLD_ID_MAX + 1, "%" PRId64, x);
     return 0;
 }
 
 int cqp_decode_id(cqp_decoder *d, cqp_value v, char out[CQ_WORLD_ID_MAX + 1])
 {
-    cqp_vtype t = cqpv_type(v);
+    cqp_vtype t = cqp_value_type(v);
     if (t == CQP_V_INT)
         return id_of_integer(d, v, out);
     if (t != CQP_V_STRING)
-        return cqpd_fail(d, CQP_P_BAD_TYPE, "must be a string or a non-negative integer");
+        return cqp__fail(d, CQP_P_BAD_TYPE, "must be a string or a non-negative integer");
     size_t len;
-    const char *s = cqpv_string(v, &len);
+    const char *s = cqp_value_string(v, &len);
     if (!cq_world_id_valid(s, len))
-        return cqpd_fail(d, CQP_P_BAD_VALUE, "must be 1 to %d characters of " CQ_WORLD_ID_CHARS, CQ_WORLD_ID_MAX);
+        return cqp__fail(d, CQP_P_BAD_VALUE, "must be 1 to %d characters of " CQ_WORLD_ID_CHARS, CQ_WORLD_ID_MAX);
     memcpy(out, s, len);
     out[len] = '\0';
     return 0;
 }
 
-int cqpd_fault(cqp_decoder *d, cq_fault f)
+int cqp__fault(cqp_decoder *d, cq_fault f)
 {
     if (f.status == CQ_ENO_MEMORY)
-        return cqpd_no_memory(d);
+        return cqp__no_memory(d);
     int mark = d->path_len;
     if (f.field)
-        cqpd_push_key(d, f.field);
+        cqp__push_key(d, f.field);
     if (f.field && f.index >= 0)
-        cqpd_push_index(d, (size_t)f.index);
+        cqp__push_index(d, (size_t)f.index);
     if (f.field && f.index >= 0 && f.sub >= 0)
-        cqpd_push_index(d, (size_t)f.sub);
+        cqp__push_index(d, (size_t)f.sub);
     bool rotation = f.field && strcmp(f.field, "rotation") == 0;
     switch (f.status) {
     case CQ_ENOT_FINITE:
-        cqpd_fail(d, CQP_P_BAD_VALUE, "must be a finite number");
+        cqp__fail(d, CQP_P_BAD_VALUE, "must be a finite number");
         break;
     case CQ_ENEGATIVE:
-        cqpd_fail(d, CQP_P_BAD_VALUE, "must be >= 0");
+        cqp__fail(d, CQP_P_BAD_VALUE, "must be >= 0");
         break;
     case CQ_ENOT_UNIT:
         if (rotation)
-            cqpd_fail(d, CQP_P_BAD_VALUE, "must have length 1 (within %g)", CQ_QUAT_UNIT_TOL);
+            cqp__fail(d, CQP_P_BAD_VALUE, "must have length 1 (within %g)", CQ_QUAT_UNIT_TOL);
         else
-            cqpd_fail(d, CQP_P_BAD_VALUE, "must be a unit vector (within %g)", CQ_AXIS_TOL);
+            cqp__fail(d, CQP_P_BAD_VALUE, "must be a unit vector (within %g)", CQ_AXIS_TOL);
         break;
     case CQ_ENOT_ORTHOGONAL:
-        cqpd_fail(d, CQP_P_BAD_VALUE, "must be orthogonal to the other axes (within %g)", CQ_AXIS_TOL);
+        cqp__fail(d, CQP_P_BAD_VALUE, "must be orthogonal to the other axes (within %g)", CQ_AXIS_TOL);
         break;
     case CQ_EMIRROR:
-        cqpd_fail(d, CQP_P_BAD_VALUE, "must be right-handed (a mirror is not a rotation)");
+        cqp__fail(d, CQP_P_BAD_VALUE, "must be right-handed (a mirror is not a rotation)");
         break;
     default:
-        cqpd_fail(d, CQP_P_BAD_VALUE, "is invalid: %s", cq_strerror(f.status));
+        cqp__fail(d, CQP_P_BAD_VALUE, "is invalid: %s", cq_strerror(f.status));
         break;
     }
-    cqpd_pop(d, mark);
+    cqp__pop(d, mark);
     return -1;
 }

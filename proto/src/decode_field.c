@@ -9,7 +9,7 @@
 
 #include "decode_internal.h"
 
-size_t cqpd_limit(int lim, size_t hard)
+size_t cqp__limit(int lim, size_t hard)
 {
     return lim > 0 && (size_t)lim < hard ? (size_t)lim : hard;
 }
@@ -18,7 +18,7 @@ size_t cqpd_limit(int lim, size_t hard)
 static int field_index(const char *const *names, const char *key, size_t len)
 {
     for (int k = 0; names[k]; k++)
-        if (cqpv_key_is(key, len, names[k]))
+        if (cqp_value_key_is(key, len, names[k]))
             return k;
     return -1;
 }
@@ -26,39 +26,39 @@ static int field_index(const char *const *names, const char *key, size_t len)
 /* An unknown or repeated key, at its own pointer. */
 static int member_fail(cqp_decoder *d, const char *key, size_t len, bool repeated, const char *what)
 {
-    int mark = cqpd_push_keyn(d, key, len);
+    int mark = cqp__push_keyn(d, key, len);
     if (repeated)
-        cqpd_fail(d, CQP_P_BAD_VALUE, "is a duplicate key (each key may appear once)");
+        cqp__fail(d, CQP_P_BAD_VALUE, "is a duplicate key (each key may appear once)");
     else
-        cqpd_fail(d, CQP_P_UNKNOWN_FIELD, "is not a field of %s", what);
-    cqpd_pop(d, mark);
+        cqp__fail(d, CQP_P_UNKNOWN_FIELD, "is not a field of %s", what);
+    cqp__pop(d, mark);
     return -1;
 }
 
-int cqpd_object(cqp_decoder *d, cqp_value v, const char *const *names, const char *what, cqpd_fields *f)
+int cqp__object(cqp_decoder *d, cqp_value v, const char *const *names, const char *what, cqpd_fields *f)
 {
     f->names = names;
     for (int k = 0; names[k]; k++)
         f->v[k] = cqp_value_absent();
-    if (!cqpv_present(v))
+    if (!cqp_value_present(v))
         return 0;
-    if (cqpv_type(v) != CQP_V_OBJECT)
-        return cqpd_fail(d, CQP_P_BAD_TYPE, "must be an object");
+    if (cqp_value_type(v) != CQP_V_OBJECT)
+        return cqp__fail(d, CQP_P_BAD_TYPE, "must be an object");
     cqp_iter it;
     const char *key;
     size_t len;
     cqp_value x;
-    cqpv_iter_init(&it, v);
-    while (cqpv_next_member(&it, &key, &len, &x)) {
+    cqp_value_iter_init(&it, v);
+    while (cqp_value_next_member(&it, &key, &len, &x)) {
         int k = field_index(names, key, len);
-        if (k < 0 || cqpv_present(f->v[k]))
+        if (k < 0 || cqp_value_present(f->v[k]))
             return member_fail(d, key, len, k >= 0, what);
         f->v[k] = x;
     }
     return 0;
 }
 
-cqp_value cqpd_get(const cqpd_fields *f, const char *key)
+cqp_value cqp__get(const cqpd_fields *f, const char *key)
 {
     /* Callers pass the same literal as the field list, which the compiler
      * usually merges: the pointer test mostly spares the strcmp. */
@@ -71,15 +71,15 @@ cqp_value cqpd_get(const cqpd_fields *f, const char *key)
     return cqp_value_absent();
 }
 
-int cqpd_enter(cqp_decoder *d, const cqpd_fields *f, const char *key, bool required, cqp_value *v, int *mark)
+int cqp__enter(cqp_decoder *d, const cqpd_fields *f, const char *key, bool required, cqp_value *v, int *mark)
 {
-    cqp_value x = cqpd_get(f, key);
-    if (!cqpv_present(x)) {
+    cqp_value x = cqp__get(f, key);
+    if (!cqp_value_present(x)) {
         if (required)
-            cqpd_missing(d, key);
+            cqp__missing(d, key);
         return required ? -1 : 0;
     }
-    *mark = cqpd_push_key(d, key);
+    *mark = cqp__push_key(d, key);
     *v = x;
     return 1;
 }
@@ -98,92 +98,92 @@ static const char *number_fault(double x, bool any_magnitude)
 
 static int number_of(cqp_decoder *d, cqp_value v, bool any_magnitude, double *out)
 {
-    if (!cqpv_is_number(v))
-        return cqpd_fail(d, CQP_P_BAD_TYPE, "must be a number");
-    double x = cqpv_number(v);
+    if (!cqp_value_is_number(v))
+        return cqp__fail(d, CQP_P_BAD_TYPE, "must be a number");
+    double x = cqp_value_number(v);
     const char *fault = number_fault(x, any_magnitude);
     if (fault)
-        return cqpd_fail(d, CQP_P_BAD_VALUE, "%s", fault);
+        return cqp__fail(d, CQP_P_BAD_VALUE, "%s", fault);
     *out = x;
     return 0;
 }
 
-int cqpd_finite(cqp_decoder *d, cqp_value v, double *out) { return number_of(d, v, true, out); }
+int cqp__finite(cqp_decoder *d, cqp_value v, double *out) { return number_of(d, v, true, out); }
 
-int cqpd_number(cqp_decoder *d, cqp_value v, double *out) { return number_of(d, v, false, out); }
+int cqp__number(cqp_decoder *d, cqp_value v, double *out) { return number_of(d, v, false, out); }
 
-int cqpd_nonneg(cqp_decoder *d, cqp_value v, double *out)
+int cqp__nonneg(cqp_decoder *d, cqp_value v, double *out)
 {
     double x = 0;
-    if (cqpd_number(d, v, &x))
+    if (cqp__number(d, v, &x))
         return -1;
     if (x < 0)
-        return cqpd_fail(d, CQP_P_BAD_VALUE, "must be >= 0");
+        return cqp__fail(d, CQP_P_BAD_VALUE, "must be >= 0");
     *out = x;
     return 0;
 }
 
-int cqpd_integer(cqp_decoder *d, cqp_value v, int64_t lo, int64_t hi, int64_t *out)
+int cqp__integer(cqp_decoder *d, cqp_value v, int64_t lo, int64_t hi, int64_t *out)
 {
-    if (cqpv_type(v) != CQP_V_INT)
-        return cqpd_fail(d, CQP_P_BAD_TYPE, "must be an integer");
-    int64_t x = cqpv_int(v);
+    if (cqp_value_type(v) != CQP_V_INT)
+        return cqp__fail(d, CQP_P_BAD_TYPE, "must be an integer");
+    int64_t x = cqp_value_int(v);
     if (x < lo)
-        return cqpd_fail(d, CQP_P_BAD_VALUE, "must be >= %" PRId64, lo);
+        return cqp__fail(d, CQP_P_BAD_VALUE, "must be >= %" PRId64, lo);
     if (x > hi)
-        return cqpd_fail(d, CQP_P_BAD_VALUE, "must be <= %" PRId64, hi);
+        return cqp__fail(d, CQP_P_BAD_VALUE, "must be <= %" PRId64, hi);
     *out = x;
     return 0;
 }
 
-int cqpd_uint32(cqp_decoder *d, cqp_value v, uint32_t *out)
+int cqp__uint32(cqp_decoder *d, cqp_value v, uint32_t *out)
 {
     int64_t x = 0;
-    if (cqpd_integer(d, v, 0, UINT32_MAX, &x))
+    if (cqp__integer(d, v, 0, UINT32_MAX, &x))
         return -1;
     *out = (uint32_t)x;
     return 0;
 }
 
-int cqpd_bool(cqp_decoder *d, cqp_value v, bool *out)
+int cqp__bool(cqp_decoder *d, cqp_value v, bool *out)
 {
-    if (cqpv_type(v) != CQP_V_BOOL)
-        return cqpd_fail(d, CQP_P_BAD_TYPE, "must be true or false");
-    *out = cqpv_bool(v);
+    if (cqp_value_type(v) != CQP_V_BOOL)
+        return cqp__fail(d, CQP_P_BAD_TYPE, "must be true or false");
+    *out = cqp_value_bool(v);
     return 0;
 }
 
-int cqpd_array(cqp_decoder *d, cqp_value v, size_t *n)
+int cqp__array(cqp_decoder *d, cqp_value v, size_t *n)
 {
-    if (cqpv_type(v) != CQP_V_ARRAY)
-        return cqpd_fail(d, CQP_P_BAD_TYPE, "must be an array");
-    *n = cqpv_size(v);
+    if (cqp_value_type(v) != CQP_V_ARRAY)
+        return cqp__fail(d, CQP_P_BAD_TYPE, "must be an array");
+    *n = cqp_value_size(v);
     return 0;
 }
 
-int cqpd_array_limited(cqp_decoder *d, cqp_value v, bool nonempty, size_t max, const char *noun, size_t *n)
+int cqp__array_limited(cqp_decoder *d, cqp_value v, bool nonempty, size_t max, const char *noun, size_t *n)
 {
-    if (cqpd_array(d, v, n))
+    if (cqp__array(d, v, n))
         return -1;
     if (*n > max)
-        return cqpd_fail(d, CQP_P_OVER_LIMIT, "has %zu %s; the limit is %zu", *n, noun, max);
+        return cqp__fail(d, CQP_P_OVER_LIMIT, "has %zu %s; the limit is %zu", *n, noun, max);
     if (nonempty && *n == 0)
-        return cqpd_fail(d, CQP_P_BAD_VALUE, "must not be empty");
+        return cqp__fail(d, CQP_P_BAD_VALUE, "must not be empty");
     return 0;
 }
 
-int cqpd_numbers(cqp_decoder *d, cqp_value a, bool any_magnitude, double *out, size_t n)
+int cqp__numbers(cqp_decoder *d, cqp_value a, bool any_magnitude, double *out, size_t n)
 {
     /* Numbers are most of a large body: read in one call, checked as
      * doubles, with the path pushed only for a bad one. */
-    size_t got = cqpv_numbers(a, out, n);
+    size_t got = cqp_value_numbers(a, out, n);
     for (size_t k = 0; k < n; k++) {
         const char *fault = k < got ? number_fault(out[k], any_magnitude) : "must be a number";
         if (!fault)
             continue;
-        int mark = cqpd_push_index(d, k);
-        cqpd_fail(d, k < got ? CQP_P_BAD_VALUE : CQP_P_BAD_TYPE, "%s", fault);
-        cqpd_pop(d, mark);
+        int mark = cqp__push_index(d, k);
+        cqp__fail(d, k < got ? CQP_P_BAD_VALUE : CQP_P_BAD_TYPE, "%s", fault);
+        cqp__pop(d, mark);
         return -1;
     }
     return 0;
@@ -191,13 +191,13 @@ int cqpd_numbers(cqp_decoder *d, cqp_value a, bool any_magnitude, double *out, s
 
 static int vec3_of(cqp_decoder *d, cqp_value v, bool any_magnitude, cq_vec3 *out)
 {
-    if (cqpv_type(v) != CQP_V_ARRAY)
-        return cqpd_fail(d, CQP_P_BAD_TYPE, "must be an array of 3 numbers");
-    size_t n = cqpv_size(v);
+    if (cqp_value_type(v) != CQP_V_ARRAY)
+        return cqp__fail(d, CQP_P_BAD_TYPE, "must be an array of 3 numbers");
+    size_t n = cqp_value_size(v);
     if (n != 3)
-        return cqpd_fail(d, CQP_P_BAD_VALUE, "must have 3 numbers, not %zu", n);
+        return cqp__fail(d, CQP_P_BAD_VALUE, "must have 3 numbers, not %zu", n);
     double c[3];
-    if (cqpd_numbers(d, v, any_magnitude, c, 3))
+    if (cqp__numbers(d, v, any_magnitude, c, 3))
         return -1;
     *out = cq_v3(c[0], c[1], c[2]);
     return 0;
@@ -205,24 +205,24 @@ static int vec3_of(cqp_decoder *d, cqp_value v, bool any_magnitude, cq_vec3 *out
 
 int cqp_decode_vec3(cqp_decoder *d, cqp_value v, cq_vec3 *out) { return vec3_of(d, v, false, out); }
 
-int cqpd_finite_vec3(cqp_decoder *d, cqp_value v, cq_vec3 *out) { return vec3_of(d, v, true, out); }
+int cqp__finite_vec3(cqp_decoder *d, cqp_value v, cq_vec3 *out) { return vec3_of(d, v, true, out); }
 
 
-static int leaf_number(cqp_decoder *d, cqp_value v, void *out) { return cqpd_number(d, v, out); }
-static int leaf_nonneg(cqp_decoder *d, cqp_value v, void *out) { return cqpd_nonneg(d, v, out); }
+static int leaf_number(cqp_decoder *d, cqp_value v, void *out) { return cqp__number(d, v, out); }
+static int leaf_nonneg(cqp_decoder *d, cqp_value v, void *out) { return cqp__nonneg(d, v, out); }
 static int leaf_vec3(cqp_decoder *d, cqp_value v, void *out) { return cqp_decode_vec3(d, v, out); }
-static int leaf_uint32(cqp_decoder *d, cqp_value v, void *out) { return cqpd_uint32(d, v, out); }
-static int leaf_bool(cqp_decoder *d, cqp_value v, void *out) { return cqpd_bool(d, v, out); }
+static int leaf_uint32(cqp_decoder *d, cqp_value v, void *out) { return cqp__uint32(d, v, out); }
+static int leaf_bool(cqp_decoder *d, cqp_value v, void *out) { return cqp__bool(d, v, out); }
 static int leaf_id(cqp_decoder *d, cqp_value v, void *out) { return cqp_decode_id(d, v, out); }
 static int leaf_pose(cqp_decoder *d, cqp_value v, void *out) { return cqp_decode_pose(d, v, out); }
 
-int cqpd_leaf(cqp_decoder *d, const char *key, cqpd_leaf_fn leaf, cqp_value v, void *out)
+int cqp__leaf(cqp_decoder *d, const char *key, cqpd_leaf_fn leaf, cqp_value v, void *out)
 {
     if (leaf(d, v, out) == 0)
         return 0;
-    int mark = cqpd_push_key(d, key);
+    int mark = cqp__push_key(d, key);
     leaf(d, v, out);
-    cqpd_pop(d, mark);
+    cqp__pop(d, mark);
     return -1;
 }
 
@@ -230,59 +230,59 @@ int cqpd_leaf(cqp_decoder *d, const char *key, cqpd_leaf_fn leaf, cqp_value v, v
 static int leaf_field(cqp_decoder *d, const cqpd_fields *f, const char *key, bool required, cqpd_leaf_fn leaf,
                       void *out)
 {
-    cqp_value v = cqpd_get(f, key);
-    if (!cqpv_present(v)) {
+    cqp_value v = cqp__get(f, key);
+    if (!cqp_value_present(v)) {
         if (required)
-            cqpd_missing(d, key);
+            cqp__missing(d, key);
         return required ? -1 : 0;
     }
-    return cqpd_leaf(d, key, leaf, v, out) ? -1 : 1;
+    return cqp__leaf(d, key, leaf, v, out) ? -1 : 1;
 }
 
-int cqpd_field_number(cqp_decoder *d, const cqpd_fields *f, const char *key, bool required, double *out)
+int cqp__field_number(cqp_decoder *d, const cqpd_fields *f, const char *key, bool required, double *out)
 {
     return leaf_field(d, f, key, required, leaf_number, out);
 }
 
-int cqpd_field_nonneg(cqp_decoder *d, const cqpd_fields *f, const char *key, bool required, double *out)
+int cqp__field_nonneg(cqp_decoder *d, const cqpd_fields *f, const char *key, bool required, double *out)
 {
     return leaf_field(d, f, key, required, leaf_nonneg, out);
 }
 
-int cqpd_field_vec3(cqp_decoder *d, const cqpd_fields *f, const char *key, bool required, cq_vec3 *out)
+int cqp__field_vec3(cqp_decoder *d, const cqpd_fields *f, const char *key, bool required, cq_vec3 *out)
 {
     return leaf_field(d, f, key, required, leaf_vec3, out);
 }
 
-int cqpd_field_uint32(cqp_decoder *d, const cqpd_fields *f, const char *key, uint32_t *out)
+int cqp__field_uint32(cqp_decoder *d, const cqpd_fields *f, const char *key, uint32_t *out)
 {
     return leaf_field(d, f, key, false, leaf_uint32, out);
 }
 
-int cqpd_field_bool(cqp_decoder *d, const cqpd_fields *f, const char *key, bool *out)
+int cqp__field_bool(cqp_decoder *d, const cqpd_fields *f, const char *key, bool *out)
 {
     return leaf_field(d, f, key, false, leaf_bool, out);
 }
 
-int cqpd_field_integer(cqp_decoder *d, const cqpd_fields *f, const char *key, int64_t lo, int64_t hi,
+int cqp__field_integer(cqp_decoder *d, const cqpd_fields *f, const char *key, int64_t lo, int64_t hi,
                        int64_t *out)
 {
     cqp_value v;
     int mark;
-    int in = cqpd_enter(d, f, key, false, &v, &mark);
+    int in = cqp__enter(d, f, key, false, &v, &mark);
     if (in <= 0)
         return in;
-    int rc = cqpd_integer(d, v, lo, hi, out);
-    cqpd_pop(d, mark);
+    int rc = cqp__integer(d, v, lo, hi, out);
+    cqp__pop(d, mark);
     return rc ? -1 : 1;
 }
 
-int cqpd_field_id(cqp_decoder *d, const cqpd_fields *f, const char *key, char out[CQ_WORLD_ID_MAX + 1])
+int cqp__field_id(cqp_decoder *d, const cqpd_fields *f, const char *key, char out[CQ_WORLD_ID_MAX + 1])
 {
     return leaf_field(d, f, key, true, leaf_id, out);
 }
 
-int cqpd_field_pose(cqp_decoder *d, const cqpd_fields *f, const char *key, bool required, cq_xform *out)
+int cqp__field_pose(cqp_decoder *d, const cqpd_fields *f, const char *key, bool required, cq_xform *out)
 {
     int in = leaf_field(d, f, key, required, leaf_pose, out);
     if (in == 0)
@@ -292,14 +292,14 @@ int cqpd_field_pose(cqp_decoder *d, const cqpd_fields *f, const char *key, bool 
 
 /* Not a leaf: a shape may build a hull or mesh, which may fail for memory
  * once and not twice. */
-int cqpd_field_shape(cqp_decoder *d, const cqpd_fields *f, const char *key, cqp_shape *out)
+int cqp__field_shape(cqp_decoder *d, const cqpd_fields *f, const char *key, cqp_shape *out)
 {
     cqp_value v;
     int mark;
-    int in = cqpd_enter(d, f, key, true, &v, &mark);
+    int in = cqp__enter(d, f, key, true, &v, &mark);
     if (in <= 0)
         return in;
     int rc = cqp_decode_shape(d, v, out);
-    cqpd_pop(d, mark);
+    cqp__pop(d, mark);
     return rc ? -1 : 1;
 }

@@ -2,7 +2,7 @@
  * the form a game tick sends 10,000 of, {"id", "pose": {"position",
  * "rotation"}, "velocity"?}, members in any order. Through the view each
  * of its 21 values is a call, and each map is walked twice, once by
- * cqpd_object to find its members and again by the iteration skipping past
+ * cqp__object to find its members and again by the iteration skipping past
  * it; here every byte is read once and the item's end comes out for free.
  * It takes only what the view-based decode_move would accept, decoded to
  * the same bits: anything else (another form, or any fault) is left to
@@ -12,7 +12,7 @@
 #include "decode_internal.h"
 #include "mp_read.h"
 
-/* A number as cqpd_number takes it, stored straight where it goes: read
+/* A number as cqp__number takes it, stored straight where it goes: read
  * into a local array and then copied, each vector would be written in 8
  * bytes and read back in 16, which the processor cannot forward. */
 __attribute__((always_inline)) static inline bool number(const unsigned char **p, double *out)
@@ -81,7 +81,7 @@ static inline bool pose_of(const unsigned char **p, cqpd_move_raw *raw)
     return true;
 }
 
-const char *cqpd_move_mp(const char *at, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op, cqpd_move_raw *raw)
+const char *cqp__move_mp(const char *at, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op, cqpd_move_raw *raw)
 {
     const unsigned char *p = (const unsigned char *)at;
     uint32_t n;

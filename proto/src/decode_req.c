@@ -25,17 +25,17 @@ static int decode_posed(cqp_decoder *d, const cqpd_fields *body, const char *key
     cqp_value v;
     cqpd_fields f;
     int mark;
-    if (cqpd_enter(d, body, key, true, &v, &mark) < 0)
+    if (cqp__enter(d, body, key, true, &v, &mark) < 0)
         return -1;
     int rc = -1;
-    if (cqpd_object(d, v, posed_fields, "a posed shape", &f) == 0 &&
-        cqpd_field_shape(d, &f, "shape", &out->shape) > 0) {
-        if (cqpd_field_pose(d, &f, "pose", false, &out->pose) < 0)
+    if (cqp__object(d, v, posed_fields, "a posed shape", &f) == 0 &&
+        cqp__field_shape(d, &f, "shape", &out->shape) > 0) {
+        if (cqp__field_pose(d, &f, "pose", false, &out->pose) < 0)
             cqp_shape_release(&out->shape);
         else
             rc = 0;
     }
-    cqpd_pop(d, mark);
+    cqp__pop(d, mark);
     return rc;
 }
 
@@ -50,10 +50,10 @@ int cqp_decode_pair(cqp_decoder *d, cqp_value body, cqp_pair_req *out)
 {
     cqpd_fields f;
     memset(out, 0, sizeof *out);
-    if (cqpd_object(d, body, pair_fields, "a pair request", &f) || decode_posed(d, &f, "a", &out->a))
+    if (cqp__object(d, body, pair_fields, "a pair request", &f) || decode_posed(d, &f, "a", &out->a))
         return -1;
-    if (decode_posed(d, &f, "b", &out->b) || cqpd_field_nonneg(d, &f, "skin", false, &out->skin) < 0 ||
-        cqpd_field_bool(d, &f, "explain", &out->explain) < 0) {
+    if (decode_posed(d, &f, "b", &out->b) || cqp__field_nonneg(d, &f, "skin", false, &out->skin) < 0 ||
+        cqp__field_bool(d, &f, "explain", &out->explain) < 0) {
         cqp_pair_req_release(out);
         return -1;
     }
@@ -74,12 +74,12 @@ static int decode_pair_items(cqp_decoder *d, cqp_value a, size_t n, cqp_pairs_re
     cqp_iter it;
     cqp_value v;
     if (n > 0 && !(out->items = cqp_calloc(n, sizeof *out->items)))
-        return cqpd_no_memory(d);
-    cqpv_iter_init(&it, a);
-    while (cqpv_next(&it, &v)) {
-        int mark = cqpd_push_index(d, (size_t)out->count);
+        return cqp__no_memory(d);
+    cqp_value_iter_init(&it, a);
+    while (cqp_value_next(&it, &v)) {
+        int mark = cqp__push_index(d, (size_t)out->count);
         int rc = cqp_decode_pair(d, v, &out->items[out->count]);
-        cqpd_pop(d, mark);
+        cqp__pop(d, mark);
         if (rc)
             return -1;
         out->count++;
@@ -94,11 +94,11 @@ int cqp_decode_pairs(cqp_decoder *d, cqp_value body, cqp_pairs_req *out)
     int mark;
     size_t n;
     memset(out, 0, sizeof *out);
-    if (cqpd_object(d, body, pairs_fields, "a pairs request", &f) || cqpd_enter(d, &f, "pairs", true, &a, &mark) < 0)
+    if (cqp__object(d, body, pairs_fields, "a pairs request", &f) || cqp__enter(d, &f, "pairs", true, &a, &mark) < 0)
         return -1;
-    size_t max = cqpd_limit(d->limits ? d->limits->pairs : 0, INT_MAX);
-    int rc = cqpd_array_limited(d, a, false, max, "items", &n) || decode_pair_items(d, a, n, out) ? -1 : 0;
-    cqpd_pop(d, mark);
+    size_t max = cqp__limit(d->limits ? d->limits->pairs : 0, INT_MAX);
+    int rc = cqp__array_limited(d, a, false, max, "items", &n) || decode_pair_items(d, a, n, out) ? -1 : 0;
+    cqp__pop(d, mark);
     if (rc)
         cqp_pairs_req_release(out);
     return rc;
@@ -119,17 +119,17 @@ static int decode_id_filter(cqp_decoder *d, cqp_value a, cqp_contacts_req *out)
     cqp_value v;
     size_t n;
     // Bounded like a batch: each id takes 73 bytes here, one on the wire.
-    if (cqpd_array_limited(d, a, false, cqpd_limit(d->limits ? d->limits->batch_items : 0, INT_MAX), "ids", &n))
+    if (cqp__array_limited(d, a, false, cqp__limit(d->limits ? d->limits->batch_items : 0, INT_MAX), "ids", &n))
         return -1;
     out->ids = cqp_calloc(n ? n : 1, sizeof *out->ids);
     out->id_ptrs = cqp_calloc(n ? n : 1, sizeof *out->id_ptrs);
     if (!out->ids || !out->id_ptrs)
-        return cqpd_no_memory(d);
-    cqpv_iter_init(&it, a);
-    for (size_t i = 0; cqpv_next(&it, &v); i++) {
-        int mark = cqpd_push_index(d, i);
+        return cqp__no_memory(d);
+    cqp_value_iter_init(&it, a);
+    for (size_t i = 0; cqp_value_next(&it, &v); i++) {
+        int mark = cqp__push_index(d, i);
         int rc = cqp_decode_id(d, v, out->ids[i]);
-        cqpd_pop(d, mark);
+        cqp__pop(d, mark);
         if (rc)
             return -1;
         out->id_ptrs[i] = out->ids[i];
@@ -144,16 +144,16 @@ int cqp_decode_contacts(cqp_decoder *d, cqp_value body, cqp_contacts_req *out)
     cqp_value a;
     int mark;
     memset(out, 0, sizeof *out);
-    if (cqpd_object(d, body, contacts_fields, "a contacts request", &f))
+    if (cqp__object(d, body, contacts_fields, "a contacts request", &f))
         return -1;
-    int in = cqpd_enter(d, &f, "ids", false, &a, &mark);
+    int in = cqp__enter(d, &f, "ids", false, &a, &mark);
     if (in > 0) {
         int rc = decode_id_filter(d, a, out);
-        cqpd_pop(d, mark);
+        cqp__pop(d, mark);
         if (rc)
             in = -1;
     }
-    if (in < 0 || cqpd_field_nonneg(d, &f, "dt", false, &out->dt) < 0) {
+    if (in < 0 || cqp__field_nonneg(d, &f, "dt", false, &out->dt) < 0) {
         cqp_contacts_req_release(out);
         return -1;
     }
@@ -168,19 +168,19 @@ static int decode_direction(cqp_decoder *d, const cqpd_fields *ray, cq_vec3 *out
     cqp_value v;
     int mark;
     cq_vec3 dir;
-    if (cqpd_enter(d, ray, "direction", true, &v, &mark) < 0)
+    if (cqp__enter(d, ray, "direction", true, &v, &mark) < 0)
         return -1;
-    int rc = cqpd_finite_vec3(d, v, &dir);
+    int rc = cqp__finite_vec3(d, v, &dir);
     if (rc == 0) {
         double m = fmax(fabs(dir.x), fmax(fabs(dir.y), fabs(dir.z)));
         if (m == 0) {
-            rc = cqpd_fail(d, CQP_P_BAD_VALUE, "must be a non-zero vector");
+            rc = cqp__fail(d, CQP_P_BAD_VALUE, "must be a non-zero vector");
         } else {
             dir = cq_v3(dir.x / m, dir.y / m, dir.z / m);
             *out = cq_scale(dir, 1 / cq_len(dir));
         }
     }
-    cqpd_pop(d, mark);
+    cqp__pop(d, mark);
     return rc;
 }
 
@@ -190,16 +190,16 @@ static int decode_max_distance(cqp_decoder *d, const cqpd_fields *ray, double *o
 {
     cqp_value v;
     int mark;
-    int in = cqpd_enter(d, ray, "max_distance", false, &v, &mark);
+    int in = cqp__enter(d, ray, "max_distance", false, &v, &mark);
     if (in <= 0)
         return in;
     double x = 0;
-    int rc = cqpd_finite(d, v, &x);
+    int rc = cqp__finite(d, v, &x);
     if (rc == 0 && x < 0)
-        rc = cqpd_fail(d, CQP_P_BAD_VALUE, "must be >= 0");
+        rc = cqp__fail(d, CQP_P_BAD_VALUE, "must be >= 0");
     if (rc == 0)
         *out = fmin(x, RAY_UNBOUNDED);
-    cqpd_pop(d, mark);
+    cqp__pop(d, mark);
     return rc;
 }
 
@@ -208,9 +208,9 @@ static int decode_ray(cqp_decoder *d, cqp_value v, cq_world_ray *out)
     cqpd_fields f;
     out->ray.max_distance = RAY_UNBOUNDED;
     out->mask = UINT32_MAX;
-    if (cqpd_object(d, v, ray_fields, "a ray", &f) || cqpd_field_vec3(d, &f, "origin", true, &out->ray.origin) < 0 ||
+    if (cqp__object(d, v, ray_fields, "a ray", &f) || cqp__field_vec3(d, &f, "origin", true, &out->ray.origin) < 0 ||
         decode_direction(d, &f, &out->ray.direction) || decode_max_distance(d, &f, &out->ray.max_distance) < 0 ||
-        cqpd_field_uint32(d, &f, "mask", &out->mask) < 0)
+        cqp__field_uint32(d, &f, "mask", &out->mask) < 0)
         return -1;
     return 0;
 }
@@ -227,12 +227,12 @@ static int decode_rays(cqp_decoder *d, cqp_value a, size_t n, cqp_raycast_req *o
     cqp_iter it;
     cqp_value v;
     if (n > 0 && !(out->rays = cqp_calloc(n, sizeof *out->rays)))
-        return cqpd_no_memory(d);
-    cqpv_iter_init(&it, a);
-    for (size_t i = 0; cqpv_next(&it, &v); i++) {
-        int mark = cqpd_push_index(d, i);
+        return cqp__no_memory(d);
+    cqp_value_iter_init(&it, a);
+    for (size_t i = 0; cqp_value_next(&it, &v); i++) {
+        int mark = cqp__push_index(d, i);
         int rc = decode_ray(d, v, &out->rays[i]);
-        cqpd_pop(d, mark);
+        cqp__pop(d, mark);
         if (rc)
             return -1;
     }
@@ -247,12 +247,12 @@ int cqp_decode_raycast(cqp_decoder *d, cqp_value body, cqp_raycast_req *out)
     int mark;
     size_t n;
     memset(out, 0, sizeof *out);
-    if (cqpd_object(d, body, raycast_fields, "a raycast request", &f) || cqpd_enter(d, &f, "rays", true, &a, &mark) < 0)
+    if (cqp__object(d, body, raycast_fields, "a raycast request", &f) || cqp__enter(d, &f, "rays", true, &a, &mark) < 0)
         return -1;
-    size_t max = cqpd_limit(d->limits ? d->limits->rays : 0, INT_MAX);
-    int rc = cqpd_array_limited(d, a, false, max, "rays", &n) || decode_rays(d, a, n, out) ? -1 : 0;
-    cqpd_pop(d, mark);
-    if (rc || cqpd_field_bool(d, &f, "all", &out->all) < 0) {
+    size_t max = cqp__limit(d->limits ? d->limits->rays : 0, INT_MAX);
+    int rc = cqp__array_limited(d, a, false, max, "rays", &n) || decode_rays(d, a, n, out) ? -1 : 0;
+    cqp__pop(d, mark);
+    if (rc || cqp__field_bool(d, &f, "all", &out->all) < 0) {
         cqp_raycast_req_release(out);
         return -1;
     }
@@ -270,10 +270,10 @@ static int check_sweepable(cqp_decoder *d, const cqp_shape *shape)
 {
     if (shape->shape.type != CQ_PLANE)
         return 0;
-    int mark = cqpd_push_key(d, "shape");
-    cqpd_push_key(d, "type");
-    cqpd_fail(d, CQP_P_BAD_VALUE, "must not be plane: a plane is static and cannot be swept");
-    cqpd_pop(d, mark);
+    int mark = cqp__push_key(d, "shape");
+    cqp__push_key(d, "type");
+    cqp__fail(d, CQP_P_BAD_VALUE, "must not be plane: a plane is static and cannot be swept");
+    cqp__pop(d, mark);
     return -1;
 }
 
@@ -283,12 +283,12 @@ static int decode_shape_req(cqp_decoder *d, cqp_value body, bool sweep, cqp_shap
     memset(out, 0, sizeof *out);
     out->pose = cq_xform_identity();
     out->mask = UINT32_MAX;
-    if (cqpd_object(d, body, sweep ? sweep_fields : overlap_fields, sweep ? "a sweep request" : "an overlap request",
+    if (cqp__object(d, body, sweep ? sweep_fields : overlap_fields, sweep ? "a sweep request" : "an overlap request",
                     &f) ||
-        cqpd_field_shape(d, &f, "shape", &out->shape) < 0 || (sweep && check_sweepable(d, &out->shape)) ||
-        cqpd_field_pose(d, &f, "pose", false, &out->pose) < 0 ||
-        (sweep && cqpd_field_vec3(d, &f, "translation", true, &out->translation) < 0) ||
-        cqpd_field_uint32(d, &f, "mask", &out->mask) < 0) {
+        cqp__field_shape(d, &f, "shape", &out->shape) < 0 || (sweep && check_sweepable(d, &out->shape)) ||
+        cqp__field_pose(d, &f, "pose", false, &out->pose) < 0 ||
+        (sweep && cqp__field_vec3(d, &f, "translation", true, &out->translation) < 0) ||
+        cqp__field_uint32(d, &f, "mask", &out->mask) < 0) {
         cqp_shape_req_release(out);
         return -1;
     }

@@ -56,9 +56,9 @@ static const shape_kind kinds[] = {
 static const shape_kind *kind_named(cqp_value t)
 {
     size_t len;
-    const char *s = cqpv_string(t, &len);
+    const char *s = cqp_value_string(t, &len);
     for (size_t k = 0; k < KIND_COUNT; k++)
-        if (cqpv_key_is(s, len, cq_shape_type_name(kinds[k].type)))
+        if (cqp_value_key_is(s, len, cq_shape_type_name(kinds[k].type)))
             return &kinds[k];
     return NULL;
 }
@@ -77,30 +77,30 @@ static const char *kind_names(char *out, size_t size)
  * one pass over the members, since the type decides which fields belong. */
 static const shape_kind *shape_kind_of(cqp_decoder *d, cqp_value v)
 {
-    cqp_value t = cqpv_get(v, "type");
-    if (!cqpv_present(t)) {
-        cqpd_missing(d, "type");
+    cqp_value t = cqp_value_get(v, "type");
+    if (!cqp_value_present(t)) {
+        cqp__missing(d, "type");
         return NULL;
     }
-    int mark = cqpd_push_key(d, "type");
+    int mark = cqp__push_key(d, "type");
     const shape_kind *found = NULL;
     char names[96];
-    if (cqpv_type(t) != CQP_V_STRING)
-        cqpd_fail(d, CQP_P_BAD_TYPE, "must be a string");
+    if (cqp_value_type(t) != CQP_V_STRING)
+        cqp__fail(d, CQP_P_BAD_TYPE, "must be a string");
     else if (!(found = kind_named(t)))
-        cqpd_fail(d, CQP_P_BAD_VALUE, "must be one of %s", kind_names(names, sizeof names));
-    cqpd_pop(d, mark);
+        cqp__fail(d, CQP_P_BAD_VALUE, "must be one of %s", kind_names(names, sizeof names));
+    cqp__pop(d, mark);
     return found;
 }
 
 /* An array of exactly n items at the current path (noun for the detail). */
 static int exact_array(cqp_decoder *d, cqp_value v, size_t n, const char *noun)
 {
-    if (cqpv_type(v) != CQP_V_ARRAY)
-        return cqpd_fail(d, CQP_P_BAD_TYPE, "must be an array of %zu %s", n, noun);
-    size_t have = cqpv_size(v);
+    if (cqp_value_type(v) != CQP_V_ARRAY)
+        return cqp__fail(d, CQP_P_BAD_TYPE, "must be an array of %zu %s", n, noun);
+    size_t have = cqp_value_size(v);
     if (have != n)
-        return cqpd_fail(d, CQP_P_BAD_VALUE, "must have %zu %s, not %zu", n, noun, have);
+        return cqp__fail(d, CQP_P_BAD_VALUE, "must have %zu %s, not %zu", n, noun, have);
     return 0;
 }
 
@@ -110,11 +110,11 @@ static int decode_points(cqp_decoder *d, cqp_value v, cq_vec3 *out)
     cqp_iter it;
     cqp_value x;
     size_t i = 0;
-    cqpv_iter_init(&it, v);
-    for (; cqpv_next(&it, &x); i++) {
-        int mark = cqpd_push_index(d, i);
+    cqp_value_iter_init(&it, v);
+    for (; cqp_value_next(&it, &x); i++) {
+        int mark = cqp__push_index(d, i);
         int rc = cqp_decode_vec3(d, x, &out[i]);
-        cqpd_pop(d, mark);
+        cqp__pop(d, mark);
         if (rc)
             return -1;
     }
@@ -125,10 +125,10 @@ static int decode_triangle(cqp_decoder *d, const cqpd_fields *f, cq_shape *s)
 {
     cqp_value a;
     int mark;
-    if (cqpd_enter(d, f, "vertices", true, &a, &mark) < 0)
+    if (cqp__enter(d, f, "vertices", true, &a, &mark) < 0)
         return -1;
     int rc = exact_array(d, a, 3, "vertices") || decode_points(d, a, s->triangle.v) ? -1 : 0;
-    cqpd_pop(d, mark);
+    cqp__pop(d, mark);
     return rc;
 }
 
@@ -136,29 +136,29 @@ static int decode_triangle(cqp_decoder *d, const cqpd_fields *f, cq_shape *s)
 static int build_failed(cqp_decoder *d, int status)
 {
     if (status == CQ_ENO_MEMORY)
-        return cqpd_no_memory(d);
-    return cqpd_fail(d, CQP_P_BAD_VALUE, "is invalid: %s", cq_strerror(status));
+        return cqp__no_memory(d);
+    return cqp__fail(d, CQP_P_BAD_VALUE, "is invalid: %s", cq_strerror(status));
 }
 
 static int decode_convex(cqp_decoder *d, const cqpd_fields *f, cqp_shape *out)
 {
     cq_vec3 points[CQ_HULL_MAX_POINTS];
-    size_t max = cqpd_limit(d->limits ? d->limits->hull_points : 0, CQ_HULL_MAX_POINTS);
+    size_t max = cqp__limit(d->limits ? d->limits->hull_points : 0, CQ_HULL_MAX_POINTS);
     cqp_value a;
     int mark;
     size_t n;
-    if (cqpd_enter(d, f, "points", true, &a, &mark) < 0)
+    if (cqp__enter(d, f, "points", true, &a, &mark) < 0)
         return -1;
-    int rc = cqpd_array_limited(d, a, true, max, "points", &n) || decode_points(d, a, points) ? -1 : 0;
-    cqpd_pop(d, mark);
+    int rc = cqp__array_limited(d, a, true, max, "points", &n) || decode_points(d, a, points) ? -1 : 0;
+    cqp__pop(d, mark);
     double radius = 0;
-    if (rc || cqpd_field_nonneg(d, f, "radius", false, &radius) < 0)
+    if (rc || cqp__field_nonneg(d, f, "radius", false, &radius) < 0)
         return -1;
     int status = cq_hull_build(points, (int)n, radius, &out->hull);
     if (status != CQ_OK) {
-        mark = cqpd_push_key(d, "points");
+        mark = cqp__push_key(d, "points");
         build_failed(d, status);
-        cqpd_pop(d, mark);
+        cqp__pop(d, mark);
         return -1;
     }
     out->shape.convex.hull = out->hull;
@@ -171,16 +171,16 @@ static int decode_index_triple(cqp_decoder *d, cqp_value item, size_t nv, int tr
     cqp_iter it;
     cqp_value x;
     int rc = 0;
-    cqpv_iter_init(&it, item);
-    for (size_t k = 0; rc == 0 && cqpv_next(&it, &x); k++) {
-        int mark = cqpd_push_index(d, k);
-        if (cqpv_type(x) != CQP_V_INT)
-            rc = cqpd_fail(d, CQP_P_BAD_TYPE, "must be an integer");
-        else if (cqpv_int(x) < 0 || (uint64_t)cqpv_int(x) >= nv)
-            rc = cqpd_fail(d, CQP_P_BAD_VALUE, "must be a vertex index from 0 to %zu", nv - 1);
+    cqp_value_iter_init(&it, item);
+    for (size_t k = 0; rc == 0 && cqp_value_next(&it, &x); k++) {
+        int mark = cqp__push_index(d, k);
+        if (cqp_value_type(x) != CQP_V_INT)
+            rc = cqp__fail(d, CQP_P_BAD_TYPE, "must be an integer");
+        else if (cqp_value_int(x) < 0 || (uint64_t)cqp_value_int(x) >= nv)
+            rc = cqp__fail(d, CQP_P_BAD_VALUE, "must be a vertex index from 0 to %zu", nv - 1);
         else
-            tri[k] = (int)cqpv_int(x);
-        cqpd_pop(d, mark);
+            tri[k] = (int)cqp_value_int(x);
+        cqp__pop(d, mark);
     }
     return rc;
 }
@@ -190,11 +190,11 @@ static int decode_indices(cqp_decoder *d, cqp_value a, size_t nv, int (*tri)[3])
     cqp_iter it;
     cqp_value item;
     size_t t = 0;
-    cqpv_iter_init(&it, a);
-    for (; cqpv_next(&it, &item); t++) {
-        int mark = cqpd_push_index(d, t);
+    cqp_value_iter_init(&it, a);
+    for (; cqp_value_next(&it, &item); t++) {
+        int mark = cqp__push_index(d, t);
         int rc = exact_array(d, item, 3, "vertex indices") || decode_index_triple(d, item, nv, tri[t]);
-        cqpd_pop(d, mark);
+        cqp__pop(d, mark);
         if (rc)
             return -1;
     }
@@ -207,14 +207,14 @@ static int mesh_vertices(cqp_decoder *d, const cqpd_fields *f, size_t max, cq_ve
 {
     cqp_value a;
     int mark;
-    if (cqpd_enter(d, f, "vertices", true, &a, &mark) < 0)
+    if (cqp__enter(d, f, "vertices", true, &a, &mark) < 0)
         return -1;
-    int rc = cqpd_array_limited(d, a, true, max, "vertices", n);
+    int rc = cqp__array_limited(d, a, true, max, "vertices", n);
     if (rc == 0 && !(*out = cqp_calloc(*n, sizeof **out)))
-        rc = cqpd_no_memory(d);
+        rc = cqp__no_memory(d);
     if (rc == 0)
         rc = decode_points(d, a, *out);
-    cqpd_pop(d, mark);
+    cqp__pop(d, mark);
     return rc;
 }
 
@@ -224,21 +224,21 @@ static int mesh_triangles(cqp_decoder *d, const cqpd_fields *f, size_t max, size
                           int *mark)
 {
     cqp_value a;
-    if (cqpd_enter(d, f, "triangles", true, &a, mark) < 0)
+    if (cqp__enter(d, f, "triangles", true, &a, mark) < 0)
         return -1;
-    int rc = cqpd_array_limited(d, a, true, max, "triangles", n);
+    int rc = cqp__array_limited(d, a, true, max, "triangles", n);
     if (rc == 0 && !(*out = cqp_calloc(*n, sizeof **out)))
-        rc = cqpd_no_memory(d);
+        rc = cqp__no_memory(d);
     if (rc == 0)
         rc = decode_indices(d, a, nv, *out);
     if (rc)
-        cqpd_pop(d, *mark);
+        cqp__pop(d, *mark);
     return rc;
 }
 
 static int decode_mesh(cqp_decoder *d, const cqpd_fields *f, cqp_shape *out)
 {
-    size_t max = cqpd_limit(d->limits ? d->limits->mesh_triangles : 0, CQ_MESH_MAX_ITEMS);
+    size_t max = cqp__limit(d->limits ? d->limits->mesh_triangles : 0, CQ_MESH_MAX_ITEMS);
     size_t nv = 0, nt = 0;
     cq_vec3 *vertices = NULL;
     int (*tri)[3] = NULL;
@@ -250,7 +250,7 @@ static int decode_mesh(cqp_decoder *d, const cqpd_fields *f, cqp_shape *out)
             rc = build_failed(d, status);
         else
             out->shape.mesh.mesh = out->mesh;
-        cqpd_pop(d, mark);
+        cqp__pop(d, mark);
     }
     cqp_free(vertices);
     cqp_free(tri);
@@ -264,19 +264,19 @@ static int decode_fields(cqp_decoder *d, const cqpd_fields *f, cqp_shape *out)
     cq_shape *s = &out->shape;
     switch (s->type) {
     case CQ_SPHERE:
-        return cqpd_field_number(d, f, "radius", true, &s->sphere.radius) < 0 ? -1 : 0;
+        return cqp__field_number(d, f, "radius", true, &s->sphere.radius) < 0 ? -1 : 0;
     case CQ_CAPSULE:
-        return cqpd_field_number(d, f, "radius", true, &s->capsule.radius) < 0 ||
-                       cqpd_field_number(d, f, "half_height", true, &s->capsule.half_height) < 0
+        return cqp__field_number(d, f, "radius", true, &s->capsule.radius) < 0 ||
+                       cqp__field_number(d, f, "half_height", true, &s->capsule.half_height) < 0
                    ? -1
                    : 0;
     case CQ_BOX:
-        return cqpd_field_vec3(d, f, "half_extents", true, &s->box.half) < 0 ? -1 : 0;
+        return cqp__field_vec3(d, f, "half_extents", true, &s->box.half) < 0 ? -1 : 0;
     case CQ_TRIANGLE:
         return decode_triangle(d, f, s);
     case CQ_PLANE:
-        return cqpd_field_vec3(d, f, "normal", true, &s->plane.normal) < 0 ||
-                       cqpd_field_number(d, f, "offset", true, &s->plane.offset) < 0
+        return cqp__field_vec3(d, f, "normal", true, &s->plane.normal) < 0 ||
+                       cqp__field_number(d, f, "offset", true, &s->plane.offset) < 0
                    ? -1
                    : 0;
     case CQ_CONVEX:
@@ -286,17 +286,17 @@ static int decode_fields(cqp_decoder *d, const cqpd_fields *f, cqp_shape *out)
     case CQ_SHAPE_TYPE_COUNT:
         break;
     }
-    return cqpd_fail(d, CQP_P_INTERNAL, "has a shape type without a decoder");
+    return cqp__fail(d, CQP_P_INTERNAL, "has a shape type without a decoder");
 }
 
 int cqp_decode_shape(cqp_decoder *d, cqp_value v, cqp_shape *out)
 {
     cqpd_fields f;
     memset(out, 0, sizeof *out);
-    if (cqpv_type(v) != CQP_V_OBJECT)
-        return cqpd_fail(d, CQP_P_BAD_TYPE, "must be an object");
+    if (cqp_value_type(v) != CQP_V_OBJECT)
+        return cqp__fail(d, CQP_P_BAD_TYPE, "must be an object");
     const shape_kind *kind = shape_kind_of(d, v);
-    if (!kind || cqpd_object(d, v, kind->fields, kind->what, &f))
+    if (!kind || cqp__object(d, v, kind->fields, kind->what, &f))
         return -1;
     out->shape.type = kind->type;
     if (decode_fields(d, &f, out)) {
@@ -306,18 +306,18 @@ int cqp_decode_shape(cqp_decoder *d, cqp_value v, cqp_shape *out)
     cq_fault fault = cq_shape_validate(&out->shape);
     if (fault.status != CQ_OK) {
         cqp_shape_release(out);
-        return cqpd_fault(d, fault);
+        return cqp__fault(d, fault);
     }
     return 0;
 }
 
 CQPD_FIELD_LIST(pose_fields, "position", "rotation", "axes");
 
-/* A leaf (cqpd_leaf): [x, y, z, w] into the cq_quat at out. */
+/* A leaf (cqp__leaf): [x, y, z, w] into the cq_quat at out. */
 static int decode_quat(cqp_decoder *d, cqp_value v, void *out)
 {
     double c[4];
-    if (exact_array(d, v, 4, "numbers (x, y, z, w)") || cqpd_numbers(d, v, false, c, 4))
+    if (exact_array(d, v, 4, "numbers (x, y, z, w)") || cqp__numbers(d, v, false, c, 4))
         return -1;
     *(cq_quat *)out = (cq_quat){c[0], c[1], c[2], c[3]};
     return 0;
@@ -333,40 +333,40 @@ static int decode_axes(cqp_decoder *d, cqp_value v, void *out)
 static int pose_from_axes(cqp_decoder *d, cqp_value axes, cq_vec3 position, cq_xform *out)
 {
     cq_vec3 ax[3];
-    if (cqpd_leaf(d, "axes", decode_axes, axes, ax))
+    if (cqp__leaf(d, "axes", decode_axes, axes, ax))
         return -1;
     cq_fault f = cq_pose_from_axes(position, ax, out);
-    return f.status != CQ_OK ? cqpd_fault(d, f) : 0;
+    return f.status != CQ_OK ? cqp__fault(d, f) : 0;
 }
 
 /* The rotation of a pose given as a quaternion, absent the identity. */
 static int pose_from_quat(cqp_decoder *d, cqp_value rotation, cq_vec3 position, cq_xform *out)
 {
     cq_quat q = {0, 0, 0, 1};
-    if (cqpv_present(rotation) && cqpd_leaf(d, "rotation", decode_quat, rotation, &q))
+    if (cqp_value_present(rotation) && cqp__leaf(d, "rotation", decode_quat, rotation, &q))
         return -1;
     cq_fault f = cq_pose_from_quat(position, q, out);
-    return f.status != CQ_OK ? cqpd_fault(d, f) : 0;
+    return f.status != CQ_OK ? cqp__fault(d, f) : 0;
 }
 
 int cqp_decode_pose(cqp_decoder *d, cqp_value v, cq_xform *out)
 {
     cqpd_fields f;
-    cqp_vtype t = cqpv_type(v);
+    cqp_vtype t = cqp_value_type(v);
     if (t == CQP_V_ABSENT || t == CQP_V_NULL) {
         *out = cq_xform_identity();
         return 0;
     }
-    if (cqpd_object(d, v, pose_fields, "a pose", &f))
+    if (cqp__object(d, v, pose_fields, "a pose", &f))
         return -1;
     cq_vec3 position = cq_v3(0, 0, 0);
-    if (cqpd_field_vec3(d, &f, "position", false, &position) < 0)
+    if (cqp__field_vec3(d, &f, "position", false, &position) < 0)
         return -1;
-    cqp_value rotation = cqpd_get(&f, "rotation");
-    cqp_value axes = cqpd_get(&f, "axes");
-    if (cqpv_present(rotation) && cqpv_present(axes))
-        return cqpd_fail(d, CQP_P_BAD_VALUE, "must give rotation or axes, not both");
-    if (cqpv_present(axes))
+    cqp_value rotation = cqp__get(&f, "rotation");
+    cqp_value axes = cqp__get(&f, "axes");
+    if (cqp_value_present(rotation) && cqp_value_present(axes))
+        return cqp__fail(d, CQP_P_BAD_VALUE, "must give rotation or axes, not both");
+    if (cqp_value_present(axes))
         return pose_from_axes(d, axes, position, out);
     return pose_from_quat(d, rotation, position, out);
 }

@@ -65,7 +65,7 @@ static int batch_alloc(cqp_decoder *d, cqp_batch *b, size_t n, size_t upserts)
     b->ids = n <= SIZE_MAX / sizeof *b->ids ? cqp_malloc(n * sizeof *b->ids) : NULL;
     if (!b->ops || (upserts > 0 && !b->shapes) || !b->ids) {
         cqp_batch_release(b);
-        return cqpd_no_memory(d);
+        return cqp__no_memory(d);
     }
     b->count = (int)n;
     b->upserts = (int)upserts;
@@ -78,13 +78,13 @@ static int check_static(cqp_decoder *d, const cqp_shape *shape, cq_vec3 velocity
     cq_shape_type t = shape->shape.type;
     if ((t != CQ_PLANE && t != CQ_MESH) || (velocity.x == 0 && velocity.y == 0 && velocity.z == 0))
         return 0;
-    int mark = cqpd_push_key(d, "velocity");
-    cqpd_fail(d, CQP_P_BAD_VALUE, "must be zero: a %s is static", cq_shape_type_name(t));
-    cqpd_pop(d, mark);
+    int mark = cqp__push_key(d, "velocity");
+    cqp__fail(d, CQP_P_BAD_VALUE, "must be zero: a %s is static", cq_shape_type_name(t));
+    cqp__pop(d, mark);
     return -1;
 }
 
-int cqpd_upsert(cqp_decoder *d, cqp_value v, bool with_id, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op,
+int cqp__upsert(cqp_decoder *d, cqp_value v, bool with_id, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op,
                 cqp_shape *shape)
 {
     cqpd_fields f;
@@ -92,13 +92,13 @@ int cqpd_upsert(cqp_decoder *d, cqp_value v, bool with_id, char id[CQ_WORLD_ID_M
     op->kind = CQ_WORLD_UPSERT;
     op->layer = UINT32_MAX;
     op->mask = UINT32_MAX;
-    if (with_id ? cqpd_object(d, v, upsert_fields, "a shape upsert", &f) : cqpd_object(d, v, put_fields, "a shape", &f))
+    if (with_id ? cqp__object(d, v, upsert_fields, "a shape upsert", &f) : cqp__object(d, v, put_fields, "a shape", &f))
         return -1;
-    if ((with_id && cqpd_field_id(d, &f, "id", id) < 0) || cqpd_field_shape(d, &f, "shape", shape) < 0)
+    if ((with_id && cqp__field_id(d, &f, "id", id) < 0) || cqp__field_shape(d, &f, "shape", shape) < 0)
         return -1;
-    if (cqpd_field_pose(d, &f, "pose", false, &op->pose) < 0 ||
-        cqpd_field_vec3(d, &f, "velocity", false, &op->velocity) < 0 || check_static(d, shape, op->velocity) ||
-        cqpd_field_uint32(d, &f, "layer", &op->layer) < 0 || cqpd_field_uint32(d, &f, "mask", &op->mask) < 0) {
+    if (cqp__field_pose(d, &f, "pose", false, &op->pose) < 0 ||
+        cqp__field_vec3(d, &f, "velocity", false, &op->velocity) < 0 || check_static(d, shape, op->velocity) ||
+        cqp__field_uint32(d, &f, "layer", &op->layer) < 0 || cqp__field_uint32(d, &f, "mask", &op->mask) < 0) {
         cqp_shape_release(shape);
         return -1;
     }
@@ -112,7 +112,7 @@ int cqp_decode_shape_put(cqp_decoder *d, cqp_value body, const char *id, cqp_bat
     if (!id || !cqp_valid_id(id))
         return cqp_fail(d->problem, CQP_P_BAD_VALUE, NULL,
                         "the shape id must be 1 to %d characters of " CQ_WORLD_ID_CHARS, CQ_WORLD_ID_MAX);
-    if (batch_alloc(d, out, 1, 1) || cqpd_upsert(d, body, false, out->ids[0], &out->ops[0], &out->shapes[0])) {
+    if (batch_alloc(d, out, 1, 1) || cqp__upsert(d, body, false, out->ids[0], &out->ops[0], &out->shapes[0])) {
         cqp_batch_release(out);
         return -1;
     }
@@ -126,10 +126,10 @@ static int decode_move(cqp_decoder *d, cqp_value v, char id[CQ_WORLD_ID_MAX + 1]
     cqpd_fields f;
     memset(op, 0, sizeof *op);
     op->kind = CQ_WORLD_MOVE;
-    if (cqpd_object(d, v, move_fields, "a move", &f) || cqpd_field_id(d, &f, "id", id) < 0 ||
-        cqpd_field_pose(d, &f, "pose", true, &op->pose) < 0)
+    if (cqp__object(d, v, move_fields, "a move", &f) || cqp__field_id(d, &f, "id", id) < 0 ||
+        cqp__field_pose(d, &f, "pose", true, &op->pose) < 0)
         return -1;
-    int in = cqpd_field_vec3(d, &f, "velocity", false, &op->velocity);
+    int in = cqp__field_vec3(d, &f, "velocity", false, &op->velocity);
     op->keep_velocity = in == 0;
     return in < 0 ? -1 : 0;
 }
@@ -139,11 +139,11 @@ static int batch_list(cqp_decoder *d, const cqpd_fields *f, const char *key, cqp
 {
     int mark;
     *n = 0;
-    int in = cqpd_enter(d, f, key, false, a, &mark);
+    int in = cqp__enter(d, f, key, false, a, &mark);
     if (in <= 0)
         return in;
-    int rc = cqpd_array(d, *a, n);
-    cqpd_pop(d, mark);
+    int rc = cqp__array(d, *a, n);
+    cqp__pop(d, mark);
     return rc;
 }
 
@@ -153,7 +153,7 @@ static int batch_item(cqp_decoder *d, cqp_value v, int kind, cqp_batch *b, int k
 {
     int rc;
     if (kind == 0) {
-        rc = cqpd_upsert(d, v, true, b->ids[k], &b->ops[k], &b->shapes[k]);
+        rc = cqp__upsert(d, v, true, b->ids[k], &b->ops[k], &b->shapes[k]);
     } else if (kind == 1) {
         rc = decode_move(d, v, b->ids[k], &b->ops[k]);
     } else {
@@ -174,14 +174,14 @@ static int batch_item(cqp_decoder *d, cqp_value v, int kind, cqp_batch *b, int k
 /* Item i of the MessagePack moves at p through the view, at its pointer. */
 static int move_by_view(cqp_decoder *d, const char *p, size_t i, cqp_batch *b, int k)
 {
-    int mark = cqpd_push_index(d, i);
+    int mark = cqp__push_index(d, i);
     int rc = batch_item(d, cqp_value_mp(p), 1, b, k);
-    cqpd_pop(d, mark);
+    cqp__pop(d, mark);
     return rc;
 }
 
 /* Up to `most` (at most MOVE_GROUP) of the moves at p, into the batch
- * from op k on, through cqpd_move_mp and then their poses. Returns how
+ * from op k on, through cqp__move_mp and then their poses. Returns how
  * many were taken whole, with *at where the first not taken begins. */
 static size_t move_group(const char *p, size_t most, cqp_batch *b, int k, const char **at)
 {
@@ -189,7 +189,7 @@ static size_t move_group(const char *p, size_t most, cqp_batch *b, int k, const 
     const char *ends[MOVE_GROUP + 1] = {p};
     size_t m = 0, ok = 0;
     for (; m < most && m < MOVE_GROUP; m++)
-        if (!(ends[m + 1] = cqpd_move_mp(ends[m], b->ids[k + (int)m], &b->ops[k + (int)m], &raw[m])))
+        if (!(ends[m + 1] = cqp__move_mp(ends[m], b->ids[k + (int)m], &b->ops[k + (int)m], &raw[m])))
             break;
     for (; ok < m; ok++) {
         cq_world_op *op = &b->ops[k + (int)ok];
@@ -202,13 +202,13 @@ static size_t move_group(const char *p, size_t most, cqp_batch *b, int k, const 
 }
 
 /* The moves of the MessagePack list a into the batch from op *k on: in
- * groups through cqpd_move_mp's one pass, which also finds where the next
+ * groups through cqp__move_mp's one pass, which also finds where the next
  * one begins; one it leaves (another form, or a fault) through the view,
  * as any item, which reports the problem at the item's pointer. */
 static int moves_mp(cqp_decoder *d, cqp_value a, cqp_batch *b, int *k)
 {
-    size_t n = cqpv_size(a);
-    const char *p = cqpv_mp_first(a.ref);
+    size_t n = cqp_value_size(a);
+    const char *p = cqp__mp_first(a.ref);
     for (size_t i = 0; i < n;) {
         size_t most = n - i < MOVE_GROUP ? n - i : MOVE_GROUP;
         size_t ok = move_group(p, most, b, *k, &p);
@@ -218,7 +218,7 @@ static int moves_mp(cqp_decoder *d, cqp_value a, cqp_batch *b, int *k)
             continue;
         if (move_by_view(d, p, i, b, *k))
             return -1;
-        p = cqpv_mp_skip(p);
+        p = cqp__mp_skip(p);
         i++;
         (*k)++;
     }
@@ -231,20 +231,20 @@ static int batch_items(cqp_decoder *d, cqp_value a, const char *key, int kind, c
 {
     cqp_iter it;
     cqp_value v;
-    int mark = cqpd_push_key(d, key);
+    int mark = cqp__push_key(d, key);
     int rc = 0;
     if (kind == 1 && a.format == CQP_MSGPACK) {
         rc = moves_mp(d, a, b, k);
-        cqpd_pop(d, mark);
+        cqp__pop(d, mark);
         return rc;
     }
-    cqpv_iter_init(&it, a);
-    for (size_t i = 0; rc == 0 && cqpv_next(&it, &v); i++, (*k)++) {
-        int inner = cqpd_push_index(d, i);
+    cqp_value_iter_init(&it, a);
+    for (size_t i = 0; rc == 0 && cqp_value_next(&it, &v); i++, (*k)++) {
+        int inner = cqp__push_index(d, i);
         rc = batch_item(d, v, kind, b, *k);
-        cqpd_pop(d, inner);
+        cqp__pop(d, inner);
     }
-    cqpd_pop(d, mark);
+    cqp__pop(d, mark);
     return rc;
 }
 
@@ -255,15 +255,15 @@ int cqp_decode_batch(cqp_decoder *d, cqp_value body, cqp_batch *out)
     cqp_value lists[3];
     size_t n[3];
     memset(out, 0, sizeof *out);
-    if (cqpd_object(d, body, batch_fields, "a batch", &f))
+    if (cqp__object(d, body, batch_fields, "a batch", &f))
         return -1;
     for (int k = 0; k < 3; k++)
         if (batch_list(d, &f, keys[k], &lists[k], &n[k]))
             return -1;
     size_t total = n[0] + n[1] + n[2];
-    size_t max = cqpd_limit(d->limits ? d->limits->batch_items : 0, INT_MAX);
+    size_t max = cqp__limit(d->limits ? d->limits->batch_items : 0, INT_MAX);
     if (total > max)
-        return cqpd_fail(d, CQP_P_OVER_LIMIT, "has %zu items (upsert, move and remove); the limit is %zu", total, max);
+        return cqp__fail(d, CQP_P_OVER_LIMIT, "has %zu items (upsert, move and remove); the limit is %zu", total, max);
     if (batch_alloc(d, out, total, n[0]))
         return -1;
     int op = 0;
@@ -284,7 +284,7 @@ static int decode_caps(cqp_decoder *d, const cqpd_fields *f, cq_world_settings *
     int *cap_fields[3] = {&s->gjk_max_iterations, &s->epa_max_iterations, &s->sweep_max_iterations};
     for (int k = 0; k < 3; k++) {
         int64_t x = 0;
-        int in = cqpd_field_integer(d, f, caps[k], 0, CQP_MAX_ITERATION_CAP, &x);
+        int in = cqp__field_integer(d, f, caps[k], 0, CQP_MAX_ITERATION_CAP, &x);
         if (in < 0)
             return -1;
         if (in > 0)
@@ -298,18 +298,18 @@ static int decode_durability(cqp_decoder *d, const cqpd_fields *f, cqp_world_req
 {
     cqp_value v;
     int mark;
-    int in = cqpd_enter(d, f, "durability", false, &v, &mark);
+    int in = cqp__enter(d, f, "durability", false, &v, &mark);
     if (in <= 0)
         return in;
     size_t len = 0;
-    const char *s = cqpv_type(v) == CQP_V_STRING ? cqpv_string(v, &len) : NULL;
+    const char *s = cqp_value_type(v) == CQP_V_STRING ? cqp_value_string(v, &len) : NULL;
     int rc = 0;
     if (!s)
-        rc = cqpd_fail(d, CQP_P_BAD_TYPE, "must be a string: one of %s", cqp_durability_names());
+        rc = cqp__fail(d, CQP_P_BAD_TYPE, "must be a string: one of %s", cqp_durability_names());
     else if (!cqp_durability_named(s, len, &r->durability))
-        rc = cqpd_fail(d, CQP_P_BAD_VALUE, "must be one of %s", cqp_durability_names());
+        rc = cqp__fail(d, CQP_P_BAD_VALUE, "must be one of %s", cqp_durability_names());
     r->durability_given = rc == 0;
-    cqpd_pop(d, mark);
+    cqp__pop(d, mark);
     return rc;
 }
 
@@ -318,19 +318,19 @@ static int decode_settings(cqp_decoder *d, cqp_value v, cqp_world_req *r)
     cqpd_fields f;
     int64_t x = 0;
     cq_world_settings *s = &r->settings;
-    if (cqpd_object(d, v, settings_fields, "world settings", &f) ||
-        cqpd_field_nonneg(d, &f, "skin", false, &s->skin) < 0 || decode_durability(d, &f, r) < 0)
+    if (cqp__object(d, v, settings_fields, "world settings", &f) ||
+        cqp__field_nonneg(d, &f, "skin", false, &s->skin) < 0 || decode_durability(d, &f, r) < 0)
         return -1;
-    int in = cqpd_field_integer(d, &f, "capacity", 0, CQ_WORLD_MAX_SHAPES, &x);
+    int in = cqp__field_integer(d, &f, "capacity", 0, CQ_WORLD_MAX_SHAPES, &x);
     if (in < 0)
         return -1;
     /* Capacity is storage allocated up front: a client may not ask for more
      * than the configured share (worlds still grow past it as shapes come). */
-    size_t most = cqpd_limit(d->limits ? d->limits->world_capacity : 0, CQ_WORLD_MAX_SHAPES);
+    size_t most = cqp__limit(d->limits ? d->limits->world_capacity : 0, CQ_WORLD_MAX_SHAPES);
     if (in > 0 && (size_t)x > most) {
-        int mark = cqpd_push_key(d, "capacity");
-        cqpd_fail(d, CQP_P_OVER_LIMIT, "must be at most %zu (the server's --max-world-capacity)", most);
-        cqpd_pop(d, mark);
+        int mark = cqp__push_key(d, "capacity");
+        cqp__fail(d, CQP_P_OVER_LIMIT, "must be at most %zu (the server's --max-world-capacity)", most);
+        cqp__pop(d, mark);
         return -1;
     }
     if (in > 0)
@@ -344,15 +344,15 @@ static int decode_import_shapes(cqp_decoder *d, cqp_value v, cqp_batch *b)
     cqp_iter it;
     cqp_value x;
     size_t n;
-    size_t max = cqpd_limit(d->limits ? d->limits->batch_items : 0, INT_MAX);
-    if (cqpd_array_limited(d, v, false, max, "shapes", &n) || batch_alloc(d, b, n, n))
+    size_t max = cqp__limit(d->limits ? d->limits->batch_items : 0, INT_MAX);
+    if (cqp__array_limited(d, v, false, max, "shapes", &n) || batch_alloc(d, b, n, n))
         return -1;
-    cqpv_iter_init(&it, v);
-    for (size_t i = 0; cqpv_next(&it, &x); i++) {
-        int mark = cqpd_push_index(d, i);
-        int rc = cqpd_upsert(d, x, true, b->ids[i], &b->ops[i], &b->shapes[i]);
+    cqp_value_iter_init(&it, v);
+    for (size_t i = 0; cqp_value_next(&it, &x); i++) {
+        int mark = cqp__push_index(d, i);
+        int rc = cqp__upsert(d, x, true, b->ids[i], &b->ops[i], &b->shapes[i]);
         b->ops[i].id = b->ids[i];
-        cqpd_pop(d, mark);
+        cqp__pop(d, mark);
         if (rc)
             return -1;
     }
@@ -365,20 +365,20 @@ static int decode_import(cqp_decoder *d, cqp_value body, cqp_world_req *out)
     cqpd_fields f;
     cqp_value v;
     int mark;
-    if (cqpd_object(d, body, import_fields, "a world import", &f))
+    if (cqp__object(d, body, import_fields, "a world import", &f))
         return -1;
-    int in = cqpd_enter(d, &f, "settings", false, &v, &mark);
+    int in = cqp__enter(d, &f, "settings", false, &v, &mark);
     if (in > 0) {
         int rc = decode_settings(d, v, out);
-        cqpd_pop(d, mark);
+        cqp__pop(d, mark);
         if (rc)
             return -1;
     }
-    if (cqpd_enter(d, &f, "shapes", false, &v, &mark) == 0)
+    if (cqp__enter(d, &f, "shapes", false, &v, &mark) == 0)
         return 0;
     out->import = true;
     int rc = decode_import_shapes(d, v, &out->batch);
-    cqpd_pop(d, mark);
+    cqp__pop(d, mark);
     return rc;
 }
 
@@ -391,13 +391,13 @@ void cqp_world_req_release(cqp_world_req *r)
 int cqp_decode_world(cqp_decoder *d, cqp_value body, cqp_world_req *out)
 {
     memset(out, 0, sizeof *out);
-    if (!cqpv_present(body))
+    if (!cqp_value_present(body))
         return 0;
-    if (cqpv_type(body) != CQP_V_OBJECT)
-        return cqpd_fail(d, CQP_P_BAD_TYPE, "must be an object");
+    if (cqp_value_type(body) != CQP_V_OBJECT)
+        return cqp__fail(d, CQP_P_BAD_TYPE, "must be an object");
     /* "shapes" first: an import's members are walked up to it only, and a
      * body without it is a few settings. */
-    bool export_form = cqpv_present(cqpv_get(body, "shapes")) || cqpv_present(cqpv_get(body, "settings"));
+    bool export_form = cqp_value_present(cqp_value_get(body, "shapes")) || cqp_value_present(cqp_value_get(body, "settings"));
     int rc = export_form ? decode_import(d, body, out) : decode_settings(d, body, out);
     if (rc)
         cqp_world_req_release(out);

@@ -48,7 +48,7 @@ static void write_axes(cqp_writer *w, const cq_sat_axis *explain)
 
 void cqp_write_contact_fields(cqp_writer *w, const cq_contact *c, const cq_sat_axis *explain)
 {
-    if (!explain && cqpe_mp_contact_fields(w, c))
+    if (!explain && cqp__mp_contact_fields(w, c))
         return;
     cqp_kv_bool(w, "overlap", c->overlap);
     cqp_kv_num(w, "distance", c->distance);

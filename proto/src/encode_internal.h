@@ -10,6 +10,6 @@
  * write, byte for byte what the writer's calls write; false, with nothing
  * written, where it does not apply (JSON, a key pending, too little depth
  * left before CQP_WRITER_MAX_DEPTH): the caller makes the calls then. */
-bool cqpe_mp_contact_fields(cqp_writer *w, const cq_contact *c);
+bool cqp__mp_contact_fields(cqp_writer *w, const cq_contact *c);
 
 #endif

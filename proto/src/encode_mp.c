@@ -107,7 +107,7 @@ static char *put_tail(char *p, const cq_contact *c, const contact_names *n, bool
     return p;
 }
 
-bool cqpe_mp_contact_fields(cqp_writer *w, const cq_contact *c)
+bool cqp__mp_contact_fields(cqp_writer *w, const cq_contact *c)
 {
     // The points array, a point's map and its position's array nest two
     // levels below the open map: the writer's depth limit cannot be met.
@@ -116,7 +116,7 @@ bool cqpe_mp_contact_fields(cqp_writer *w, const cq_contact *c)
     contact_names n;
     gather_names(c, &n);
     uint32_t members = 6 + c->has_normal + has_witness(c) + has_sat(c);
-    char *p = cqpw_mp_raw_begin(w, members, CONTACT_FIXED + n.bytes);
+    char *p = cqp__mp_raw_begin(w, members, CONTACT_FIXED + n.bytes);
     if (!p)
         return true; // oom: the calls would have written nothing either
     bool keep = w->keep_negative_zero;
@@ -131,6 +131,6 @@ bool cqpe_mp_contact_fields(cqp_writer *w, const cq_contact *c)
         p = cqpw_put_vec3(p, c->normal, keep);
     }
     p = put_points(p, c, &n, keep);
-    cqpw_mp_raw_end(w, put_tail(p, c, &n, keep));
+    cqp__mp_raw_end(w, put_tail(p, c, &n, keep));
     return true;
 }

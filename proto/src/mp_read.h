@@ -3,7 +3,7 @@
  * (value_mp.c) answers each question with a call, and a tick's batch asks
  * some 200,000 of them. Nothing here checks bounds (the check did), and
  * each reader answers false, with *p unmoved, for a value of another kind:
- * the caller then leaves it to the view. A number reads as cqpv_number
+ * the caller then leaves it to the view. A number reads as cqp_value_number
  * reads it. */
 #ifndef CQP_MP_READ_H
 #define CQP_MP_READ_H

@@ -23,30 +23,30 @@ static cqp_vtype type_of_json(const json_t *v)
     return CQP_V_ABSENT;
 }
 
-cqp_vtype cqpv_type(cqp_value v)
+cqp_vtype cqp_value_type(cqp_value v)
 {
     if (!v.ref)
         return CQP_V_ABSENT;
-    return v.format == CQP_MSGPACK ? cqpv_mp_type(v.ref) : type_of_json(v.ref);
+    return v.format == CQP_MSGPACK ? cqp__mp_type(v.ref) : type_of_json(v.ref);
 }
 
-bool cqpv_bool(cqp_value v)
+bool cqp_value_bool(cqp_value v)
 {
     if (v.format == CQP_MSGPACK)
-        return cqpv_mp_bool(v.ref);
+        return cqp__mp_bool(v.ref);
     return json_is_true((const json_t *)v.ref);
 }
 
-int64_t cqpv_int(cqp_value v)
+int64_t cqp_value_int(cqp_value v)
 {
     if (v.format == CQP_MSGPACK)
-        return cqpv_mp_int(v.ref);
+        return cqp__mp_int(v.ref);
     return json_integer_value(v.ref);
 }
 
-bool cqpv_int_saturated(cqp_value v)
+bool cqp_value_int_saturated(cqp_value v)
 {
-    if (v.format != CQP_MSGPACK || cqpv_type(v) != CQP_V_INT)
+    if (v.format != CQP_MSGPACK || cqp_value_type(v) != CQP_V_INT)
         return false;
     /* Only MessagePack's uint 64 (0xcf, then 8 bytes big-endian) holds a
      * value above INT64_MAX: its top bit is set. */
@@ -54,28 +54,28 @@ bool cqpv_int_saturated(cqp_value v)
     return p[0] == 0xcf && (p[1] & 0x80);
 }
 
-double cqpv_number(cqp_value v)
+double cqp_value_number(cqp_value v)
 {
     if (v.format == CQP_MSGPACK)
-        return cqpv_mp_number(v.ref);
+        return cqp__mp_number(v.ref);
     return json_number_value(v.ref);
 }
 
 static size_t numbers_of_mp(const char *p, double *out, size_t n)
 {
-    if (cqpv_mp_type(p) != CQP_V_ARRAY)
+    if (cqp__mp_type(p) != CQP_V_ARRAY)
         return 0;
-    if (cqpv_mp_size(p) < n)
-        n = cqpv_mp_size(p);
-    p = cqpv_mp_first(p);
+    if (cqp__mp_size(p) < n)
+        n = cqp__mp_size(p);
+    p = cqp__mp_first(p);
     size_t k = 0;
     for (; k < n; k++) {
-        cqp_vtype t = cqpv_mp_type(p);
+        cqp_vtype t = cqp__mp_type(p);
         if (t != CQP_V_INT && t != CQP_V_REAL)
             break;
-        out[k] = cqpv_mp_number(p);
+        out[k] = cqp__mp_number(p);
         if (k + 1 < n)
-            p = cqpv_mp_skip(p);
+            p = cqp__mp_skip(p);
     }
     return k;
 }
@@ -92,7 +92,7 @@ static size_t numbers_of_json(const json_t *a, double *out, size_t n)
     return k;
 }
 
-size_t cqpv_numbers(cqp_value array, double *out, size_t n)
+size_t cqp_value_numbers(cqp_value array, double *out, size_t n)
 {
     if (!array.ref)
         return 0;
@@ -101,32 +101,32 @@ size_t cqpv_numbers(cqp_value array, double *out, size_t n)
     return numbers_of_json(array.ref, out, n);
 }
 
-const char *cqpv_string(cqp_value v, size_t *len)
+const char *cqp_value_string(cqp_value v, size_t *len)
 {
     if (v.format == CQP_MSGPACK)
-        return cqpv_mp_string(v.ref, len);
+        return cqp__mp_string(v.ref, len);
     *len = json_string_length(v.ref);
     return json_string_value(v.ref);
 }
 
-size_t cqpv_size(cqp_value v)
+size_t cqp_value_size(cqp_value v)
 {
     if (!v.ref)
         return 0;
     if (v.format == CQP_MSGPACK)
-        return cqpv_mp_size(v.ref);
+        return cqp__mp_size(v.ref);
     if (json_is_array((const json_t *)v.ref))
         return json_array_size(v.ref);
     return json_is_object((const json_t *)v.ref) ? json_object_size(v.ref) : 0;
 }
 
-void cqpv_iter_init(cqp_iter *it, cqp_value v)
+void cqp_value_iter_init(cqp_iter *it, cqp_value v)
 {
-    *it = (cqp_iter){.of = v, .count = cqpv_size(v)};
+    *it = (cqp_iter){.of = v, .count = cqp_value_size(v)};
     if (it->count == 0)
         return;
     if (v.format == CQP_MSGPACK)
-        it->at = cqpv_mp_first(v.ref);
+        it->at = cqp__mp_first(v.ref);
     else if (json_is_object((const json_t *)v.ref))
         it->json_iter = json_object_iter((json_t *)v.ref);
 }
@@ -136,13 +136,13 @@ void cqpv_iter_init(cqp_iter *it, cqp_value v)
  * before the first call the first element (key). Skipping is a walk of the
  * whole value, and the last element of an array or map (a body's one list
  * of 10,000 items, say) is then never walked just to find its end. */
-bool cqpv_next(cqp_iter *it, cqp_value *elem)
+bool cqp_value_next(cqp_iter *it, cqp_value *elem)
 {
     if (it->index >= it->count)
         return false;
     if (it->of.format == CQP_MSGPACK) {
         if (it->index > 0)
-            it->at = cqpv_mp_skip(it->at);
+            it->at = cqp__mp_skip(it->at);
         *elem = cqp_value_mp(it->at);
     } else {
         *elem = cqp_value_json(json_array_get(it->of.ref, it->index));
@@ -151,16 +151,16 @@ bool cqpv_next(cqp_iter *it, cqp_value *elem)
     return true;
 }
 
-bool cqpv_next_member(cqp_iter *it, const char **key, size_t *key_len, cqp_value *value)
+bool cqp_value_next_member(cqp_iter *it, const char **key, size_t *key_len, cqp_value *value)
 {
     if (it->index >= it->count)
         return false;
     if (it->of.format == CQP_MSGPACK) {
         if (it->index > 0)
-            it->at = cqpv_mp_skip(it->at);
+            it->at = cqp__mp_skip(it->at);
         /* A key is a string (cqp_mp_check saw to it): its value follows
          * its bytes. */
-        *key = cqpv_mp_string(it->at, key_len);
+        *key = cqp__mp_string(it->at, key_len);
         it->at = *key + *key_len;
         *value = cqp_value_mp(it->at);
     } else {
@@ -173,9 +173,9 @@ bool cqpv_next_member(cqp_iter *it, const char **key, size_t *key_len, cqp_value
     return true;
 }
 
-cqp_value cqpv_get(cqp_value obj, const char *key)
+cqp_value cqp_value_get(cqp_value obj, const char *key)
 {
-    if (cqpv_type(obj) != CQP_V_OBJECT)
+    if (cqp_value_type(obj) != CQP_V_OBJECT)
         return cqp_value_absent();
     if (obj.format == CQP_JSON)
         return cqp_value_json(json_object_get(obj.ref, key));
@@ -183,9 +183,9 @@ cqp_value cqpv_get(cqp_value obj, const char *key)
     const char *k;
     size_t n;
     cqp_value v;
-    cqpv_iter_init(&it, obj);
-    while (cqpv_next_member(&it, &k, &n, &v))
-        if (cqpv_key_is(k, n, key))
+    cqp_value_iter_init(&it, obj);
+    while (cqp_value_next_member(&it, &k, &n, &v))
+        if (cqp_value_key_is(k, n, key))
             return v;
     return cqp_value_absent();
 }

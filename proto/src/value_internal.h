@@ -6,16 +6,16 @@
 
 #include "cqp/value.h"
 
-cqp_vtype cqpv_mp_type(const char *p);
-bool cqpv_mp_bool(const char *p);
-int64_t cqpv_mp_int(const char *p);
-double cqpv_mp_number(const char *p);
-const char *cqpv_mp_string(const char *p, size_t *len);
+cqp_vtype cqp__mp_type(const char *p);
+bool cqp__mp_bool(const char *p);
+int64_t cqp__mp_int(const char *p);
+double cqp__mp_number(const char *p);
+const char *cqp__mp_string(const char *p, size_t *len);
 /* Elements of an array, members of a map, else 0. */
-size_t cqpv_mp_size(const char *p);
+size_t cqp__mp_size(const char *p);
 /* The first element (array) or first key (map) after the header at p. */
-const char *cqpv_mp_first(const char *p);
+const char *cqp__mp_first(const char *p);
 /* The byte after the value at p. */
-const char *cqpv_mp_skip(const char *p);
+const char *cqp__mp_skip(const char *p);
 
 #endif

@@ -15,11 +15,11 @@ static const cqp_vtype vtype_of[] = {
     [MP_DOUBLE] = CQP_V_REAL,  [MP_EXT] = CQP_V_ABSENT,
 };
 
-cqp_vtype cqpv_mp_type(const char *p) { return vtype_of[mp_typeof(*p)]; }
+cqp_vtype cqp__mp_type(const char *p) { return vtype_of[mp_typeof(*p)]; }
 
-bool cqpv_mp_bool(const char *p) { return mp_typeof(*p) == MP_BOOL && mp_decode_bool(&p); }
+bool cqp__mp_bool(const char *p) { return mp_typeof(*p) == MP_BOOL && mp_decode_bool(&p); }
 
-int64_t cqpv_mp_int(const char *p)
+int64_t cqp__mp_int(const char *p)
 {
     switch (mp_typeof(*p)) {
     case MP_UINT: {
@@ -34,7 +34,7 @@ int64_t cqpv_mp_int(const char *p)
     return 0;
 }
 
-double cqpv_mp_number(const char *p)
+double cqp__mp_number(const char *p)
 {
     switch (mp_typeof(*p)) {
     case MP_UINT: return (double)mp_decode_uint(&p);
@@ -47,7 +47,7 @@ double cqpv_mp_number(const char *p)
     return 0;
 }
 
-const char *cqpv_mp_string(const char *p, size_t *len)
+const char *cqp__mp_string(const char *p, size_t *len)
 {
     if (mp_typeof(*p) != MP_STR) {
         *len = 0;
@@ -59,7 +59,7 @@ const char *cqpv_mp_string(const char *p, size_t *len)
     return s;
 }
 
-size_t cqpv_mp_size(const char *p)
+size_t cqp__mp_size(const char *p)
 {
     switch (mp_typeof(*p)) {
     case MP_ARRAY: return mp_decode_array(&p);
@@ -70,7 +70,7 @@ size_t cqpv_mp_size(const char *p)
     return 0;
 }
 
-const char *cqpv_mp_first(const char *p)
+const char *cqp__mp_first(const char *p)
 {
     if (mp_typeof(*p) == MP_ARRAY)
         mp_decode_array(&p);
@@ -79,7 +79,7 @@ const char *cqpv_mp_first(const char *p)
     return p;
 }
 
-const char *cqpv_mp_skip(const char *p)
+const char *cqp__mp_skip(const char *p)
 {
     mp_next(&p);
     return p;

@@ -466,7 +466,7 @@ void cqp_raw(cqp_writer *w, const char *encoded, size_t n)
     cqp_buf_append(w->buf, encoded, n);
 }
 
-char *cqpw_mp_raw_begin(cqp_writer *w, uint32_t elements, size_t bytes)
+char *cqp__mp_raw_begin(cqp_writer *w, uint32_t elements, size_t bytes)
 {
     for (uint32_t i = 0; i < elements; i++)
         element(w);
@@ -475,4 +475,4 @@ char *cqpw_mp_raw_begin(cqp_writer *w, uint32_t elements, size_t bytes)
     return w->buf->data + w->buf->len;
 }
 
-void cqpw_mp_raw_end(cqp_writer *w, char *end) { mp_advance(w->buf, end); }
+void cqp__mp_raw_end(cqp_writer *w, char *end) { mp_advance(w->buf, end); }

@@ -14,11 +14,11 @@
  * that many key calls would (widening its header when a count needs it),
  * then makes room for `bytes` more bytes: where to write them, or NULL
  * when the buffer is (now) oom. MessagePack only, with no key pending. */
-char *cqpw_mp_raw_begin(cqp_writer *w, uint32_t elements, size_t bytes);
-/* Ends the raw write begun by cqpw_mp_raw_begin: its bytes end at end. */
-void cqpw_mp_raw_end(cqp_writer *w, char *end);
+char *cqp__mp_raw_begin(cqp_writer *w, uint32_t elements, size_t bytes);
+/* Ends the raw write begun by cqp__mp_raw_begin: its bytes end at end. */
+void cqp__mp_raw_end(cqp_writer *w, char *end);
 
-/* ---- cursor writes (the room was made by cqpw_mp_raw_begin) ---- */
+/* ---- cursor writes (the room was made by cqp__mp_raw_begin) ---- */
 
 /* A str header for n bytes and the bytes: fixstr, str8, str16 or str32 as
  * the writer's mp_str chooses (at most 5 + n bytes). */

@@ -226,7 +226,7 @@ static void open_refused(cqd_call *c)
 static int open_body(cqd_call *c, cqp_body *b)
 {
     const cqd_request *req = c->req;
-    if (cqpv_present(req->body_value)) {
+    if (cqp_value_present(req->body_value)) {
         c->body = req->body_value;
     } else if (req->body_len > 0) {
         if (cqp_body_open(b, req->body_format, req->body, req->body_len, &c->problem) != 0) {
@@ -235,7 +235,7 @@ static int open_body(cqd_call *c, cqp_body *b)
         }
         c->body = b->root;
     }
-    if (cqpv_present(c->body) && cqpv_type(c->body) != CQP_V_OBJECT) {
+    if (cqp_value_present(c->body) && cqp_value_type(c->body) != CQP_V_OBJECT) {
         bool mp = c->body.format == CQP_MSGPACK;
         c->body = cqp_value_absent();
         return cqp_fail(&c->problem, CQP_P_BAD_TYPE, "", "the request body must be %s",

@@ -92,10 +92,10 @@ static int check_members(cqp_value root, cqp_problem *p)
     const char *key;
     size_t n;
     cqp_value v;
-    cqpv_iter_init(&it, root);
-    while (cqpv_next_member(&it, &key, &n, &v)) {
+    cqp_value_iter_init(&it, root);
+    while (cqp_value_next_member(&it, &key, &n, &v)) {
         size_t k = 0;
-        while (k < N && !cqpv_key_is(key, n, known[k]))
+        while (k < N && !cqp_value_key_is(key, n, known[k]))
             k++;
         if (k == N) {
             char ptr[sizeof p->pointer] = "";
@@ -118,14 +118,14 @@ static int no_nul(const span *t, const char *ptr, const char *what, cqp_problem 
 
 static int get_string(cqp_value root, const char *name, span *out, cqp_problem *p)
 {
-    cqp_value v = cqpv_get(root, name);
+    cqp_value v = cqp_value_get(root, name);
     char ptr[16] = "";
     cqp_pointer_append(ptr, sizeof ptr, name);
-    if (!cqpv_present(v))
+    if (!cqp_value_present(v))
         return cqp_fail(p, CQP_P_MISSING_FIELD, ptr, "%s is required", name);
-    if (cqpv_type(v) != CQP_V_STRING)
+    if (cqp_value_type(v) != CQP_V_STRING)
         return cqp_fail(p, CQP_P_BAD_TYPE, ptr, "%s must be a string", name);
-    out->s = cqpv_string(v, &out->n);
+    out->s = cqp_value_string(v, &out->n);
     return no_nul(out, ptr, name, p);
 }
 
@@ -133,8 +133,8 @@ static int get_string(cqp_value root, const char *name, span *out, cqp_problem *
 // (names case-insensitive), other headers are accepted and ignored.
 static int get_headers(cqp_value root, texts *t, cqp_problem *p)
 {
-    cqp_value h = cqpv_get(root, "headers");
-    cqp_vtype type = cqpv_type(h);
+    cqp_value h = cqp_value_get(root, "headers");
+    cqp_vtype type = cqp_value_type(h);
     if (type == CQP_V_ABSENT || type == CQP_V_NULL)
         return 0;
     if (type != CQP_V_OBJECT)
@@ -143,11 +143,11 @@ static int get_headers(cqp_value root, texts *t, cqp_problem *p)
     const char *name;
     size_t n;
     cqp_value v;
-    cqpv_iter_init(&it, h);
-    while (cqpv_next_member(&it, &name, &n, &v)) {
+    cqp_value_iter_init(&it, h);
+    while (cqp_value_next_member(&it, &name, &n, &v)) {
         char ptr[sizeof p->pointer] = "/headers";
         append_key(ptr, name, n);
-        if (cqpv_type(v) != CQP_V_STRING)
+        if (cqp_value_type(v) != CQP_V_STRING)
             return cqp_fail(p, CQP_P_BAD_TYPE, ptr, "header %.*s must be a string", quoted(n), name);
         span *slot = name_is(name, n, "authorization")  ? &t->authorization
                      : name_is(name, n, "x-request-id") ? &t->request_id
@@ -156,7 +156,7 @@ static int get_headers(cqp_value root, texts *t, cqp_problem *p)
             continue;
         if (slot->s)
             return cqp_fail(p, CQP_P_BAD_VALUE, ptr, "header %.*s is given twice", quoted(n), name);
-        slot->s = cqpv_string(v, &slot->n);
+        slot->s = cqp_value_string(v, &slot->n);
         if (no_nul(slot, ptr, "a header", p) != 0)
             return -1;
     }
@@ -326,12 +326,12 @@ static void find_mp_members(cqp_value root, const char *end, cqd_envelope *env)
     const char *key;
     size_t n;
     cqp_value v;
-    cqpv_iter_init(&it, root);
-    while (cqpv_next_member(&it, &key, &n, &v)) {
-        if (cqpv_key_is(key, n, "id")) {
+    cqp_value_iter_init(&it, root);
+    while (cqp_value_next_member(&it, &key, &n, &v)) {
+        if (cqp_value_key_is(key, n, "id")) {
             env->id = v.ref;
             env->id_len = member_span(&it, v, end);
-        } else if (cqpv_key_is(key, n, "body") && cqpv_type(v) != CQP_V_NULL) {
+        } else if (cqp_value_key_is(key, n, "body") && cqp_value_type(v) != CQP_V_NULL) {
             env->body = v.ref; // nil is no body, as JSON's null
             env->body_len = member_span(&it, v, end);
             env->body_value = v;
@@ -349,7 +349,7 @@ int cqd_envelope_parse_frame(const char *frame, size_t len, cqd_envelope *env, c
     if (cqp_mp_check(frame, len, CQP_MP_MAX_DEPTH, p) != 0)
         return -1;
     cqp_value root = cqp_value_mp(frame);
-    if (cqpv_type(root) != CQP_V_OBJECT)
+    if (cqp_value_type(root) != CQP_V_OBJECT)
         return cqp_fail(p, CQP_P_BAD_TYPE, NULL, "a request frame must hold a MessagePack map");
     find_mp_members(root, frame + len, env);
     return decode_members(root, env, p);

@@ -92,7 +92,7 @@ static int open_record_body(cqd_call *c, cqp_body *b, cqp_format f, const cqp_mu
             cqp_fail(&c->problem, CQP_P_BUSY, NULL, "out of memory decoding the record");
         return -1;
     }
-    if (cqpv_type(b->root) != CQP_V_OBJECT)
+    if (cqp_value_type(b->root) != CQP_V_OBJECT)
         return cqp_fail(&c->problem, CQP_P_BAD_TYPE, "", "the request body must be %s",
                         f == CQP_MSGPACK ? "a MessagePack map" : "a JSON object");
     c->body = b->root;

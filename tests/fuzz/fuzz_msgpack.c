@@ -93,7 +93,7 @@ static void check_body_open(const uint8_t *data, size_t size, bool accepted)
     long blocks = fz_blocks;
     int rc = cqp_body_open(&body, CQP_MSGPACK, (const char *)data, size, &p);
     if (size == 0) {
-        check(rc == 0 && !cqpv_present(body.root), "cqp_body_open did not open an empty body as absent");
+        check(rc == 0 && !cqp_value_present(body.root), "cqp_body_open did not open an empty body as absent");
         return;
     }
     check((rc == 0) == accepted, "cqp_body_open and cqp_mp_check disagree");

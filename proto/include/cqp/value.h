@@ -43,36 +43,36 @@ cqp_value cqp_value_json(const json_t *v);
 cqp_value cqp_value_mp(const char *p);
 /// The absent view.
 static inline cqp_value cqp_value_absent(void) { return (cqp_value){0}; }
-static inline bool cqpv_present(cqp_value v) { return v.ref != NULL; }
+static inline bool cqp_value_present(cqp_value v) { return v.ref != NULL; }
 
-cqp_vtype cqpv_type(cqp_value v);
-static inline bool cqpv_is_number(cqp_value v)
+cqp_vtype cqp_value_type(cqp_value v);
+static inline bool cqp_value_is_number(cqp_value v)
 {
-    cqp_vtype t = cqpv_type(v);
+    cqp_vtype t = cqp_value_type(v);
     return t == CQP_V_INT || t == CQP_V_REAL;
 }
 /// A BOOL's value.
-bool cqpv_bool(cqp_value v);
+bool cqp_value_bool(cqp_value v);
 /// An INT's value. A MessagePack uint64 above INT64_MAX reads as INT64_MAX,
 /// which every range check refuses as too large.
-int64_t cqpv_int(cqp_value v);
+int64_t cqp_value_int(cqp_value v);
 /// True when an INT read as INT64_MAX only because it is larger (a
 /// MessagePack uint64 above INT64_MAX; JSON's parser refuses such numbers),
 /// for the few integers no range check bounds (an id given as an integer).
-bool cqpv_int_saturated(cqp_value v);
+bool cqp_value_int_saturated(cqp_value v);
 /// An INT's or REAL's value as a double (float32 widened, any integer
 /// rounded to the nearest double). It may be NaN or infinite: callers check.
-double cqpv_number(cqp_value v);
-/// Up to n leading elements of an ARRAY read as numbers (as cqpv_number
+double cqp_value_number(cqp_value v);
+/// Up to n leading elements of an ARRAY read as numbers (as cqp_value_number
 /// reads them) into out, stopping at the first that is not a number (INT
 /// or REAL); returns how many were read. One call for a vector's few
 /// numbers, which are most of a large body.
-size_t cqpv_numbers(cqp_value array, double *out, size_t n);
+size_t cqp_value_numbers(cqp_value array, double *out, size_t n);
 /// A STRING's bytes (valid UTF-8, *len of them, not NUL-terminated, and
 /// possibly holding a NUL byte).
-const char *cqpv_string(cqp_value v, size_t *len);
+const char *cqp_value_string(cqp_value v, size_t *len);
 /// Elements of an ARRAY, members of an OBJECT (0 for anything else).
-size_t cqpv_size(cqp_value v);
+size_t cqp_value_size(cqp_value v);
 
 /// Iteration over an array's elements or an object's members, in order.
 /// Caller-owned; no allocation.
@@ -84,18 +84,18 @@ typedef struct cqp_iter {
 } cqp_iter;
 
 /// Starts iterating an ARRAY or OBJECT (any other value iterates nothing).
-void cqpv_iter_init(cqp_iter *it, cqp_value v);
+void cqp_value_iter_init(cqp_iter *it, cqp_value v);
 /// The next array element into *elem; false at the end.
-bool cqpv_next(cqp_iter *it, cqp_value *elem);
+bool cqp_value_next(cqp_iter *it, cqp_value *elem);
 /// The next object member: its key (*key_len bytes, not NUL-terminated)
 /// and value; false at the end.
-bool cqpv_next_member(cqp_iter *it, const char **key, size_t *key_len, cqp_value *value);
+bool cqp_value_next_member(cqp_iter *it, const char **key, size_t *key_len, cqp_value *value);
 /// obj[key] (key NUL-terminated), or the absent view when obj is not an
 /// object or has no such member. Linear in the members before it.
-cqp_value cqpv_get(cqp_value obj, const char *key);
+cqp_value cqp_value_get(cqp_value obj, const char *key);
 
 /// True when key[0..key_len) is the NUL-terminated name.
-static inline bool cqpv_key_is(const char *key, size_t key_len, const char *name)
+static inline bool cqp_value_key_is(const char *key, size_t key_len, const char *name)
 {
     size_t i = 0;
     for (; i < key_len; i++)
