@@ -544,6 +544,10 @@ START_TEST(test_details)
     ck_assert_str_eq(p.detail, "rays has 3 rays; the limit is 2");
     p = du_decode_bad(D_PAIR, "{'a~b/c':1}", &du_small);
     ck_assert_str_eq(p.detail, "a~b/c is not a field of a pair request");
+    /* A shape type names the types allowed, in API.md's order; case counts. */
+    p = du_decode_bad(D_PAIR, PAIR_A("{'type':'Sphere','radius':1}"), &du_small);
+    ck_assert_str_eq(p.detail, "a.shape.type must be one of sphere, capsule, box, convex, triangle, plane, mesh");
+    ck_assert_str_eq(p.pointer, "/a/shape/type");
     /* A durability names the values allowed. */
     p = du_decode_bad(D_WORLD, "{'durability':'forever'}", &du_small);
     ck_assert_str_eq(p.detail, "durability must be one of full, shapes, none");

@@ -41,6 +41,7 @@
     X(proto_buf)     \
     X(proto_write_mp) \
     X(proto_write_mp_random) \
+    X(proto_answers) \
     X(proto_number)  \
     X(proto_read)    \
     X(proto_values)  \
@@ -68,4 +69,5 @@
     X(admit)         \
     X(work)          \
     X(media)         \
-    X(oom)
+    X(oom)           \
+    X(fault)

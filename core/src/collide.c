@@ -173,9 +173,12 @@ static int cq_cmp_sizes(const cq_shape *a, const cq_shape *b)
             c = cq_cmp_number(h->radius, g->radius);
         return c ? c : cq_cmp_vec3s(h->vertices, g->vertices, h->vertex_count);
     }
-    default: /* meshes and planes never meet their own type */
-        return 0;
+    case CQ_MESH: /* meshes and planes never meet their own type */
+    case CQ_PLANE:
+    case CQ_SHAPE_TYPE_COUNT:
+        break;
     }
+    return 0;
 }
 
 /* Whether the pair is computed B first. Across types the lower type goes

@@ -24,9 +24,12 @@ double cq__shape_extent(const cq_shape *s)
         cq_vec3 lo = cq_vabs(h->aabb_min), hi = cq_vabs(h->aabb_max);
         return cq_len(cq_v3(cq_larger(lo.x, hi.x), cq_larger(lo.y, hi.y), cq_larger(lo.z, hi.z))) + h->radius;
     }
-    default:
-        return 0;
+    case CQ_MESH:
+    case CQ_PLANE:
+    case CQ_SHAPE_TYPE_COUNT:
+        break;
     }
+    return 0;
 }
 
 bool cq__surface_on_line(const cq_shape *s, const cq_xform *x, cq_vec3 p, cq_vec3 dir, cq_vec3 *out)

@@ -78,15 +78,10 @@ void cq__world_batch_release(cq_world *w)
 static int check_id(const char *id, size_t *len)
 {
     size_t n = 0;
-    for (; n <= CQ_WORLD_ID_MAX && id[n]; n++) {
-        char c = id[n];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                  c == '_' || c == ':' || c == '-';
-        if (!ok)
-            return CQ_ERANGE;
-    }
+    while (n <= CQ_WORLD_ID_MAX && id[n])
+        n++;
     *len = n;
-    return n >= 1 && n <= CQ_WORLD_ID_MAX ? CQ_OK : CQ_ERANGE;
+    return cq_world_id_valid(id, n) ? CQ_OK : CQ_ERANGE;
 }
 
 static int check_op(const cq_world_op *op)

@@ -29,9 +29,13 @@ static double min_half_width(const cq_shape *s)
             inner = fmin(inner, h->faces[f].offset - cq_dot(h->faces[f].normal, h->centroid));
         return fmax(inner, 0) + h->radius;
     }
-    default:
-        return 0;
+    case CQ_TRIANGLE:
+    case CQ_MESH:
+    case CQ_PLANE:
+    case CQ_SHAPE_TYPE_COUNT:
+        break;
     }
+    return 0;
 }
 
 /* Stores the record's shape, pose and velocity; box, when not NULL, is

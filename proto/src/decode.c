@@ -78,20 +78,9 @@ json_t *cqp_parse(const char *text, size_t len, cqp_problem *p)
     return v;
 }
 
-bool cqp_valid_id_char(char c) { return cqpd_id_char(c); }
+bool cqp_valid_id_char(char c) { return cq_world_id_char(c); }
 
-/* s[0..len) as an id: a NUL byte is no id character. */
-static bool valid_id_n(const char *s, size_t len)
-{
-    if (len == 0 || len > CQ_WORLD_ID_MAX)
-        return false;
-    for (size_t n = 0; n < len; n++)
-        if (!cqpd_id_char(s[n]))
-            return false;
-    return true;
-}
-
-bool cqp_valid_id(const char *s) { return valid_id_n(s, strnlen(s, CQ_WORLD_ID_MAX + 1)); }
+bool cqp_valid_id(const char *s) { return cq_world_id_valid(s, strnlen(s, CQ_WORLD_ID_MAX + 1)); }
 
 /* Writes key byte c at buf[n] escaped as a JSON pointer wants it ('~' as
  * "~0", '/' as "~1", a NUL, which a C string cannot hold, as U+FFFD);
@@ -269,8 +258,8 @@ int cqp_decode_id(cqp_decoder *d, cqp_value v, char out[CQ_WORLD_ID_MAX + 1])
         return cqp__fail(d, CQP_P_BAD_TYPE, "must be a string or a non-negative integer");
     size_t len;
     const char *s = cqp_value_string(v, &len);
-    if (!valid_id_n(s, len))
-        return cqp__fail(d, CQP_P_BAD_VALUE, "must be 1 to %d characters of [A-Za-z0-9._:-]", CQ_WORLD_ID_MAX);
+    if (!cq_world_id_valid(s, len))
+        return cqp__fail(d, CQP_P_BAD_VALUE, "must be 1 to %d characters of " CQ_WORLD_ID_CHARS, CQ_WORLD_ID_MAX);
     memcpy(out, s, len);
     out[len] = '\0';
     return 0;

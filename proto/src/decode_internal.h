@@ -37,18 +37,6 @@ int cqp__no_memory(cqp_decoder *d);
  * "no limit" ray length). */
 #define CQPD_NUMBER_MAX 1e50
 
-/* cqp_valid_id_char, inline for the loops over an id's bytes: [A-Za-z0-9._:-]
- * as two 64-bit sets, one test a byte. */
-static inline bool cqpd_id_char(char c)
-{
-    static const uint64_t set[2] = {
-        0x07ff600000000000u, // '-' 45, '.' 46, '0'-'9' 48-57, ':' 58
-        0x07fffffe87fffffeu, // 'A'-'Z' 65-90, '_' 95, 'a'-'z' 97-122
-    };
-    unsigned char u = (unsigned char)c;
-    return u < 128 && (set[u >> 6] >> (u & 63) & 1);
-}
-
 /* The effective count limit: lim when > 0 (capped by hard), else hard. */
 size_t cqp__limit(int lim, size_t hard);
 

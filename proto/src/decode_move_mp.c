@@ -43,11 +43,8 @@ static inline bool id_of(const unsigned char **p, char id[CQ_WORLD_ID_MAX + 1])
 {
     const char *s;
     uint32_t n;
-    if (!mpr_str(p, &s, &n) || n == 0 || n > CQ_WORLD_ID_MAX)
+    if (!mpr_str(p, &s, &n) || !cq_world_id_valid(s, n))
         return false;
-    for (uint32_t k = 0; k < n; k++)
-        if (!cqpd_id_char(s[k]))
-            return false;
     memcpy(id, s, n);
     id[n] = '\0';
     return true;

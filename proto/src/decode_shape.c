@@ -4,6 +4,7 @@
  * pointers below the shape or pose. Convex hulls and meshes are built here
  * (by the core's allocator: they outlive the request) and owned by the
  * cqp_shape until released or handed over. */
+#include <stdio.h>
 #include <string.h>
 
 #include "cq/hull.h"
@@ -24,8 +25,9 @@ void cqp_shape_disown(cqp_shape *s)
     s->mesh = NULL;
 }
 
+/* A type's wire name is the core's (cq_shape_type_name); the table's order
+ * is the order the "must be one of" detail lists them in. */
 typedef struct shape_kind {
-    const char *name;
     cq_shape_type type;
     const char *what; /* for "is not a field of ..." */
     const char *const *fields;
@@ -40,24 +42,35 @@ CQPD_FIELD_LIST(plane_fields, "type", "normal", "offset");
 CQPD_FIELD_LIST(mesh_fields, "type", "vertices", "triangles");
 
 static const shape_kind kinds[] = {
-    {"sphere", CQ_SPHERE, "a sphere", sphere_fields},
-    {"capsule", CQ_CAPSULE, "a capsule", capsule_fields},
-    {"box", CQ_BOX, "a box", box_fields},
-    {"convex", CQ_CONVEX, "a convex shape", convex_fields},
-    {"triangle", CQ_TRIANGLE, "a triangle", triangle_fields},
-    {"plane", CQ_PLANE, "a plane", plane_fields},
-    {"mesh", CQ_MESH, "a mesh", mesh_fields},
+    {CQ_SPHERE, "a sphere", sphere_fields},
+    {CQ_CAPSULE, "a capsule", capsule_fields},
+    {CQ_BOX, "a box", box_fields},
+    {CQ_CONVEX, "a convex shape", convex_fields},
+    {CQ_TRIANGLE, "a triangle", triangle_fields},
+    {CQ_PLANE, "a plane", plane_fields},
+    {CQ_MESH, "a mesh", mesh_fields},
 };
+#define KIND_COUNT (sizeof kinds / sizeof kinds[0])
 
 /* The kind named by string t (its bytes: a NUL inside names no kind). */
 static const shape_kind *kind_named(cqp_value t)
 {
     size_t len;
     const char *s = cqp_value_string(t, &len);
-    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
-        if (cqp_value_key_is(s, len, kinds[k].name))
+    for (size_t k = 0; k < KIND_COUNT; k++)
+        if (cqp_value_key_is(s, len, cq_shape_type_name(kinds[k].type)))
             return &kinds[k];
     return NULL;
+}
+
+/* "sphere, capsule, ...": every kind's name, in the table's order. */
+static const char *kind_names(char *out, size_t size)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (size_t k = 0; k < KIND_COUNT && n < size; k++)
+        n += (size_t)snprintf(out + n, size - n, "%s%s", k ? ", " : "", cq_shape_type_name(kinds[k].type));
+    return out;
 }
 
 /* The kind of shape object v. Its "type" is looked up alone, before the
@@ -71,10 +84,11 @@ static const shape_kind *shape_kind_of(cqp_decoder *d, cqp_value v)
     }
     int mark = cqp__push_key(d, "type");
     const shape_kind *found = NULL;
+    char names[96];
     if (cqp_value_type(t) != CQP_V_STRING)
         cqp__fail(d, CQP_P_BAD_TYPE, "must be a string");
     else if (!(found = kind_named(t)))
-        cqp__fail(d, CQP_P_BAD_VALUE, "must be one of sphere, capsule, box, convex, triangle, plane, mesh");
+        cqp__fail(d, CQP_P_BAD_VALUE, "must be one of %s", kind_names(names, sizeof names));
     cqp__pop(d, mark);
     return found;
 }

@@ -110,8 +110,8 @@ int cqp_decode_shape_put(cqp_decoder *d, cqp_value body, const char *id, cqp_bat
 {
     memset(out, 0, sizeof *out);
     if (!id || !cqp_valid_id(id))
-        return cqp_fail(d->problem, CQP_P_BAD_VALUE, NULL, "the shape id must be 1 to %d characters of [A-Za-z0-9._:-]",
-                        CQ_WORLD_ID_MAX);
+        return cqp_fail(d->problem, CQP_P_BAD_VALUE, NULL,
+                        "the shape id must be 1 to %d characters of " CQ_WORLD_ID_CHARS, CQ_WORLD_ID_MAX);
     if (batch_alloc(d, out, 1, 1) || cqp__upsert(d, body, false, out->ids[0], &out->ops[0], &out->shapes[0])) {
         cqp_batch_release(out);
         return -1;

@@ -44,17 +44,11 @@ void cqp_write_problem(cqp_writer *w, const cqp_problem *p)
     char type[sizeof CQP_PROBLEM_URN + 32];
     snprintf(type, sizeof type, CQP_PROBLEM_URN "%s", kinds[kind].slug);
     cqp_obj_begin(w);
-    cqp_key(w, "type");
-    cqp_str(w, type);
-    cqp_key(w, "title");
-    cqp_str(w, kinds[kind].title);
-    cqp_key(w, "status");
-    cqp_int(w, kinds[kind].status);
-    cqp_key(w, "detail");
-    cqp_str(w, p->detail);
-    if (p->pointer[0]) {
-        cqp_key(w, "pointer");
-        cqp_str(w, p->pointer);
-    }
+    cqp_kv_str(w, "type", type);
+    cqp_kv_str(w, "title", kinds[kind].title);
+    cqp_kv_int(w, "status", kinds[kind].status);
+    cqp_kv_str(w, "detail", p->detail);
+    if (p->pointer[0])
+        cqp_kv_str(w, "pointer", p->pointer);
     cqp_obj_end(w);
 }

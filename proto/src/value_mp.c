@@ -28,8 +28,10 @@ int64_t cqp__mp_int(const char *p)
         return u > INT64_MAX ? INT64_MAX : (int64_t)u;
     }
     case MP_INT: return mp_decode_int(&p);
-    default: return 0;
+    case MP_NIL: case MP_STR: case MP_BIN: case MP_ARRAY: case MP_MAP: case MP_BOOL: case MP_FLOAT:
+    case MP_DOUBLE: case MP_EXT: break; // no integer
     }
+    return 0;
 }
 
 double cqp__mp_number(const char *p)
@@ -40,8 +42,10 @@ double cqp__mp_number(const char *p)
     // Every float32 is exactly a double, NaN and the infinities included.
     case MP_FLOAT: return (double)mp_decode_float(&p);
     case MP_DOUBLE: return mp_decode_double(&p);
-    default: return 0;
+    case MP_NIL: case MP_STR: case MP_BIN: case MP_ARRAY: case MP_MAP: case MP_BOOL:
+    case MP_EXT: break; // no number
     }
+    return 0;
 }
 
 const char *cqp__mp_string(const char *p, size_t *len)
@@ -61,8 +65,10 @@ size_t cqp__mp_size(const char *p)
     switch (mp_typeof(*p)) {
     case MP_ARRAY: return mp_decode_array(&p);
     case MP_MAP: return mp_decode_map(&p);
-    default: return 0;
+    case MP_NIL: case MP_UINT: case MP_INT: case MP_STR: case MP_BIN: case MP_BOOL: case MP_FLOAT: case MP_DOUBLE:
+    case MP_EXT: break; // no container
     }
+    return 0;
 }
 
 const char *cqp__mp_first(const char *p)

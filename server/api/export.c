@@ -18,24 +18,7 @@ int cqd_write_export(cqp_writer *out, const cq_world *world, cqp_durability dura
         cqd_free(h);
         return rc;
     }
-    cq_world_settings settings = cq_world_get_settings(world);
-    /* Stored values, read back bit for bit by an import or a recovery: a
-     * client's -0 stays -0 here, unlike in answers. */
-    bool keep = out->keep_negative_zero;
-    out->keep_negative_zero = true;
-    cqp_obj_begin(out);
-    cqp_key(out, "settings");
-    cqp_write_settings(out, &settings, durability);
-    cqp_key(out, "shapes");
-    cqp_arr_begin(out);
-    for (int i = 0; i < n; i++) {
-        cq_world_body body;
-        if (cq_world_get(world, h[i], &body) == CQ_OK)
-            cqp_write_body(out, cq_world_id(world, h[i]), &body);
-    }
-    cqp_arr_end(out);
-    cqp_obj_end(out);
-    out->keep_negative_zero = keep;
+    cqp_write_export(out, world, h, n, durability);
     cqd_free(h);
     return CQ_OK;
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cqp/encode.h"
 #include "h_common.h"
 #include "handlers.h"
 #include "openapi.h"
@@ -48,66 +49,42 @@ static int parse_limit(const char *query, int *limit, cqp_problem *p)
     return 0;
 }
 
-/* A shape tag as the client knows it: in a world, the packed handle's id
- * (null once the shape or the world is gone); for the stateless
- * endpoints, the tag itself (the item's index in the request). */
-static void write_tag(cqp_writer *w, const cqd_fallback_entry *e, const cqd_world *world, uint64_t tag)
+/* A tag's id in world (NULL once the shape or the world is gone). */
+static const char *tag_id(const cqd_world *world, uint64_t tag)
 {
-    if (e->world[0] == '\0') {
-        cqp_uint(w, tag);
-        return;
-    }
     cq_world_handle h = {(uint32_t)tag, (uint32_t)(tag >> 32)};
-    const char *id = world ? cq_world_id(world->world, h) : NULL;
-    if (id)
-        cqp_str(w, id);
-    else
-        cqp_null(w);
+    return world ? cq_world_id(world->world, h) : NULL;
 }
 
-static void write_entry(cqp_writer *w, const cqd_fallback_entry *e, const cqd_world *world)
+/* The records, each written with its world's shared lock taken to read
+ * its tags' ids. Records of one world tend to come in runs: the lock is
+ * kept across the run instead of taken per record. */
+typedef struct fallbacks_ctx {
+    cqd_server *srv;
+    const cqd_fallback_entry *entries;
+    cqd_world *world; /* the run's world, locked shared; NULL for none */
+} fallbacks_ctx;
+
+static int write_entry(void *ctx, cqp_writer *w, int i)
 {
-    cqp_obj_begin(w);
-    cqp_key(w, "seq");
-    cqp_uint(w, e->rec.seq);
-    cqp_key(w, "time");
-    if (e->labelled)
-        cqp_num(w, e->time);
-    else
-        cqp_null(w);
-    cqp_key(w, "world"); /* null for the stateless endpoints */
-    if (e->labelled && e->world[0])
-        cqp_str(w, e->world);
-    else
-        cqp_null(w);
-    /* Without a label it is unknown whether the tags are handles or indices. */
-    cqp_key(w, "a");
-    if (e->labelled)
-        write_tag(w, e, world, e->rec.tag_a);
-    else
-        cqp_null(w);
-    cqp_key(w, "b");
-    if (e->labelled)
-        write_tag(w, e, world, e->rec.tag_b);
-    else
-        cqp_null(w);
-    cqp_key(w, "shapes");
-    cqp_arr_begin(w);
-    cqp_str(w, cq_shape_type_name((cq_shape_type)e->rec.shape_a));
-    cqp_str(w, cq_shape_type_name((cq_shape_type)e->rec.shape_b));
-    cqp_arr_end(w);
-    cqp_key(w, "iterations");
-    cqp_uint(w, e->rec.iterations);
-    cqp_key(w, "reason");
-    cqp_str(w, cq_fallback_reason_name((cq_fallback_reason)e->rec.reason));
-    cqp_key(w, "action");
-    cqp_str(w, cq_fallback_action_name((cq_fallback_action)e->rec.action));
-    cqp_key(w, "request_id");
-    if (e->labelled && e->request_id[0])
-        cqp_str(w, e->request_id);
-    else
-        cqp_null(w);
-    cqp_obj_end(w);
+    fallbacks_ctx *f = ctx;
+    const cqd_fallback_entry *e = &f->entries[i];
+    bool in_world = e->labelled && e->world[0];
+    if (f->world && (!in_world || strcmp(f->world->name, e->world) != 0)) {
+        cqd_world_release(f->srv->worlds, f->world);
+        f->world = NULL;
+    }
+    if (in_world && !f->world)
+        f->world = cqd_world_acquire(f->srv->worlds, e->world, false);
+    cqp_fallback_view v = {.rec = &e->rec, .labelled = e->labelled, .time = e->time};
+    if (in_world) {
+        v.world = e->world;
+        v.id_a = tag_id(f->world, e->rec.tag_a);
+        v.id_b = tag_id(f->world, e->rec.tag_b);
+    }
+    v.request_id = e->request_id[0] ? e->request_id : NULL;
+    cqp_write_fallback(w, &v);
+    return 0;
 }
 
 int cqd_h_fallbacks(cqd_call *c)
@@ -122,37 +99,17 @@ int cqd_h_fallbacks(cqd_call *c)
     int n = cqd_fallbacks_collect(c->srv->threads, entries, limit);
     pthread_mutex_unlock(&c->srv->threads_lock);
 
-    cqp_obj_begin(&c->out);
-    cqp_key(&c->out, "fallbacks");
-    cqp_arr_begin(&c->out);
-    /* Records of one world tend to come in runs: keep its shared lock
-     * across the run instead of taking it per record. */
-    cqd_world *world = NULL;
-    for (int i = 0; i < n; i++) {
-        const cqd_fallback_entry *e = &entries[i];
-        bool in_world = e->labelled && e->world[0];
-        if (world && (!in_world || strcmp(world->name, e->world) != 0)) {
-            cqd_world_release(c->srv->worlds, world);
-            world = NULL;
-        }
-        if (in_world && !world)
-            world = cqd_world_acquire(c->srv->worlds, e->world, false);
-        write_entry(&c->out, e, world);
-    }
-    if (world)
-        cqd_world_release(c->srv->worlds, world);
-    cqp_arr_end(&c->out);
-    cqp_obj_end(&c->out);
+    fallbacks_ctx ctx = {c->srv, entries, NULL};
+    cqp_write_list(&c->out, "fallbacks", n, write_entry, &ctx);
+    if (ctx.world)
+        cqd_world_release(c->srv->worlds, ctx.world);
     cqd_free(entries);
     return 200;
 }
 
 static int status_body(cqd_call *c, const char *status)
 {
-    cqp_obj_begin(&c->out);
-    cqp_key(&c->out, "status");
-    cqp_str(&c->out, status);
-    cqp_obj_end(&c->out);
+    cqp_write_status(&c->out, status);
     return 200;
 }
 

@@ -22,7 +22,7 @@ static int check_supported(cqd_call *c, const cqp_pair_req *r, const char *prefi
 /* Tests one pair and writes its contact result (with the 15-axis table for
  * two boxes when explain is asked). Both fallback tags are the item's index
  * in the request (0 for /v1/pair), which /metrics/fallbacks reports. */
-static int test_and_write(cqd_call *c, const cqp_pair_req *r, int index)
+static int test_and_write(cqd_call *c, cqp_writer *w, const cqp_pair_req *r, int index)
 {
     cq_pair_query q = {
         .a = &r->a.shape.shape,
@@ -46,7 +46,7 @@ static int test_and_write(cqd_call *c, const cqp_pair_req *r, int index)
         cq_obb_sat_explain(&oa, &ob, axes);
         explain = axes;
     }
-    cqp_write_contact(&c->out, &contact, explain);
+    cqp_write_contact(w, &contact, explain);
     return 0;
 }
 
@@ -58,11 +58,25 @@ int cqd_h_pair(cqd_call *c)
     int status = check_supported(c, &r, "");
     if (status == 0) {
         uint64_t mark = cqd_thread_mark(c->self);
-        status = test_and_write(c, &r, 0);
+        status = test_and_write(c, &c->out, &r, 0);
         cqd_thread_label_fallbacks(c->self, mark, NULL, c->resp->request_id);
     }
     cqp_pair_req_release(&r);
     return status == 0 ? 200 : -1;
+}
+
+typedef struct pairs_ctx {
+    cqd_call *c;
+    const cqp_pairs_req *r;
+} pairs_ctx;
+
+/* Item i of /v1/pairs' results. The deadline is asked as the core asks
+ * it: every so many tests. */
+static int test_item(void *ctx, cqp_writer *w, int i)
+{
+    const pairs_ctx *p = ctx;
+    bool late = (i + 1) % CQ_DEADLINE_STRIDE == 0 && cqd_h_expired(p->c);
+    return late ? cqd_h_timed_out(p->c, "pair tests") : test_and_write(p->c, w, &p->r->items[i], i);
 }
 
 int cqd_h_pairs(cqd_call *c)
@@ -78,16 +92,8 @@ int cqd_h_pairs(cqd_call *c)
     }
     if (status == 0) {
         uint64_t mark = cqd_thread_mark(c->self);
-        cqp_obj_begin(&c->out);
-        cqp_key(&c->out, "results");
-        cqp_arr_begin(&c->out);
-        /* The deadline is asked as the core asks it: every so many tests. */
-        for (int i = 0; i < r.count && status == 0; i++) {
-            bool late = (i + 1) % CQ_DEADLINE_STRIDE == 0 && cqd_h_expired(c);
-            status = late ? cqd_h_timed_out(c, "pair tests") : test_and_write(c, &r.items[i], i);
-        }
-        cqp_arr_end(&c->out);
-        cqp_obj_end(&c->out);
+        pairs_ctx ctx = {c, &r};
+        status = cqp_write_list(&c->out, "results", r.count, test_item, &ctx);
         cqd_thread_label_fallbacks(c->self, mark, NULL, c->resp->request_id);
     }
     cqp_pairs_req_release(&r);

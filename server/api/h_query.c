@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "cqp/encode.h"
+#include "fault.h"
 #include "h_common.h"
 #include "handlers.h"
 #include "state/alloc.h"
@@ -57,61 +58,10 @@ int cqd_h_broadphase(cqd_call *c)
         cqd_free(p);
         return cqd_h_server_fail(c, rc, "broadphase pairs");
     }
-    cqp_obj_begin(&c->out);
-    cqp_key(&c->out, "pairs");
-    cqp_arr_begin(&c->out);
-    for (int i = 0; i < n; i++) {
-        cqp_arr_begin(&c->out);
-        cqp_str(&c->out, cq_world_id(w->world, p[i].a));
-        cqp_str(&c->out, cq_world_id(w->world, p[i].b));
-        cqp_arr_end(&c->out);
-    }
-    cqp_arr_end(&c->out);
-    cqp_obj_end(&c->out);
+    cqp_write_broadphase(&c->out, w->world, p, n);
     cqd_h_release(c, w);
     cqd_free(p);
     return 200;
-}
-
-/* The contacts response; the world is still locked (ids point into it).
- * No timing goes in the body: equal requests get equal bytes (the access
- * log has the duration). */
-static void write_contacts(cqd_call *c, const cq_world *world, const cq_world_contacts_out *out)
-{
-    cqp_writer *o = &c->out;
-    cqp_obj_begin(o);
-    cqp_key(o, "pairs");
-    cqp_arr_begin(o);
-    for (int i = 0; i < out->pair_count; i++) {
-        const cq_world_contact *k = &out->pairs[i];
-        cqp_obj_begin(o);
-        cqp_key(o, "a");
-        cqp_str(o, cq_world_id(world, k->a));
-        cqp_key(o, "b");
-        cqp_str(o, cq_world_id(world, k->b));
-        cqp_write_contact_fields(o, &k->contact, NULL);
-        cqp_obj_end(o);
-    }
-    cqp_arr_end(o);
-    cqp_key(o, "toi");
-    cqp_arr_begin(o);
-    for (int i = 0; i < out->toi_count; i++) {
-        const cq_world_toi *t = &out->toi[i];
-        cqp_write_toi(o, cq_world_id(world, t->id), cq_world_id(world, t->other), t);
-    }
-    cqp_arr_end(o);
-    cqp_key(o, "stats");
-    cqp_obj_begin(o);
-    cqp_key(o, "broadphase_pairs");
-    cqp_int(o, cq_world_get_stats(world).broadphase_pairs);
-    cqp_key(o, "tested");
-    cqp_int(o, out->tested);
-    cqp_key(o, "touching");
-    cqp_int(o, out->pair_count);
-    cqp_key(o, "swept");
-    cqp_int(o, out->swept);
-    cqp_obj_end(o);
-    cqp_obj_end(o);
 }
 
 static int contacts_fail(cqd_call *c, const cqp_contacts_req *req, int rc, int bad_id)
@@ -121,9 +71,8 @@ static int contacts_fail(cqd_call *c, const cqp_contacts_req *req, int rc, int b
         snprintf(ptr, sizeof ptr, "/ids/%d", bad_id);
         return cqd_h_no_shape(c, req->id_ptrs[bad_id], ptr);
     }
-    if (rc == CQ_ENOT_FINITE || rc == CQ_ENEGATIVE)
-        return cqp_fail(&c->problem, CQP_P_BAD_VALUE, "/dt", "dt: %s", cq_strerror(rc));
-    return cqd_h_server_fail(c, rc, "contacts");
+    cqd_refusal r = {.site = CQD_SITE_CONTACTS, .status = rc, .what = "contacts"};
+    return cqd_h_refused(c, &r);
 }
 
 int cqd_h_contacts(cqd_call *c)
@@ -170,7 +119,7 @@ int cqd_h_contacts(cqd_call *c)
     }
     cqd_thread_label_fallbacks(c->self, mark, c->world, c->resp->request_id);
     if (rc == CQ_OK)
-        write_contacts(c, w->world, &out);
+        cqp_write_contacts(&c->out, w->world, &out);
     else
         contacts_fail(c, &req, rc, out.bad_id);
     cqd_h_release(c, w);
@@ -189,14 +138,6 @@ static int ray_fail(cqd_call *c, int rc, int bad_ray)
     return cqp_fail(&c->problem, CQP_P_BAD_VALUE, ptr, "%s", cq_strerror(rc));
 }
 
-static void write_ray_hit(cqd_call *c, const cq_world *world, const cq_world_ray_hit *h)
-{
-    if (h->hit.hit)
-        cqp_write_ray_hit(&c->out, cq_world_id(world, h->id), &h->hit);
-    else
-        cqp_null(&c->out);
-}
-
 /* {"hits": [hit | null, ...]}: the closest hit of each ray. */
 static int raycast_closest(cqd_call *c, const cq_world *world, const cqp_raycast_req *req)
 {
@@ -206,15 +147,8 @@ static int raycast_closest(cqd_call *c, const cq_world *world, const cqp_raycast
     int bad_ray = -1;
     cq_world_ray_options opt = {.deadline = cqd_h_deadline(c)};
     int rc = cq_world_raycast_opt(world, req->rays, req->count, &opt, hits, &bad_ray);
-    if (rc == CQ_OK) {
-        cqp_obj_begin(&c->out);
-        cqp_key(&c->out, "hits");
-        cqp_arr_begin(&c->out);
-        for (int i = 0; i < req->count; i++)
-            write_ray_hit(c, world, &hits[i]);
-        cqp_arr_end(&c->out);
-        cqp_obj_end(&c->out);
-    }
+    if (rc == CQ_OK)
+        cqp_write_ray_hits(&c->out, world, hits, req->count);
     cqd_free(hits);
     return rc == CQ_OK ? 0 : ray_fail(c, rc, bad_ray);
 }
@@ -245,19 +179,8 @@ static int raycast_all(cqd_call *c, const cq_world *world, const cqp_raycast_req
                             "closest hits or send fewer rays", most);
         }
     }
-    if (rc == CQ_OK) {
-        cqp_obj_begin(&c->out);
-        cqp_key(&c->out, "hits");
-        cqp_arr_begin(&c->out);
-        for (int i = 0; i < req->count; i++) {
-            cqp_arr_begin(&c->out);
-            for (int k = first[i]; k < first[i + 1]; k++)
-                write_ray_hit(c, world, &hits[k]);
-            cqp_arr_end(&c->out);
-        }
-        cqp_arr_end(&c->out);
-        cqp_obj_end(&c->out);
-    }
+    if (rc == CQ_OK)
+        cqp_write_ray_hits_all(&c->out, world, hits, first, req->count);
     cqd_free(hits);
     cqd_free(first);
     return rc == CQ_OK ? 0 : ray_fail(c, rc, bad_ray);
@@ -281,14 +204,8 @@ int cqd_h_raycast(cqd_call *c)
 /* A shape query the decoder passed but the world refused. */
 static int shape_query_fail(cqd_call *c, const cq_shape *shape, int rc)
 {
-    if (rc == CQ_EUNSUPPORTED)
-        return cqp_fail(&c->problem, CQP_P_BAD_VALUE, "/shape/type", "a %s is static and cannot be swept",
-                        cq_shape_type_name(shape->type));
-    if (rc == CQ_ENOT_FINITE)
-        return cqp_fail(&c->problem, CQP_P_BAD_VALUE, NULL, "%s", cq_strerror(rc));
-    if (rc == CQ_ENO_MEMORY || rc == CQ_ECANCELED)
-        return cqd_h_server_fail(c, rc, "shape query");
-    return cqp_fail(&c->problem, CQP_P_BAD_VALUE, "/shape", "%s", cq_strerror(rc));
+    cqd_refusal r = {.site = CQD_SITE_SHAPE_QUERY, .status = rc, .what = "shape query", .shape = shape->type};
+    return cqd_h_refused(c, &r);
 }
 
 int cqd_h_sweep(cqd_call *c)
@@ -306,17 +223,10 @@ int cqd_h_sweep(cqd_call *c)
         uint64_t mark = cqd_thread_mark(c->self);
         rc = cq_world_sweep(w->world, &q, &h);
         cqd_thread_label_fallbacks(c->self, mark, c->world, c->resp->request_id);
-        if (rc == CQ_OK) {
-            cqp_obj_begin(&c->out);
-            cqp_key(&c->out, "hit");
-            if (h.hit.hit)
-                cqp_write_sweep_hit(&c->out, cq_world_id(w->world, h.id), &h.hit);
-            else
-                cqp_null(&c->out);
-            cqp_obj_end(&c->out);
-        } else {
+        if (rc == CQ_OK)
+            cqp_write_sweep(&c->out, w->world, &h);
+        else
             shape_query_fail(c, &req.shape.shape, rc);
-        }
         cqd_h_release(c, w);
     }
     cqp_shape_req_release(&req);
@@ -344,17 +254,10 @@ int cqd_h_overlap(cqd_call *c)
             rc = ids ? cq_world_overlap(w->world, &q, ids, cap, &n) : CQ_ENO_MEMORY;
             cap = n;
         }
-        if (rc == CQ_OK) {
-            cqp_obj_begin(&c->out);
-            cqp_key(&c->out, "ids");
-            cqp_arr_begin(&c->out);
-            for (int i = 0; i < n; i++)
-                cqp_str(&c->out, cq_world_id(w->world, ids[i]));
-            cqp_arr_end(&c->out);
-            cqp_obj_end(&c->out);
-        } else {
+        if (rc == CQ_OK)
+            cqp_write_overlap(&c->out, w->world, ids, n);
+        else
             shape_query_fail(c, &req.shape.shape, rc);
-        }
         cqd_h_release(c, w);
         cqd_free(ids);
     }

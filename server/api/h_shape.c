@@ -3,13 +3,15 @@
 
 #include "cqp/encode.h"
 #include "durable.h"
+#include "fault.h"
 #include "h_common.h"
 #include "handlers.h"
 #include "state/server.h"
 
 /* The problem of a rejected batch. An op to blame is the request's fault
  * (400 at its pointer: the decoder checks values, the world checks ids
- * against its content); otherwise the batch as a whole did not fit. */
+ * against its content); otherwise the batch as a whole did not fit
+ * (fault.c). */
 static int apply_fail(cqd_call *c, const cqp_batch *b, bool single, int rc, int bad_op)
 {
     if (bad_op >= 0 && bad_op < b->count) {
@@ -19,14 +21,8 @@ static int apply_fail(cqd_call *c, const cqp_batch *b, bool single, int rc, int 
         const char *id = b->ops[bad_op].id ? b->ops[bad_op].id : "";
         return cqp_fail(&c->problem, CQP_P_BAD_VALUE, ptr, "%s (id '%s')", cq_strerror(rc), id);
     }
-    if (rc == CQ_ELIMIT)
-        return cqd_h_over_pairs(c, NULL);
-    if (rc == CQ_EBUDGET)
-        return cqd_h_over_budget(c, NULL);
-    if (rc == CQ_ERANGE)
-        return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, NULL, "a world holds at most %d shapes",
-                        CQ_WORLD_MAX_SHAPES);
-    return cqd_h_server_fail(c, rc, "applying the batch");
+    cqd_refusal r = {.site = CQD_SITE_BATCH, .status = rc, .what = "applying the batch"};
+    return cqd_h_refused(c, &r);
 }
 
 /* Checks ops against the world and makes room for them (cq_world_prepare),
@@ -138,16 +134,7 @@ int cqd_h_batch(cqd_call *c)
     uint64_t seq = 0;
     cqd_world *w = cqd_h_acquire(c, true);
     if (w && change_batch(c, w, &b, false, &seq) == 0) {
-        cqp_obj_begin(&c->out);
-        cqp_key(&c->out, "upserted");
-        cqp_int(&c->out, b.upserts);
-        cqp_key(&c->out, "moved");
-        cqp_int(&c->out, b.moves);
-        cqp_key(&c->out, "removed");
-        cqp_int(&c->out, b.removes);
-        cqp_key(&c->out, "shapes");
-        cqp_int(&c->out, cq_world_count(w->world));
-        cqp_obj_end(&c->out);
+        cqp_write_batch_counts(&c->out, b.upserts, b.moves, b.removes, cq_world_count(w->world));
         status = 200;
     }
     if (w)

@@ -1,71 +1,42 @@
 /* Worlds: create or configure, import, list, describe, delete, export. */
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "cqp/encode.h"
 #include "durable.h"
 #include "export.h"
+#include "fault.h"
 #include "h_common.h"
 #include "handlers.h"
 #include "state/alloc.h"
 #include "state/server.h"
 
-/* The problem of a failed put. Batch items carry their own pointer; the
- * rest is the settings' fault (the decoder catches most of it first) or
- * the server's. */
+/* The problem of a failed put: the registry's own refusals, an op to
+ * blame (at its pointer in the import), else the core's refusal of the
+ * settings or of the shapes as a whole (fault.c). */
 static int put_fail(cqd_call *c, const cqp_world_req *req, int rc, int bad_op)
 {
-    if (rc == CQ_ENO_MEMORY)
-        return cqd_h_server_fail(c, rc, "creating the world");
     if (rc == CQD_REGISTRY_FULL)
         return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, NULL, "the server holds its limit of %d worlds (--max-worlds)",
                         c->srv->cfg.max_worlds);
-    const char *base = req->import ? "/settings" : "";
-    char ptr[64];
-    if (rc == CQ_EBUDGET) {
-        snprintf(ptr, sizeof ptr, "%s/capacity", base);
-        return cqd_h_over_budget(c, req->settings.capacity > 0 ? ptr : NULL);
-    }
-    if (rc == CQ_ELIMIT)
-        return cqd_h_over_pairs(c, req->import ? "/shapes" : "/skin");
-    if (rc == CQD_REGISTRY_CONFLICT) {
-        snprintf(ptr, sizeof ptr, "%s/durability", base);
-        return cqp_fail(&c->problem, CQP_P_CONFLICT, ptr,
+    if (rc == CQD_REGISTRY_CONFLICT)
+        return cqp_fail(&c->problem, CQP_P_CONFLICT, req->import ? "/settings/durability" : "/durability",
                         "world '%s' exists with another durability; a durability is chosen when the world is "
                         "created and never changes: DELETE the world and PUT it (or its export) again",
                         c->world);
-    }
     if (bad_op >= 0) {
+        char ptr[64];
         cqp_batch_pointer(&req->batch, true, bad_op, ptr, sizeof ptr);
         return cqp_fail(&c->problem, CQP_P_BAD_VALUE, ptr, "%s", cq_strerror(rc));
     }
-    if (rc == CQ_ENOT_FINITE || rc == CQ_ENEGATIVE) {
-        snprintf(ptr, sizeof ptr, "%s/skin", base);
-        return cqp_fail(&c->problem, CQP_P_BAD_VALUE, ptr, "skin: %s", cq_strerror(rc));
-    }
-    if (rc == CQ_ERANGE && req->settings.capacity > CQ_WORLD_MAX_SHAPES) {
-        snprintf(ptr, sizeof ptr, "%s/capacity", base);
-        return cqp_fail(&c->problem, CQP_P_BAD_VALUE, ptr, "capacity must be <= %d", CQ_WORLD_MAX_SHAPES);
-    }
-    if (rc == CQ_ERANGE)
-        return cqp_fail(&c->problem, CQP_P_OVER_LIMIT, "/shapes", "a world holds at most %d shapes",
-                        CQ_WORLD_MAX_SHAPES);
-    return cqd_h_server_fail(c, rc, "creating the world");
+    cqd_refusal r = {.site = req->import ? CQD_SITE_IMPORT : CQD_SITE_WORLD, .status = rc,
+                     .asked = &req->settings, .what = "creating the world"};
+    return cqd_h_refused(c, &r);
 }
 
-/* {"name", "settings", "shapes", "broadphase_pairs"}, left open for more keys. */
-static void write_summary(cqd_call *c, const cqd_world_state *state)
+/* The summary's view of state, the world named in the path. */
+static cqp_world_view view_of(const cqd_call *c, const cqd_world_state *state)
 {
-    const cq_world_stats *stats = &state->stats;
-    cqp_obj_begin(&c->out);
-    cqp_key(&c->out, "name");
-    cqp_str(&c->out, c->world);
-    cqp_key(&c->out, "settings");
-    cqp_write_settings(&c->out, &state->settings, state->durability);
-    cqp_key(&c->out, "shapes");
-    cqp_int(&c->out, stats->shapes);
-    cqp_key(&c->out, "broadphase_pairs");
-    cqp_int(&c->out, stats->broadphase_pairs);
+    return (cqp_world_view){c->world, &state->settings, &state->stats, state->durability};
 }
 
 int cqd_h_world_put(cqd_call *c)
@@ -85,8 +56,8 @@ int cqd_h_world_put(cqd_call *c)
     if (taken) /* the registry keeps or has freed the import's hulls and meshes, whatever rc says */
         cqp_batch_disown(&req.batch);
     if (rc > 0) {
-        write_summary(c, &state);
-        cqp_obj_end(&c->out);
+        cqp_world_view view = view_of(c, &state);
+        cqp_write_world_summary(&c->out, &view);
         if (cqd_journal_commit(c, ticket.seq) < 0)
             rc = -1;
     } else if (rc != CQD_REGISTRY_REFUSED) { /* refused: the journal filled the problem */
@@ -96,27 +67,21 @@ int cqd_h_world_put(cqd_call *c)
     return rc > 0 ? rc : -1;
 }
 
+/* The listing's item i (ctx: the registry's list). */
+static int write_info(void *ctx, cqp_writer *w, int i)
+{
+    const cqd_world_info *info = ctx;
+    cqp_write_world_entry(w, info[i].name, info[i].shapes, info[i].durability);
+    return 0;
+}
+
 int cqd_h_world_list(cqd_call *c)
 {
     int n;
     cqd_world_info *info;
     if (cqd_registry_list(c->srv->worlds, &info, &n) != 0)
         return cqd_fail_oom(c); /* not an empty list: the worlds are there */
-    cqp_obj_begin(&c->out);
-    cqp_key(&c->out, "worlds");
-    cqp_arr_begin(&c->out);
-    for (int i = 0; i < n; i++) {
-        cqp_obj_begin(&c->out);
-        cqp_key(&c->out, "name");
-        cqp_str(&c->out, info[i].name);
-        cqp_key(&c->out, "shapes");
-        cqp_int(&c->out, info[i].shapes);
-        cqp_key(&c->out, "durability");
-        cqp_str(&c->out, cqp_durability_name(info[i].durability));
-        cqp_obj_end(&c->out);
-    }
-    cqp_arr_end(&c->out);
-    cqp_obj_end(&c->out);
+    cqp_write_list(&c->out, "worlds", n, write_info, info);
     cqd_free(info);
     return 200;
 }
@@ -127,32 +92,9 @@ int cqd_h_world_get(cqd_call *c)
     if (!w)
         return -1;
     cqd_world_state state = {cq_world_get_settings(w->world), cq_world_get_stats(w->world), w->durability};
-    const cq_world_stats st = state.stats;
     cqd_h_release(c, w);
-
-    write_summary(c, &state);
-    cqp_key(&c->out, "stats");
-    cqp_obj_begin(&c->out);
-    cqp_key(&c->out, "shapes");
-    cqp_int(&c->out, st.shapes);
-    cqp_key(&c->out, "capacity");
-    cqp_int(&c->out, st.capacity);
-    cqp_key(&c->out, "broadphase_pairs");
-    cqp_int(&c->out, st.broadphase_pairs);
-    cqp_key(&c->out, "grows");
-    cqp_uint(&c->out, st.grows);
-    cqp_key(&c->out, "sap_grows");
-    cqp_uint(&c->out, st.sap_grows);
-    cqp_key(&c->out, "bvh_builds");
-    cqp_uint(&c->out, st.bvh_builds);
-    cqp_key(&c->out, "bvh_refits");
-    cqp_uint(&c->out, st.bvh_refits);
-    cqp_key(&c->out, "broadphase_stale");
-    cqp_bool(&c->out, st.broadphase_stale);
-    cqp_key(&c->out, "bvh_stale");
-    cqp_bool(&c->out, st.bvh_stale);
-    cqp_obj_end(&c->out);
-    cqp_obj_end(&c->out);
+    cqp_world_view view = view_of(c, &state);
+    cqp_write_world_detail(&c->out, &view);
     return 200;
 }
 

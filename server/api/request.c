@@ -39,13 +39,13 @@ static void generated_id(uint64_t boot_id, unsigned long long seq, char out[CQD_
     out[17 + n] = '\0';
 }
 
-/// The client's X-Request-Id with every character outside [A-Za-z0-9._:-]
-/// dropped, cut to CQD_REQUEST_ID_MAX; "<boot id>-<seq>" when nothing is left.
+/// The client's X-Request-Id with every character that may not stand in
+/// an id (cq_world_id_char) dropped, cut to CQD_REQUEST_ID_MAX; "<boot id>-<seq>" when nothing is left.
 static void set_request_id(cqd_server *srv, const char *given, char out[CQD_REQUEST_ID_MAX + 1])
 {
     size_t n = 0;
     for (const char *p = given; p && *p && n < CQD_REQUEST_ID_MAX; p++)
-        if (cqp_valid_id_char(*p))
+        if (cq_world_id_char(*p))
             out[n++] = *p;
     out[n] = '\0';
     if (n == 0) {

@@ -261,7 +261,8 @@ static void on_watchdog(uv_timer_t *t)
         cqd_log(&c->s->srv->log, CQD_LOG_INFO,
                 "stream: a request line made no progress for %d s (--timeout); closing the connection", secs);
         break;
-    default:
+    case CQD_WAIT_IDLE:
+    case CQD_WAIT_NONE: /* returned above */
         cqd_log(&c->s->srv->log, CQD_LOG_INFO, "stream: connection idle for %d s; closing it",
                 secs * CQD_STREAM_IDLE_FACTOR);
         break;

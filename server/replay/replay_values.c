@@ -57,8 +57,11 @@ static double decode_double(const char **p)
     case MP_FLOAT: return mp_decode_float(p);
     case MP_DOUBLE: return mp_decode_double(p);
     case MP_UINT: return (double)mp_decode_uint(p);
-    default: return (double)mp_decode_int(p);
+    case MP_INT:
+    case MP_NIL: case MP_STR: case MP_BIN: case MP_ARRAY: case MP_MAP: case MP_BOOL: case MP_EXT: // callers pass numbers
+        break;
     }
+    return (double)mp_decode_int(p);
 }
 
 /// Two numbers: exactly when both are integers, else as doubles (a NaN
@@ -187,8 +190,10 @@ static bool same_scalar(enum mp_type t, const char **a, const char **b)
         const char *x = mp_decode_str(a, &na), *y = mp_decode_str(b, &nb);
         return na == nb && memcmp(x, y, na) == 0;
     }
-    default: return same_bytes(a, b);
+    case MP_UINT: case MP_INT: case MP_BIN: case MP_ARRAY: case MP_MAP: case MP_FLOAT: case MP_DOUBLE: case MP_EXT:
+        break;
     }
+    return same_bytes(a, b);
 }
 
 /// Compares the values at *a and *b; on a difference both are left at the
@@ -289,7 +294,8 @@ static void write_json(cqp_writer *w, const char **p)
     }
     case MP_ARRAY: write_elements(w, p); break;
     case MP_MAP: write_members(w, p); break;
-    default:
+    case MP_BIN:
+    case MP_EXT:
         mp_next(p);
         cqp_str(w, "(binary)");
         break;

@@ -27,6 +27,7 @@
 #define CQ_WORLD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cq/api.h"
@@ -38,6 +39,33 @@
 
 /// Longest client id (ids are 1..CQ_WORLD_ID_MAX characters of [A-Za-z0-9._:-]).
 #define CQ_WORLD_ID_MAX 64
+/// The id characters as problem details name them (cq_world_id_char).
+#define CQ_WORLD_ID_CHARS "[A-Za-z0-9._:-]"
+
+/// Whether byte c may stand in an id (a world name, a shape id, a request
+/// id): [A-Za-z0-9._:-]. The one statement of the rule, inline as two
+/// 64-bit sets (one test a byte) for the decoders' loops over ids.
+static inline bool cq_world_id_char(char c)
+{
+    static const uint64_t set[2] = {
+        0x07ff600000000000u, // '-' 45, '.' 46, '0'-'9' 48-57, ':' 58
+        0x07fffffe87fffffeu, // 'A'-'Z' 65-90, '_' 95, 'a'-'z' 97-122
+    };
+    unsigned char u = (unsigned char)c;
+    return u < 128 && (set[u >> 6] >> (u & 63) & 1);
+}
+
+/// Whether s[0..len) is an id: 1..CQ_WORLD_ID_MAX id characters (a NUL
+/// byte is none).
+static inline bool cq_world_id_valid(const char *s, size_t len)
+{
+    if (len == 0 || len > CQ_WORLD_ID_MAX)
+        return false;
+    for (size_t n = 0; n < len; n++)
+        if (!cq_world_id_char(s[n]))
+            return false;
+    return true;
+}
 /// Shapes preallocated when the settings give no capacity.
 #define CQ_WORLD_DEFAULT_CAPACITY 1024
 /// Most shapes a world holds.

@@ -77,11 +77,11 @@ CQP_API void cqp_shape_disown(cqp_shape *s);
 /// Returns the pointer's new length.
 CQP_API size_t cqp_pointer_append(char *buf, size_t size, const char *key);
 
-/// True when s is a valid world name or shape id: 1..CQ_WORLD_ID_MAX
-/// characters of [A-Za-z0-9._:-].
+/// True when NUL-terminated s is a valid world name or shape id
+/// (cq_world_id_valid).
 CQP_API bool cqp_valid_id(const char *s);
 
-/// True when c may stand in a world name or shape id ([A-Za-z0-9._:-]).
+/// True when c may stand in a world name or shape id (cq_world_id_char).
 CQP_API bool cqp_valid_id_char(char c);
 
 /// A shape object {"type":..., fields of the type}. Plane shapes are

@@ -128,6 +128,23 @@ CQP_API void cqp_strn(cqp_writer *w, const char *s, size_t n);
 /// verbatim (e.g. a handler's body inside the stream transport's envelope).
 CQP_API void cqp_raw(cqp_writer *w, const char *encoded, size_t n);
 
+/// One object member in one call: cqp_key(w, key) then the value call
+/// its name says, the bytes exactly those of the two calls. An encoder
+/// writes a member a line (writer_kv.c).
+CQP_API void cqp_kv_str(cqp_writer *w, const char *key, const char *s);
+/// The member key: s, or null when s is NULL (an id that is gone).
+CQP_API void cqp_kv_str_or_null(cqp_writer *w, const char *key, const char *s);
+CQP_API void cqp_kv_num(cqp_writer *w, const char *key, double v);
+CQP_API void cqp_kv_int(cqp_writer *w, const char *key, int64_t v);
+CQP_API void cqp_kv_uint(cqp_writer *w, const char *key, uint64_t v);
+CQP_API void cqp_kv_bool(cqp_writer *w, const char *key, bool v);
+CQP_API void cqp_kv_null(cqp_writer *w, const char *key);
+CQP_API void cqp_kv_vec3(cqp_writer *w, const char *key, cq_vec3 v);
+/// The member key opening an object (cqp_obj_end closes it).
+CQP_API void cqp_kv_obj(cqp_writer *w, const char *key);
+/// The member key opening an array (cqp_arr_end closes it).
+CQP_API void cqp_kv_arr(cqp_writer *w, const char *key);
+
 /// Longest text cqp_format_double writes, with its NUL.
 #define CQP_DOUBLE_CHARS 32
 /// Writes the shortest decimal text (at most 17 significant digits) that
