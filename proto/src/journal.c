@@ -185,14 +185,14 @@ cqp_scan cqp_record_next(const uint8_t *buf, size_t len, size_t *pos, cqp_record
     }
     /* Damage, or an interrupted write: it is corruption only if a valid
      * record follows. Frames start with 0xFF, so only those bytes are
-     * tried; it is a byte no UTF-8 text holds, so no JSON payload can hold
-     * the start of a frame. Behind a plausible header, though, a frame inside the bytes
-     * it claims is its payload proves nothing, since a MessagePack body
-     * can hold a whole record's bytes (0xFF is a float's byte or the
-     * fixint -1, and a client's int64s can spell a header and checksum):
-     * it counts only where the record would have ended had its length
-     * field alone been damaged. So a plausible header whose length runs
-     * past the end of the file, the one way an append-only file ends
+     * tried; no UTF-8 text holds that byte, so no JSON payload can hold
+     * the start of a frame. Behind a plausible header, though, a frame
+     * inside the bytes it claims is its payload proves nothing, since a
+     * MessagePack body can hold a whole record's bytes (0xFF is a float's
+     * byte or the fixint -1, and a client's int64s can spell a header and
+     * checksum): it counts only where the record would have ended had its
+     * length field alone been damaged. So a plausible header whose length
+     * runs past the end of the file, the one way an append-only file ends
      * short, is a torn tail whatever its payload holds. Records are only
      * ever read from the start, so such a body never makes a valid
      * journal misread: this only keeps it from turning a torn tail into
