@@ -35,6 +35,10 @@ static int member_fail(cqp_decoder *d, const char *key, size_t len, bool repeate
     return -1;
 }
 
+/* One pass into a table: a MessagePack map is read front to back, so
+ * looking each field up in it would walk it once per field (and skip
+ * every value before the key); one pass, then lookups in this small
+ * table, walk it once. */
 int cqp__object(cqp_decoder *d, cqp_value v, const char *const *names, const char *what, cqpd_fields *f)
 {
     f->names = names;
@@ -86,7 +90,12 @@ int cqp__enter(cqp_decoder *d, const cqpd_fields *f, const char *key, bool requi
 
 /* What is wrong with number x (NULL: nothing): it must be finite (JSON
  * cannot spell NaN or Inf, but MessagePack floats can), and within +-1e50
- * unless any magnitude will do. */
+ * unless any magnitude will do. Queries square and multiply coordinates
+ * (a cross product's squared length is a fourth power, a swept box's a
+ * product of velocity, time and size), and every such product must stay
+ * a finite double: 1e50 keeps sixth powers finite while leaving room for
+ * any real scene (and for float's maximum, 3.4e38, as a "no limit" ray
+ * length). */
 static const char *number_fault(double x, bool any_magnitude)
 {
     if (!isfinite(x))

@@ -29,12 +29,9 @@ int cqp__missing(cqp_decoder *d, const char *key);
 /* A BUSY problem for a failed allocation (the client may retry). Returns -1. */
 int cqp__no_memory(cqp_decoder *d);
 
-/* The largest magnitude a request number may have. Queries square and
- * multiply coordinates (a cross product's squared length is a fourth
- * power, a swept box's a product of velocity, time and size), and every such
- * product must stay a finite double: 1e50 keeps sixth powers finite while
- * leaving room for any real scene (and for float's maximum, 3.4e38, as a
- * "no limit" ray length). */
+/* The largest magnitude a request number may have: every product a query
+ * makes of such numbers stays a finite double (decode_field.c says why
+ * 1e50). */
 #define CQPD_NUMBER_MAX 1e50
 
 /* The effective count limit: lim when > 0 (capped by hard), else hard. */
@@ -50,10 +47,7 @@ size_t cqp__limit(int lim, size_t hard);
     _Static_assert(sizeof name / sizeof name[0] <= CQPD_MAX_FIELDS + 1, #name " has too many fields")
 
 /* An object's members, found in one pass over it: v[k] is the member named
- * names[k], or absent. A MessagePack map is read front to back, so looking
- * each field up in it would walk it once per field (and skip every value
- * before the key); one pass, then lookups in this small table, walk it
- * once. Caller-owned, filled by cqp__object. */
+ * names[k], or absent. Caller-owned, filled by cqp__object. */
 typedef struct cqpd_fields {
     const char *const *names;
     cqp_value v[CQPD_MAX_FIELDS];

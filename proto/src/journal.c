@@ -185,13 +185,18 @@ cqp_scan cqp_record_next(const uint8_t *buf, size_t len, size_t *pos, cqp_record
     }
     /* Damage, or an interrupted write: it is corruption only if a valid
      * record follows. Frames start with 0xFF, so only those bytes are
-     * tried. Behind a plausible header, though, a frame inside the bytes
-     * it claims is its payload proves nothing, since a MessagePack body
-     * can hold a whole record's bytes: it counts only where the record
-     * would have ended had its length field alone been damaged. So a
-     * plausible header whose length runs past the end of the file, the one
-     * way an append-only file ends short, is a torn tail whatever its
-     * payload holds. */
+     * tried; no UTF-8 text holds that byte, so no JSON payload can hold
+     * the start of a frame. Behind a plausible header, though, a frame
+     * inside the bytes it claims is its payload proves nothing, since a
+     * MessagePack body can hold a whole record's bytes (0xFF is a float's
+     * byte or the fixint -1, and a client's int64s can spell a header and
+     * checksum): it counts only where the record would have ended had its
+     * length field alone been damaged. So a plausible header whose length
+     * runs past the end of the file, the one way an append-only file ends
+     * short, is a torn tail whatever its payload holds. Records are only
+     * ever read from the start, so such a body never makes a valid
+     * journal misread: this only keeps it from turning a torn tail into
+     * corruption. */
     bool header = plausible(buf, len, at);
     size_t claimed = header ? CQP_RECORD_HEADER + (size_t)get32(buf + at + 4) : 0;
     uint32_t crc = 0; /* of the payload bytes from at + CQP_RECORD_HEADER to crc_to */
@@ -219,6 +224,13 @@ cqp_scan cqp_record_next(const uint8_t *buf, size_t len, size_t *pos, cqp_record
     return CQP_SCAN_TORN;
 }
 
+/* A MessagePack body is a kind of its own rather than a new version:
+ * version-1 files stay readable, every journal written before MessagePack
+ * bodies existed holds only kind 1 and recovers unchanged, and a file
+ * stays one format. A daemon older than kind 5 takes such a record for
+ * damage (it would cut the journal there); a clean shutdown leaves only a
+ * snapshot, whose records are JSON, so a directory is safe to hand to an
+ * older daemon after one (docs/DEPLOY.md). */
 cqp_record_kind cqp_mutation_kind(cqp_format f)
 {
     return f == CQP_MSGPACK ? CQP_REC_MUTATION_MSGPACK : CQP_REC_MUTATION;

@@ -93,6 +93,8 @@ void *cqd_h_array(size_t n, size_t size)
     return cqd_calloc(n ? n : 1, size);
 }
 
+/* Not zeroed: the first impacts of a contacts query have room for every
+ * shape, and zeroing that cost 720 KB a 10,000-box tick. */
 void *cqd_h_out_array(size_t n, size_t size)
 {
     if (size != 0 && n > SIZE_MAX / size)

@@ -58,9 +58,7 @@ int cqd_h_timed_out(cqd_call *c, const char *what);
 /// NULL when out of memory or when n * size overflows.
 void *cqd_h_array(size_t n, size_t size);
 /// The same, not zeroed: for an array the core fills before anything
-/// reads it, and whose size is a bound far above what it fills (the first
-/// impacts of a contacts query have room for every shape: zeroing that
-/// cost 720 KB a 10,000-box tick).
+/// reads it, and whose size is a bound far above what it fills.
 void *cqd_h_out_array(size_t n, size_t size);
 
 #endif

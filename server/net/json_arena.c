@@ -2,6 +2,12 @@
 /// The per-request arena behind jansson and proto (json_arena.h). Every block carries
 /// a 16-byte header saying where it came from (and a heap block its size),
 /// so a free works on any thread and whether or not an arena is current.
+///
+/// Why an arena: parsing a small body makes some 80 allocations that all
+/// die with the request, and malloc/free for each cost about as much as
+/// the parse (a 100,000-ray body makes millions). Why a budget: a 16 MiB
+/// body of tiny values would otherwise decode to a tree, or to arrays, of
+/// half a gigabyte.
 #include "json_arena.h"
 
 #include <jansson.h>

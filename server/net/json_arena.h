@@ -1,15 +1,12 @@
 /// @file server/net/json_arena.h
 /// The request arena: jansson's allocations and proto's (cqp/alloc.h: the
 /// decoders' arrays, the MessagePack check's scratch) during a request
-/// come from a per-thread bump arena. Parsing a small body makes some 80
-/// allocations that all die with the request, and malloc/free for each
-/// cost about as much as the parse (a 100,000-ray body makes millions).
-/// Large blocks (long strings, big arrays' storage, which jansson grows by
-/// reallocating), the chunks and allocations outside a request come from
-/// the server's hook (state/alloc.h).
-/// A request's allocations are also held to a budget, whichever wire
-/// format its body came in: a 16 MiB body of tiny values would otherwise
-/// decode to a tree, or to arrays, of half a gigabyte.
+/// come from a per-thread bump arena, and are all released when the
+/// request ends. Large blocks (long strings, big arrays' storage, which
+/// jansson grows by reallocating), the chunks and allocations outside a
+/// request come from the server's hook (state/alloc.h). A request's
+/// allocations are held to a budget, whichever wire format its body came
+/// in.
 #ifndef CQD_JSON_ARENA_H
 #define CQD_JSON_ARENA_H
 

@@ -145,8 +145,7 @@ void cqd_frames_free(cqd_frames *f);
 /// One request line or frame, decoded. id and body borrow from the line
 /// or frame; the other texts are owned copies. The line is parsed once: of its JSON tree only
 /// the body's part outlives cqd_envelope_parse, and the pipeline decodes
-/// that instead of parsing the body again (jansson's parse is most of a
-/// small request's cost).
+/// that instead of parsing the body again.
 typedef struct cqd_envelope {
     json_t *root;              ///< owned while parsing; NULL once the texts are copied
     json_t *body_tree;         ///< owned: a line's body tree, NULL when body is absent or null (and for a frame)

@@ -20,6 +20,9 @@
 static const int status_codes[CQD_STATUS_SLOTS - 1] = CQD_STATUS_CODES;
 static const char *const methods[CQD_METHOD_SLOTS - 1] = CQD_METHODS;
 static const double latency_bounds[CQD_LATENCY_BUCKETS - 1] = CQD_LATENCY_BOUNDS;
+/* From 1 us to 2.5 s: a write that reaches only the page cache takes a
+ * few microseconds, an fdatasync from a tenth of a millisecond (flash) to
+ * tens of milliseconds (a disk), and seconds when the device stalls. */
 static const uint64_t io_bounds_ns[CQD_IO_BUCKETS - 1] = CQD_IO_BOUNDS_NS;
 
 /* The single writer may use load+store instead of a locked add. */
@@ -352,7 +355,9 @@ static void io_histogram(cqp_buf *out, const char *name, const char *help, const
                      (double)atomic_load_explicit(&h->sum_ns, memory_order_relaxed) * 1e-9);
 }
 
-/* The journal's disk cost (zeros without a data directory). */
+/* The journal's disk cost (zeros without a data directory). Server-wide:
+ * a world label would need per-world storage that outlives the world, and
+ * a record's cost is mostly the device's, not its world's. */
 static void render_journal(cqp_buf *out, const cqd_journal_metrics *j)
 {
     io_histogram(out, "collisiond_journal_write_seconds",

@@ -33,9 +33,7 @@ struct cqd_server;
 #define CQD_LATENCY_BUCKETS 14
 
 /// Upper bounds of the journal's time buckets in nanoseconds (the last
-/// bucket is +Inf): a write that reaches only the page cache takes a few
-/// microseconds, an fdatasync from a tenth of a millisecond (flash) to
-/// tens of milliseconds (a disk), and seconds when the device stalls.
+/// bucket is +Inf), 1 us to 2.5 s.
 #define CQD_IO_BOUNDS_NS                                                                                      \
     {1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000, 2500000, 5000000, 10000000,   \
      25000000, 50000000, 100000000, 250000000, 500000000, 1000000000, 2500000000u}
@@ -47,9 +45,8 @@ typedef struct cqd_io_histogram {
     _Atomic uint64_t sum_ns;
 } cqd_io_histogram;
 
-/// The journal's disk cost, server-wide (the store adds to it, the scrape
-/// reads it; a world label would need per-world storage that outlives the
-/// world, and a record's cost is mostly the device's, not its world's).
+/// The journal's disk cost, server-wide, with no world label (the store
+/// adds to it, the scrape reads it).
 typedef struct cqd_journal_metrics {
     cqd_io_histogram write;  ///< each record's write(2) (writev) to the journal
     cqd_io_histogram fsync;  ///< each fdatasync(2) of the journal

@@ -12,19 +12,14 @@
 /// UTF-8 is written as a base64 string and its member is named in a final
 /// "base64" array, so every field reads back byte for byte.
 /// "authorization" is null without the header and "redacted" with it: the
-/// token itself is never written.
-/// "duration_us" is the request's duration as its access line has it
-/// (request.h: from its arrival to its response being complete); replay
-/// does not read it.
+/// token itself is never written. "duration_us" is the access line's
+/// duration (request.h); replay does not read it.
 ///
-/// MessagePack adds three members, each written only when its value is
-/// "msgpack" (so a JSON session's lines, and every line written before
-/// them, read as JSON): "accept" (the response format the request
-/// negotiated), "body_format" (the request body's bytes are MessagePack)
-/// and "response_format" (the response's bytes are: its content type was
-/// application/msgpack or application/problem+msgpack). A MessagePack body
-/// or response is always base64 and listed in "base64", even when its
-/// bytes happen to be UTF-8.
+/// MessagePack adds "accept", "body_format" and "response_format", each
+/// written only when its value is "msgpack" (so a JSON session's lines,
+/// and every older line, read as JSON); a MessagePack body or response is
+/// always base64 and listed in "base64". docs/API.md (section 14) and
+/// docs/DEPLOY.md say what each member means.
 #ifndef CQD_RECORD_LINE_H
 #define CQD_RECORD_LINE_H
 

@@ -3,8 +3,8 @@
 ///
 /// A file is a sequence of records, each a 20-byte header and a payload:
 ///
-///     offset 0  u8  0xFF   magic (a byte no UTF-8 text holds, so no JSON
-///     offset 1  u8  'Q'    payload can hold the start of a frame; see below)
+///     offset 0  u8  0xFF   magic
+///     offset 1  u8  'Q'
 ///     offset 2  u8  version (CQP_RECORD_VERSION)
 ///     offset 3  u8  kind (cqp_record_kind)
 ///     offset 4  u32 payload length, little-endian
@@ -14,29 +14,9 @@
 /// A mutation's payload is a u8 method length, the method, a u16 path
 /// length (little-endian), the path, and the request body (the rest).
 ///
-/// The record's kind says how its body is encoded: CQP_REC_MUTATION is a
-/// JSON body (every journal written before MessagePack bodies existed holds
-/// only these, and recovers unchanged), CQP_REC_MUTATION_MSGPACK the same
-/// payload with a MessagePack body, kept as the client sent it. A new kind
-/// rather than a version: version-1 files stay readable, and a file stays
-/// one format. A daemon older than kind 5 takes such a record for damage
-/// (it would cut the journal there); a clean shutdown leaves only a
-/// snapshot, whose records are JSON, so a directory is safe to hand to an
-/// older daemon after one. Snapshot records (kind 3) stay JSON.
-///
-/// A MessagePack body can hold 0xFF (a float's bytes, the fixint -1), and
-/// a client's int64s can spell a whole record, header and checksum: a body
-/// can hold bytes that frame as a record of their own. Records are only
-/// ever read from the start, so a valid journal is never misread; the
-/// damage scan (cqp_record_next) keeps such bytes from turning a torn tail
-/// into corruption. Past a record that does not check out, a valid frame
-/// proves damage (the file went on after it) only where it cannot be that
-/// record's own payload: anywhere when the header is no record's, else at
-/// or past the end its length claims, or where the record would check out
-/// had its length field alone been damaged (for a mutation, a frame
-/// numbered next, which a body cannot know). So a plausible header whose
-/// length runs past the end of the file, the only way an append-only file
-/// ends short, is a torn tail whatever its payload holds.
+/// The record's kind says how its body is encoded: CQP_REC_MUTATION a JSON
+/// body, CQP_REC_MUTATION_MSGPACK the same payload with a MessagePack body,
+/// kept as the client sent it. Snapshot records are JSON.
 #ifndef CQP_JOURNAL_H
 #define CQP_JOURNAL_H
 
@@ -102,8 +82,12 @@ typedef enum cqp_scan {
 
 /// Decodes the record at *pos of buf[0..len). *pos is left at the damaged
 /// bytes for TORN and CORRUPT; *resume (may be NULL) receives the offset of
-/// the first valid record after them for CORRUPT (one inside the damaged
-/// record's claimed payload counts only as described above).
+/// the first valid record after them for CORRUPT. Such a record counts only
+/// where it cannot be the damaged record's own payload: anywhere when the
+/// header is no record's, else at or past the end its length claims, or
+/// where the record would check out had its length field alone been
+/// damaged (after a mutation, only a record numbered next). So a plausible
+/// header whose length runs past the end of buf is TORN whatever follows.
 CQP_API cqp_scan cqp_record_next(const uint8_t *buf, size_t len, size_t *pos, cqp_record *rec, size_t *resume);
 
 /// A mutation as the client sent it. The pointers borrow the payload

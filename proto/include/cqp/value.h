@@ -114,23 +114,19 @@ static inline bool cqp_value_key_is(const char *key, size_t key_len, const char 
 #define CQP_MP_MAX_DEPTH 32
 
 /// Validates data[0..len) as exactly one MessagePack value a request may
-/// hold, before anything is decoded or allocated: every length and count
-/// is checked against the bytes left (an element takes at least one byte,
-/// a map entry two), so a 5-byte header claiming 4 GiB of elements is
-/// refused at once. Refused with a CQP_P_BAD_MSGPACK problem whose detail
-/// says what and where (the byte offset): truncation, trailing bytes, a
-/// non-string map key, a duplicate key, an ext or bin value, the reserved
-/// byte 0xc1, a string that is not UTF-8, nesting past max_depth (at most
-/// CQP_MP_MAX_DEPTH: a larger one acts as CQP_MP_MAX_DEPTH; 0 admits no
-/// array or map). The empty input is refused too (cqp_body_open opens an
-/// empty body as absent without calling this), and so is one over INT_MAX
-/// bytes (msgpuck's mp_next, which the view skips values with, counts in
-/// an int).
-/// Numbers of every width, float32, NaN and Inf pass: the decoders check
-/// them as they check JSON numbers. O(n log n) in the bytes; scratch memory
-/// (through cqp_malloc, so a request's budget applies) only for the
-/// duplicate check of maps with many members. Returns 0, or -1 with *p
-/// filled (a BUSY problem when the scratch could not be had).
+/// hold, before anything is decoded or allocated: no count is believed
+/// beyond the bytes left. Refused with a CQP_P_BAD_MSGPACK problem whose
+/// detail says what and where (the byte offset): truncation, trailing
+/// bytes, a non-string map key, a duplicate key, an ext or bin value, the
+/// reserved byte 0xc1, a string that is not UTF-8, nesting past max_depth
+/// (at most CQP_MP_MAX_DEPTH: a larger one acts as CQP_MP_MAX_DEPTH; 0
+/// admits no array or map), the empty input, and one over INT_MAX bytes
+/// (docs/MSGPACK.md says why of each). Numbers of every width, float32,
+/// NaN and Inf pass: the decoders check them as they check JSON numbers.
+/// O(n log n) in the bytes; scratch memory (through cqp_malloc, so a
+/// request's budget applies) only for the duplicate check of maps with
+/// many members. Returns 0, or -1 with *p filled (a BUSY problem when the
+/// scratch could not be had).
 CQP_API int cqp_mp_check(const char *data, size_t len, int max_depth, cqp_problem *p);
 
 /// Bytes taken by the validated MessagePack value starting at p (so a

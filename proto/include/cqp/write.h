@@ -66,21 +66,9 @@ CQP_API void cqp_buf_printf(cqp_buf *buf, const char *fmt, ...) __attribute__((f
 /// with two-space indentation are inserted by the writer. MessagePack:
 /// every header and integer takes its smallest encoding (a map or array's
 /// count is patched in when it ends), every cqp_num is a float64, keys
-/// and strings are str. In full:
-///  - map/array: fixmap/fixarray up to 15 elements (a map's are its
-///    members), map16/array16 up to 65535, else map32/array32; more than
-///    2^32-1 is not representable and marks the buffer oom;
-///  - str (keys too): fixstr up to 31 bytes, str8 to 255, str16 to 65535,
-///    else str32; bytes are copied as given (no escaping);
-///  - cqp_int/cqp_uint: positive fixint 0..127 or negative fixint -32..-1,
-///    else a non-negative value as the smallest of uint8/16/32/64 and a
-///    negative one as the smallest of int8/16/32/64;
-///  - cqp_num: always float64 (0xcb), integral values included; -0 as +0
-///    unless keep_negative_zero; NaN and the infinities as nil;
-///  - bool: true/false; cqp_null: nil; cqp_vec3: a fixarray of 3 float64.
-/// An open container's header is kept the size its count so far needs:
-/// its content moves right by 2 bytes when the 16th element starts and
-/// again at the 65536th, so no container moves more than its first 65535
+/// and strings are str (docs/MSGPACK.md, "Writing answers", lists each
+/// choice); a container of more than 2^32-1 elements is not representable
+/// and marks the buffer oom. No container moves more than its first 65535
 /// elements, whatever its length.
 typedef struct cqp_writer {
     cqp_buf *buf;  ///< borrowed
