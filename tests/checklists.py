@@ -116,6 +116,7 @@ def shape_places(root):
         ("inspector/www/shapes.js", lambda e, n: 'case "%s":' % n, 8),
         ("clients/c/include/cqc_types.h", lambda e, n: "CQC_" + e[3:], 9),
         ("clients/c/src/dec_shape.c", lambda e, n: '"%s"' % n, 9),
+        ("clients/c/src/enc.c", lambda e, n: '"%s"' % n, 9),
         ("clients/python/collisiond_client/geometry.py", lambda e, n: '{"type": "%s"' % n, 9),
         ("tests/fuzz/fuzz_decode.h", lambda e, n: "case %s:" % e, 10),
         ("tests/fuzz/fuzz_request.dict", lambda e, n: '"\\"%s\\""' % n, 10),

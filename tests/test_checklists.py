@@ -9,6 +9,7 @@ from a run.
 
 import glob
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -23,7 +24,8 @@ READ = [
     "server/api/router.c", "docs/API.md", "docs/openapi.json", "tests/e2e/wire.py",
     "tests/check_server_routes.c", "core/include/cq/shape.h", "core/src/names.c", "core/src/collide.c",
     "tests/check_dispatch.c", "proto/src/decode_shape.c", "inspector/www/shapes.js",
-    "clients/c/include/cqc_types.h", "clients/c/src/dec_shape.c", "clients/python/collisiond_client/geometry.py",
+    "clients/c/include/cqc_types.h", "clients/c/src/dec_shape.c", "clients/c/src/enc.c",
+    "clients/python/collisiond_client/geometry.py",
     "tests/fuzz/fuzz_decode.h", "tests/fuzz/fuzz_request.dict", "tests/fuzz/fuzz_differential.dict",
     "tests/fuzz/fuzz_msgpack.dict", "tests/suites.h",
 ]
@@ -31,6 +33,38 @@ READ_GLOBS = ["server/ops/metrics*.c", "tests/check_*.c"]
 
 EP = "(HACKING.md, adding an endpoint, step %d)"
 SH = "(HACKING.md, adding a shape type, step %d)"
+
+
+# The steps of each HACKING.md checklist that tests/checklists.py checks,
+# as the planted misses below see them named.
+CHECKED = {
+    "adding an endpoint": {4, 6, 7},
+    "adding a shape type": {2, 3, 5, 6, 7, 8, 9, 10},
+    "adding a metric": {3},
+    "adding a Check suite": {1, 2},
+}
+
+
+def hacking_steps(text):
+    """{checklist: {step number: its text}} of docs/HACKING.md."""
+    steps = {}
+    for part in re.split(r"^## ", text, flags=re.M)[1:]:
+        title, _, body = part.partition("\n")
+        items = re.split(r"^(\d+)\. ", body, flags=re.M)
+        steps[title.strip().lower().replace("check suite", "Check suite")] = {
+            int(n): t for n, t in zip(items[1::2], items[2::2])}
+    return steps
+
+
+class HackingSteps(unittest.TestCase):
+    def test_the_checked_steps_are_the_ones_the_guide_says(self):
+        with open(os.path.join(ROOT, "docs", "HACKING.md"), encoding="utf-8") as f:
+            steps = hacking_steps(f.read())
+        for checklist, numbers in CHECKED.items():
+            self.assertIn(checklist, steps, "docs/HACKING.md has no section \"%s\"" % checklist)
+            said = {n for n, t in steps[checklist].items() if "tests/checklists.py" in t}
+            self.assertEqual(said, numbers, "docs/HACKING.md, %s: the steps that cite tests/checklists.py"
+                             % checklist)
 
 
 class Checklists(unittest.TestCase):
@@ -105,6 +139,7 @@ class Checklists(unittest.TestCase):
             s + 'inspector/www/shapes.js lacks case "cylinder": ' + SH % 8,
             s + "clients/c/include/cqc_types.h lacks CQC_CYLINDER " + SH % 9,
             s + 'clients/c/src/dec_shape.c lacks "cylinder" ' + SH % 9,
+            s + 'clients/c/src/enc.c lacks "cylinder" ' + SH % 9,
             s + 'clients/python/collisiond_client/geometry.py lacks {"type": "cylinder" ' + SH % 9,
             s + "tests/fuzz/fuzz_decode.h lacks case CQ_CYLINDER: " + SH % 10,
             s + r'tests/fuzz/fuzz_request.dict lacks "\"cylinder\"" ' + SH % 10,
