@@ -43,11 +43,14 @@ test: deps test-deps
 	$(PYTHON) tests/e2e/run.py $(DAEMON) --encoding msgpack
 	$(PYCLIENT_TEST)
 
-# The layers' includes and the archives' symbols (tests/boundaries.py).
+# The layers' includes and the archives' symbols (tests/boundaries.py),
+# and the places docs/HACKING.md's checklists name (tests/checklists.py).
 .PHONY: boundaries
 boundaries: $(LIBCQ) $(LIBCQP) $(LIBCQD) $(LIBCQR) $(LIBCQC)
 	$(PYTHON) tests/test_boundaries.py
 	$(PYTHON) tests/boundaries.py $(BUILD)
+	$(PYTHON) tests/test_checklists.py
+	$(PYTHON) tests/checklists.py
 
 # The Python client (clients/python) against the daemon, in both encodings,
 # and its shard ring against deploy/nginx/ring.py (docs/CLIENTS.md (its Python section)).
