@@ -22,6 +22,7 @@ import http.client
 import json
 import math
 import os
+import re
 import signal
 import socket
 import struct
@@ -55,6 +56,8 @@ FRAME_PREFIX = 5
 START_TIMEOUT = 15.0
 STOP_TIMEOUT = 15.0
 IO_TIMEOUT = 15.0
+# How long wait_for_log waits for a line another thread of the daemon writes.
+LOG_TIMEOUT = 30.0
 
 PROBLEM_TYPE_PREFIX = "urn:collisiond:problem:"
 
@@ -373,6 +376,23 @@ class Daemon:
     def log_tail(self, n=2000):
         text = self.log_text()
         return "stderr: " + (text[-n:] if text else "(empty)")
+
+    def wait_for_log(self, pattern, timeout=LOG_TIMEOUT):
+        """The first match of the regular expression pattern in the log,
+        waited for: a line a thread other than the one that answered the
+        test (the store's, a watchdog) writes comes when that thread runs,
+        which a loaded host may delay past the answer. AssertionError with
+        the log's tail after timeout seconds, or when the daemon exits
+        without it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            exited = self.proc.poll() is not None  # before the read: its log is then whole
+            found = re.search(pattern, self.log_text())
+            if found:
+                return found
+            if exited or time.monotonic() > deadline:
+                raise AssertionError("no log line matching %r within %.0f s; %s" % (pattern, timeout, self.log_tail()))
+            time.sleep(0.01)
 
     # HTTP
 

@@ -31,6 +31,10 @@ TOKEN = "hostile-stream-token"
 AUTH = {"Authorization": "Bearer " + TOKEN}
 GRID = 60              # GRID x GRID spheres, radius 0.6, 1 apart: only the 4-neighbours touch
 PAIRS = 2 * GRID * (GRID - 1)
+# A grid whose contacts answer (over 5 MiB in either encoding) is more
+# than a socket's send buffer can ever take (tcp_wmem's maximum, 4 MiB by
+# default): a client that reads nothing never lets its write complete.
+STUCK_GRID = 120
 OWN = 1 << 20          # --max-stream-reply-buffered below
 TOTAL = 8 << 20        # --max-stream-reply-total below
 HOSTILE = 12           # connections that never read
@@ -39,6 +43,8 @@ SHORT = 64 << 10       # the longest answer a connection with nothing unwritten 
 SMALL_REPLY = SHORT + 1024  # that answer and its envelope, per connection, in the bound
 RSS_SLACK = 32 << 20   # allocator and scratch (a worker building a reply) beyond the replies held
 CONTACTS = {"method": "POST", "path": "/v1/worlds/w/contacts", "headers": AUTH, "body": {}}
+# What the daemon logs before it closes a connection whose replies wait for --timeout.
+STUCK_LINE = "took no reply bytes"
 # Under AddressSanitizer freed memory waits in a quarantine (256 MiB) that
 # RSS would count: keep none, so RSS measures what is held. Ignored by a
 # build without it.
@@ -46,11 +52,11 @@ NO_QUARANTINE = {"ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "")
                  + ":quarantine_size_mb=0:thread_local_quarantine_size_kb=0"}
 
 
-def build_world(daemon):
+def build_world(daemon, grid=GRID):
     put = daemon.request("PUT", "/v1/worlds/w", {}, headers=AUTH)
     assert put.status == 201, put.describe()
-    shapes = [{"id": "s%d" % (i * GRID + j), "shape": {"type": "sphere", "radius": 0.6},
-               "pose": {"position": [float(i), float(j), 0.0]}} for i in range(GRID) for j in range(GRID)]
+    shapes = [{"id": "s%d" % (i * grid + j), "shape": {"type": "sphere", "radius": 0.6},
+               "pose": {"position": [float(i), float(j), 0.0]}} for i in range(grid) for j in range(grid)]
     batch = daemon.request("POST", "/v1/worlds/w/batch", {"upsert": shapes}, headers=AUTH)
     assert batch.status == 200, batch.describe()
 
@@ -84,6 +90,12 @@ def one_reply(daemon, message):
     return raw, decode_messages(raw)[0]
 
 
+def send_buffer_max():
+    """The most a TCP socket's send buffer grows to by itself (bytes)."""
+    with open("/proc/sys/net/ipv4/tcp_wmem") as f:
+        return int(f.read().split()[2])
+
+
 def gauge(daemon):
     text = daemon.request("GET", "/metrics", headers=AUTH).raw.decode()
     for line in text.splitlines():
@@ -114,7 +126,12 @@ def hostile_connection(port):
 
 class StreamReplyBounds(DaemonCase):
 
-    FLAGS = ("--token", TOKEN, "--max-stream-reply-buffered", "1M", "--max-stream-reply-total", "8M")
+    # The test reads the hostile connections one after another, so the last
+    # one takes no reply bytes until the others are read: tens of seconds on
+    # a loaded host, past the default --timeout, which would close it
+    # (StuckRepliesAreCutOff tests that). An hour is beyond any run.
+    FLAGS = ("--token", TOKEN, "--max-stream-reply-buffered", "1M", "--max-stream-reply-total", "8M",
+             "--timeout", "3600")
     ENV = NO_QUARANTINE
 
     @classmethod
@@ -180,7 +197,7 @@ class StreamReplyBounds(DaemonCase):
         buf, answered = b"", 0
         for i in range(PIPELINED):
             raw, buf = read_raw_reply(sock, buf)
-            self.assertIsNotNone(raw, "the connection closed before reply %d" % i)
+            self.assertIsNotNone(raw, "the connection closed before reply %d; %s" % (i, self.daemon.log_tail()))
             reply = decode_messages(raw)[0]
             self.assertEqual(reply["id"], i, "replies out of order")
             if reply["status"] == 200:
@@ -221,44 +238,96 @@ class StreamReplyBounds(DaemonCase):
 
 class StuckRepliesAreCutOff(DaemonCase):
     """Replies nobody takes hold the total only until --timeout: their
-    connections are closed, the total freed, and a client that was refused
-    while it was full is then answered."""
+    connection is closed, the total freed, and a client that was refused
+    while it was full is then answered.
+
+    The stuck reply is larger than the kernel can take off the daemon's
+    hands, so only the cut-off frees it: a smaller one may be taken whole
+    by a send buffer grown meanwhile, emptying the total while it seemed
+    full. The refusal can only be seen in the second before the cut-off,
+    which a loaded host can let pass before the refused request runs. The
+    daemon writes its "took no reply bytes" line before it closes the
+    connection and frees the reply, so a 200 with no such line in the log
+    read after it is a wrong answer, and a 200 after one is a missed
+    window: the stuck client is then sent again."""
 
     FLAGS = ("--token", TOKEN, "--timeout", "1", "--max-stream-reply-buffered", "1M",
              "--max-stream-reply-total", "2M")
+    ATTEMPTS = 10
+    PAIRS = 2 * STUCK_GRID * (STUCK_GRID - 1)
 
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        build_world(cls.daemon)
+        build_world(cls.daemon, STUCK_GRID)
+        raw, reply = one_reply(cls.daemon, dict(CONTACTS, id=0))
+        assert len(reply["body"]["pairs"]) == cls.PAIRS, "the grid's neighbours, counted by hand"
+        assert len(raw) > send_buffer_max() + (1 << 20), \
+            "a %d-byte reply fits a send buffer of up to %d bytes" % (len(raw), send_buffer_max())
 
-    def test_timeout_frees_the_total(self):
-        socks = [hostile_connection(self.daemon.stream_port) for _ in range(2)]
+    def cut(self):
+        """How many stuck connections the daemon has said it closes."""
+        return self.daemon.log_text().count(STUCK_LINE)
+
+    def wait_full(self, cut_before, deadline):
+        """True once the gauge shows the stuck reply fills the total, False
+        when its connection was cut before it was seen full."""
+        while self.cut() == cut_before:
+            self.assertLess(time.monotonic(), deadline, "a stuck reply should fill 2 MiB")
+            if gauge(self.daemon) >= 2 << 20:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def refused(self, cut_before):
+        """Whether a contacts query made while the total is full is refused
+        (503); False for a 200 after the cut (the log is read after the
+        answer: a cut that freed the total before the request ran has its
+        line in it by then), a failure for any other answer."""
+        _, busy = one_reply(self.daemon, dict(CONTACTS, id="polite"))
+        if busy["status"] == 200 and self.cut() > cut_before:
+            return False
+        self.assertEqual((busy["id"], busy["status"]), ("polite", 503), busy)
+        return True
+
+    def check_cut_off(self, sock, deadline):
+        """The stuck reply is freed and its connection closed."""
+        while gauge(self.daemon) != 0:
+            self.assertLess(time.monotonic(), deadline + 10, "a stuck reply still held past --timeout")
+            time.sleep(0.1)
+        got = b""
+        try:
+            while True:
+                more = sock.recv(1 << 16)
+                if not more:
+                    break
+                got += more
+        except ConnectionResetError:
+            pass
+        self.assertLess(len(decode_messages(got)), PIPELINED, "a stuck connection should be closed")
+
+    def refused_while_full(self):
+        """A stuck connection fills the total and is cut off; True when a
+        request made meanwhile was refused, False when the window passed
+        first."""
+        cut_before = self.cut()
+        sock = hostile_connection(self.daemon.stream_port)
         try:
             deadline = time.monotonic() + 20
-            while gauge(self.daemon) < 2 << 20:
-                self.assertLess(time.monotonic(), deadline, "two connections' replies should fill 2 MiB")
-                time.sleep(0.05)
-            _, busy = one_reply(self.daemon, dict(CONTACTS, id="polite"))
-            self.assertEqual((busy["id"], busy["status"]), ("polite", 503), busy)
-            while gauge(self.daemon) != 0:
-                self.assertLess(time.monotonic(), deadline + 10, "stuck replies still held past --timeout")
-                time.sleep(0.1)
-            for s in socks:
-                got = b""
-                try:
-                    while True:
-                        more = s.recv(1 << 16)
-                        if not more:
-                            break
-                        got += more
-                except ConnectionResetError:
-                    pass
-                self.assertLess(len(decode_messages(got)), PIPELINED, "a stuck connection should be closed")
+            refused = self.wait_full(cut_before, deadline) and self.refused(cut_before)
+            self.check_cut_off(sock, deadline)
         finally:
-            for s in socks:
-                s.close()
-        self.assertIn("took no reply bytes", self.daemon.log_text())
+            sock.close()
+        return refused
+
+    def test_timeout_frees_the_total(self):
+        for _ in range(self.ATTEMPTS):
+            if self.refused_while_full():
+                break
+        else:
+            self.fail("--timeout cut the stuck connection before a request could run while it held the "
+                      "total, %d times: %s" % (self.ATTEMPTS, self.daemon.log_tail()))
+        self.assertIn(STUCK_LINE, self.daemon.log_text())
         _, after = one_reply(self.daemon, dict(CONTACTS, id="polite"))
         self.assertEqual((after["id"], after["status"]), ("polite", 200), after)
-        self.assertEqual(len(after["body"]["pairs"]), PAIRS)
+        self.assertEqual(len(after["body"]["pairs"]), self.PAIRS)
