@@ -78,8 +78,6 @@ json_t *cqp_parse(const char *text, size_t len, cqp_problem *p)
     return v;
 }
 
-bool cqp_valid_id_char(char c) { return cq_world_id_char(c); }
-
 bool cqp_valid_id(const char *s) { return cq_world_id_valid(s, strnlen(s, CQ_WORLD_ID_MAX + 1)); }
 
 /* Writes key byte c at buf[n] escaped as a JSON pointer wants it ('~' as

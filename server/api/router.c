@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cq/world.h"
 #include "handlers.h"
 #include "ops/metrics.h"
 
@@ -192,7 +193,7 @@ static bool id_fault(param v, char *why, size_t size)
     }
     for (size_t i = 0; i < v.len; i++) {
         unsigned char ch = (unsigned char)v.at[i];
-        if (cqp_valid_id_char((char)ch))
+        if (cq_world_id_char((char)ch))
             continue;
         if (ch > 0x20 && ch < 0x7f) // printable: safe to quote in a detail
             snprintf(why, size, "has '%c' at offset %zu", ch, i);

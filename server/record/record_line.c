@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api/router.h"
+#include "cq/world.h"
 #include "cqp/decode.h"
 #include "cqp/scan.h"
 
@@ -346,7 +347,7 @@ bool cqd_request_id_valid(const char *id, size_t n, char *why, size_t why_size)
         return false;
     }
     for (size_t i = 0; i < n; i++) {
-        if (!cqp_valid_id_char(id[i])) {
+        if (!cq_world_id_char(id[i])) {
             snprintf(why, why_size, "has the byte 0x%02X at offset %zu (only [A-Za-z0-9._:-])", (unsigned char)id[i],
                      i);
             return false;

@@ -65,7 +65,7 @@ typedef struct cqd_record_entry {
 int cqd_record_parse(const char *line, size_t len, cqd_record_entry *e, char *err, size_t err_size);
 
 /// Whether id[0..n) keeps the server's request id rule: at most
-/// CQD_REQUEST_ID_MAX characters of [A-Za-z0-9._:-] (cqp_valid_id_char,
+/// CQD_REQUEST_ID_MAX characters of [A-Za-z0-9._:-] (cq_world_id_char,
 /// the characters request.c keeps of a client's X-Request-Id) (so every id it answers with, and every one
 /// recorded). When not, why (e.g. "has the byte 0x0D at offset 1") goes
 /// into why.

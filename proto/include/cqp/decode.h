@@ -81,9 +81,6 @@ CQP_API size_t cqp_pointer_append(char *buf, size_t size, const char *key);
 /// (cq_world_id_valid).
 CQP_API bool cqp_valid_id(const char *s);
 
-/// True when c may stand in a world name or shape id (cq_world_id_char).
-CQP_API bool cqp_valid_id_char(char c);
-
 /// A shape object {"type":..., fields of the type}. Plane shapes are
 /// accepted here; the caller rejects them where they do not belong.
 CQP_API int cqp_decode_shape(cqp_decoder *d, cqp_value v, cqp_shape *out);
