@@ -5,7 +5,9 @@
  * the rank displacement of a sample of the moved items (where a binary
  * search puts each new bound in the arrays as they are), against the work
  * of merging, 3 (ndyn + nsta) + 6 m log2(2m) for m moved items (a pass
- * over every endpoint, and the sort and pair search of the moved); past
+ * over every endpoint, and the sort and pair search of the moved) plus
+ * the refresh's tests (each moved item against the intervals open on x
+ * around it, counted from the same sample, SAP_SWEEP_TEST_COST each); past
  * SAP_BULK_RATIO times that, the moved endpoints are pulled out, sorted
  * and merged back (O(n + m log m)) and the moved items' pairs recomputed
  * like a new item's (cq__sap_refresh: a query each, or one sweep). Both paths
@@ -16,9 +18,13 @@
  * of side 2.5 n^(1/3)): a unit of merging work costs ~7 ns, a swap ~6 ns
  * in a teleport and 16-25 ns in a small step (it judges more pairs), so
  * the paths cost the same at a ratio of 0.3 (small steps) to 1.1
- * (teleports). Small steps of every box come out at 0.07 (10,000) and
- * 0.26 (100,000): a ratio of 1 keeps them incremental with a margin, and
- * sends a teleport of as few as 10 boxes of 10,000 to the merge. */
+ * (teleports); a ratio of 1 sends a teleport of as few as 10 boxes of
+ * 10,000 to the merge. The refresh's tests grow as n^(2/3) per moved item
+ * (about 87 open intervals at 10,000 boxes, 478 at 100,000), like the
+ * swaps: a test costs 2.7 ns, 0.4 units. Without them, small steps of
+ * every box of 100,000 estimated 1.47 and took the merge, 2,300 ns a move
+ * against 800 incremental; with them they estimate 0.54 (0.32 at 10,000),
+ * and a teleport of 1 % of 10,000 still 50 or more. */
 #include <math.h>
 
 #include "sap_internal.h"
