@@ -5,7 +5,9 @@
  * the rank displacement of a sample of the moved items (where a binary
  * search puts each new bound in the arrays as they are), against the work
  * of merging, 3 (ndyn + nsta) + 6 m log2(2m) for m moved items (a pass
- * over every endpoint, and the sort and pair search of the moved); past
+ * over every endpoint, and the sort and pair search of the moved) plus
+ * the refresh's tests (each moved item against the intervals open on x
+ * around it, counted from the same sample, SAP_SWEEP_TEST_COST each); past
  * SAP_BULK_RATIO times that, the moved endpoints are pulled out, sorted
  * and merged back (O(n + m log m)) and the moved items' pairs recomputed
  * like a new item's (cq__sap_refresh: a query each, or one sweep). Both paths
@@ -16,28 +18,40 @@
  * of side 2.5 n^(1/3)): a unit of merging work costs ~7 ns, a swap ~6 ns
  * in a teleport and 16-25 ns in a small step (it judges more pairs), so
  * the paths cost the same at a ratio of 0.3 (small steps) to 1.1
- * (teleports). Small steps of every box come out at 0.07 (10,000) and
- * 0.26 (100,000): a ratio of 1 keeps them incremental with a margin, and
- * sends a teleport of as few as 10 boxes of 10,000 to the merge. */
+ * (teleports); a ratio of 1 sends a teleport of as few as 10 boxes of
+ * 10,000 to the merge. The refresh's tests grow as n^(2/3) per moved item
+ * (about 87 open intervals at 10,000 boxes, 478 at 100,000), like the
+ * swaps: a test costs 2.7 ns, 0.4 units. Without them, small steps of
+ * every box of 100,000 estimated 1.47 and took the merge, 2,300 ns a move
+ * against 800 incremental; with them they estimate 0.54 (0.32 at 10,000),
+ * and a teleport of 1 % of 10,000 still 50 or more. */
 #include <math.h>
 
 #include "sap_internal.h"
 
 static int gap(int x, int y) { return x > y ? x - y : y - x; }
 
-/* How far id's six endpoints (and cursors) would travel to its new box. */
-static double displacement(const cq_sap *s, int id)
+/* How far id's six endpoints (and cursors) would travel to its new box;
+ * adds to *window the endpoints (dynamic and static) its new box spans on
+ * x, twice the open intervals a sweep would test it against. */
+static double displacement(const cq_sap *s, int id, double *window)
 {
     const sap_items *it = &s->it;
     const cq_aabb *box = &it->next[id];
-    int d = 0;
+    int d = 0, span = 0;
     for (int k = 0; k < 6; k++) {
-        int axis = k >> 1;
+        int axis = k >> 1, sign = k & 1 ? 1 : -1;
         sap_ep x = {sap_bound(box, axis, k & 1), (uint32_t)id * 2u + (uint32_t)(k & 1)};
-        d += gap(cq__sap_lower_bound(it->dyn[axis], s->ndyn, x), it->pos[id][k]);
-        if (s->nsta > 0)
-            d += gap(cq__sap_lower_bound(it->sta[axis], s->nsta, x), it->cur[id][k]);
+        int at = cq__sap_lower_bound(it->dyn[axis], s->ndyn, x);
+        d += gap(at, it->pos[id][k]);
+        span += axis == 0 ? sign * at : 0;
+        if (s->nsta > 0) {
+            at = cq__sap_lower_bound(it->sta[axis], s->nsta, x);
+            d += gap(at, it->cur[id][k]);
+            span += axis == 0 ? sign * at : 0;
+        }
     }
+    *window += span;
     return d;
 }
 
@@ -46,11 +60,16 @@ bool cq__sap_moves_are_mass(const cq_sap *s)
     if (s->bulk_ratio == 0)
         return true;
     int m = s->moved_n, samples = m < SAP_BULK_SAMPLES ? m : SAP_BULK_SAMPLES;
-    double sum = 0;
+    double sum = 0, window = 0;
     for (int k = 0; k < samples; k++) /* spread over the list, which is in the callers' order */
-        sum += displacement(s, s->it.moved[(int)((int64_t)k * m / samples)]);
-    /* Merging costs a pass over every endpoint and a sort of the moved. */
-    double merge = 3.0 * (s->ndyn + s->nsta) + 6.0 * m * log2(2.0 * m);
+        sum += displacement(s, s->it.moved[(int)((int64_t)k * m / samples)], &window);
+    /* Merging costs a pass over every endpoint and a sort of the moved,
+     * then finding the moved items' pairs again: each meets the intervals
+     * open on x around it (window / 2), and each unmoved start the moved
+     * ones open there, m^2 / n of those tests again. */
+    double items = 0.5 * (s->ndyn - s->dead + s->nsta), share = items > 0 ? m / items : 1;
+    double merge = 3.0 * (s->ndyn + s->nsta) + 6.0 * m * log2(2.0 * m) +
+                   SAP_SWEEP_TEST_COST * 0.5 * window / samples * m * (2.0 - (share < 1 ? share : 1));
     return sum / samples * m > s->bulk_ratio * merge;
 }
 

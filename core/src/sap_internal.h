@@ -24,6 +24,9 @@
 #ifndef SAP_BULK_RATIO /* overridable to measure either path alone */
 #define SAP_BULK_RATIO 1.0
 #endif
+/* What one test of the refresh's sweep (a fresh start against an open
+ * interval's y and z) costs in units of merging work (measured: sap_bulk.c). */
+#define SAP_SWEEP_TEST_COST 0.4
 /* Tag bit marking a moved endpoint while the bulk path pulls them out. */
 #define SAP_TAG_MOVED 0x80000000u
 
