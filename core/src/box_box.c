@@ -233,10 +233,38 @@ double cq__box_box_stop(const cq_pair_query *q)
     return !q->skip_distance ? INFINITY : q->skin > CQ_SAT_TOLERANCE ? q->skin : CQ_SAT_TOLERANCE;
 }
 
+/* A pair a face axis shows apart beyond the stop, answered as
+ * cq__collide_finish would answer it after cq__box_box_from_gaps: the SAT
+ * axis named back when the pair ran B first, the normal (zero, never set)
+ * negated as cq_contact_swap negates it, the test counted. Nothing else of
+ * out is set. */
+static void cq_box_box_stopped(const cq_pair_query *q, bool b_first, const cq_box_gaps *g, cq_contact *out)
+{
+    cq_best face = cq_best_face(g->gap);
+    out->sat_axis = b_first ? cq__sat_axis_swap(face.axis) : face.axis;
+    out->sat_gap = face.gap;
+    if (b_first)
+        out->normal = cq_neg(out->normal);
+    cq_count(q->counters, CQ_CTR_TESTS + CQ_ALG_SAT_BOX_BOX, 1);
+}
+
 void cq__box_box(const cq_pair_query *q, cq_contact *out)
 {
-    cq_obb a = cq_obb_from_box(q->a, &q->xa), b = cq_obb_from_box(q->b, &q->xb);
+    bool b_first = cq__b_first(q);
+    /* The boxes in cq_collide's order straight from q: only a pair that
+     * goes on past the face axes needs the canonical query itself. */
+    cq_obb a = b_first ? cq_obb_from_box(q->b, &q->xb) : cq_obb_from_box(q->a, &q->xa);
+    cq_obb b = b_first ? cq_obb_from_box(q->a, &q->xa) : cq_obb_from_box(q->b, &q->xb);
     cq_box_gaps g;
-    bool all = cq__box_gaps_compute(&a, &b, cq__box_box_stop(q), &g);
-    cq__box_box_from_gaps(q, &a, &b, &g, all, out);
+    bool all = cq__box_gaps_compute(&a, &b, cq__box_box_stop(q), &g); /* the stop is the same either way */
+    cq__collide_begin(out, CQ_ALG_SAT_BOX_BOX);
+    if (!all) {
+        cq_box_box_stopped(q, b_first, &g, out);
+        return;
+    }
+    cq_pair_query canon;
+    cq_pair_cache cache;
+    cq__box_box_from_gaps(b_first ? cq__collide_canon(q, CQ_ALG_SAT_BOX_BOX, &canon, &cache) : q, &a, &b, &g, true,
+                          out);
+    cq__collide_finish(q, b_first, out);
 }

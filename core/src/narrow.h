@@ -54,7 +54,10 @@ void cq__convex_pair_epa(const cq_pair_query *q, cq_contact *out);
 /* A convex shape against a static mesh (mesh_pair.c). */
 void cq__mesh_pair(const cq_pair_query *q, cq_contact *out);
 
-/* SAT paths (sat_box.c, tri_box.c, tri_tri.c). */
+/* SAT paths (box_box.c, tri_box.c, tri_tri.c). cq__box_box is the whole
+ * cq_collide of two boxes, q in the caller's order (its table row says so):
+ * the wrapper's steps are its own, so a pair apart on a face axis is
+ * answered without the canonical copy of q. */
 void cq__box_box(const cq_pair_query *q, cq_contact *out);
 void cq__box_triangle(const cq_pair_query *q, cq_contact *out);
 void cq__triangle_triangle(const cq_pair_query *q, cq_contact *out);
