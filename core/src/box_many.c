@@ -18,16 +18,19 @@ static void cq_many_four(const cq_pair_query *q, const int idx[4], cq_contact *o
     cq_pair_cache cache[4];
     const cq_pair_query *cq[4];
     bool swapped[4];
-    cq_obb a[5], b[5]; /* the fifth: what the vector load reads past the fourth */
+    cq_obb a[4], b[4];
+    cq_box_ref ra[4], rb[4]; /* the kernel reads the caller's poses, not the copies */
     for (int k = 0; k < 4; k++) {
         const cq_pair_query *p = &q[idx[k]];
         swapped[k] = cq__b_first(p);
         cq[k] = swapped[k] ? cq__collide_canon(p, CQ_ALG_SAT_BOX_BOX, &canon[k], &cache[k]) : p;
         a[k] = cq_obb_from_box(cq[k]->a, &cq[k]->xa), b[k] = cq_obb_from_box(cq[k]->b, &cq[k]->xb);
+        const cq_shape *sa = swapped[k] ? p->b : p->a, *sb = swapped[k] ? p->a : p->b;
+        ra[k] = (cq_box_ref){swapped[k] ? &p->xb : &p->xa, &sa->box.half};
+        rb[k] = (cq_box_ref){swapped[k] ? &p->xa : &p->xb, &sb->box.half};
     }
-    a[4] = a[3], b[4] = b[3];
     cq_box_gaps g[4];
-    cq__box_gaps_many_avx2(a, b, g);
+    cq__box_gaps_many_avx2(ra, rb, g);
     for (int k = 0; k < 4; k++) {
         cq_contact *o = &out[idx[k]];
         double stop = cq__box_box_stop(cq[k]);

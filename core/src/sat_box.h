@@ -53,11 +53,15 @@ bool cq__box_gaps_avx2(const cq_obb *a, const cq_obb *b, double stop, cq_box_gap
  * multiple of four, at most n - 1: it reads 8 bytes past each box, so the
  * last pair is always left to the caller). */
 int cq__obb_overlap_many_avx2(const cq_obb *a, const cq_obb *b, int n, bool *out);
+/* A box where its owner keeps it: the pose, and the half extents inside a
+ * cq_shape (the 8 bytes after them are read, never used). */
+typedef struct cq_box_ref {
+    const cq_xform *x;
+    const cq_vec3 *half;
+} cq_box_ref;
 /* All 15 gaps of pairs (a[k], b[k]), k = 0..3, the same doubles as
- * cq__box_gaps_avx2 gives each (with no stop). Reads 8 bytes past the
- * fourth box of each array: a[4] and b[4] must exist (their contents are
- * never used). */
-void cq__box_gaps_many_avx2(const cq_obb a[5], const cq_obb b[5], cq_box_gaps out[4]);
+ * cq__box_gaps_avx2 gives each (with no stop). */
+void cq__box_gaps_many_avx2(const cq_box_ref a[4], const cq_box_ref b[4], cq_box_gaps out[4]);
 #else
 #define CQ_HAVE_AVX2 0
 #endif

@@ -27,12 +27,6 @@ typedef struct cq_frame4 {
     double t[3], ha[3];
 } cq_frame4;
 
-/* Lanes 0-2 from the vector at p, lane 3 zero, reading only those three. */
-CQ_AVX2 static inline cq_v4 cq_load3(const cq_vec3 *p)
-{
-    return (cq_v4)_mm256_maskload_pd(&p->x, _mm256_setr_epi64x(-1, -1, -1, 0));
-}
-
 /* The columns of the 3x3 whose rows are r0, r1, r2 (lane 3 of r2 zero;
  * lane 3 of r0 and r1 is never read), each with lane 3 zero. */
 CQ_AVX2 static inline void cq_transpose3(__m256d r0, __m256d r1, __m256d r2, cq_v4 col[3])
@@ -47,15 +41,21 @@ CQ_AVX2 static inline void cq_transpose3(__m256d r0, __m256d r1, __m256d r2, cq_
     col[2] = (cq_v4)_mm256_permute2f128_pd(t0, t2, 0x31);
 }
 
+/* (x, y, z, 0) from three scalar loads. The boxes are most often copies
+ * made just before (cq_obb_from_box), stored 8 and 16 bytes at a time: a
+ * whole 32-byte load over them cannot take its data from the store buffer
+ * and waits for the stores to retire, where a scalar load forwards from
+ * any store that holds it. */
+CQ_AVX2 static inline cq_v4 cq_set3(double x, double y, double z) { return (cq_v4){x, y, z, 0}; }
+
 CQ_AVX2 static inline cq_frame4 cq_frame4_make(const cq_obb *a, const cq_obb *b)
 {
     const cq_vec3 *A = a->axes.c, *B = b->axes.c;
     cq_vec3 d = cq_sub(b->center, a->center);
-    /* B's rows as whole loads (the first two read into the next row, whose
-     * lane the transpose drops; the last stops at the end of the box). */
-    cq_v4 bt[3];
-    cq_transpose3(_mm256_loadu_pd(&B[0].x), _mm256_loadu_pd(&B[1].x), (__m256d)cq_load3(&B[2]), bt);
-    cq_v4 bx = bt[0], by = bt[1], bz = bt[2];
+    /* B's columns over its axes (lane j: component of B_j), built lane by
+     * lane rather than loaded whole and transposed (see cq_set3). */
+    cq_v4 bx = cq_set3(B[0].x, B[1].x, B[2].x), by = cq_set3(B[0].y, B[1].y, B[2].y);
+    cq_v4 bz = cq_set3(B[0].z, B[1].z, B[2].z);
     cq_frame4 f;
     f.r[0] = A[0].x * bx + A[0].y * by + A[0].z * bz;
     f.r[1] = A[1].x * bx + A[1].y * by + A[1].z * bz;
@@ -63,8 +63,8 @@ CQ_AVX2 static inline cq_frame4 cq_frame4_make(const cq_obb *a, const cq_obb *b)
     f.ar[0] = cq_v4_abs(f.r[0]), f.ar[1] = cq_v4_abs(f.r[1]), f.ar[2] = cq_v4_abs(f.r[2]);
     f.t[0] = cq_dot(A[0], d), f.t[1] = cq_dot(A[1], d), f.t[2] = cq_dot(A[2], d);
     f.ha[0] = a->half.x, f.ha[1] = a->half.y, f.ha[2] = a->half.z;
-    f.ha4 = cq_load3(&a->half);
-    f.hb = cq_load3(&b->half);
+    f.ha4 = cq_set3(a->half.x, a->half.y, a->half.z);
+    f.hb = cq_set3(b->half.x, b->half.y, b->half.z);
     return f;
 }
 
@@ -169,6 +169,37 @@ CQ_AVX2 static inline void cq_obb4_load(const cq_obb *o, cq_obb4 *out)
     }
 }
 
+/* Transposes four boxes given by their poses and sizes into lanes: the
+ * pose's twelve numbers as three whole loads, the half extents as one
+ * (reading the 8 bytes after them, inside the shape's union; that lane is
+ * never used). They are read where the caller keeps them, long stored, not
+ * from a copy just made, whose 8- and 16-byte stores a 32-byte load could
+ * not take its data from (it would wait for them to retire). */
+CQ_AVX2 static inline void cq_obb4_load_refs(const cq_box_ref r[4], cq_obb4 *out)
+{
+    static const int8_t lane[3][4] = {{0, 1, 2, 6}, {7, 8, 9, 10}, {11, 12, 13, 14}};
+    #pragma GCC unroll 4
+    for (int g = 0; g < 4; g++) {
+        const double *p[4];
+        #pragma GCC unroll 4
+        for (int k = 0; k < 4; k++)
+            p[k] = g < 3 ? (const double *)r[k].x + 4 * g : &r[k].half->x;
+        __m256d r0 = _mm256_loadu_pd(p[0]), r1 = _mm256_loadu_pd(p[1]);
+        __m256d r2 = _mm256_loadu_pd(p[2]), r3 = _mm256_loadu_pd(p[3]);
+        __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+        __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+        cq_v4 v[4] = {(cq_v4)_mm256_permute2f128_pd(t0, t2, 0x20), (cq_v4)_mm256_permute2f128_pd(t1, t3, 0x20),
+                      (cq_v4)_mm256_permute2f128_pd(t0, t2, 0x31), (cq_v4)_mm256_permute2f128_pd(t1, t3, 0x31)};
+        #pragma GCC unroll 4
+        for (int k = 0; k < 4; k++) {
+            if (g < 3)
+                out->v[lane[g][k]] = v[k];
+            else if (k < 3)
+                out->v[3 + k] = v[k];
+        }
+    }
+}
+
 /* The lanes where any of the 15 axes separates, every expression in the
  * scalar reference's order (sat_box.c) so each lane rounds as it does.
  * The loops are unrolled (constant indices) so everything stays in
@@ -238,12 +269,12 @@ CQ_AVX2 int cq__obb_overlap_many_avx2(const cq_obb *a, const cq_obb *b, int n, b
 /* All 15 gaps of four pairs (lanes over pairs), each lane computed as
  * cq__box_gaps_avx2 computes its pair's, so every gap is the same double:
  * the frame's products in the scalar reference's order, no FMA. */
-CQ_AVX2 void cq__box_gaps_many_avx2(const cq_obb a[5], const cq_obb b[5], cq_box_gaps out[4])
+CQ_AVX2 void cq__box_gaps_many_avx2(const cq_box_ref a[4], const cq_box_ref b[4], cq_box_gaps out[4])
 {
     const cq_v4 none = {-INFINITY, -INFINITY, -INFINITY, -INFINITY}, one = {1, 1, 1, 1};
     cq_obb4 A4, B4;
-    cq_obb4_load(a, &A4);
-    cq_obb4_load(b, &B4);
+    cq_obb4_load_refs(a, &A4);
+    cq_obb4_load_refs(b, &B4);
     const cq_v4 *av = A4.v, *bv = B4.v;
     cq_v4 d[3] = {bv[0] - av[0], bv[1] - av[1], bv[2] - av[2]};
     cq_v4 ha[3] = {av[3], av[4], av[5]}, hb[3] = {bv[3], bv[4], bv[5]}, t[3], r[3][3], ar[3][3], gap[15];
