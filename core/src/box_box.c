@@ -107,9 +107,9 @@ static int cq_face_manifold(const cq_obb *a, const cq_obb *b, int axis, cq_vec3 
     bool ref_is_b = axis >= 3;
     const cq_obb *ref = ref_is_b ? b : a, *inc = ref_is_b ? a : b;
     int k = axis - 3 * ref_is_b;
-    cq_vec3 away = cq_scale(n, 1 - 2 * ref_is_b); /* times -1 is the exact negation */
+    cq_vec3 away = cq_scale(n, 1 - 2 * ref_is_b), back = cq_neg(away); /* times -1 is the exact negation */
     return cq_box_clip_fast(ref, cq_box_face_id(k, cq_dot(ref->axes.c[k], away)), inc,
-                           cq__box_face_toward(inc, cq_neg(away)), skin, ref_is_b, out);
+                           cq__box_face_toward(inc, &back), skin, ref_is_b, out);
 }
 
 /* Edges this close to parallel (squared sine of their angle) leave the
@@ -140,8 +140,9 @@ static int cq_edge_manifold(const cq_obb *a, const cq_obb *b, int axis, cq_vec3 
                             cq_contact_point *out)
 {
     cq_vec3 pa, qa, pb, qb;
-    uint16_t ea = cq__box_edge_toward(a, (axis - 6) / 3, n, &pa, &qa);
-    uint16_t eb = cq__box_edge_toward(b, (axis - 6) % 3, cq_neg(n), &pb, &qb);
+    cq_vec3 back = cq_neg(n);
+    uint16_t ea = cq__box_edge_toward(a, (axis - 6) / 3, &n, &pa, &qa);
+    uint16_t eb = cq__box_edge_toward(b, (axis - 6) % 3, &back, &pb, &qb);
     out[0] = (cq_contact_point){cq_edge_point(pa, qa, pb, qb), depth, {CQ_FEAT_EDGE, CQ_FEAT_EDGE, ea, eb}};
     return 1;
 }
@@ -233,13 +234,9 @@ double cq__box_box_stop(const cq_pair_query *q)
     return !q->skip_distance ? INFINITY : q->skin > CQ_SAT_TOLERANCE ? q->skin : CQ_SAT_TOLERANCE;
 }
 
-/* A pair a face axis shows apart beyond the stop, answered as
- * cq__collide_finish would answer it after cq__box_box_from_gaps: the SAT
- * axis named back when the pair ran B first, the normal (zero, never set)
- * negated as cq_contact_swap negates it, the test counted. Nothing else of
- * out is set. */
-static void cq_box_box_stopped(const cq_pair_query *q, bool b_first, const cq_box_gaps *g, cq_contact *out)
+void cq__box_box_stopped(const cq_pair_query *q, bool b_first, const cq_box_gaps *g, cq_contact *out)
 {
+    cq__collide_begin(out, CQ_ALG_SAT_BOX_BOX);
     cq_best face = cq_best_face(g->gap);
     out->sat_axis = b_first ? cq__sat_axis_swap(face.axis) : face.axis;
     out->sat_gap = face.gap;
@@ -257,11 +254,11 @@ void cq__box_box(const cq_pair_query *q, cq_contact *out)
     cq_obb b = b_first ? cq_obb_from_box(q->a, &q->xa) : cq_obb_from_box(q->b, &q->xb);
     cq_box_gaps g;
     bool all = cq__box_gaps_compute(&a, &b, cq__box_box_stop(q), &g); /* the stop is the same either way */
-    cq__collide_begin(out, CQ_ALG_SAT_BOX_BOX);
     if (!all) {
-        cq_box_box_stopped(q, b_first, &g, out);
+        cq__box_box_stopped(q, b_first, &g, out);
         return;
     }
+    cq__collide_begin(out, CQ_ALG_SAT_BOX_BOX);
     cq_pair_query canon;
     cq_pair_cache cache;
     cq__box_box_from_gaps(b_first ? cq__collide_canon(q, CQ_ALG_SAT_BOX_BOX, &canon, &cache) : q, &a, &b, &g, true,

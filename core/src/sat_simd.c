@@ -266,37 +266,79 @@ CQ_AVX2 int cq__obb_overlap_many_avx2(const cq_obb *a, const cq_obb *b, int n, b
 }
 
 
-/* All 15 gaps of four pairs (lanes over pairs), each lane computed as
- * cq__box_gaps_avx2 computes its pair's, so every gap is the same double:
- * the frame's products in the scalar reference's order, no FMA. */
-CQ_AVX2 void cq__box_gaps_many_avx2(const cq_box_ref a[4], const cq_box_ref b[4], cq_box_gaps out[4])
+/* The SAT frame of four pairs (lanes over pairs) and their six face gaps,
+ * each lane computed as cq__box_gaps_avx2 computes its pair's, so every
+ * value is the same double: the products in the scalar reference's order,
+ * no FMA. Shared by the face-only and the full kernels. */
+typedef struct cq_frame_many {
+    cq_v4 t[3], r[3][3], ar[3][3], ha[3], hb[3], gap[15];
+} cq_frame_many;
+
+CQ_AVX2 static inline __attribute__((always_inline)) void cq_frame_many_make(const cq_box_ref a[4],
+                                                                             const cq_box_ref b[4], cq_frame_many *f)
 {
-    const cq_v4 none = {-INFINITY, -INFINITY, -INFINITY, -INFINITY}, one = {1, 1, 1, 1};
     cq_obb4 A4, B4;
     cq_obb4_load_refs(a, &A4);
     cq_obb4_load_refs(b, &B4);
     const cq_v4 *av = A4.v, *bv = B4.v;
     cq_v4 d[3] = {bv[0] - av[0], bv[1] - av[1], bv[2] - av[2]};
-    cq_v4 ha[3] = {av[3], av[4], av[5]}, hb[3] = {bv[3], bv[4], bv[5]}, t[3], r[3][3], ar[3][3], gap[15];
     #pragma GCC unroll 4
     for (int i = 0; i < 3; i++) {
+        f->ha[i] = av[3 + i], f->hb[i] = bv[3 + i];
         const cq_v4 *ai = &av[6 + 3 * i];
-        t[i] = ai[0] * d[0] + ai[1] * d[1] + ai[2] * d[2];
+        f->t[i] = ai[0] * d[0] + ai[1] * d[1] + ai[2] * d[2];
         #pragma GCC unroll 4
         for (int j = 0; j < 3; j++) {
             const cq_v4 *bj = &bv[6 + 3 * j];
-            r[i][j] = ai[0] * bj[0] + ai[1] * bj[1] + ai[2] * bj[2];
-            ar[i][j] = cq_v4_abs(r[i][j]);
+            f->r[i][j] = ai[0] * bj[0] + ai[1] * bj[1] + ai[2] * bj[2];
+            f->ar[i][j] = cq_v4_abs(f->r[i][j]);
         }
     }
     #pragma GCC unroll 4
     for (int i = 0; i < 3; i++)
-        gap[i] = cq_v4_abs(t[i]) - ha[i] - (hb[0] * ar[i][0] + hb[1] * ar[i][1] + hb[2] * ar[i][2]);
+        f->gap[i] = cq_v4_abs(f->t[i]) - f->ha[i] -
+                    (f->hb[0] * f->ar[i][0] + f->hb[1] * f->ar[i][1] + f->hb[2] * f->ar[i][2]);
     #pragma GCC unroll 4
     for (int j = 0; j < 3; j++) {
-        cq_v4 dist = t[0] * r[0][j] + t[1] * r[1][j] + t[2] * r[2][j];
-        gap[3 + j] = cq_v4_abs(dist) - (ha[0] * ar[0][j] + ha[1] * ar[1][j] + ha[2] * ar[2][j]) - hb[j];
+        cq_v4 dist = f->t[0] * f->r[0][j] + f->t[1] * f->r[1][j] + f->t[2] * f->r[2][j];
+        f->gap[3 + j] = cq_v4_abs(dist) - (f->ha[0] * f->ar[0][j] + f->ha[1] * f->ar[1][j] + f->ha[2] * f->ar[2][j]) -
+                        f->hb[j];
     }
+}
+
+/* Lane k of the first count gaps into out[k].gap. */
+CQ_AVX2 static inline __attribute__((always_inline)) void cq_gaps_store(const cq_v4 *gap, int count,
+                                                                        cq_box_gaps out[4])
+{
+    #pragma GCC unroll 16
+    for (int x = 0; x < count; x++) {
+        #pragma GCC unroll 4
+        for (int k = 0; k < 4; k++)
+            out[k].gap[x] = gap[x][k];
+    }
+}
+
+CQ_AVX2 unsigned cq__box_faces_many_avx2(const cq_box_ref a[4], const cq_box_ref b[4], const double stop[4],
+                                         cq_box_gaps out[4])
+{
+    cq_frame_many f;
+    cq_frame_many_make(a, b, &f);
+    cq_gaps_store(f.gap, 6, out);
+    cq_v4 s = {stop[0], stop[1], stop[2], stop[3]};
+    cq_m4 beyond = f.gap[0] > s;
+    #pragma GCC unroll 8
+    for (int x = 1; x < 6; x++)
+        beyond |= f.gap[x] > s;
+    return (unsigned)_mm256_movemask_pd((__m256d)beyond);
+}
+
+/* All 15 gaps of four pairs: the frame's face gaps, then the cross axes as
+ * cq__box_gaps_avx2 computes them. */
+CQ_AVX2 void cq__box_gaps_many_avx2(const cq_box_ref a[4], const cq_box_ref b[4], cq_box_gaps out[4])
+{
+    const cq_v4 none = {-INFINITY, -INFINITY, -INFINITY, -INFINITY}, one = {1, 1, 1, 1};
+    cq_frame_many f;
+    cq_frame_many_make(a, b, &f);
     unsigned skipped[4] = {0, 0, 0, 0};
     #pragma GCC unroll 4
     for (int i = 0; i < 3; i++) {
@@ -304,27 +346,22 @@ CQ_AVX2 void cq__box_gaps_many_avx2(const cq_box_ref a[4], const cq_box_ref b[4]
         #pragma GCC unroll 4
         for (int j = 0; j < 3; j++) {
             int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
-            cq_v4 len2 = r[i1][j] * r[i1][j] + r[i2][j] * r[i2][j];
-            cq_v4 dist = t[i2] * r[i1][j] - t[i1] * r[i2][j];
-            cq_v4 ra = ha[i1] * ar[i2][j] + ha[i2] * ar[i1][j];
-            cq_v4 rb = hb[j1] * ar[i][j2] + hb[j2] * ar[i][j1];
+            cq_v4 len2 = f.r[i1][j] * f.r[i1][j] + f.r[i2][j] * f.r[i2][j];
+            cq_v4 dist = f.t[i2] * f.r[i1][j] - f.t[i1] * f.r[i2][j];
+            cq_v4 ra = f.ha[i1] * f.ar[i2][j] + f.ha[i2] * f.ar[i1][j];
+            cq_v4 rb = f.hb[j1] * f.ar[i][j2] + f.hb[j2] * f.ar[i][j1];
             cq_v4 g = cq_v4_abs(dist) - ra - rb;
             cq_m4 ok = len2 >= CQ_SAT_DEGENERATE;
             cq_v4 safe = (cq_v4)(((cq_m4)len2 & ok) | ((cq_m4)one & ~ok));
             cq_v4 w = g / (cq_v4)_mm256_sqrt_pd((__m256d)safe);
-            gap[6 + 3 * i + j] = (cq_v4)(((cq_m4)w & ok) | ((cq_m4)none & ~ok));
+            f.gap[6 + 3 * i + j] = (cq_v4)(((cq_m4)w & ok) | ((cq_m4)none & ~ok));
             unsigned bits = (unsigned)_mm256_movemask_pd((__m256d)~ok);
             #pragma GCC unroll 4
             for (int k = 0; k < 4; k++)
                 skipped[k] |= (bits >> k & 1) << (6 + 3 * i + j);
         }
     }
-    #pragma GCC unroll 16
-    for (int x = 0; x < 15; x++) {
-        #pragma GCC unroll 4
-        for (int k = 0; k < 4; k++)
-            out[k].gap[x] = gap[x][k];
-    }
+    cq_gaps_store(f.gap, 15, out);
     for (int k = 0; k < 4; k++)
         out[k].skipped = skipped[k];
 }
