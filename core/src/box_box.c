@@ -174,17 +174,11 @@ static inline bool cq_pair_thin(const cq_obb *a, const cq_obb *b)
     return h <= 8 * DBL_EPSILON * s;
 }
 
-/* Everything after the gaps: all says whether all 15 are set (false: the
- * six face gaps showed a miss beyond the stop). */
-void cq__box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const cq_obb *b, const cq_box_gaps *g, bool all,
-                           cq_contact *out)
+/* Everything after the gaps, all 15 of them set, q in canonical order and
+ * a, b its boxes. */
+static void cq_box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const cq_obb *b, const cq_box_gaps *g,
+                                 cq_contact *out)
 {
-    if (!all) {
-        cq_best face = cq_best_face(g->gap);
-        out->sat_axis = face.axis;
-        out->sat_gap = face.gap;
-        return;
-    }
     cq_best face = cq_best_face(g->gap), edge = cq_best_edge(g->gap);
     cq_best largest = cq_better(face, edge);
     cq_count(q->counters, CQ_CTR_SAT_AXES_SKIPPED, (uint64_t)cq_bit_count(g->skipped));
@@ -225,7 +219,8 @@ void cq__box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const cq_obb
     out->point_count = cq__reduce_manifold_to(pts, n, out->normal, out->points);
 }
 
-double cq__box_box_stop(const cq_pair_query *q)
+/* The stop cq__box_gaps_compute is given for query q. */
+static double cq_box_box_stop(const cq_pair_query *q)
 {
     /* A caller that skips distances wants nothing from a pair apart by more
      * than the skin: the first face axis that shows it ends the test, as
@@ -234,7 +229,12 @@ double cq__box_box_stop(const cq_pair_query *q)
     return !q->skip_distance ? INFINITY : q->skin > CQ_SAT_TOLERANCE ? q->skin : CQ_SAT_TOLERANCE;
 }
 
-void cq__box_box_stopped(const cq_pair_query *q, bool b_first, const cq_box_gaps *g, cq_contact *out)
+/* A pair a face axis shows apart beyond the stop (gap[0..5] of g set, in
+ * cq_collide's order), answered whole: as cq__collide_finish would leave
+ * it after cq_box_box_from_gaps, the SAT axis named back when the pair
+ * ran B first, the normal (zero) negated as cq_contact_swap negates it,
+ * the test counted. */
+static void cq_box_box_stopped(const cq_pair_query *q, bool b_first, const cq_box_gaps *g, cq_contact *out)
 {
     cq__collide_begin(out, CQ_ALG_SAT_BOX_BOX);
     cq_best face = cq_best_face(g->gap);
@@ -253,15 +253,14 @@ void cq__box_box(const cq_pair_query *q, cq_contact *out)
     cq_obb a = b_first ? cq_obb_from_box(q->b, &q->xb) : cq_obb_from_box(q->a, &q->xa);
     cq_obb b = b_first ? cq_obb_from_box(q->a, &q->xa) : cq_obb_from_box(q->b, &q->xb);
     cq_box_gaps g;
-    bool all = cq__box_gaps_compute(&a, &b, cq__box_box_stop(q), &g); /* the stop is the same either way */
+    bool all = cq__box_gaps_compute(&a, &b, cq_box_box_stop(q), &g); /* the stop is the same either way */
     if (!all) {
-        cq__box_box_stopped(q, b_first, &g, out);
+        cq_box_box_stopped(q, b_first, &g, out);
         return;
     }
     cq__collide_begin(out, CQ_ALG_SAT_BOX_BOX);
     cq_pair_query canon;
     cq_pair_cache cache;
-    cq__box_box_from_gaps(b_first ? cq__collide_canon(q, CQ_ALG_SAT_BOX_BOX, &canon, &cache) : q, &a, &b, &g, true,
-                          out);
+    cq_box_box_from_gaps(b_first ? cq__collide_canon(q, CQ_ALG_SAT_BOX_BOX, &canon, &cache) : q, &a, &b, &g, out);
     cq__collide_finish(q, b_first, out);
 }

@@ -17,7 +17,7 @@ typedef void (*cq_pair_fn)(const cq_pair_query *q, cq_contact *out);
 bool cq__b_first(const cq_pair_query *q);
 
 /* cq_collide's wrapper around a pair function, in its three steps, for a
- * caller that runs pair functions itself (box_many.c): begin resets out
+ * caller that runs pair functions itself (box_box.c): begin resets out
  * for the path alg; canon gives q with A and B swapped (canon and cache
  * are the caller's storage; the cache's normal and axis named from the
  * other shape) for a pair cq__b_first runs B first; finish applies the

@@ -41,12 +41,18 @@ CQ_AVX2 static inline void cq_transpose3(__m256d r0, __m256d r1, __m256d r2, cq_
     col[2] = (cq_v4)_mm256_permute2f128_pd(t0, t2, 0x31);
 }
 
-/* (x, y, z, 0) from three scalar loads. The boxes are most often copies
+/* (*x, *y, *z, 0) from three scalar loads. The boxes are most often copies
  * made just before (cq_obb_from_box), stored 8 and 16 bytes at a time: a
  * whole 32-byte load over them cannot take its data from the store buffer
  * and waits for the stores to retire, where a scalar load forwards from
- * any store that holds it. */
-CQ_AVX2 static inline cq_v4 cq_set3(double x, double y, double z) { return (cq_v4){x, y, z, 0}; }
+ * any store that holds it. Written as loads (the scalar load zeroes the
+ * upper lane), not as a vector of four values: gcc then zero-extends with
+ * a register-to-register vmovq, which valgrind 3.19 cannot decode. */
+CQ_AVX2 static inline cq_v4 cq_set3(const double *x, const double *y, const double *z)
+{
+    __m128d lo = _mm_loadh_pd(_mm_load_sd(x), y), hi = _mm_load_sd(z);
+    return (cq_v4)_mm256_insertf128_pd(_mm256_castpd128_pd256(lo), hi, 1);
+}
 
 CQ_AVX2 static inline cq_frame4 cq_frame4_make(const cq_obb *a, const cq_obb *b)
 {
@@ -54,8 +60,8 @@ CQ_AVX2 static inline cq_frame4 cq_frame4_make(const cq_obb *a, const cq_obb *b)
     cq_vec3 d = cq_sub(b->center, a->center);
     /* B's columns over its axes (lane j: component of B_j), built lane by
      * lane rather than loaded whole and transposed (see cq_set3). */
-    cq_v4 bx = cq_set3(B[0].x, B[1].x, B[2].x), by = cq_set3(B[0].y, B[1].y, B[2].y);
-    cq_v4 bz = cq_set3(B[0].z, B[1].z, B[2].z);
+    cq_v4 bx = cq_set3(&B[0].x, &B[1].x, &B[2].x), by = cq_set3(&B[0].y, &B[1].y, &B[2].y);
+    cq_v4 bz = cq_set3(&B[0].z, &B[1].z, &B[2].z);
     cq_frame4 f;
     f.r[0] = A[0].x * bx + A[0].y * by + A[0].z * bz;
     f.r[1] = A[1].x * bx + A[1].y * by + A[1].z * bz;
@@ -63,8 +69,8 @@ CQ_AVX2 static inline cq_frame4 cq_frame4_make(const cq_obb *a, const cq_obb *b)
     f.ar[0] = cq_v4_abs(f.r[0]), f.ar[1] = cq_v4_abs(f.r[1]), f.ar[2] = cq_v4_abs(f.r[2]);
     f.t[0] = cq_dot(A[0], d), f.t[1] = cq_dot(A[1], d), f.t[2] = cq_dot(A[2], d);
     f.ha[0] = a->half.x, f.ha[1] = a->half.y, f.ha[2] = a->half.z;
-    f.ha4 = cq_set3(a->half.x, a->half.y, a->half.z);
-    f.hb = cq_set3(b->half.x, b->half.y, b->half.z);
+    f.ha4 = cq_set3(&a->half.x, &a->half.y, &a->half.z);
+    f.hb = cq_set3(&b->half.x, &b->half.y, &b->half.z);
     return f;
 }
 
@@ -169,37 +175,6 @@ CQ_AVX2 static inline void cq_obb4_load(const cq_obb *o, cq_obb4 *out)
     }
 }
 
-/* Transposes four boxes given by their poses and sizes into lanes: the
- * pose's twelve numbers as three whole loads, the half extents as one
- * (reading the 8 bytes after them, inside the shape's union; that lane is
- * never used). They are read where the caller keeps them, long stored, not
- * from a copy just made, whose 8- and 16-byte stores a 32-byte load could
- * not take its data from (it would wait for them to retire). */
-CQ_AVX2 static inline void cq_obb4_load_refs(const cq_box_ref r[4], cq_obb4 *out)
-{
-    static const int8_t lane[3][4] = {{0, 1, 2, 6}, {7, 8, 9, 10}, {11, 12, 13, 14}};
-    #pragma GCC unroll 4
-    for (int g = 0; g < 4; g++) {
-        const double *p[4];
-        #pragma GCC unroll 4
-        for (int k = 0; k < 4; k++)
-            p[k] = g < 3 ? (const double *)r[k].x + 4 * g : &r[k].half->x;
-        __m256d r0 = _mm256_loadu_pd(p[0]), r1 = _mm256_loadu_pd(p[1]);
-        __m256d r2 = _mm256_loadu_pd(p[2]), r3 = _mm256_loadu_pd(p[3]);
-        __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
-        __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
-        cq_v4 v[4] = {(cq_v4)_mm256_permute2f128_pd(t0, t2, 0x20), (cq_v4)_mm256_permute2f128_pd(t1, t3, 0x20),
-                      (cq_v4)_mm256_permute2f128_pd(t0, t2, 0x31), (cq_v4)_mm256_permute2f128_pd(t1, t3, 0x31)};
-        #pragma GCC unroll 4
-        for (int k = 0; k < 4; k++) {
-            if (g < 3)
-                out->v[lane[g][k]] = v[k];
-            else if (k < 3)
-                out->v[3 + k] = v[k];
-        }
-    }
-}
-
 /* The lanes where any of the 15 axes separates, every expression in the
  * scalar reference's order (sat_box.c) so each lane rounds as it does.
  * The loops are unrolled (constant indices) so everything stays in
@@ -263,107 +238,6 @@ CQ_AVX2 int cq__obb_overlap_many_avx2(const cq_obb *a, const cq_obb *b, int n, b
             out[i + k] = !apart[k];
     }
     return i;
-}
-
-
-/* The SAT frame of four pairs (lanes over pairs) and their six face gaps,
- * each lane computed as cq__box_gaps_avx2 computes its pair's, so every
- * value is the same double: the products in the scalar reference's order,
- * no FMA. Shared by the face-only and the full kernels. */
-typedef struct cq_frame_many {
-    cq_v4 t[3], r[3][3], ar[3][3], ha[3], hb[3], gap[15];
-} cq_frame_many;
-
-CQ_AVX2 static inline __attribute__((always_inline)) void cq_frame_many_make(const cq_box_ref a[4],
-                                                                             const cq_box_ref b[4], cq_frame_many *f)
-{
-    cq_obb4 A4, B4;
-    cq_obb4_load_refs(a, &A4);
-    cq_obb4_load_refs(b, &B4);
-    const cq_v4 *av = A4.v, *bv = B4.v;
-    cq_v4 d[3] = {bv[0] - av[0], bv[1] - av[1], bv[2] - av[2]};
-    #pragma GCC unroll 4
-    for (int i = 0; i < 3; i++) {
-        f->ha[i] = av[3 + i], f->hb[i] = bv[3 + i];
-        const cq_v4 *ai = &av[6 + 3 * i];
-        f->t[i] = ai[0] * d[0] + ai[1] * d[1] + ai[2] * d[2];
-        #pragma GCC unroll 4
-        for (int j = 0; j < 3; j++) {
-            const cq_v4 *bj = &bv[6 + 3 * j];
-            f->r[i][j] = ai[0] * bj[0] + ai[1] * bj[1] + ai[2] * bj[2];
-            f->ar[i][j] = cq_v4_abs(f->r[i][j]);
-        }
-    }
-    #pragma GCC unroll 4
-    for (int i = 0; i < 3; i++)
-        f->gap[i] = cq_v4_abs(f->t[i]) - f->ha[i] -
-                    (f->hb[0] * f->ar[i][0] + f->hb[1] * f->ar[i][1] + f->hb[2] * f->ar[i][2]);
-    #pragma GCC unroll 4
-    for (int j = 0; j < 3; j++) {
-        cq_v4 dist = f->t[0] * f->r[0][j] + f->t[1] * f->r[1][j] + f->t[2] * f->r[2][j];
-        f->gap[3 + j] = cq_v4_abs(dist) - (f->ha[0] * f->ar[0][j] + f->ha[1] * f->ar[1][j] + f->ha[2] * f->ar[2][j]) -
-                        f->hb[j];
-    }
-}
-
-/* Lane k of the first count gaps into out[k].gap. */
-CQ_AVX2 static inline __attribute__((always_inline)) void cq_gaps_store(const cq_v4 *gap, int count,
-                                                                        cq_box_gaps out[4])
-{
-    #pragma GCC unroll 16
-    for (int x = 0; x < count; x++) {
-        #pragma GCC unroll 4
-        for (int k = 0; k < 4; k++)
-            out[k].gap[x] = gap[x][k];
-    }
-}
-
-CQ_AVX2 unsigned cq__box_faces_many_avx2(const cq_box_ref a[4], const cq_box_ref b[4], const double stop[4],
-                                         cq_box_gaps out[4])
-{
-    cq_frame_many f;
-    cq_frame_many_make(a, b, &f);
-    cq_gaps_store(f.gap, 6, out);
-    cq_v4 s = {stop[0], stop[1], stop[2], stop[3]};
-    cq_m4 beyond = f.gap[0] > s;
-    #pragma GCC unroll 8
-    for (int x = 1; x < 6; x++)
-        beyond |= f.gap[x] > s;
-    return (unsigned)_mm256_movemask_pd((__m256d)beyond);
-}
-
-/* All 15 gaps of four pairs: the frame's face gaps, then the cross axes as
- * cq__box_gaps_avx2 computes them. */
-CQ_AVX2 void cq__box_gaps_many_avx2(const cq_box_ref a[4], const cq_box_ref b[4], cq_box_gaps out[4])
-{
-    const cq_v4 none = {-INFINITY, -INFINITY, -INFINITY, -INFINITY}, one = {1, 1, 1, 1};
-    cq_frame_many f;
-    cq_frame_many_make(a, b, &f);
-    unsigned skipped[4] = {0, 0, 0, 0};
-    #pragma GCC unroll 4
-    for (int i = 0; i < 3; i++) {
-        int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
-        #pragma GCC unroll 4
-        for (int j = 0; j < 3; j++) {
-            int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
-            cq_v4 len2 = f.r[i1][j] * f.r[i1][j] + f.r[i2][j] * f.r[i2][j];
-            cq_v4 dist = f.t[i2] * f.r[i1][j] - f.t[i1] * f.r[i2][j];
-            cq_v4 ra = f.ha[i1] * f.ar[i2][j] + f.ha[i2] * f.ar[i1][j];
-            cq_v4 rb = f.hb[j1] * f.ar[i][j2] + f.hb[j2] * f.ar[i][j1];
-            cq_v4 g = cq_v4_abs(dist) - ra - rb;
-            cq_m4 ok = len2 >= CQ_SAT_DEGENERATE;
-            cq_v4 safe = (cq_v4)(((cq_m4)len2 & ok) | ((cq_m4)one & ~ok));
-            cq_v4 w = g / (cq_v4)_mm256_sqrt_pd((__m256d)safe);
-            f.gap[6 + 3 * i + j] = (cq_v4)(((cq_m4)w & ok) | ((cq_m4)none & ~ok));
-            unsigned bits = (unsigned)_mm256_movemask_pd((__m256d)~ok);
-            #pragma GCC unroll 4
-            for (int k = 0; k < 4; k++)
-                skipped[k] |= (bits >> k & 1) << (6 + 3 * i + j);
-        }
-    }
-    cq_gaps_store(f.gap, 15, out);
-    for (int k = 0; k < 4; k++)
-        out[k].skipped = skipped[k];
 }
 
 #endif
