@@ -9,7 +9,9 @@
 /* A pair function. q is in canonical order (q->a->type <= q->b->type) and its
  * cache, if any, is oriented the same way. out arrives zeroed with
  * sat_axis = -1; the function fills the geometry (the dispatcher sets the
- * algorithm and counts the test). */
+ * algorithm and counts the test). A row of collide.c's table marked whole
+ * (box-box) is the exception: its function gets the caller's query as it
+ * is and does all of that itself. */
 typedef void (*cq_pair_fn)(const cq_pair_query *q, cq_contact *out);
 
 /* Whether cq_collide runs the pair B first (collide.c): the canonical order,
