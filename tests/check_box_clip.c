@@ -209,7 +209,7 @@ static int flush_stack(cq_vec3 ha, cq_vec3 hb, double dx, double dy, double yaw,
 {
     cq_obb a = {cq_v3(0, 0, 0), ha, cq_mat3_identity()};
     cq_obb b = {cq_v3(dx, dy, ha.z + hb.z - 0.05), hb, tu_axis_angle(cq_v3(0, 0, 1), yaw)};
-    int inc = cq__box_face_toward(&b, cq_v3(0, 0, -1));
+    int inc = cq__box_face_toward(&b, &(cq_vec3){0, 0, -1});
     cq_contact_point got[CQ_CLIP_MAX];
     *points = cq_box_clip_fast(&a, 4, &b, inc, 0.01, false, got);
     return compare_clip(&a, 4, &b, inc, 0.01, false, 1e-9);

@@ -51,14 +51,14 @@ void cq__box_face(const cq_obb *box, int id, cq_face *out)
     out->fid = (uint16_t)id;
 }
 
-int cq__box_face_toward(const cq_obb *box, cq_vec3 dir)
+int cq__box_face_toward(const cq_obb *box, const cq_vec3 *dir)
 {
     int best = 0;
     double best_dot = -INFINITY;
     /* Selects, not branches (which face it is is unpredictable); the first
      * axis wins a tie. */
     for (int k = 0; k < 3; k++) {
-        double d = cq_dot(box->axes.c[k], dir);
+        double d = cq_dot(box->axes.c[k], *dir);
         int more = fabs(d) > best_dot;
         best += more * (cq_box_face_id(k, d) - best);
         best_dot = fabs(d) > best_dot ? fabs(d) : best_dot;
@@ -260,10 +260,10 @@ static inline cq_vec3 cq_box_point(const cq_obb *box, double s0, double s1, doub
     return cq_mad(p, box->axes.c[2], s2 * box->half.z);
 }
 
-uint16_t cq__box_edge_toward(const cq_obb *box, int k, cq_vec3 dir, cq_vec3 *p, cq_vec3 *q)
+uint16_t cq__box_edge_toward(const cq_obb *box, int k, const cq_vec3 *dir, cq_vec3 *p, cq_vec3 *q)
 {
-    double sign[3] = {cq_sign_of(cq_dot(box->axes.c[0], dir)), cq_sign_of(cq_dot(box->axes.c[1], dir)),
-                      cq_sign_of(cq_dot(box->axes.c[2], dir))};
+    double sign[3] = {cq_sign_of(cq_dot(box->axes.c[0], *dir)), cq_sign_of(cq_dot(box->axes.c[1], *dir)),
+                      cq_sign_of(cq_dot(box->axes.c[2], *dir))};
     sign[k] = 1;
     *p = cq_box_point(box, sign[0], sign[1], sign[2]);
     sign[k] = -1;

@@ -24,7 +24,10 @@ void cq__box_face(const cq_obb *box, int id, cq_face *out);
 void cq__box_face_compact(cq_face *f, cq_vec3 dir);
 
 /* The face whose outward normal is most aligned with dir. */
-int cq__box_face_toward(const cq_obb *box, cq_vec3 dir);
+/* dir by address: a vector just computed, passed by value, is copied to
+ * the stack with 8-byte stores and read back with a 16-byte load that
+ * cannot forward from them (a stall on the box-box path). */
+int cq__box_face_toward(const cq_obb *box, const cq_vec3 *dir);
 
 /* The corner and edge ids of each face, in corner order (box.c states
  * the numbering). */
@@ -91,7 +94,7 @@ int cq__box_clip(const cq_obb *box, int id, const cq_face *inc, double skin, boo
 
 /* The edge parallel to axis k that lies farthest along dir: its end points
  * and feature index. */
-uint16_t cq__box_edge_toward(const cq_obb *box, int k, cq_vec3 dir, cq_vec3 *p, cq_vec3 *q);
+uint16_t cq__box_edge_toward(const cq_obb *box, int k, const cq_vec3 *dir, cq_vec3 *p, cq_vec3 *q);
 
 /* The box-box face clip the contact uses: the vector clip where built,
  * else the scalar Sutherland-Hodgman passes. */

@@ -107,9 +107,9 @@ static int cq_face_manifold(const cq_obb *a, const cq_obb *b, int axis, cq_vec3 
     bool ref_is_b = axis >= 3;
     const cq_obb *ref = ref_is_b ? b : a, *inc = ref_is_b ? a : b;
     int k = axis - 3 * ref_is_b;
-    cq_vec3 away = cq_scale(n, 1 - 2 * ref_is_b); /* times -1 is the exact negation */
+    cq_vec3 away = cq_scale(n, 1 - 2 * ref_is_b), back = cq_neg(away); /* times -1 is the exact negation */
     return cq_box_clip_fast(ref, cq_box_face_id(k, cq_dot(ref->axes.c[k], away)), inc,
-                           cq__box_face_toward(inc, cq_neg(away)), skin, ref_is_b, out);
+                           cq__box_face_toward(inc, &back), skin, ref_is_b, out);
 }
 
 /* Edges this close to parallel (squared sine of their angle) leave the
@@ -140,8 +140,9 @@ static int cq_edge_manifold(const cq_obb *a, const cq_obb *b, int axis, cq_vec3 
                             cq_contact_point *out)
 {
     cq_vec3 pa, qa, pb, qb;
-    uint16_t ea = cq__box_edge_toward(a, (axis - 6) / 3, n, &pa, &qa);
-    uint16_t eb = cq__box_edge_toward(b, (axis - 6) % 3, cq_neg(n), &pb, &qb);
+    cq_vec3 back = cq_neg(n);
+    uint16_t ea = cq__box_edge_toward(a, (axis - 6) / 3, &n, &pa, &qa);
+    uint16_t eb = cq__box_edge_toward(b, (axis - 6) % 3, &back, &pb, &qb);
     out[0] = (cq_contact_point){cq_edge_point(pa, qa, pb, qb), depth, {CQ_FEAT_EDGE, CQ_FEAT_EDGE, ea, eb}};
     return 1;
 }
@@ -173,17 +174,11 @@ static inline bool cq_pair_thin(const cq_obb *a, const cq_obb *b)
     return h <= 8 * DBL_EPSILON * s;
 }
 
-/* Everything after the gaps: all says whether all 15 are set (false: the
- * six face gaps showed a miss beyond the stop). */
-void cq__box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const cq_obb *b, const cq_box_gaps *g, bool all,
-                           cq_contact *out)
+/* Everything after the gaps, all 15 of them set, q in canonical order and
+ * a, b its boxes. */
+static void cq_box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const cq_obb *b, const cq_box_gaps *g,
+                                 cq_contact *out)
 {
-    if (!all) {
-        cq_best face = cq_best_face(g->gap);
-        out->sat_axis = face.axis;
-        out->sat_gap = face.gap;
-        return;
-    }
     cq_best face = cq_best_face(g->gap), edge = cq_best_edge(g->gap);
     cq_best largest = cq_better(face, edge);
     cq_count(q->counters, CQ_CTR_SAT_AXES_SKIPPED, (uint64_t)cq_bit_count(g->skipped));
@@ -224,7 +219,8 @@ void cq__box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const cq_obb
     out->point_count = cq__reduce_manifold_to(pts, n, out->normal, out->points);
 }
 
-double cq__box_box_stop(const cq_pair_query *q)
+/* The stop cq__box_gaps_compute is given for query q. */
+static double cq_box_box_stop(const cq_pair_query *q)
 {
     /* A caller that skips distances wants nothing from a pair apart by more
      * than the skin: the first face axis that shows it ends the test, as
@@ -233,10 +229,38 @@ double cq__box_box_stop(const cq_pair_query *q)
     return !q->skip_distance ? INFINITY : q->skin > CQ_SAT_TOLERANCE ? q->skin : CQ_SAT_TOLERANCE;
 }
 
+/* A pair a face axis shows apart beyond the stop (gap[0..5] of g set, in
+ * cq_collide's order), answered whole: as cq__collide_finish would leave
+ * it after cq_box_box_from_gaps, the SAT axis named back when the pair
+ * ran B first, the normal (zero) negated as cq_contact_swap negates it,
+ * the test counted. */
+static void cq_box_box_stopped(const cq_pair_query *q, bool b_first, const cq_box_gaps *g, cq_contact *out)
+{
+    cq__collide_begin(out, CQ_ALG_SAT_BOX_BOX);
+    cq_best face = cq_best_face(g->gap);
+    out->sat_axis = b_first ? cq__sat_axis_swap(face.axis) : face.axis;
+    out->sat_gap = face.gap;
+    if (b_first)
+        out->normal = cq_neg(out->normal);
+    cq_count(q->counters, CQ_CTR_TESTS + CQ_ALG_SAT_BOX_BOX, 1);
+}
+
 void cq__box_box(const cq_pair_query *q, cq_contact *out)
 {
-    cq_obb a = cq_obb_from_box(q->a, &q->xa), b = cq_obb_from_box(q->b, &q->xb);
+    bool b_first = cq__b_first(q);
+    /* The boxes in cq_collide's order straight from q: only a pair that
+     * goes on past the face axes needs the canonical query itself. */
+    cq_obb a = b_first ? cq_obb_from_box(q->b, &q->xb) : cq_obb_from_box(q->a, &q->xa);
+    cq_obb b = b_first ? cq_obb_from_box(q->a, &q->xa) : cq_obb_from_box(q->b, &q->xb);
     cq_box_gaps g;
-    bool all = cq__box_gaps_compute(&a, &b, cq__box_box_stop(q), &g);
-    cq__box_box_from_gaps(q, &a, &b, &g, all, out);
+    bool all = cq__box_gaps_compute(&a, &b, cq_box_box_stop(q), &g); /* the stop is the same either way */
+    if (!all) {
+        cq_box_box_stopped(q, b_first, &g, out);
+        return;
+    }
+    cq__collide_begin(out, CQ_ALG_SAT_BOX_BOX);
+    cq_pair_query canon;
+    cq_pair_cache cache;
+    cq_box_box_from_gaps(b_first ? cq__collide_canon(q, CQ_ALG_SAT_BOX_BOX, &canon, &cache) : q, &a, &b, &g, out);
+    cq__collide_finish(q, b_first, out);
 }

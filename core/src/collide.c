@@ -11,6 +11,10 @@
 typedef struct cq_pair_entry {
     cq_pair_fn fn;
     cq_algorithm alg;
+    /* fn answers the query whole, in the caller's order: it runs
+     * cq__b_first, begin and finish itself, so a pair it settles early
+     * (box-box apart on a face axis) skips the canonical copy. */
+    bool whole;
 } cq_pair_entry;
 
 /* Only a <= b is filled; a NULL fn means the pair is not supported. Planes
@@ -23,7 +27,7 @@ static const cq_pair_entry cq_pairs[CQ_SHAPE_TYPE_COUNT][CQ_SHAPE_TYPE_COUNT] = 
     [CQ_SPHERE][CQ_PLANE] = {cq__sphere_plane, CQ_ALG_SPHERE_PLANE},
     [CQ_CAPSULE][CQ_CAPSULE] = {cq__capsule_capsule, CQ_ALG_CAPSULE_CAPSULE},
     [CQ_CAPSULE][CQ_PLANE] = {cq__capsule_plane, CQ_ALG_CAPSULE_PLANE},
-    [CQ_BOX][CQ_BOX] = {cq__box_box, CQ_ALG_SAT_BOX_BOX},
+    [CQ_BOX][CQ_BOX] = {cq__box_box, CQ_ALG_SAT_BOX_BOX, true},
     [CQ_BOX][CQ_TRIANGLE] = {cq__box_triangle, CQ_ALG_SAT_TRIANGLE_BOX},
     [CQ_BOX][CQ_PLANE] = {cq__box_plane, CQ_ALG_BOX_PLANE},
     [CQ_TRIANGLE][CQ_TRIANGLE] = {cq__triangle_triangle, CQ_ALG_TRIANGLE_TRIANGLE},
@@ -235,6 +239,10 @@ int cq_collide(const cq_pair_query *q, cq_contact *out)
     const cq_pair_entry *e = cq_lookup(q->a->type, q->b->type);
     if (!e)
         return CQ_EUNSUPPORTED;
+    if (e->whole) {
+        e->fn(q, out);
+        return CQ_OK;
+    }
     cq__collide_begin(out, e->alg);
     bool b_first = cq__b_first(q);
     cq_pair_query canon;

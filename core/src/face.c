@@ -70,7 +70,7 @@ void cq__box_face_compact(cq_face *f, cq_vec3 dir)
 static void cq_box_feature(const cq_shape *s, const cq_xform *x, cq_vec3 dir, cq_face *out)
 {
     cq_obb o = cq_obb_from_box(s, x);
-    cq__box_face(&o, cq__box_face_toward(&o, dir), out);
+    cq__box_face(&o, cq__box_face_toward(&o, &dir), out);
     cq__box_face_compact(out, dir);
 }
 

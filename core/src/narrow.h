@@ -9,7 +9,9 @@
 /* A pair function. q is in canonical order (q->a->type <= q->b->type) and its
  * cache, if any, is oriented the same way. out arrives zeroed with
  * sat_axis = -1; the function fills the geometry (the dispatcher sets the
- * algorithm and counts the test). */
+ * algorithm and counts the test). A row of collide.c's table marked whole
+ * (box-box) is the exception: its function gets the caller's query as it
+ * is and does all of that itself. */
 typedef void (*cq_pair_fn)(const cq_pair_query *q, cq_contact *out);
 
 /* Whether cq_collide runs the pair B first (collide.c): the canonical order,
@@ -17,7 +19,7 @@ typedef void (*cq_pair_fn)(const cq_pair_query *q, cq_contact *out);
 bool cq__b_first(const cq_pair_query *q);
 
 /* cq_collide's wrapper around a pair function, in its three steps, for a
- * caller that runs pair functions itself (box_many.c): begin resets out
+ * caller that runs pair functions itself (box_box.c): begin resets out
  * for the path alg; canon gives q with A and B swapped (canon and cache
  * are the caller's storage; the cache's normal and axis named from the
  * other shape) for a pair cq__b_first runs B first; finish applies the
@@ -54,7 +56,10 @@ void cq__convex_pair_epa(const cq_pair_query *q, cq_contact *out);
 /* A convex shape against a static mesh (mesh_pair.c). */
 void cq__mesh_pair(const cq_pair_query *q, cq_contact *out);
 
-/* SAT paths (sat_box.c, tri_box.c, tri_tri.c). */
+/* SAT paths (box_box.c, tri_box.c, tri_tri.c). cq__box_box is the whole
+ * cq_collide of two boxes, q in the caller's order (its table row says so):
+ * the wrapper's steps are its own, so a pair apart on a face axis is
+ * answered without the canonical copy of q. */
 void cq__box_box(const cq_pair_query *q, cq_contact *out);
 void cq__box_triangle(const cq_pair_query *q, cq_contact *out);
 void cq__triangle_triangle(const cq_pair_query *q, cq_contact *out);

@@ -20,16 +20,6 @@ typedef struct cq_box_gaps {
  * false: only gap[0..5] are then set. Returns true when all 15 are. */
 bool cq__box_gaps_compute(const cq_obb *a, const cq_obb *b, double stop, cq_box_gaps *out);
 
-/* The contact of box_box.c from gaps already computed (cq__box_box is
- * cq__box_box_from_gaps of cq__box_gaps_compute's, with stop
- * cq__box_box_stop(q)): all as cq__box_gaps_compute returned it. a and b
- * are q's boxes as cq_obb_from_box poses them. */
-void cq__box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const cq_obb *b, const cq_box_gaps *g, bool all,
-                           cq_contact *out);
-
-/* The stop cq__box_box hands cq__box_gaps_compute for query q. */
-double cq__box_box_stop(const cq_pair_query *q);
-
 /* Gaps in world units of the first count axes (6 = faces only, 15 = all).
  * A skipped (degenerate) axis gets -INFINITY and skipped[k] = true. Uses
  * the AVX2 variant where the CPU has it. */
@@ -53,11 +43,6 @@ bool cq__box_gaps_avx2(const cq_obb *a, const cq_obb *b, double stop, cq_box_gap
  * multiple of four, at most n - 1: it reads 8 bytes past each box, so the
  * last pair is always left to the caller). */
 int cq__obb_overlap_many_avx2(const cq_obb *a, const cq_obb *b, int n, bool *out);
-/* All 15 gaps of pairs (a[k], b[k]), k = 0..3, the same doubles as
- * cq__box_gaps_avx2 gives each (with no stop). Reads 8 bytes past the
- * fourth box of each array: a[4] and b[4] must exist (their contents are
- * never used). */
-void cq__box_gaps_many_avx2(const cq_obb a[5], const cq_obb b[5], cq_box_gaps out[4]);
 #else
 #define CQ_HAVE_AVX2 0
 #endif

@@ -27,12 +27,6 @@ typedef struct cq_frame4 {
     double t[3], ha[3];
 } cq_frame4;
 
-/* Lanes 0-2 from the vector at p, lane 3 zero, reading only those three. */
-CQ_AVX2 static inline cq_v4 cq_load3(const cq_vec3 *p)
-{
-    return (cq_v4)_mm256_maskload_pd(&p->x, _mm256_setr_epi64x(-1, -1, -1, 0));
-}
-
 /* The columns of the 3x3 whose rows are r0, r1, r2 (lane 3 of r2 zero;
  * lane 3 of r0 and r1 is never read), each with lane 3 zero. */
 CQ_AVX2 static inline void cq_transpose3(__m256d r0, __m256d r1, __m256d r2, cq_v4 col[3])
@@ -47,15 +41,27 @@ CQ_AVX2 static inline void cq_transpose3(__m256d r0, __m256d r1, __m256d r2, cq_
     col[2] = (cq_v4)_mm256_permute2f128_pd(t0, t2, 0x31);
 }
 
+/* (*x, *y, *z, 0) from three scalar loads. The boxes are most often copies
+ * made just before (cq_obb_from_box), stored 8 and 16 bytes at a time: a
+ * whole 32-byte load over them cannot take its data from the store buffer
+ * and waits for the stores to retire, where a scalar load forwards from
+ * any store that holds it. Written as loads (the scalar load zeroes the
+ * upper lane), not as a vector of four values: gcc then zero-extends with
+ * a register-to-register vmovq, which valgrind 3.19 cannot decode. */
+CQ_AVX2 static inline cq_v4 cq_set3(const double *x, const double *y, const double *z)
+{
+    __m128d lo = _mm_loadh_pd(_mm_load_sd(x), y), hi = _mm_load_sd(z);
+    return (cq_v4)_mm256_insertf128_pd(_mm256_castpd128_pd256(lo), hi, 1);
+}
+
 CQ_AVX2 static inline cq_frame4 cq_frame4_make(const cq_obb *a, const cq_obb *b)
 {
     const cq_vec3 *A = a->axes.c, *B = b->axes.c;
     cq_vec3 d = cq_sub(b->center, a->center);
-    /* B's rows as whole loads (the first two read into the next row, whose
-     * lane the transpose drops; the last stops at the end of the box). */
-    cq_v4 bt[3];
-    cq_transpose3(_mm256_loadu_pd(&B[0].x), _mm256_loadu_pd(&B[1].x), (__m256d)cq_load3(&B[2]), bt);
-    cq_v4 bx = bt[0], by = bt[1], bz = bt[2];
+    /* B's columns over its axes (lane j: component of B_j), built lane by
+     * lane rather than loaded whole and transposed (see cq_set3). */
+    cq_v4 bx = cq_set3(&B[0].x, &B[1].x, &B[2].x), by = cq_set3(&B[0].y, &B[1].y, &B[2].y);
+    cq_v4 bz = cq_set3(&B[0].z, &B[1].z, &B[2].z);
     cq_frame4 f;
     f.r[0] = A[0].x * bx + A[0].y * by + A[0].z * bz;
     f.r[1] = A[1].x * bx + A[1].y * by + A[1].z * bz;
@@ -63,8 +69,8 @@ CQ_AVX2 static inline cq_frame4 cq_frame4_make(const cq_obb *a, const cq_obb *b)
     f.ar[0] = cq_v4_abs(f.r[0]), f.ar[1] = cq_v4_abs(f.r[1]), f.ar[2] = cq_v4_abs(f.r[2]);
     f.t[0] = cq_dot(A[0], d), f.t[1] = cq_dot(A[1], d), f.t[2] = cq_dot(A[2], d);
     f.ha[0] = a->half.x, f.ha[1] = a->half.y, f.ha[2] = a->half.z;
-    f.ha4 = cq_load3(&a->half);
-    f.hb = cq_load3(&b->half);
+    f.ha4 = cq_set3(&a->half.x, &a->half.y, &a->half.z);
+    f.hb = cq_set3(&b->half.x, &b->half.y, &b->half.z);
     return f;
 }
 
@@ -232,70 +238,6 @@ CQ_AVX2 int cq__obb_overlap_many_avx2(const cq_obb *a, const cq_obb *b, int n, b
             out[i + k] = !apart[k];
     }
     return i;
-}
-
-
-/* All 15 gaps of four pairs (lanes over pairs), each lane computed as
- * cq__box_gaps_avx2 computes its pair's, so every gap is the same double:
- * the frame's products in the scalar reference's order, no FMA. */
-CQ_AVX2 void cq__box_gaps_many_avx2(const cq_obb a[5], const cq_obb b[5], cq_box_gaps out[4])
-{
-    const cq_v4 none = {-INFINITY, -INFINITY, -INFINITY, -INFINITY}, one = {1, 1, 1, 1};
-    cq_obb4 A4, B4;
-    cq_obb4_load(a, &A4);
-    cq_obb4_load(b, &B4);
-    const cq_v4 *av = A4.v, *bv = B4.v;
-    cq_v4 d[3] = {bv[0] - av[0], bv[1] - av[1], bv[2] - av[2]};
-    cq_v4 ha[3] = {av[3], av[4], av[5]}, hb[3] = {bv[3], bv[4], bv[5]}, t[3], r[3][3], ar[3][3], gap[15];
-    #pragma GCC unroll 4
-    for (int i = 0; i < 3; i++) {
-        const cq_v4 *ai = &av[6 + 3 * i];
-        t[i] = ai[0] * d[0] + ai[1] * d[1] + ai[2] * d[2];
-        #pragma GCC unroll 4
-        for (int j = 0; j < 3; j++) {
-            const cq_v4 *bj = &bv[6 + 3 * j];
-            r[i][j] = ai[0] * bj[0] + ai[1] * bj[1] + ai[2] * bj[2];
-            ar[i][j] = cq_v4_abs(r[i][j]);
-        }
-    }
-    #pragma GCC unroll 4
-    for (int i = 0; i < 3; i++)
-        gap[i] = cq_v4_abs(t[i]) - ha[i] - (hb[0] * ar[i][0] + hb[1] * ar[i][1] + hb[2] * ar[i][2]);
-    #pragma GCC unroll 4
-    for (int j = 0; j < 3; j++) {
-        cq_v4 dist = t[0] * r[0][j] + t[1] * r[1][j] + t[2] * r[2][j];
-        gap[3 + j] = cq_v4_abs(dist) - (ha[0] * ar[0][j] + ha[1] * ar[1][j] + ha[2] * ar[2][j]) - hb[j];
-    }
-    unsigned skipped[4] = {0, 0, 0, 0};
-    #pragma GCC unroll 4
-    for (int i = 0; i < 3; i++) {
-        int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
-        #pragma GCC unroll 4
-        for (int j = 0; j < 3; j++) {
-            int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
-            cq_v4 len2 = r[i1][j] * r[i1][j] + r[i2][j] * r[i2][j];
-            cq_v4 dist = t[i2] * r[i1][j] - t[i1] * r[i2][j];
-            cq_v4 ra = ha[i1] * ar[i2][j] + ha[i2] * ar[i1][j];
-            cq_v4 rb = hb[j1] * ar[i][j2] + hb[j2] * ar[i][j1];
-            cq_v4 g = cq_v4_abs(dist) - ra - rb;
-            cq_m4 ok = len2 >= CQ_SAT_DEGENERATE;
-            cq_v4 safe = (cq_v4)(((cq_m4)len2 & ok) | ((cq_m4)one & ~ok));
-            cq_v4 w = g / (cq_v4)_mm256_sqrt_pd((__m256d)safe);
-            gap[6 + 3 * i + j] = (cq_v4)(((cq_m4)w & ok) | ((cq_m4)none & ~ok));
-            unsigned bits = (unsigned)_mm256_movemask_pd((__m256d)~ok);
-            #pragma GCC unroll 4
-            for (int k = 0; k < 4; k++)
-                skipped[k] |= (bits >> k & 1) << (6 + 3 * i + j);
-        }
-    }
-    #pragma GCC unroll 16
-    for (int x = 0; x < 15; x++) {
-        #pragma GCC unroll 4
-        for (int k = 0; k < 4; k++)
-            out[k].gap[x] = gap[x][k];
-    }
-    for (int k = 0; k < 4; k++)
-        out[k].skipped = skipped[k];
 }
 
 #endif

@@ -297,7 +297,7 @@ static int cq_tb_tri_ref(const cq_obb *box, const cq_vec3 t[3], cq_vec3 n, doubl
                          cq_contact_point out[CQ_CLIP_MAX])
 {
     cq_face inc, ref = cq__triangle_face(t, cq_neg(n), false);
-    cq__box_face(box, cq__box_face_toward(box, n), &inc);
+    cq__box_face(box, cq__box_face_toward(box, &n), &inc);
     int m = cq__clip_face(&ref, &inc, skin, true, out);
     for (int i = 0; i < m; i++)
         out[i].feature = cq_feature_swap(out[i].feature);
@@ -311,7 +311,7 @@ static int cq_tb_edge_point(const cq_obb *box, const cq_vec3 t[3], const cq_tb_a
 {
     cq_vec3 p, q, ca, cb;
     double s, u;
-    uint16_t ea = cq__box_edge_toward(box, ax->k, n, &p, &q);
+    uint16_t ea = cq__box_edge_toward(box, ax->k, &n, &p, &q);
     cq__closest_segments(p, q, t[ax->j], t[(ax->j + 1) % 3], &s, &u, &ca, &cb);
     out[0] = (cq_contact_point){cb, ax->pen, {CQ_FEAT_EDGE, CQ_FEAT_EDGE, ea, (uint16_t)ax->j}};
     return 1;
