@@ -90,9 +90,30 @@ void cq__world_grid_free(world_grid *g);
 /* The bound: the table's sum and the wide boxes' share. */
 long long cq__world_grid_total(const world_grid *g);
 
-/* The bound g would give after old[k] became new[k] for k < n, the levels
- * present unchanged, in *bound; false when the levels change, a counter
- * would overflow or memory runs out (then nothing is known). */
-bool cq__world_grid_total_after(const world_grid *g, const grid_rec *old, const grid_rec *new, int n, long long *bound);
+/* Memberships waiting to be entered in a grid's table, in order, each
+ * applied GRID_AHEAD memberships after its slot was prefetched: the table
+ * outgrows the cache and the cells of the records a batch changes scatter
+ * over it, so applying each at once waited for a miss per membership. */
+enum { GRID_AHEAD = 16 };
+typedef struct grid_queue {
+    world_grid *g;
+    int sign;   /* of the memberships being queued */
+    unsigned n; /* queued so far; the last GRID_AHEAD (at most) wait in ring */
+    struct {
+        uint32_t slot;
+        int8_t counter, sign;
+    } ring[GRID_AHEAD];
+} grid_queue;
+
+/* Makes a box's record from into to in q->g: its counts at once, and
+ * through q in the table only the memberships one has and the other
+ * lacks. The levels present stay as they are (the caller checks them); a
+ * counter that would leave its range sets overflow. Changing to back into
+ * from undoes it exactly when no overflow was set. The table is whole once
+ * q is flushed. */
+void cq__world_grid_change(grid_queue *q, const grid_rec *from, const grid_rec *to);
+
+/* Enters what q still holds; q is empty after. */
+void cq__world_grid_flush(grid_queue *q);
 
 #endif

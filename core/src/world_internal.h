@@ -96,6 +96,8 @@ typedef struct world_pending {
     int count;
     int records, cands, finals;
     bool boxed; /* the records' boxes were computed (batch.box) */
+    int gchanged; /* records whose pair grid record changes (batch.gchg) */
+    bool gridded; /* the changes are in the grid already (batch.gridded) */
 } world_pending;
 
 struct cq_world {

@@ -183,17 +183,13 @@ static long long scratch_bound(const cap_item *it, int n, long long stop)
     return bound;
 }
 
-/* The world's grid after batch b, if it can tell: *bound set and true.
- * Every present record's box goes to b->box on the way (b->boxed), so the
- * commit need not compute it again; the grid records the batch changes,
- * old and new, go through one scratch. */
-static bool kept_bound(const cq_world *w, batch *b, const cq_world_op *ops, long long *bound)
+/* The records whose grid record batch b changes, into b->gchg, their new
+ * records into b->grec. Every present record's box goes to b->box on the
+ * way (b->boxed), so the commit need not compute it again. */
+static void grid_changes(const cq_world *w, batch *b, const cq_world_op *ops)
 {
-    grid_rec *old = cq_alloc(2 * (size_t)b->n * sizeof *old), *new = old + b->n;
-    if (!old)
-        return false;
     double half = 0.5 * w->settings.skin;
-    int n = 0;
+    b->ngchg = 0;
     for (int r = 0; r < b->n; r++) {
         if (r + WORLD_AHEAD < b->n && b->rec[r + WORLD_AHEAD].slot >= 0) { /* a move misses at both */
             int ahead = b->rec[r + WORLD_AHEAD].slot;
@@ -202,22 +198,82 @@ static bool kept_bound(const cq_world *w, batch *b, const cq_world_op *ops, long
                 world_prefetch((const char *)&w->e[ahead] + off);
         }
         const batch_rec *rec = &b->rec[r];
-        old[n] = rec->slot >= 0 ? w->grid_rec[rec->slot] : (grid_rec){.level = GRID_NONE};
-        new[n] = (grid_rec){.level = GRID_NONE};
+        grid_rec old = rec->slot >= 0 ? w->grid_rec[rec->slot] : (grid_rec){.level = GRID_NONE};
+        grid_rec new = {.level = GRID_NONE};
         if (rec->present) {
             b->box[r] = record_box(w, rec, ops);
             cq_aabb fat = cq_aabb_fatten(b->box[r], half);
             bool is_static = record_static(w, rec, ops);
-            if (rec->slot >= 0 && old[n].is_static == is_static && cq__world_grid_rec_covers(&old[n], &fat))
+            if (rec->slot >= 0 && old.is_static == is_static && cq__world_grid_rec_covers(&old, &fat))
                 continue; /* within its cells: the record stays */
-            new[n] = cq__world_grid_rec_of(&fat, is_static);
+            new = cq__world_grid_rec_of(&fat, is_static);
         }
-        n += !cq__world_grid_rec_same(&old[n], &new[n]);
+        if (!cq__world_grid_rec_same(&old, &new)) {
+            b->grec[r] = new;
+            b->gchg[b->ngchg++] = r;
+        }
     }
     b->boxed = true;
-    bool known = cq__world_grid_total_after(&w->grid, old, new, n, bound);
-    cq_free(old, 2 * (size_t)b->n * sizeof *old);
-    return known;
+}
+
+/* A changed record's grid record before the batch. */
+static grid_rec grid_before(const cq_world *w, const batch *b, int r)
+{
+    int slot = b->rec[r].slot;
+    return slot >= 0 ? w->grid_rec[slot] : (grid_rec){.level = GRID_NONE};
+}
+
+/* Whether the levels with natives stay as they are after batch b: the
+ * counts alone, on a copy. */
+static bool grid_levels_stay(const cq_world *w, const batch *b)
+{
+    world_grid c = w->grid;
+    for (int k = 0; k < b->ngchg; k++) {
+        grid_rec old = grid_before(w, b, b->gchg[k]);
+        cq__world_grid_count(&c, &old, -1);
+        cq__world_grid_count(&c, &b->grec[b->gchg[k]], +1);
+    }
+    return cq__world_grid_levels(&c) == w->grid.present;
+}
+
+/* The world's grid after batch b, if it can tell: the batch's changes are
+ * entered in it (b->gridded), *bound set and true. A level that would
+ * come or go (every projection moves) leaves the grid as it was, for the
+ * commit to make again; a counter that would overflow turns it off. */
+static bool kept_bound(cq_world *w, batch *b, const cq_world_op *ops, long long *bound)
+{
+    grid_changes(w, b, ops);
+    if (!grid_levels_stay(w, b))
+        return false;
+    grid_queue q = {.g = &w->grid};
+    for (int k = 0; k < b->ngchg; k++) {
+        int r = b->gchg[k];
+        grid_rec old = grid_before(w, b, r);
+        cq__world_grid_change(&q, &old, &b->grec[r]);
+    }
+    cq__world_grid_flush(&q);
+    if (w->grid.overflow) {
+        w->grid_on = false; /* partly entered: only a rebuild knows */
+        return false;
+    }
+    b->gridded = true;
+    *bound = cq__world_grid_total(&w->grid);
+    return true;
+}
+
+void cq__world_pair_grid_undo(cq_world *w, batch *b)
+{
+    if (!b->gridded)
+        return;
+    grid_queue q = {.g = &w->grid};
+    for (int k = b->ngchg - 1; k >= 0; k--) {
+        int r = b->gchg[k];
+        grid_rec old = grid_before(w, b, r);
+        cq__world_grid_change(&q, &b->grec[r], &old);
+    }
+    cq__world_grid_flush(&q);
+    w->grid_on &= !w->grid.overflow;
+    b->gridded = false;
 }
 
 /* The bound, then if need be the count, over the final items: CQ_OK,
@@ -241,18 +297,22 @@ static long cap_for(const cq_world *w, long cap)
     return cap > 0 && now > cap ? now : cap;
 }
 
-int cq__world_check_pair_cap(const cq_world *w, batch *b, const cq_world_op *ops, double skin, long cap)
+int cq__world_check_pair_cap(cq_world *w, batch *b, const cq_world_op *ops, double skin, long cap)
 {
     cap = cap_for(w, cap);
     int n = w->count;
     for (int r = 0; r < b->n; r++)
         n += (b->rec[r].slot < 0 && b->rec[r].present) - (b->rec[r].slot >= 0 && !b->rec[r].present);
-    if (!cap_reachable(cap, n))
-        return CQ_OK;
+    /* a kept grid takes the batch even when the cap is out of its reach,
+     * so that the commit need not make it again */
     long long bound;
-    if (w->grid_on && skin == w->grid_skin && kept_bound(w, b, ops, &bound) && bound <= cap)
+    bool known = cq__world_pair_grid_live(w, NULL) && skin == w->grid_skin && kept_bound(w, b, ops, &bound);
+    if (!cap_reachable(cap, n) || (known && bound <= cap))
         return CQ_OK;
-    return count_check(w, b, ops, skin, n, cap);
+    int rc = count_check(w, b, ops, skin, n, cap);
+    if (rc != CQ_OK)
+        cq__world_pair_grid_undo(w, b);
+    return rc;
 }
 
 int cq__world_check_skin_pairs(const cq_world *w, double skin, long cap)
@@ -303,25 +363,18 @@ void cq__world_pair_grid_drop(cq_world *w)
     w->grid_on = false;
 }
 
-bool cq__world_pair_grid_live(const cq_world *w) { return w->grid_on && w->grid_rec_cap >= w->cap; }
-
-void cq__world_pair_grid_move(cq_world *w, int slot, bool present)
+bool cq__world_pair_grid_live(const cq_world *w, const batch *b)
 {
-    grid_rec r = {.level = GRID_NONE};
-    if (present) {
-        cq_aabb box = cq__world_sap_box(w, slot);
-        bool is_static = world_static_type(w->e[slot].body.shape.type);
-        if (w->grid_rec[slot].is_static == is_static && cq__world_grid_rec_covers(&w->grid_rec[slot], &box))
-            return; /* within its cells: the record stays */
-        r = cq__world_grid_rec_of(&box, is_static);
+    return w->grid_on && w->grid_rec_cap >= w->cap && (!b || b->gridded);
+}
+
+void cq__world_pair_grid_records(cq_world *w, const batch *b)
+{
+    for (int k = 0; k < b->ngchg; k++) {
+        int r = b->gchg[k];
+        if (b->rec[r].slot >= 0)
+            w->grid_rec[b->rec[r].slot] = b->grec[r];
     }
-    if (cq__world_grid_rec_same(&r, &w->grid_rec[slot]))
-        return;
-    cq__world_grid_count(&w->grid, &w->grid_rec[slot], -1);
-    cq__world_grid_enter(&w->grid, &w->grid_rec[slot], -1);
-    cq__world_grid_count(&w->grid, &r, +1);
-    cq__world_grid_enter(&w->grid, &r, +1);
-    w->grid_rec[slot] = r;
 }
 
 void cq__world_pair_grid_sync(cq_world *w)
