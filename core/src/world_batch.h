@@ -71,6 +71,9 @@ void cq__batch_free_owned(batch *b, int nc, int nf);
  * abandoned batch). None can fail. */
 bool cq__world_pair_grid_live(const cq_world *w, const batch *b);
 void cq__world_pair_grid_records(cq_world *w, const batch *b);
+/* world_paircap.c: the slot's kept shape data, from its stored shape
+ * (the commit calls it for every slot an upsert gave a shape). */
+void cq__world_pair_grid_shape(cq_world *w, int slot);
 void cq__world_pair_grid_finish(cq_world *w, bool live);
 void cq__world_pair_grid_undo(cq_world *w, batch *b);
 

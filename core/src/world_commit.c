@@ -60,7 +60,7 @@ static void set_body(cq_world *w, int slot, const batch_rec *rec, const cq_world
 
 /* Updates the surviving registrations the batch touched; *members is set
  * when one turned static or dynamic (the BVH then rebuilds). */
-static bool commit_updates(cq_world *w, const batch *b, const cq_world_op *ops, bool *members)
+static bool commit_updates(cq_world *w, const batch *b, const cq_world_op *ops, bool grid, bool *members)
 {
     bool moved = false;
     for (int r = 0; r < b->n; r++) {
@@ -77,6 +77,8 @@ static bool commit_updates(cq_world *w, const batch *b, const cq_world_op *ops, 
         cq_world_body *body = &w->e[rec->slot].body;
         bool was_static = world_static_type(body->shape.type);
         set_body(w, rec->slot, rec, ops, b->boxed ? &b->box[r] : NULL);
+        if (grid && rec->upsert >= 0)
+            cq__world_pair_grid_shape(w, rec->slot);
         bool is_static = world_static_type(body->shape.type);
         cq_aabb box = cq__world_sap_box(w, rec->slot);
         if (was_static != is_static) {
@@ -210,8 +212,10 @@ static bool commit_inserts(cq_world *w, batch *b, const cq_world_op *ops, bool g
         cq_aabb box = cq__world_sap_box(w, slot);
         world_entry *e = &w->e[slot];
         cq__sap_insert(w->sap, slot, &box, e->body.layer, e->body.mask, world_static_type(e->body.shape.type));
-        if (grid) /* the check entered it: a new record is always a change */
-            w->grid_rec[slot] = b->grec[r];
+        if (grid) { /* the check entered it: a new record is always a change */
+            w->grid_rec[slot].rec = b->grec[r];
+            cq__world_pair_grid_shape(w, slot);
+        }
         b->fresh[nfresh++] = slot;
     }
     if (nfresh == 0)
@@ -228,7 +232,7 @@ void cq__batch_commit(cq_world *w, batch *b, const cq_world_op *ops, int nc, int
     if (grid) /* before the inserts, which may take a removed slot */
         cq__world_pair_grid_records(w, b);
     bool gone = commit_removals(w, b), members = gone;
-    bool moved = commit_updates(w, b, ops, &members);
+    bool moved = commit_updates(w, b, ops, grid, &members);
     bool came = commit_inserts(w, b, ops, grid);
     cq__world_pair_grid_finish(w, grid);
     w->ranks_stale |= gone || came;

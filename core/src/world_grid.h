@@ -34,6 +34,15 @@ typedef struct grid_rec {
     bool is_static;
 } grid_rec;
 
+/* What a world keeps per slot for its grid: the record, and for a box
+ * shape its half extents, so that the check of a batch of moves finds
+ * each moved box's box (the same bits as cq__shape_aabb) without reading
+ * the slot's entry, which the commit reads anyway. */
+typedef struct grid_keep {
+    grid_rec rec;
+    cq_vec3 half; /* x < 0: not a box */
+} grid_keep;
+
 /* One table slot: natives and projections, dynamic and static. */
 typedef struct grid_slot {
     uint16_t nd, ns, pd, ps;

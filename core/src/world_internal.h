@@ -153,7 +153,7 @@ struct cq_world {
      * crossed: the grid, each slot's record in it, the skin they were
      * made with; grid_on when it matches the shapes. */
     world_grid grid;
-    grid_rec *grid_rec;
+    grid_keep *grid_rec;
     int grid_rec_cap;
     double grid_skin;
     bool grid_on;

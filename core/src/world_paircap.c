@@ -183,6 +183,33 @@ static long long scratch_bound(const cap_item *it, int n, long long stop)
     return bound;
 }
 
+/* The final box of a present record, and whether it is static: for a
+ * moved box from the kept half extents (the bits cq__shape_aabb gives),
+ * without the slot's entry. */
+static cq_aabb final_box(const cq_world *w, const batch_rec *rec, const cq_world_op *ops, bool *is_static)
+{
+    const grid_keep *keep = rec->slot >= 0 ? &w->grid_rec[rec->slot] : NULL;
+    if (keep && rec->upsert < 0 && rec->pose >= 0 && keep->half.x >= 0) {
+        *is_static = false;
+        cq_shape box = {.type = CQ_BOX, .box = {keep->half}};
+        return cq__shape_aabb(&box, &ops[rec->pose].pose);
+    }
+    *is_static = record_static(w, rec, ops);
+    return record_box(w, rec, ops);
+}
+
+/* Fetches what final_box will read of the record: the kept data first,
+ * the entry later, and only when the kept data cannot stand in for it. */
+static void grid_prefetch_ahead(const cq_world *w, const batch *b, int r)
+{
+    if (r + 2 * WORLD_AHEAD < b->n && b->rec[r + 2 * WORLD_AHEAD].slot >= 0)
+        world_prefetch(&w->grid_rec[b->rec[r + 2 * WORLD_AHEAD].slot]);
+    const batch_rec *ahead = r + WORLD_AHEAD < b->n ? &b->rec[r + WORLD_AHEAD] : NULL;
+    if (ahead && ahead->slot >= 0 && (ahead->upsert >= 0 || w->grid_rec[ahead->slot].half.x < 0))
+        for (size_t off = 0; off < offsetof(world_entry, min_half); off += 64)
+            world_prefetch((const char *)&w->e[ahead->slot] + off);
+}
+
 /* The records whose grid record batch b changes, into b->gchg, their new
  * records into b->grec. Every present record's box goes to b->box on the
  * way (b->boxed), so the commit need not compute it again. */
@@ -191,19 +218,14 @@ static void grid_changes(const cq_world *w, batch *b, const cq_world_op *ops)
     double half = 0.5 * w->settings.skin;
     b->ngchg = 0;
     for (int r = 0; r < b->n; r++) {
-        if (r + WORLD_AHEAD < b->n && b->rec[r + WORLD_AHEAD].slot >= 0) { /* a move misses at both */
-            int ahead = b->rec[r + WORLD_AHEAD].slot;
-            world_prefetch(&w->grid_rec[ahead]);
-            for (size_t off = 0; off < offsetof(world_entry, min_half); off += 64)
-                world_prefetch((const char *)&w->e[ahead] + off);
-        }
+        grid_prefetch_ahead(w, b, r);
         const batch_rec *rec = &b->rec[r];
-        grid_rec old = rec->slot >= 0 ? w->grid_rec[rec->slot] : (grid_rec){.level = GRID_NONE};
+        grid_rec old = rec->slot >= 0 ? w->grid_rec[rec->slot].rec : (grid_rec){.level = GRID_NONE};
         grid_rec new = {.level = GRID_NONE};
         if (rec->present) {
-            b->box[r] = record_box(w, rec, ops);
+            bool is_static;
+            b->box[r] = final_box(w, rec, ops, &is_static);
             cq_aabb fat = cq_aabb_fatten(b->box[r], half);
-            bool is_static = record_static(w, rec, ops);
             if (rec->slot >= 0 && old.is_static == is_static && cq__world_grid_rec_covers(&old, &fat))
                 continue; /* within its cells: the record stays */
             new = cq__world_grid_rec_of(&fat, is_static);
@@ -220,7 +242,7 @@ static void grid_changes(const cq_world *w, batch *b, const cq_world_op *ops)
 static grid_rec grid_before(const cq_world *w, const batch *b, int r)
 {
     int slot = b->rec[r].slot;
-    return slot >= 0 ? w->grid_rec[slot] : (grid_rec){.level = GRID_NONE};
+    return slot >= 0 ? w->grid_rec[slot].rec : (grid_rec){.level = GRID_NONE};
 }
 
 /* Whether the levels with natives stay as they are after batch b: the
@@ -332,24 +354,25 @@ static void grid_rebuild(cq_world *w)
         return;
     w->grid_rec_cap = w->cap;
     for (int slot = 0; slot < w->cap; slot++) {
-        w->grid_rec[slot] = (grid_rec){.level = GRID_NONE};
+        w->grid_rec[slot].rec = (grid_rec){.level = GRID_NONE};
         if (w->names[slot].alive) {
             cq_aabb box = cq__world_sap_box(w, slot);
-            w->grid_rec[slot] = cq__world_grid_rec_of(&box, world_static_type(w->e[slot].body.shape.type));
+            w->grid_rec[slot].rec = cq__world_grid_rec_of(&box, world_static_type(w->e[slot].body.shape.type));
+            cq__world_pair_grid_shape(w, slot);
         }
-        cq__world_grid_count(&w->grid, &w->grid_rec[slot], +1);
+        cq__world_grid_count(&w->grid, &w->grid_rec[slot].rec, +1);
     }
     uint64_t present = cq__world_grid_levels(&w->grid);
     long cells = 0, most = GRID_CELLS_MAX * (long)w->count;
     for (int slot = 0; slot < w->cap && cells <= most; slot++)
-        cells += cq__world_grid_rec_cells(&w->grid_rec[slot], present);
+        cells += cq__world_grid_rec_cells(&w->grid_rec[slot].rec, present);
     /* twice the cells: the table grows only when the world does */
     if (cells > most || !cq__world_grid_table_alloc(&w->grid, 2 * cells, present)) {
         cq__world_pair_grid_drop(w);
         return;
     }
     for (int slot = 0; slot < w->cap; slot++)
-        cq__world_grid_enter(&w->grid, &w->grid_rec[slot], +1);
+        cq__world_grid_enter(&w->grid, &w->grid_rec[slot].rec, +1);
     w->grid_skin = w->settings.skin;
     w->grid_on = !w->grid.overflow;
 }
@@ -368,12 +391,18 @@ bool cq__world_pair_grid_live(const cq_world *w, const batch *b)
     return w->grid_on && w->grid_rec_cap >= w->cap && (!b || b->gridded);
 }
 
+void cq__world_pair_grid_shape(cq_world *w, int slot)
+{
+    const cq_shape *s = &w->e[slot].body.shape;
+    w->grid_rec[slot].half = s->type == CQ_BOX ? s->box.half : cq_v3(-1, -1, -1);
+}
+
 void cq__world_pair_grid_records(cq_world *w, const batch *b)
 {
     for (int k = 0; k < b->ngchg; k++) {
         int r = b->gchg[k];
         if (b->rec[r].slot >= 0)
-            w->grid_rec[b->rec[r].slot] = b->grec[r];
+            w->grid_rec[b->rec[r].slot].rec = b->grec[r];
     }
 }
 
@@ -398,11 +427,15 @@ void cq__world_pair_grid_finish(cq_world *w, bool live)
  * else wide (meeting every other) or with cells that hold the box. */
 static bool audit_rec(const cq_world *w, int slot)
 {
-    const grid_rec *r = &w->grid_rec[slot];
+    const grid_rec *r = &w->grid_rec[slot].rec;
     if (!w->names[slot].alive)
         return r->level == GRID_NONE;
     cq_aabb box = cq__world_sap_box(w, slot);
-    return r->level != GRID_NONE && r->is_static == world_static_type(w->e[slot].body.shape.type) &&
+    const cq_shape *s = &w->e[slot].body.shape;
+    cq_vec3 half = w->grid_rec[slot].half;
+    bool kept = s->type == CQ_BOX ? half.x == s->box.half.x && half.y == s->box.half.y && half.z == s->box.half.z
+                                  : half.x < 0;
+    return kept && r->level != GRID_NONE && r->is_static == world_static_type(s->type) &&
            (r->level == GRID_WIDE || cq__world_grid_rec_covers(r, &box));
 }
 
@@ -414,8 +447,8 @@ bool cq__world_pair_grid_audit(const cq_world *w, long long *bound)
     bool ok = cq__world_grid_table_alloc(&fresh, (long)w->grid.slots, w->grid.present) && fresh.slots == w->grid.slots;
     for (int slot = 0; ok && slot < w->cap; slot++) {
         ok = audit_rec(w, slot);
-        cq__world_grid_count(&fresh, &w->grid_rec[slot], +1);
-        cq__world_grid_enter(&fresh, &w->grid_rec[slot], +1);
+        cq__world_grid_count(&fresh, &w->grid_rec[slot].rec, +1);
+        cq__world_grid_enter(&fresh, &w->grid_rec[slot].rec, +1);
     }
     ok = ok && !fresh.overflow && fresh.sum == w->grid.sum && fresh.cells == w->grid.cells &&
          fresh.items == w->grid.items && fresh.dynamics == w->grid.dynamics && fresh.wide_d == w->grid.wide_d &&
@@ -428,5 +461,5 @@ bool cq__world_pair_grid_audit(const cq_world *w, long long *bound)
 
 bool cq__world_pair_grid_counts(const cq_world *w, int a, int b)
 {
-    return w->grid_on && cq__world_grid_recs_meet(&w->grid_rec[a], &w->grid_rec[b], w->grid.present);
+    return w->grid_on && cq__world_grid_recs_meet(&w->grid_rec[a].rec, &w->grid_rec[b].rec, w->grid.present);
 }
