@@ -37,6 +37,8 @@ static size_t batch_layout(batch *b, char *base, int ops)
     b->boxed = false;
     b->ngchg = 0;
     b->gridded = false;
+    b->probing = false;
+    b->unprobed = 0;
     return at;
 }
 
@@ -308,6 +310,8 @@ static int check_all(cq_world *w, batch *b, const cq_world_op *ops, int count, i
         int slot = near >= 0 && near < count ? look_closer(w, &ops[near], hash[near % RING]) : -1;
         if (slot >= 0)
             world_prefetch(&w->names[slot]);
+        if (slot >= 0 && b->probing)
+            world_prefetch(&w->grid_rec[slot]);
         if (i < 0)
             continue;
         int r, rc = check_op(&ops[i]);
@@ -317,7 +321,13 @@ static int check_all(cq_world *w, batch *b, const cq_world_op *ops, int count, i
             *bad_op = i;
             return rc;
         }
+        /* a move opening its record: no op before it set this one's pose */
+        bool opened = ops[i].kind == CQ_WORLD_MOVE && b->rec[r].slot >= 0 && b->rec[r].pose < 0 && b->rec[r].upsert < 0;
         apply_to_rec(&b->rec[r], &ops[i], i);
+        if (b->probing && opened)
+            cq__world_pair_grid_probe(w, b, r, &ops[i]);
+        else
+            b->unprobed++;
     }
     return CQ_OK;
 }
@@ -368,6 +378,7 @@ int cq_world_prepare(cq_world *w, const cq_world_op *ops, int count, int *bad_op
         return rc;
     batch b;
     batch_open(w, &b, count, 0);
+    b.probing = cq__world_pair_grid_probe_start(w);
     int nf = 0, nc = 0;
     rc = check_all(w, &b, ops, count, bad_op);
     if (rc == CQ_OK && (nc = gather_owned(w, &b, ops, count, &nf)) < 0) {

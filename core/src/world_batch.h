@@ -42,6 +42,8 @@ typedef struct batch {
     int32_t *gchg;     /* the records whose grid record the batch changes */
     int ngchg;
     bool gridded;      /* the check entered those changes in the world's grid */
+    bool probing;      /* check_all probes each move against the kept grid */
+    int unprobed;      /* ops it could not probe: then the check makes its own pass */
 } batch;
 
 /* How far ahead of the op (or record) at hand the loops over a batch
@@ -76,6 +78,15 @@ void cq__world_pair_grid_records(cq_world *w, const batch *b);
 void cq__world_pair_grid_shape(cq_world *w, int slot);
 void cq__world_pair_grid_finish(cq_world *w, bool live);
 void cq__world_pair_grid_undo(cq_world *w, batch *b);
+
+/* world_paircap.c, for check_all while the op's lines are in cache: a
+ * move op of a box that opened record r of a slot gets its box (into
+ * b->box[r]) from the kept half extents and is tested against its cells;
+ * one that leaves them is noted (b->gchg) for the check. An op of any
+ * other kind, or on a record an op opened before, counts in b->unprobed.
+ * probe_start says whether to probe at all. */
+bool cq__world_pair_grid_probe_start(const cq_world *w);
+void cq__world_pair_grid_probe(const cq_world *w, batch *b, int r, const cq_world_op *op);
 
 /* world_paircap.c: CQ_ELIMIT when the world after batch b (its slot marks
  * set; NULL: the world as it is), its broadphase boxes fattened by skin / 2,

@@ -17,14 +17,7 @@
 
 #include "cq/alloc.h"
 
-/* 2^e for e within the normal range, exactly, without a libm call. */
-static double pow2(int e)
-{
-    uint64_t bits = (uint64_t)(1023 + e) << 52;
-    double v;
-    memcpy(&v, &bits, sizeof v);
-    return v;
-}
+static double pow2(int e) { return cq__grid_pow2(e); }
 
 /* floor(v) as an integer, for |v| < 2^62. */
 static int64_t floor_index(double v)
@@ -73,18 +66,6 @@ grid_rec cq__world_grid_rec_of(const cq_aabb *box, bool is_static)
     }
     r.level = (int8_t)(l - GRID_LO);
     return r;
-}
-
-bool cq__world_grid_rec_covers(const grid_rec *r, const cq_aabb *box)
-{
-    if (r->level < 0)
-        return false;
-    double c = pow2(r->level + GRID_LO);
-    const double mn[3] = {box->min.x, box->min.y, box->min.z}, mx[3] = {box->max.x, box->max.y, box->max.z};
-    bool in = true;
-    for (int k = 0; k < 3; k++)
-        in &= mn[k] >= r->lo[k] * c && mx[k] < (r->lo[k] + (r->span >> k & 1) + 1.0) * c;
-    return in;
 }
 
 bool cq__world_grid_rec_same(const grid_rec *a, const grid_rec *b)

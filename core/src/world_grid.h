@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "aabb.h"
 
@@ -68,7 +69,7 @@ grid_rec cq__world_grid_rec_of(const cq_aabb *box, bool is_static);
  * the coarser of their two levels), so a box that moves, shrinks or grows
  * within its cells keeps its record and costs the table nothing; it gets
  * its own record when it leaves them. */
-bool cq__world_grid_rec_covers(const grid_rec *r, const cq_aabb *box);
+static inline bool cq__world_grid_rec_covers(const grid_rec *r, const cq_aabb *box);
 
 /* Whether two records have the same memberships. */
 bool cq__world_grid_rec_same(const grid_rec *a, const grid_rec *b);
@@ -124,5 +125,27 @@ void cq__world_grid_change(grid_queue *q, const grid_rec *from, const grid_rec *
 
 /* Enters what q still holds; q is empty after. */
 void cq__world_grid_flush(grid_queue *q);
+
+/* 2^e for e within the normal range, exactly, without a libm call. */
+static inline double cq__grid_pow2(int e)
+{
+    uint64_t bits = (uint64_t)(1023 + e) << 52;
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+/* Inline: a batch of moves asks it of every moved box. */
+static inline bool cq__world_grid_rec_covers(const grid_rec *r, const cq_aabb *box)
+{
+    if (r->level < 0)
+        return false;
+    double c = cq__grid_pow2(r->level + GRID_LO);
+    bool in = true;
+    in &= box->min.x >= r->lo[0] * c && box->max.x < (r->lo[0] + (r->span & 1) + 1.0) * c;
+    in &= box->min.y >= r->lo[1] * c && box->max.y < (r->lo[1] + (r->span >> 1 & 1) + 1.0) * c;
+    in &= box->min.z >= r->lo[2] * c && box->max.z < (r->lo[2] + (r->span >> 2 & 1) + 1.0) * c;
+    return in;
+}
 
 #endif

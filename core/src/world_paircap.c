@@ -191,8 +191,7 @@ static cq_aabb final_box(const cq_world *w, const batch_rec *rec, const cq_world
     const grid_keep *keep = rec->slot >= 0 ? &w->grid_rec[rec->slot] : NULL;
     if (keep && rec->upsert < 0 && rec->pose >= 0 && keep->half.x >= 0) {
         *is_static = false;
-        cq_shape box = {.type = CQ_BOX, .box = {keep->half}};
-        return cq__shape_aabb(&box, &ops[rec->pose].pose);
+        return cq_aabb_of_obb(&ops[rec->pose].pose, cq_v3(0, 0, 0), keep->half); /* as cq__shape_aabb does */
     }
     *is_static = record_static(w, rec, ops);
     return record_box(w, rec, ops);
@@ -238,6 +237,44 @@ static void grid_changes(const cq_world *w, batch *b, const cq_world_op *ops)
     b->boxed = true;
 }
 
+bool cq__world_pair_grid_probe_start(const cq_world *w)
+{
+    return cq__world_pair_grid_live(w, NULL) && w->settings.skin == w->grid_skin;
+}
+
+void cq__world_pair_grid_probe(const cq_world *w, batch *b, int r, const cq_world_op *op)
+{
+    const grid_keep *keep = &w->grid_rec[b->rec[r].slot];
+    if (keep->half.x < 0) {
+        b->unprobed++;
+        return;
+    }
+    b->box[r] = cq_aabb_of_obb(&op->pose, cq_v3(0, 0, 0), keep->half); /* as cq__shape_aabb does */
+    cq_aabb fat = cq_aabb_fatten(b->box[r], 0.5 * w->settings.skin);
+    if (keep->rec.is_static || !cq__world_grid_rec_covers(&keep->rec, &fat))
+        b->gchg[b->ngchg++] = r;
+}
+
+/* grid_changes for a batch check_all probed whole: only the records it
+ * noted as leaving their cells get new records. */
+static void grid_changes_probed(const cq_world *w, batch *b)
+{
+    double half = 0.5 * w->settings.skin;
+    int n = 0;
+    for (int k = 0; k < b->ngchg; k++) {
+        int r = b->gchg[k];
+        grid_rec old = w->grid_rec[b->rec[r].slot].rec;
+        cq_aabb fat = cq_aabb_fatten(b->box[r], half);
+        grid_rec new = cq__world_grid_rec_of(&fat, false);
+        if (!cq__world_grid_rec_same(&old, &new)) {
+            b->grec[r] = new;
+            b->gchg[n++] = r;
+        }
+    }
+    b->ngchg = n;
+    b->boxed = true;
+}
+
 /* A changed record's grid record before the batch. */
 static grid_rec grid_before(const cq_world *w, const batch *b, int r)
 {
@@ -264,7 +301,10 @@ static bool grid_levels_stay(const cq_world *w, const batch *b)
  * commit to make again; a counter that would overflow turns it off. */
 static bool kept_bound(cq_world *w, batch *b, const cq_world_op *ops, long long *bound)
 {
-    grid_changes(w, b, ops);
+    if (b->probing && b->unprobed == 0)
+        grid_changes_probed(w, b);
+    else
+        grid_changes(w, b, ops);
     if (!grid_levels_stay(w, b))
         return false;
     grid_queue q = {.g = &w->grid};
