@@ -475,7 +475,7 @@ static void agree(const unsigned char *b, size_t n, const char *what, size_t at,
 /* Every one-byte substitution, deletion and insertion of a body. */
 static void edits_agree(const unsigned char *b, size_t n)
 {
-    unsigned char e[256];
+    unsigned char e[512];
     ck_assert_uint_lt(n, sizeof e);
     for (size_t i = 0; i < n; i++)
         for (int v = 0; v < 256; v++) {
@@ -508,6 +508,91 @@ START_TEST(test_edits_agree_with_oracle)
 }
 END_TEST
 
+/* ---- a tick's moves (the check's whole-move path) ----------------------- */
+
+/* A move {"id", "pose": {"position", "rotation"}, "velocity"} as a tick
+ * client writes it, float64 numbers, from the spec's bytes; returns its
+ * length. */
+static size_t tick_move(unsigned char *b, const char *id, double v)
+{
+    size_t n = 0, len = strlen(id);
+    static const char *const keys[] = {"pose", "position", "rotation", "velocity"};
+    b[n++] = 0x83;
+    b[n++] = 0xa2, b[n++] = 'i', b[n++] = 'd';
+    b[n++] = (unsigned char)(0xa0 + len);
+    memcpy(b + n, id, len), n += len;
+    for (int k = 0; k < 4; k++) {
+        b[n++] = (unsigned char)(0xa0 + strlen(keys[k]));
+        memcpy(b + n, keys[k], strlen(keys[k])), n += strlen(keys[k]);
+        if (k == 0) {
+            b[n++] = 0x82;
+            continue;
+        }
+        int count = k == 2 ? 4 : 3;
+        b[n++] = (unsigned char)(0x90 + count);
+        for (int j = 0; j < count; j++, v += 0.25) {
+            uint64_t u;
+            memcpy(&u, &v, 8);
+            b[n++] = 0xcb;
+            for (int s = 56; s >= 0; s -= 8)
+                b[n++] = (unsigned char)(u >> s);
+        }
+    }
+    return n;
+}
+
+/* {"move": [moves]} around tick moves of the given ids. */
+static size_t tick_batch(unsigned char *b, const char *const *ids, int count)
+{
+    size_t n = 0;
+    b[n++] = 0x81;
+    b[n++] = 0xa4;
+    memcpy(b + n, "move", 4), n += 4;
+    b[n++] = (unsigned char)(0x90 + count);
+    for (int k = 0; k < count; k++)
+        n += tick_move(b + n, ids[k], k);
+    return n;
+}
+
+/* The check takes a tick's moves whole; every edit of them (a key, a lead
+ * byte, an id byte, a length, a cut) still gets the oracle's answer. */
+START_TEST(test_tick_moves_agree_with_oracle)
+{
+    static const char *const ids[] = {"b1", "ab:cd.ef-90123"};
+    unsigned char b[400];
+    size_t n = tick_batch(b, ids, 2);
+    int deepest;
+    ck_assert(mpo_check(b, n, CQP_MP_MAX_DEPTH, &deepest));
+    accepted(b, n);
+    edits_agree(b, n);
+    static const char *const long_id[] = {"0123456789abcdefghijklmnopqrstu"}; /* 31 bytes: the longest fixstr */
+    n = tick_batch(b, long_id, 1);
+    accepted(b, n);
+    edits_agree(b, n);
+}
+END_TEST
+
+/* A tick's move nested so that its vectors are the deepest containers
+ * the limit allows, then one level deeper; and an id that is not ASCII. */
+START_TEST(test_tick_move_depth_and_utf8)
+{
+    unsigned char b[400];
+    for (int outer = 28; outer <= 30; outer++) { /* the move at depth outer + 1, its vectors at + 3 */
+        memset(b, 0x91, (size_t)outer);
+        size_t n = (size_t)outer + tick_move(b + outer, "b7", 1.5);
+        cqp_problem p = {0};
+        int deepest;
+        bool want = mpo_check(b, n, CQP_MP_MAX_DEPTH, &deepest);
+        ck_assert_int_eq(want, outer + 3 <= CQP_MP_MAX_DEPTH);
+        ck_assert_int_eq(cqp_mp_check(C_(b), n, CQP_MP_MAX_DEPTH, &p) == 0, want);
+    }
+    size_t n = tick_move(b, "b\xc3\xa9", 0); /* "bé": valid UTF-8, off the ASCII path */
+    accepted(b, n);
+    n = tick_move(b, "b\xc3(", 0); /* a truncated sequence */
+    refused(b, n, "invalid UTF-8 at byte 6 in a string");
+}
+END_TEST
+
 Suite *proto_mp_hostile_suite(void)
 {
     Suite *s = suite_create("proto_mp_hostile");
@@ -528,6 +613,8 @@ Suite *proto_mp_hostile_suite(void)
     tcase_add_test(hostile, test_million_keys);
     tcase_add_test(hostile, test_scratch_failure);
     tcase_add_test(hostile, test_edits_agree_with_oracle);
+    tcase_add_test(hostile, test_tick_moves_agree_with_oracle);
+    tcase_add_test(hostile, test_tick_move_depth_and_utf8);
     suite_add_tcase(s, hostile);
     return s;
 }

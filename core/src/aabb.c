@@ -5,17 +5,6 @@
 #include "aabb.h"
 #include "cq/mesh.h"
 
-/* The box of a local-frame box (centre c, half h) under pose x. */
-static cq_aabb cq_aabb_of_obb(const cq_xform *x, cq_vec3 c, cq_vec3 h)
-{
-    cq_vec3 centre = cq_xform_point(x, c), e;
-    const cq_mat3 *r = &x->r;
-    e.x = fabs(r->c[0].x) * h.x + fabs(r->c[1].x) * h.y + fabs(r->c[2].x) * h.z;
-    e.y = fabs(r->c[0].y) * h.x + fabs(r->c[1].y) * h.y + fabs(r->c[2].y) * h.z;
-    e.z = fabs(r->c[0].z) * h.x + fabs(r->c[1].z) * h.y + fabs(r->c[2].z) * h.z;
-    return (cq_aabb){cq_sub(centre, e), cq_add(centre, e)};
-}
-
 static cq_aabb cq_aabb_of_points(const cq_xform *x, const cq_vec3 *p, int n, double r)
 {
     cq_vec3 w = cq_xform_point(x, p[0]);

@@ -2,6 +2,8 @@
 #ifndef CQ_AABB_H
 #define CQ_AABB_H
 
+#include <math.h>
+
 #include "cq/shape.h"
 
 /* An axis-aligned box; an infinite extent (a plane) is +-INFINITY, never NaN. */
@@ -37,6 +39,20 @@ static inline cq_aabb cq_aabb_union(cq_aabb a, cq_aabb b)
 static inline cq_aabb cq_aabb_fatten(cq_aabb a, double r)
 {
     return (cq_aabb){cq_sub(a.min, cq_v3(r, r, r)), cq_add(a.max, cq_v3(r, r, r))};
+}
+
+/* The box of a local-frame box (centre c, half h) under pose x; inline,
+ * so that a caller computing many (the pair cap's check of a batch of
+ * moves) reads it from registers: returned through memory, each was
+ * stored in 8-byte halves and read back in 16, which stalls. */
+static inline cq_aabb cq_aabb_of_obb(const cq_xform *x, cq_vec3 c, cq_vec3 h)
+{
+    cq_vec3 centre = cq_xform_point(x, c), e;
+    const cq_mat3 *r = &x->r;
+    e.x = fabs(r->c[0].x) * h.x + fabs(r->c[1].x) * h.y + fabs(r->c[2].x) * h.z;
+    e.y = fabs(r->c[0].y) * h.x + fabs(r->c[1].y) * h.y + fabs(r->c[2].y) * h.z;
+    e.z = fabs(r->c[0].z) * h.x + fabs(r->c[1].z) * h.y + fabs(r->c[2].z) * h.z;
+    return (cq_aabb){cq_sub(centre, e), cq_add(centre, e)};
 }
 
 /* The world box of a posed shape: exact for spheres, capsules, boxes,

@@ -32,7 +32,13 @@ static size_t batch_layout(batch *b, char *base, int ops)
     b->fresh = world_carve(base, &at, n, sizeof *b->fresh);
     b->pos = world_carve(base, &at, n, sizeof *b->pos);
     b->box = world_carve(base, &at, n, sizeof *b->box);
+    b->grec = world_carve(base, &at, n, sizeof *b->grec);
+    b->gchg = world_carve(base, &at, n, sizeof *b->gchg);
     b->boxed = false;
+    b->ngchg = 0;
+    b->gridded = false;
+    b->probing = false;
+    b->unprobed = 0;
     return at;
 }
 
@@ -304,6 +310,8 @@ static int check_all(cq_world *w, batch *b, const cq_world_op *ops, int count, i
         int slot = near >= 0 && near < count ? look_closer(w, &ops[near], hash[near % RING]) : -1;
         if (slot >= 0)
             world_prefetch(&w->names[slot]);
+        if (slot >= 0 && b->probing)
+            world_prefetch(&w->grid_rec[slot]);
         if (i < 0)
             continue;
         int r, rc = check_op(&ops[i]);
@@ -313,7 +321,13 @@ static int check_all(cq_world *w, batch *b, const cq_world_op *ops, int count, i
             *bad_op = i;
             return rc;
         }
+        /* a move opening its record: no op before it set this one's pose */
+        bool opened = ops[i].kind == CQ_WORLD_MOVE && b->rec[r].slot >= 0 && b->rec[r].pose < 0 && b->rec[r].upsert < 0;
         apply_to_rec(&b->rec[r], &ops[i], i);
+        if (b->probing && opened)
+            cq__world_pair_grid_probe(w, b, r, &ops[i]);
+        else
+            b->unprobed++;
     }
     return CQ_OK;
 }
@@ -327,10 +341,30 @@ static void batch_open(cq_world *w, batch *b, int count, int records)
     b->nmask = pow2_above(count) - 1;
 }
 
+/* The pending batch's scratch, laid out again as prepare left it. */
+static void batch_reopen(cq_world *w, batch *b)
+{
+    world_pending p = w->pending;
+    batch_open(w, b, p.count, p.records);
+    b->boxed = p.boxed;
+    b->ngchg = p.gchanged;
+    b->gridded = p.gridded;
+}
+
+void cq_world_abandon(cq_world *w)
+{
+    if (!w->pending.on)
+        return;
+    batch b;
+    batch_reopen(w, &b);
+    cq__world_pair_grid_undo(w, &b); /* the check entered the batch in the grid */
+    w->pending.on = false;
+}
+
 void cq__world_no_pending(cq_world *w)
 {
     assert(!w->pending.on && "a prepared batch must be committed or abandoned first");
-    w->pending.on = false;
+    cq_world_abandon(w);
 }
 
 int cq_world_prepare(cq_world *w, const cq_world_op *ops, int count, int *bad_op)
@@ -344,6 +378,7 @@ int cq_world_prepare(cq_world *w, const cq_world_op *ops, int count, int *bad_op
         return rc;
     batch b;
     batch_open(w, &b, count, 0);
+    b.probing = cq__world_pair_grid_probe_start(w);
     int nf = 0, nc = 0;
     rc = check_all(w, &b, ops, count, bad_op);
     if (rc == CQ_OK && (nc = gather_owned(w, &b, ops, count, &nf)) < 0) {
@@ -361,7 +396,9 @@ int cq_world_prepare(cq_world *w, const cq_world_op *ops, int count, int *bad_op
      * left clear for whatever runs next. */
     unmark(w, &b);
     if (rc == CQ_OK)
-        w->pending = (world_pending){true, ops, count, b.n, nc, nf, b.boxed};
+        w->pending = (world_pending){true, ops, count, b.n, nc, nf, b.boxed, b.ngchg, b.gridded};
+    else
+        cq__world_pair_grid_undo(w, &b); /* the growth failed after the check */
     return rc;
 }
 
@@ -370,16 +407,15 @@ void cq_world_commit(cq_world *w, const cq_world_op *ops, int count)
     world_pending p = w->pending;
     bool same = p.on && p.ops == ops && p.count == count;
     assert(same && "cq_world_commit needs the ops of a pending cq_world_prepare");
-    w->pending.on = false;
-    if (!same)
-        return; /* without assertions: abandoned, the world unchanged */
+    if (!same) {
+        cq_world_abandon(w); /* without assertions: the world unchanged */
+        return;
+    }
     batch b;
-    batch_open(w, &b, count, p.records);
-    b.boxed = p.boxed;
+    batch_reopen(w, &b);
+    w->pending.on = false;
     cq__batch_commit(w, &b, ops, p.cands, p.finals);
 }
-
-void cq_world_abandon(cq_world *w) { w->pending.on = false; }
 
 int cq_world_apply(cq_world *w, const cq_world_op *ops, int count, int *bad_op)
 {

@@ -77,8 +77,8 @@ static bool commit_updates(cq_world *w, const batch *b, const cq_world_op *ops, 
         cq_world_body *body = &w->e[rec->slot].body;
         bool was_static = world_static_type(body->shape.type);
         set_body(w, rec->slot, rec, ops, b->boxed ? &b->box[r] : NULL);
-        if (grid)
-            cq__world_pair_grid_move(w, rec->slot, true);
+        if (grid && rec->upsert >= 0)
+            cq__world_pair_grid_shape(w, rec->slot);
         bool is_static = world_static_type(body->shape.type);
         cq_aabb box = cq__world_sap_box(w, rec->slot);
         if (was_static != is_static) {
@@ -145,7 +145,7 @@ static void order_remove(cq_world *w, batch *b, int k, int before)
 }
 
 /* Drops the removed registrations; true if there were any. */
-static bool commit_removals(cq_world *w, batch *b, bool grid)
+static bool commit_removals(cq_world *w, batch *b)
 {
     int k = 0;
     for (int r = 0; r < b->n; r++) {
@@ -159,8 +159,6 @@ static bool commit_removals(cq_world *w, batch *b, bool grid)
         int slot = b->fresh[j];
         cq__world_table_drop(w, slot);
         cq__sap_remove(w->sap, slot);
-        if (grid)
-            cq__world_pair_grid_move(w, slot, false);
         w->names[slot].alive = false; /* the id stays, for order_remove's search */
         w->free_slots[w->free_n++] = slot;
     }
@@ -214,8 +212,10 @@ static bool commit_inserts(cq_world *w, batch *b, const cq_world_op *ops, bool g
         cq_aabb box = cq__world_sap_box(w, slot);
         world_entry *e = &w->e[slot];
         cq__sap_insert(w->sap, slot, &box, e->body.layer, e->body.mask, world_static_type(e->body.shape.type));
-        if (grid)
-            cq__world_pair_grid_move(w, slot, true);
+        if (grid) { /* the check entered it: a new record is always a change */
+            w->grid_rec[slot].rec = b->grec[r];
+            cq__world_pair_grid_shape(w, slot);
+        }
         b->fresh[nfresh++] = slot;
     }
     if (nfresh == 0)
@@ -228,8 +228,10 @@ static bool commit_inserts(cq_world *w, batch *b, const cq_world_op *ops, bool g
 
 void cq__batch_commit(cq_world *w, batch *b, const cq_world_op *ops, int nc, int nf)
 {
-    bool grid = cq__world_pair_grid_live(w);
-    bool gone = commit_removals(w, b, grid), members = gone;
+    bool grid = cq__world_pair_grid_live(w, b);
+    if (grid) /* before the inserts, which may take a removed slot */
+        cq__world_pair_grid_records(w, b);
+    bool gone = commit_removals(w, b), members = gone;
     bool moved = commit_updates(w, b, ops, grid, &members);
     bool came = commit_inserts(w, b, ops, grid);
     cq__world_pair_grid_finish(w, grid);

@@ -17,14 +17,7 @@
 
 #include "cq/alloc.h"
 
-/* 2^e for e within the normal range, exactly, without a libm call. */
-static double pow2(int e)
-{
-    uint64_t bits = (uint64_t)(1023 + e) << 52;
-    double v;
-    memcpy(&v, &bits, sizeof v);
-    return v;
-}
+static double pow2(int e) { return cq__grid_pow2(e); }
 
 /* floor(v) as an integer, for |v| < 2^62. */
 static int64_t floor_index(double v)
@@ -73,18 +66,6 @@ grid_rec cq__world_grid_rec_of(const cq_aabb *box, bool is_static)
     }
     r.level = (int8_t)(l - GRID_LO);
     return r;
-}
-
-bool cq__world_grid_rec_covers(const grid_rec *r, const cq_aabb *box)
-{
-    if (r->level < 0)
-        return false;
-    double c = pow2(r->level + GRID_LO);
-    const double mn[3] = {box->min.x, box->min.y, box->min.z}, mx[3] = {box->max.x, box->max.y, box->max.z};
-    bool in = true;
-    for (int k = 0; k < 3; k++)
-        in &= mn[k] >= r->lo[k] * c && mx[k] < (r->lo[k] + (r->span >> k & 1) + 1.0) * c;
-    return in;
 }
 
 bool cq__world_grid_rec_same(const grid_rec *a, const grid_rec *b)
@@ -180,18 +161,33 @@ static void slot_read(const grid_slot *s, long long c[4])
     c[0] = s->nd, c[1] = s->ns, c[2] = s->pd, c[3] = s->ps;
 }
 
-/* Calls visit(ctx, slot, counter) for every membership of r. */
-typedef void (*cell_visit)(void *ctx, size_t slot, int counter);
-static void rec_each(const grid_rec *r, uint64_t present, size_t slots, cell_visit visit, void *ctx)
+/* Whether cell (x, y, z) lies within the span lo..hi. */
+static bool span_has(const int64_t lo[3], const int64_t hi[3], int64_t x, int64_t y, int64_t z)
 {
+    return lo[0] <= x && x <= hi[0] && lo[1] <= y && y <= hi[1] && lo[2] <= z && z <= hi[2];
+}
+
+/* Calls visit(ctx, slot, counter) for every membership of r that other
+ * (NULL: none) does not have. A record and its successor of the same
+ * level and kind share their counters cell for cell, so a box that steps
+ * into the next cell changes the cells it left and entered, and its
+ * coarser projections, which rarely move, not at all. */
+typedef void (*cell_visit)(void *ctx, size_t slot, int counter);
+static void rec_each_but(const grid_rec *r, const grid_rec *other, uint64_t present, size_t slots, cell_visit visit,
+                         void *ctx)
+{
+    bool common = other && other->level == r->level && other->is_static == r->is_static;
     for (uint64_t m = rec_levels(r, present); m; m &= m - 1) {
         int lv = __builtin_ctzll(m);
-        int64_t lo[3], hi[3];
+        int64_t lo[3], hi[3], olo[3] = {1, 1, 1}, ohi[3] = {0, 0, 0}; /* empty unless common */
         rec_span(r, lv, lo, hi);
+        if (common)
+            rec_span(other, lv, olo, ohi);
         for (int64_t x = lo[0]; x <= hi[0]; x++)
             for (int64_t y = lo[1]; y <= hi[1]; y++)
                 for (int64_t z = lo[2]; z <= hi[2]; z++)
-                    visit(ctx, cell_slot(slots, lv, x, y, z), counter_of(r, lv));
+                    if (!span_has(olo, ohi, x, y, z))
+                        visit(ctx, cell_slot(slots, lv, x, y, z), counter_of(r, lv));
     }
 }
 
@@ -214,32 +210,69 @@ bool cq__world_grid_table_alloc(world_grid *g, long cells, uint64_t present)
     return true;
 }
 
-typedef struct enter_ctx {
-    world_grid *g;
-    int sign;
-} enter_ctx;
+/* A macro, as in world_batch.h: GCC drops a function that only prefetches. */
+#if defined(__GNUC__)
+#define grid_prefetch(p) __builtin_prefetch(p)
+#else
+#define grid_prefetch(p) ((void)(p))
+#endif
 
-static void enter_one(void *ctx, size_t slot, int counter)
+static void enter_apply(world_grid *g, size_t slot, int counter, int sign)
 {
-    enter_ctx *e = ctx;
-    grid_slot *s = &e->g->table[slot];
+    grid_slot *s = &g->table[slot];
     uint16_t *c[4] = {&s->nd, &s->ns, &s->pd, &s->ps};
-    if (e->sign > 0 ? *c[counter] == UINT16_MAX : *c[counter] == 0) {
-        e->g->overflow = true; /* the sum no longer bounds: the owner rebuilds */
+    if (sign > 0 ? *c[counter] == UINT16_MAX : *c[counter] == 0) {
+        g->overflow = true; /* the sum no longer bounds: the owner rebuilds */
         return;
     }
     long long before[4], after[4];
     slot_read(s, before);
-    *c[counter] = (uint16_t)(*c[counter] + e->sign);
+    *c[counter] = (uint16_t)(*c[counter] + sign);
     slot_read(s, after);
-    e->g->sum += slot_pairs(after) - slot_pairs(before);
-    e->g->cells += e->sign;
+    g->sum += slot_pairs(after) - slot_pairs(before);
+    g->cells += sign;
+}
+
+static void enter_one(void *ctx, size_t slot, int counter)
+{
+    grid_queue *q = ctx;
+    unsigned at = q->n++ % GRID_AHEAD;
+    if (q->n > GRID_AHEAD)
+        enter_apply(q->g, q->ring[at].slot, q->ring[at].counter, q->ring[at].sign);
+    grid_prefetch(&q->g->table[slot]);
+    q->ring[at].slot = (uint32_t)slot;
+    q->ring[at].counter = (int8_t)counter;
+    q->ring[at].sign = (int8_t)q->sign;
+}
+
+void cq__world_grid_flush(grid_queue *q)
+{
+    unsigned left = q->n < GRID_AHEAD ? q->n : GRID_AHEAD;
+    for (unsigned k = q->n - left; k < q->n; k++) {
+        unsigned at = k % GRID_AHEAD;
+        enter_apply(q->g, q->ring[at].slot, q->ring[at].counter, q->ring[at].sign);
+    }
+    q->n = 0;
 }
 
 void cq__world_grid_enter(world_grid *g, const grid_rec *r, int sign)
 {
-    enter_ctx e = {g, sign};
-    rec_each(r, g->present, g->slots, enter_one, &e);
+    grid_queue q = {.g = g, .sign = sign};
+    rec_each_but(r, NULL, g->present, g->slots, enter_one, &q);
+    cq__world_grid_flush(&q);
+}
+
+void cq__world_grid_change(grid_queue *q, const grid_rec *from, const grid_rec *to)
+{
+    world_grid *g = q->g;
+    cq__world_grid_count(g, from, -1);
+    cq__world_grid_count(g, to, +1);
+    /* all the removals first: a counter then never passes the largest
+     * value it had, so undoing a change that fitted fits too */
+    q->sign = -1;
+    rec_each_but(from, to, g->present, g->slots, enter_one, q);
+    q->sign = +1;
+    rec_each_but(to, from, g->present, g->slots, enter_one, q);
 }
 
 void cq__world_grid_free(world_grid *g)
@@ -255,75 +288,3 @@ static long long wide_pairs(const world_grid *g)
 }
 
 long long cq__world_grid_total(const world_grid *g) { return g->sum + wide_pairs(g); }
-
-/* A change's counter deltas by table slot: open addressing on slot + 1. */
-typedef struct delta_cell {
-    size_t key; /* table slot + 1; 0: empty */
-    int32_t d[4];
-} delta_cell;
-
-typedef struct delta_map {
-    delta_cell *cell;
-    size_t mask;
-    int sign;
-} delta_map;
-
-static void delta_one(void *ctx, size_t slot, int counter)
-{
-    delta_map *m = ctx;
-    size_t i = slot & m->mask;
-    while (m->cell[i].key && m->cell[i].key != slot + 1)
-        i = (i + 1) & m->mask;
-    m->cell[i].key = slot + 1;
-    m->cell[i].d[counter] += m->sign;
-}
-
-/* The sum's change over the map; false when a counter leaves its range. */
-static bool delta_sum(const world_grid *g, const delta_map *m, long long *delta)
-{
-    *delta = 0;
-    for (size_t i = 0; i <= m->mask; i++) {
-        if (!m->cell[i].key)
-            continue;
-        long long before[4], after[4];
-        slot_read(&g->table[m->cell[i].key - 1], before);
-        for (int k = 0; k < 4; k++) {
-            after[k] = before[k] + m->cell[i].d[k];
-            if (after[k] < 0 || after[k] > UINT16_MAX)
-                return false;
-        }
-        *delta += slot_pairs(after) - slot_pairs(before);
-    }
-    return true;
-}
-
-bool cq__world_grid_total_after(const world_grid *g, const grid_rec *old, const grid_rec *new, int n, long long *bound)
-{
-    world_grid c = *g; /* the counts after; the table is only read */
-    long cells = 0;
-    for (int k = 0; k < n; k++) {
-        cq__world_grid_count(&c, &old[k], -1);
-        cq__world_grid_count(&c, &new[k], +1);
-        cells += cq__world_grid_rec_cells(&old[k], g->present) + cq__world_grid_rec_cells(&new[k], g->present);
-    }
-    if (cq__world_grid_levels(&c) != g->present)
-        return false; /* every projection moves: only a rebuild knows */
-    size_t size = 16;
-    while (size < 2 * (size_t)cells)
-        size *= 2;
-    delta_map m = {cq_alloc(size * sizeof *m.cell), size - 1, -1};
-    if (!m.cell)
-        return false;
-    memset(m.cell, 0, size * sizeof *m.cell);
-    for (int k = 0; k < n; k++) {
-        m.sign = -1;
-        rec_each(&old[k], g->present, g->slots, delta_one, &m);
-        m.sign = +1;
-        rec_each(&new[k], g->present, g->slots, delta_one, &m);
-    }
-    long long delta;
-    bool ok = delta_sum(g, &m, &delta);
-    cq_free(m.cell, size * sizeof *m.cell);
-    *bound = g->sum + delta + wide_pairs(&c);
-    return ok;
-}

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "aabb.h"
 
@@ -33,6 +34,15 @@ typedef struct grid_rec {
     uint8_t span;  /* bit k: the box reaches the next cell on axis k */
     bool is_static;
 } grid_rec;
+
+/* What a world keeps per slot for its grid: the record, and for a box
+ * shape its half extents, so that the check of a batch of moves finds
+ * each moved box's box (the same bits as cq__shape_aabb) without reading
+ * the slot's entry, which the commit reads anyway. */
+typedef struct grid_keep {
+    grid_rec rec;
+    cq_vec3 half; /* x < 0: not a box */
+} grid_keep;
 
 /* One table slot: natives and projections, dynamic and static. */
 typedef struct grid_slot {
@@ -59,7 +69,7 @@ grid_rec cq__world_grid_rec_of(const cq_aabb *box, bool is_static);
  * the coarser of their two levels), so a box that moves, shrinks or grows
  * within its cells keeps its record and costs the table nothing; it gets
  * its own record when it leaves them. */
-bool cq__world_grid_rec_covers(const grid_rec *r, const cq_aabb *box);
+static inline bool cq__world_grid_rec_covers(const grid_rec *r, const cq_aabb *box);
 
 /* Whether two records have the same memberships. */
 bool cq__world_grid_rec_same(const grid_rec *a, const grid_rec *b);
@@ -90,9 +100,52 @@ void cq__world_grid_free(world_grid *g);
 /* The bound: the table's sum and the wide boxes' share. */
 long long cq__world_grid_total(const world_grid *g);
 
-/* The bound g would give after old[k] became new[k] for k < n, the levels
- * present unchanged, in *bound; false when the levels change, a counter
- * would overflow or memory runs out (then nothing is known). */
-bool cq__world_grid_total_after(const world_grid *g, const grid_rec *old, const grid_rec *new, int n, long long *bound);
+/* Memberships waiting to be entered in a grid's table, in order, each
+ * applied GRID_AHEAD memberships after its slot was prefetched: the table
+ * outgrows the cache and the cells of the records a batch changes scatter
+ * over it, so applying each at once waited for a miss per membership. */
+enum { GRID_AHEAD = 16 };
+typedef struct grid_queue {
+    world_grid *g;
+    int sign;   /* of the memberships being queued */
+    unsigned n; /* queued so far; the last GRID_AHEAD (at most) wait in ring */
+    struct {
+        uint32_t slot;
+        int8_t counter, sign;
+    } ring[GRID_AHEAD];
+} grid_queue;
+
+/* Makes a box's record from into to in q->g: its counts at once, and
+ * through q in the table only the memberships one has and the other
+ * lacks. The levels present stay as they are (the caller checks them); a
+ * counter that would leave its range sets overflow. Changing to back into
+ * from undoes it exactly when no overflow was set. The table is whole once
+ * q is flushed. */
+void cq__world_grid_change(grid_queue *q, const grid_rec *from, const grid_rec *to);
+
+/* Enters what q still holds; q is empty after. */
+void cq__world_grid_flush(grid_queue *q);
+
+/* 2^e for e within the normal range, exactly, without a libm call. */
+static inline double cq__grid_pow2(int e)
+{
+    uint64_t bits = (uint64_t)(1023 + e) << 52;
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+/* Inline: a batch of moves asks it of every moved box. */
+static inline bool cq__world_grid_rec_covers(const grid_rec *r, const cq_aabb *box)
+{
+    if (r->level < 0)
+        return false;
+    double c = cq__grid_pow2(r->level + GRID_LO);
+    bool in = true;
+    in &= box->min.x >= r->lo[0] * c && box->max.x < (r->lo[0] + (r->span & 1) + 1.0) * c;
+    in &= box->min.y >= r->lo[1] * c && box->max.y < (r->lo[1] + (r->span >> 1 & 1) + 1.0) * c;
+    in &= box->min.z >= r->lo[2] * c && box->max.z < (r->lo[2] + (r->span >> 2 & 1) + 1.0) * c;
+    return in;
+}
 
 #endif

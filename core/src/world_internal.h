@@ -96,6 +96,8 @@ typedef struct world_pending {
     int count;
     int records, cands, finals;
     bool boxed; /* the records' boxes were computed (batch.box) */
+    int gchanged; /* records whose pair grid record changes (batch.gchg) */
+    bool gridded; /* the changes are in the grid already (batch.gridded) */
 } world_pending;
 
 struct cq_world {
@@ -151,7 +153,7 @@ struct cq_world {
      * crossed: the grid, each slot's record in it, the skin they were
      * made with; grid_on when it matches the shapes. */
     world_grid grid;
-    grid_rec *grid_rec;
+    grid_keep *grid_rec;
     int grid_rec_cap;
     double grid_skin;
     bool grid_on;

@@ -183,41 +183,159 @@ static long long scratch_bound(const cap_item *it, int n, long long stop)
     return bound;
 }
 
-/* The world's grid after batch b, if it can tell: *bound set and true.
- * Every present record's box goes to b->box on the way (b->boxed), so the
- * commit need not compute it again; the grid records the batch changes,
- * old and new, go through one scratch. */
-static bool kept_bound(const cq_world *w, batch *b, const cq_world_op *ops, long long *bound)
+/* The final box of a present record, and whether it is static: for a
+ * moved box from the kept half extents (the bits cq__shape_aabb gives),
+ * without the slot's entry. */
+static cq_aabb final_box(const cq_world *w, const batch_rec *rec, const cq_world_op *ops, bool *is_static)
 {
-    grid_rec *old = cq_alloc(2 * (size_t)b->n * sizeof *old), *new = old + b->n;
-    if (!old)
-        return false;
+    const grid_keep *keep = rec->slot >= 0 ? &w->grid_rec[rec->slot] : NULL;
+    if (keep && rec->upsert < 0 && rec->pose >= 0 && keep->half.x >= 0) {
+        *is_static = false;
+        return cq_aabb_of_obb(&ops[rec->pose].pose, cq_v3(0, 0, 0), keep->half); /* as cq__shape_aabb does */
+    }
+    *is_static = record_static(w, rec, ops);
+    return record_box(w, rec, ops);
+}
+
+/* Fetches what final_box will read of the record: the kept data first,
+ * the entry later, and only when the kept data cannot stand in for it. */
+static void grid_prefetch_ahead(const cq_world *w, const batch *b, int r)
+{
+    if (r + 2 * WORLD_AHEAD < b->n && b->rec[r + 2 * WORLD_AHEAD].slot >= 0)
+        world_prefetch(&w->grid_rec[b->rec[r + 2 * WORLD_AHEAD].slot]);
+    const batch_rec *ahead = r + WORLD_AHEAD < b->n ? &b->rec[r + WORLD_AHEAD] : NULL;
+    if (ahead && ahead->slot >= 0 && (ahead->upsert >= 0 || w->grid_rec[ahead->slot].half.x < 0))
+        for (size_t off = 0; off < offsetof(world_entry, min_half); off += 64)
+            world_prefetch((const char *)&w->e[ahead->slot] + off);
+}
+
+/* The records whose grid record batch b changes, into b->gchg, their new
+ * records into b->grec. Every present record's box goes to b->box on the
+ * way (b->boxed), so the commit need not compute it again. */
+static void grid_changes(const cq_world *w, batch *b, const cq_world_op *ops)
+{
     double half = 0.5 * w->settings.skin;
-    int n = 0;
+    b->ngchg = 0;
     for (int r = 0; r < b->n; r++) {
-        if (r + WORLD_AHEAD < b->n && b->rec[r + WORLD_AHEAD].slot >= 0) { /* a move misses at both */
-            int ahead = b->rec[r + WORLD_AHEAD].slot;
-            world_prefetch(&w->grid_rec[ahead]);
-            for (size_t off = 0; off < offsetof(world_entry, min_half); off += 64)
-                world_prefetch((const char *)&w->e[ahead] + off);
-        }
+        grid_prefetch_ahead(w, b, r);
         const batch_rec *rec = &b->rec[r];
-        old[n] = rec->slot >= 0 ? w->grid_rec[rec->slot] : (grid_rec){.level = GRID_NONE};
-        new[n] = (grid_rec){.level = GRID_NONE};
+        grid_rec old = rec->slot >= 0 ? w->grid_rec[rec->slot].rec : (grid_rec){.level = GRID_NONE};
+        grid_rec new = {.level = GRID_NONE};
         if (rec->present) {
-            b->box[r] = record_box(w, rec, ops);
+            bool is_static;
+            b->box[r] = final_box(w, rec, ops, &is_static);
             cq_aabb fat = cq_aabb_fatten(b->box[r], half);
-            bool is_static = record_static(w, rec, ops);
-            if (rec->slot >= 0 && old[n].is_static == is_static && cq__world_grid_rec_covers(&old[n], &fat))
+            if (rec->slot >= 0 && old.is_static == is_static && cq__world_grid_rec_covers(&old, &fat))
                 continue; /* within its cells: the record stays */
-            new[n] = cq__world_grid_rec_of(&fat, is_static);
+            new = cq__world_grid_rec_of(&fat, is_static);
         }
-        n += !cq__world_grid_rec_same(&old[n], &new[n]);
+        if (!cq__world_grid_rec_same(&old, &new)) {
+            b->grec[r] = new;
+            b->gchg[b->ngchg++] = r;
+        }
     }
     b->boxed = true;
-    bool known = cq__world_grid_total_after(&w->grid, old, new, n, bound);
-    cq_free(old, 2 * (size_t)b->n * sizeof *old);
-    return known;
+}
+
+bool cq__world_pair_grid_probe_start(const cq_world *w)
+{
+    return cq__world_pair_grid_live(w, NULL) && w->settings.skin == w->grid_skin;
+}
+
+void cq__world_pair_grid_probe(const cq_world *w, batch *b, int r, const cq_world_op *op)
+{
+    const grid_keep *keep = &w->grid_rec[b->rec[r].slot];
+    if (keep->half.x < 0) {
+        b->unprobed++;
+        return;
+    }
+    b->box[r] = cq_aabb_of_obb(&op->pose, cq_v3(0, 0, 0), keep->half); /* as cq__shape_aabb does */
+    cq_aabb fat = cq_aabb_fatten(b->box[r], 0.5 * w->settings.skin);
+    if (keep->rec.is_static || !cq__world_grid_rec_covers(&keep->rec, &fat))
+        b->gchg[b->ngchg++] = r;
+}
+
+/* grid_changes for a batch check_all probed whole: only the records it
+ * noted as leaving their cells get new records. */
+static void grid_changes_probed(const cq_world *w, batch *b)
+{
+    double half = 0.5 * w->settings.skin;
+    int n = 0;
+    for (int k = 0; k < b->ngchg; k++) {
+        int r = b->gchg[k];
+        grid_rec old = w->grid_rec[b->rec[r].slot].rec;
+        cq_aabb fat = cq_aabb_fatten(b->box[r], half);
+        grid_rec new = cq__world_grid_rec_of(&fat, false);
+        if (!cq__world_grid_rec_same(&old, &new)) {
+            b->grec[r] = new;
+            b->gchg[n++] = r;
+        }
+    }
+    b->ngchg = n;
+    b->boxed = true;
+}
+
+/* A changed record's grid record before the batch. */
+static grid_rec grid_before(const cq_world *w, const batch *b, int r)
+{
+    int slot = b->rec[r].slot;
+    return slot >= 0 ? w->grid_rec[slot].rec : (grid_rec){.level = GRID_NONE};
+}
+
+/* Whether the levels with natives stay as they are after batch b: the
+ * counts alone, on a copy. */
+static bool grid_levels_stay(const cq_world *w, const batch *b)
+{
+    world_grid c = w->grid;
+    for (int k = 0; k < b->ngchg; k++) {
+        grid_rec old = grid_before(w, b, b->gchg[k]);
+        cq__world_grid_count(&c, &old, -1);
+        cq__world_grid_count(&c, &b->grec[b->gchg[k]], +1);
+    }
+    return cq__world_grid_levels(&c) == w->grid.present;
+}
+
+/* The world's grid after batch b, if it can tell: the batch's changes are
+ * entered in it (b->gridded), *bound set and true. A level that would
+ * come or go (every projection moves) leaves the grid as it was, for the
+ * commit to make again; a counter that would overflow turns it off. */
+static bool kept_bound(cq_world *w, batch *b, const cq_world_op *ops, long long *bound)
+{
+    if (b->probing && b->unprobed == 0)
+        grid_changes_probed(w, b);
+    else
+        grid_changes(w, b, ops);
+    if (!grid_levels_stay(w, b))
+        return false;
+    grid_queue q = {.g = &w->grid};
+    for (int k = 0; k < b->ngchg; k++) {
+        int r = b->gchg[k];
+        grid_rec old = grid_before(w, b, r);
+        cq__world_grid_change(&q, &old, &b->grec[r]);
+    }
+    cq__world_grid_flush(&q);
+    if (w->grid.overflow) {
+        w->grid_on = false; /* partly entered: only a rebuild knows */
+        return false;
+    }
+    b->gridded = true;
+    *bound = cq__world_grid_total(&w->grid);
+    return true;
+}
+
+void cq__world_pair_grid_undo(cq_world *w, batch *b)
+{
+    if (!b->gridded)
+        return;
+    grid_queue q = {.g = &w->grid};
+    for (int k = b->ngchg - 1; k >= 0; k--) {
+        int r = b->gchg[k];
+        grid_rec old = grid_before(w, b, r);
+        cq__world_grid_change(&q, &b->grec[r], &old);
+    }
+    cq__world_grid_flush(&q);
+    w->grid_on &= !w->grid.overflow;
+    b->gridded = false;
 }
 
 /* The bound, then if need be the count, over the final items: CQ_OK,
@@ -241,18 +359,22 @@ static long cap_for(const cq_world *w, long cap)
     return cap > 0 && now > cap ? now : cap;
 }
 
-int cq__world_check_pair_cap(const cq_world *w, batch *b, const cq_world_op *ops, double skin, long cap)
+int cq__world_check_pair_cap(cq_world *w, batch *b, const cq_world_op *ops, double skin, long cap)
 {
     cap = cap_for(w, cap);
     int n = w->count;
     for (int r = 0; r < b->n; r++)
         n += (b->rec[r].slot < 0 && b->rec[r].present) - (b->rec[r].slot >= 0 && !b->rec[r].present);
-    if (!cap_reachable(cap, n))
-        return CQ_OK;
+    /* a kept grid takes the batch even when the cap is out of its reach,
+     * so that the commit need not make it again */
     long long bound;
-    if (w->grid_on && skin == w->grid_skin && kept_bound(w, b, ops, &bound) && bound <= cap)
+    bool known = cq__world_pair_grid_live(w, NULL) && skin == w->grid_skin && kept_bound(w, b, ops, &bound);
+    if (!cap_reachable(cap, n) || (known && bound <= cap))
         return CQ_OK;
-    return count_check(w, b, ops, skin, n, cap);
+    int rc = count_check(w, b, ops, skin, n, cap);
+    if (rc != CQ_OK)
+        cq__world_pair_grid_undo(w, b);
+    return rc;
 }
 
 int cq__world_check_skin_pairs(const cq_world *w, double skin, long cap)
@@ -272,24 +394,25 @@ static void grid_rebuild(cq_world *w)
         return;
     w->grid_rec_cap = w->cap;
     for (int slot = 0; slot < w->cap; slot++) {
-        w->grid_rec[slot] = (grid_rec){.level = GRID_NONE};
+        w->grid_rec[slot].rec = (grid_rec){.level = GRID_NONE};
         if (w->names[slot].alive) {
             cq_aabb box = cq__world_sap_box(w, slot);
-            w->grid_rec[slot] = cq__world_grid_rec_of(&box, world_static_type(w->e[slot].body.shape.type));
+            w->grid_rec[slot].rec = cq__world_grid_rec_of(&box, world_static_type(w->e[slot].body.shape.type));
+            cq__world_pair_grid_shape(w, slot);
         }
-        cq__world_grid_count(&w->grid, &w->grid_rec[slot], +1);
+        cq__world_grid_count(&w->grid, &w->grid_rec[slot].rec, +1);
     }
     uint64_t present = cq__world_grid_levels(&w->grid);
     long cells = 0, most = GRID_CELLS_MAX * (long)w->count;
     for (int slot = 0; slot < w->cap && cells <= most; slot++)
-        cells += cq__world_grid_rec_cells(&w->grid_rec[slot], present);
+        cells += cq__world_grid_rec_cells(&w->grid_rec[slot].rec, present);
     /* twice the cells: the table grows only when the world does */
     if (cells > most || !cq__world_grid_table_alloc(&w->grid, 2 * cells, present)) {
         cq__world_pair_grid_drop(w);
         return;
     }
     for (int slot = 0; slot < w->cap; slot++)
-        cq__world_grid_enter(&w->grid, &w->grid_rec[slot], +1);
+        cq__world_grid_enter(&w->grid, &w->grid_rec[slot].rec, +1);
     w->grid_skin = w->settings.skin;
     w->grid_on = !w->grid.overflow;
 }
@@ -303,25 +426,24 @@ void cq__world_pair_grid_drop(cq_world *w)
     w->grid_on = false;
 }
 
-bool cq__world_pair_grid_live(const cq_world *w) { return w->grid_on && w->grid_rec_cap >= w->cap; }
-
-void cq__world_pair_grid_move(cq_world *w, int slot, bool present)
+bool cq__world_pair_grid_live(const cq_world *w, const batch *b)
 {
-    grid_rec r = {.level = GRID_NONE};
-    if (present) {
-        cq_aabb box = cq__world_sap_box(w, slot);
-        bool is_static = world_static_type(w->e[slot].body.shape.type);
-        if (w->grid_rec[slot].is_static == is_static && cq__world_grid_rec_covers(&w->grid_rec[slot], &box))
-            return; /* within its cells: the record stays */
-        r = cq__world_grid_rec_of(&box, is_static);
+    return w->grid_on && w->grid_rec_cap >= w->cap && (!b || b->gridded);
+}
+
+void cq__world_pair_grid_shape(cq_world *w, int slot)
+{
+    const cq_shape *s = &w->e[slot].body.shape;
+    w->grid_rec[slot].half = s->type == CQ_BOX ? s->box.half : cq_v3(-1, -1, -1);
+}
+
+void cq__world_pair_grid_records(cq_world *w, const batch *b)
+{
+    for (int k = 0; k < b->ngchg; k++) {
+        int r = b->gchg[k];
+        if (b->rec[r].slot >= 0)
+            w->grid_rec[b->rec[r].slot].rec = b->grec[r];
     }
-    if (cq__world_grid_rec_same(&r, &w->grid_rec[slot]))
-        return;
-    cq__world_grid_count(&w->grid, &w->grid_rec[slot], -1);
-    cq__world_grid_enter(&w->grid, &w->grid_rec[slot], -1);
-    cq__world_grid_count(&w->grid, &r, +1);
-    cq__world_grid_enter(&w->grid, &r, +1);
-    w->grid_rec[slot] = r;
 }
 
 void cq__world_pair_grid_sync(cq_world *w)
@@ -345,11 +467,15 @@ void cq__world_pair_grid_finish(cq_world *w, bool live)
  * else wide (meeting every other) or with cells that hold the box. */
 static bool audit_rec(const cq_world *w, int slot)
 {
-    const grid_rec *r = &w->grid_rec[slot];
+    const grid_rec *r = &w->grid_rec[slot].rec;
     if (!w->names[slot].alive)
         return r->level == GRID_NONE;
     cq_aabb box = cq__world_sap_box(w, slot);
-    return r->level != GRID_NONE && r->is_static == world_static_type(w->e[slot].body.shape.type) &&
+    const cq_shape *s = &w->e[slot].body.shape;
+    cq_vec3 half = w->grid_rec[slot].half;
+    bool kept = s->type == CQ_BOX ? half.x == s->box.half.x && half.y == s->box.half.y && half.z == s->box.half.z
+                                  : half.x < 0;
+    return kept && r->level != GRID_NONE && r->is_static == world_static_type(s->type) &&
            (r->level == GRID_WIDE || cq__world_grid_rec_covers(r, &box));
 }
 
@@ -361,8 +487,8 @@ bool cq__world_pair_grid_audit(const cq_world *w, long long *bound)
     bool ok = cq__world_grid_table_alloc(&fresh, (long)w->grid.slots, w->grid.present) && fresh.slots == w->grid.slots;
     for (int slot = 0; ok && slot < w->cap; slot++) {
         ok = audit_rec(w, slot);
-        cq__world_grid_count(&fresh, &w->grid_rec[slot], +1);
-        cq__world_grid_enter(&fresh, &w->grid_rec[slot], +1);
+        cq__world_grid_count(&fresh, &w->grid_rec[slot].rec, +1);
+        cq__world_grid_enter(&fresh, &w->grid_rec[slot].rec, +1);
     }
     ok = ok && !fresh.overflow && fresh.sum == w->grid.sum && fresh.cells == w->grid.cells &&
          fresh.items == w->grid.items && fresh.dynamics == w->grid.dynamics && fresh.wide_d == w->grid.wide_d &&
@@ -375,5 +501,5 @@ bool cq__world_pair_grid_audit(const cq_world *w, long long *bound)
 
 bool cq__world_pair_grid_counts(const cq_world *w, int a, int b)
 {
-    return w->grid_on && cq__world_grid_recs_meet(&w->grid_rec[a], &w->grid_rec[b], w->grid.present);
+    return w->grid_on && cq__world_grid_recs_meet(&w->grid_rec[a].rec, &w->grid_rec[b].rec, w->grid.present);
 }

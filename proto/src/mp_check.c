@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cqp/value.h"
+#include "mp_read.h"
 
 /* Maps with more members than this find duplicate keys by sorting; the
  * smaller ones compare each key with those before it. */
@@ -535,6 +536,7 @@ static int walk(mp_state *s)
     for (;;) {
         // slack >= 0 holds throughout: the byte at q is there.
         unsigned char c = *q;
+        size_t size;
         bool key = map && left % 2 == 0;
         left--;
         if ((c & 0xe0) == 0xa0 && (c & 0x1f) <= 8 && slack >= 8) {
@@ -551,6 +553,13 @@ static int walk(mp_state *s)
             }
         } else if (key) {
             // Only a string may be a key: the general path says what this is.
+        } else if (c == 0x83 && f - s->frames + 2 < s->max_depth && (size = mpr_move_form(q, slack + 1)) > 0) {
+            // A whole move of a tick's form, three levels deep (the depth
+            // fits): its keys distinct strings, its id ASCII, the rest
+            // float64s, all within the slack, as the general path would find.
+            q += size;
+            slack -= size - 1;
+            goto closed;
         } else if (c == 0xcb) {
             if (slack < 8)
                 goto general;

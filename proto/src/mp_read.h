@@ -138,4 +138,81 @@ static inline bool mpr_is(const char *s, uint32_t n, const char *name, uint32_t 
     return true;
 }
 
+/* ---- the move of a tick --------------------------------------------- */
+
+/* A move in the exact form a game tick sends 10,000 of a batch:
+ * {"id": fixstr, "pose": {"position": [3 float64], "rotation": [4 float64]},
+ * "velocity": [3 float64]}, members in that order. After the id, its
+ * bytes are fixed but for the numbers' payloads: MPR_MOVE_TAIL bytes whose
+ * offsets the MPR_AT_ constants give from the tail's start. */
+enum {
+    MPR_MOVE_HEAD = 5, /* 0x83, "id" as a fixstr, the id's fixstr lead */
+    MPR_MOVE_TAIL = 126,
+    MPR_AT_POSITION = 16, /* the first float64 lead of each vector */
+    MPR_AT_ROTATION = 53,
+    MPR_AT_VELOCITY = 99,
+};
+
+/* The tail's bytes, and which of them are fixed (0xff) rather than a
+ * number's payload (0). */
+static const unsigned char mpr_move_tail[] = {
+    0xa4, 'p', 'o', 's', 'e', 0x82, 0xa8, 'p', 'o', 's', 'i', 't', 'i', 'o', 'n', 0x93,
+    0xcb, 0, 0, 0, 0, 0, 0, 0, 0, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0,
+    0xa8, 'r', 'o', 't', 'a', 't', 'i', 'o', 'n', 0x94,
+    0xcb, 0, 0, 0, 0, 0, 0, 0, 0, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0,
+    0xcb, 0, 0, 0, 0, 0, 0, 0, 0, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0,
+    0xa8, 'v', 'e', 'l', 'o', 'c', 'i', 't', 'y', 0x93,
+    0xcb, 0, 0, 0, 0, 0, 0, 0, 0, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+static const unsigned char mpr_move_fixed[] = {
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0, 0, 0, 0, 0, 0, 0, 0,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0, 0, 0, 0, 0, 0, 0, 0,
+    0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0, 0, 0, 0, 0, 0, 0, 0,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+_Static_assert(sizeof mpr_move_tail == MPR_MOVE_TAIL && sizeof mpr_move_fixed == MPR_MOVE_TAIL, "the tail's tables");
+
+static inline uint64_t mpr_load8(const unsigned char *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
+/* The bytes of the move of that form at q (its lead byte), an id of
+ * ASCII bytes, within avail bytes; 0 when it is not one. Reads nothing
+ * past q + avail: a check may ask it of bytes it has not checked yet. */
+static inline size_t mpr_move_form(const unsigned char *q, size_t avail)
+{
+    if (avail < MPR_MOVE_HEAD + MPR_MOVE_TAIL || q[0] != 0x83 || q[1] != 0xa2 || q[2] != 'i' || q[3] != 'd' ||
+        (q[4] & 0xe0) != 0xa0)
+        return 0;
+    size_t n = q[4] & 0x1f, size = MPR_MOVE_HEAD + n + MPR_MOVE_TAIL;
+    if (size > avail)
+        return 0;
+    uint64_t high = 0;
+    // Eight bytes at a time: the tail follows the id, so no load passes the move's end.
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t w = mpr_load8(q + MPR_MOVE_HEAD + i);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        high |= n - i < 8 ? w & ((1ull << (8 * (n - i))) - 1) : w;
+#else
+        high |= n - i < 8 ? w & ~(UINT64_MAX >> (8 * (n - i))) : w;
+#endif
+    }
+    const unsigned char *t = q + MPR_MOVE_HEAD + n;
+    uint64_t diff = 0;
+    // 15 words and one that overlaps the last, whose bytes are all fixed or payload.
+    for (size_t i = 0; i + 8 <= MPR_MOVE_TAIL; i += 8)
+        diff |= (mpr_load8(t + i) ^ mpr_load8(mpr_move_tail + i)) & mpr_load8(mpr_move_fixed + i);
+    size_t last = MPR_MOVE_TAIL - 8;
+    diff |= (mpr_load8(t + last) ^ mpr_load8(mpr_move_tail + last)) & mpr_load8(mpr_move_fixed + last);
+    return (high & 0x8080808080808080u) == 0 && diff == 0 ? size : 0;
+}
+
+
 #endif
