@@ -27,6 +27,7 @@
     X(sweep_random)  \
     X(sap)           \
     X(sap_mass)      \
+    X(sap_grid)      \
     X(gen)           \
     X(world)         \
     X(world_contacts) \
