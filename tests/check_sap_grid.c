@@ -177,7 +177,20 @@ START_TEST(test_grid_motion_and_growth)
         sm_update_and_check(w.sap, &w.m, &w.h);
         churn(&w, 10);
     }
+    /* Frames of motion and no new item: the grid is dropped, then made
+     * again by the next insert. */
     uint64_t builds = cq__sap_get_stats(w.sap).grid_builds;
+    for (int round = 0; round < 12; round++) {
+        for (int id = 0; id < w.next; id++)
+            if (w.m.alive[id] && !w.m.is_static[id]) {
+                cq_vec3 d = cq_v3(0.1, -0.05 * (id % 3), 0.02);
+                sm_shift(w.sap, &w.m, id, (cq_aabb){cq_add(w.m.box[id].min, d), cq_add(w.m.box[id].max, d)});
+            }
+        sm_update_and_check(w.sap, &w.m, &w.h);
+    }
+    churn(&w, 10);
+    ck_assert_uint_gt(cq__sap_get_stats(w.sap).grid_builds, builds);
+    builds = cq__sap_get_stats(w.sap).grid_builds;
     while (w.next < 8000) /* past the capacity: the item storage grows */
         put_random(&w, w.next++);
     sm_update_and_check(w.sap, &w.m, &w.h);

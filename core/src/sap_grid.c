@@ -15,7 +15,8 @@
  *
  * The grid is an accelerator only: it is made on the first query that can
  * use it, kept up to date by every insert, remove and move while it is on,
- * and dropped when the item storage grows; a query it cannot answer
+ * and dropped when the item storage grows or when it has kept up with many
+ * moves and answered nothing (a world that only moves pays nothing for it); a query it cannot answer
  * cheaply (a box spanning many cells, many huge items) returns false and
  * the caller scans the sorted arrays instead, so answers never depend on it.
  * Its storage is carved with the items' (sap.c): nothing here allocates. */
@@ -28,6 +29,8 @@
 #define GRID_MAX_CELLS 64
 /* Huge items a query may read before the same. */
 #define GRID_MAX_HUGE 32
+/* Moves of every dynamic the grid keeps up with, unused, before it is dropped. */
+#define GRID_IDLE_FRAMES 8
 /* Cell coordinates stay within +-2^30 (room for the -1 and +1 of a query). */
 #define GRID_COORD_MAX 1073741824.0
 
@@ -203,6 +206,7 @@ static void build(cq_sap *s)
     g->levels = 0;
     g->huge = -1;
     g->huge_n = 0;
+    g->idle_moves = 0;
     g->on = true;
     for (int id = 0; id <= s->cap; id++)
         g->node[id].where = SAP_GRID_NONE;
@@ -229,6 +233,14 @@ void cq__sap_grid_sync(cq_sap *s)
 {
     if (!s->grid.on)
         return;
+    /* A world that moves and takes no new items stops paying for the
+     * grid: past GRID_IDLE_FRAMES moves of every dynamic (more than its
+     * making costs) it is dropped, and made again by the next query. */
+    s->grid.idle_moves += s->moved_n;
+    if (s->grid.idle_moves > (int64_t)GRID_IDLE_FRAMES * (s->ndyn / 2 + 1)) {
+        cq__sap_grid_drop(s);
+        return;
+    }
     const sap_items *it = &s->it;
     for (int k = 0; k < s->moved_n; k++)
         relink(s, it->moved[k], &it->next[it->moved[k]]);
@@ -304,6 +316,7 @@ int cq__sap_grid_query(cq_sap *s, int i)
     for (int li = 0; li < SAP_GRID_LEVELS; li++)
         if ((g->levels >> li & 1u) && !range_of(g, li + SAP_GRID_LMIN, box, &r[li], &cells))
             return -1;
+    s->grid.idle_moves = 0;
     int cost = offer_list(s, i, g->huge);
     for (int li = 0; li < SAP_GRID_LEVELS; li++)
         if (g->levels >> li & 1u)

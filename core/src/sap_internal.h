@@ -125,6 +125,7 @@ typedef struct sap_grid {
     int floor;                       /* the least level: smaller items join it (the most held at the build) */
     int32_t count[SAP_GRID_LEVELS];  /* members per level */
     double ext[SAP_GRID_LEVELS];     /* upper bound on the members' extent per level */
+    int64_t idle_moves;              /* moves kept up with since the last query through the grid */
     int32_t huge;                    /* first huge item, -1 */
     int huge_n;
 } sap_grid;

@@ -209,11 +209,19 @@ static double planned_cost(const cq_sap *s, const sorted_axis dyn[3], const sort
     return sum / samples * n;
 }
 
+/* The dynamic arrays' axes, found once (their ends take binary searches
+ * a query through the grid does not need). */
+static void dyn_axes(const cq_sap *s, sorted_axis dyn[3])
+{
+    for (int k = 0; !dyn[0].e && k < 3; k++)
+        dyn[2 - k] = axis_of(s->it.dyn[2 - k], s->ndyn, s->ext_dyn[2 - k]);
+}
+
 /* Offers fresh item i its partners among the dynamics: through the grid
  * when it may and the grid can (the grid holds the staged items too:
  * *gridded is cleared when an item went along the arrays instead, which
  * do not), else along the arrays. Returns the cost. */
-static int query_dynamics(cq_sap *s, int i, const sorted_axis dyn[3], bool grid, bool *gridded)
+static int query_dynamics(cq_sap *s, int i, sorted_axis dyn[3], bool grid, bool *gridded)
 {
     int cost = grid ? cq__sap_grid_query(s, i) : -1;
     if (cost >= 0) {
@@ -221,6 +229,7 @@ static int query_dynamics(cq_sap *s, int i, const sorted_axis dyn[3], bool grid,
         return cost;
     }
     *gridded = false;
+    dyn_axes(s, dyn);
     return query(s, i, dyn) + 24; /* + the binary searches */
 }
 
@@ -234,13 +243,13 @@ static bool query_all(cq_sap *s, bool *gridded)
     int endpoints = s->ndyn + s->nsta;
     if (s->fresh_n * SAP_SWEEP_SHARE > endpoints / 2)
         return false;
-    sorted_axis dyn[3], sta[3];
-    for (int k = 0; k < 3; k++) {
-        dyn[k] = axis_of(s->it.dyn[k], s->ndyn, s->ext_dyn[k]);
+    sorted_axis dyn[3] = {{NULL}}, sta[3];
+    for (int k = 0; k < 3; k++)
         sta[k] = axis_of(s->it.sta[k], s->nsta, s->ext_sta[k]);
-    }
     double budget = endpoints + 4096;
     bool grid = cq__sap_grid_ready(s);
+    if (!grid)
+        dyn_axes(s, dyn);
     if (!grid && s->fresh_n > SAP_PLAN_SAMPLES && planned_cost(s, dyn, sta) > budget)
         return false;
     int k = 0;
