@@ -35,6 +35,7 @@
     X(world_prepare) \
     X(world_paircap) \
     X(world_teleport) \
+    X(world_order)   \
     X(deadline)      \
     X(mesh)          \
     X(exact)         \
