@@ -20,9 +20,14 @@ Suite *sap_grid_suite(void);
 
 static double snap(double v) { return round(v * 8) / 8; }
 
+/* Sizes of one scale (as a game's crates), else of many. */
+static bool one_scale;
+
 static double half_extent(tu_rng *rng)
 {
     double u = tu_uniform(rng, 0, 1);
+    if (one_scale)
+        return tu_uniform(rng, 0.2, 0.6);
     return u < 0.02 ? 0 : 0.001 * pow(4000, tu_uniform(rng, 0, 1));
 }
 
@@ -201,6 +206,43 @@ START_TEST(test_grid_motion_and_growth)
 }
 END_TEST
 
+/* A staged item (new, not yet in the arrays) that moves changes its box at
+ * once, not through the moved list: its cell must follow, or the next new
+ * item beside its new place misses the pair. */
+START_TEST(test_grid_staged_moves)
+{
+    one_scale = true; /* a box of many cells of the common level goes along the arrays */
+    grid_world w = make(4000, 4100, 4100, 0x6e1d04);
+    churn(&w, 5); /* the grid is made */
+    for (int k = 0; k < 20; k++) {
+        int a = w.next++, b = w.next++;
+        cq_aabb far = box_at(cq_v3(-40 - 3 * k, 50, 50), 0.5);
+        sm_put(w.sap, &w.m, a, random_box(&w.rng, w.side), 1, ~0u, false);
+        sm_update_and_check(w.sap, &w.m, &w.h);
+        sm_shift(w.sap, &w.m, a, far); /* still staged */
+        sm_update_and_check(w.sap, &w.m, &w.h);
+        sm_put(w.sap, &w.m, b, far, 1, ~0u, false);
+        sm_update_and_check(w.sap, &w.m, &w.h);
+        ck_assert_int_ge(cq__sap_find(w.sap, a, b), 0);
+    }
+    ck_assert_uint_gt(cq__sap_get_stats(w.sap).grid_queries, 20);
+    done(&w);
+}
+END_TEST
+
+/* Boxes of one scale, as in a game, so the grid answers nearly every new
+ * item and judges the few moves of each round against a staging list
+ * that grows to one dynamic in sixteen before it is merged in. */
+START_TEST(test_grid_one_scale_churn)
+{
+    one_scale = true;
+    grid_world w = make(4000, 6000, 6000, 0x6e1d05);
+    churn(&w, 1200);
+    ck_assert_uint_gt(cq__sap_get_stats(w.sap).grid_queries, 800);
+    done(&w);
+}
+END_TEST
+
 Suite *sap_grid_suite(void)
 {
     Suite *s = suite_create("sap_grid");
@@ -209,6 +251,8 @@ Suite *sap_grid_suite(void)
     tcase_add_test(tc, test_grid_churn);
     tcase_add_test(tc, test_grid_far_items);
     tcase_add_test(tc, test_grid_motion_and_growth);
+    tcase_add_test(tc, test_grid_staged_moves);
+    tcase_add_test(tc, test_grid_one_scale_churn);
     suite_add_tcase(s, tc);
     return s;
 }

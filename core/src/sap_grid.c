@@ -27,8 +27,6 @@
 
 /* Cells a query may visit before the sorted arrays are the cheaper way. */
 #define GRID_MAX_CELLS 64
-/* Huge items a query may read before the same. */
-#define GRID_MAX_HUGE 32
 /* Moves of every dynamic the grid keeps up with, unused, before it is dropped. */
 #define GRID_IDLE_FRAMES 8
 /* Cell coordinates stay within +-2^30 (room for the -1 and +1 of a query). */
@@ -246,11 +244,9 @@ void cq__sap_grid_sync(cq_sap *s)
     const sap_items *it = &s->it;
     for (int k = 0; k < s->moved_n; k++)
         relink(s, it->moved[k], &it->next[it->moved[k]]);
-    for (int k = 0; k < s->fresh_n; k++) {
-        int id = it->fresh[k];
-        if (is_dynamic(s, id) && s->grid.node[id].where == SAP_GRID_NONE)
-            link_item(s, id, &it->item[id].box);
-    }
+    for (int k = 0; k < s->fresh_n; k++) /* new, or staged and moved (their box changes at once) */
+        if (is_dynamic(s, it->fresh[k]))
+            relink(s, it->fresh[k], &it->item[it->fresh[k]].box);
 }
 
 void cq__sap_grid_drop(cq_sap *s) { s->grid.on = false; }
@@ -314,7 +310,7 @@ bool cq__sap_grid_ready(cq_sap *s)
 {
     if (!s->grid.on && s->ndyn >= SAP_GRID_MIN_ENDPOINTS)
         build(s);
-    return s->grid.on && s->grid.huge_n <= GRID_MAX_HUGE;
+    return s->grid.on && s->grid.huge_n <= SAP_GRID_MAX_HUGE;
 }
 
 int cq__sap_grid_query(cq_sap *s, int i)

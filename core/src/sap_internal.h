@@ -47,6 +47,9 @@ typedef struct sap_ep {
  * max(SAP_STAGE_MIN, sqrt(dynamic endpoints)) wait: merging them into the
  * arrays costs O(n), so a single insert costs O(n / sqrt n) amortised. */
 #define SAP_STAGE_MIN 16
+/* While the query grid holds the staged items (sap_grid.c), up to one
+ * dynamic in SAP_STAGE_SHARE waits. */
+#define SAP_STAGE_SHARE 16
 /* Dead endpoints (removed items') stay in the dynamic arrays until they are
  * more than 1 / SAP_DEAD_SHARE of them: compacting costs O(n). */
 #define SAP_DEAD_SHARE 4
@@ -91,6 +94,11 @@ _Static_assert(SAP_GRID_LEVELS <= 64, "the levels in use are bits of a word");
 /* Dynamic endpoints below which a fresh item is queried along the arrays:
  * a slab of a small world is short, and the grid is not made for it. */
 #define SAP_GRID_MIN_ENDPOINTS 4096
+/* Huge items beyond which the grid is not used (each query reads them all). */
+#define SAP_GRID_MAX_HUGE 32
+/* What a grid query costs, in endpoints of a merge (judging the moves
+ * against the staged items through it or merging them in). */
+#define SAP_GRID_QUERY_COST 32
 
 /* Where an item is in the grid. */
 enum { SAP_GRID_NONE, SAP_GRID_CELL, SAP_GRID_HUGE };

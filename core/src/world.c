@@ -85,6 +85,7 @@ static size_t slots_layout(world_slots *s, char *base, int cap)
     s->order = world_carve(base, &at, n, sizeof *s->order);
     s->order_new = world_carve(base, &at, n, sizeof *s->order_new);
     s->order_tmp = world_carve(base, &at, n, sizeof *s->order_tmp);
+    s->order_keys = world_carve(base, &at, n, sizeof *s->order_keys);
     s->rank = world_carve(base, &at, n, sizeof *s->rank);
     s->bvh_slot = world_carve(base, &at, n, sizeof *s->bvh_slot);
     s->bvh_box = world_carve(base, &at, n, sizeof *s->bvh_box);
@@ -127,6 +128,7 @@ static void slots_take(cq_world *w, const world_slots *s)
     w->order = s->order;
     w->order_new = s->order_new;
     w->order_tmp = s->order_tmp;
+    w->order_keys = s->order_keys;
     w->rank = s->rank;
     w->bvh_slot = s->bvh_slot;
     w->bvh_box = s->bvh_box;

@@ -120,13 +120,43 @@ static int merge_order(const cq_world *w, const int32_t *p, int np, int32_t *t)
     return n;
 }
 
+/* An id's first eight bytes, big-endian, zero-padded: keys compare as
+ * the ids' prefixes do (no id holds a zero byte). */
+static uint64_t id_prefix(const world_name *n)
+{
+    uint64_t k = 0;
+    for (int b = 0; b < 8; b++)
+        k = k << 8 | (b < n->id_len ? (unsigned char)n->id[b] : 0u);
+    return k;
+}
+
+/* Sorts the n new slots by id: by their prefixes first, in an array of
+ * their own (a sort by strcmp reads two names far apart per comparison:
+ * most of a settle after many single inserts), then each run of equal
+ * prefixes by strcmp. */
+static void sort_new(cq_world *w, int n)
+{
+    world_key *k = w->order_keys;
+    for (int i = 0; i < n; i++)
+        k[i] = (world_key){id_prefix(&w->names[w->order_new[i]]), w->order_new[i]};
+    cq__world_sort_keys(k, n);
+    for (int i = 0; i < n; i++)
+        w->order_new[i] = k[i].index;
+    for (int i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && k[j].key == k[i].key;)
+            j++;
+        if (j - i > 1)
+            cq__world_heapsort(&w->order_new[i], (size_t)(j - i), sizeof *w->order_new, id_less, w);
+    }
+}
+
 void cq__world_settle(cq_world *w)
 {
     int np = 0;
     for (int k = 0; k < w->order_new_n; k++)
         if (w->order_new[k] >= 0)
             w->order_new[np++] = w->order_new[k];
-    cq__world_heapsort(w->order_new, (size_t)np, sizeof *w->order_new, id_less, w);
+    sort_new(w, np);
     int n = merge_order(w, w->order_new, np, w->order_tmp);
     int32_t *t = w->order;
     w->order = w->order_tmp;

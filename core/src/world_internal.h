@@ -120,6 +120,7 @@ struct cq_world {
     int32_t *order;      /* order_n entries */
     int32_t *order_new;  /* order_new_n entries */
     int32_t *order_tmp;  /* scratch for merging the order */
+    world_key *order_keys; /* scratch for sorting the new slots by their ids' first bytes */
     int32_t *rank;
     int order_n, order_new_n, holes; /* holes: -1 entries in order and order_new */
     int32_t *bvh_slot;   /* BVH item -> slot */
@@ -172,6 +173,7 @@ typedef struct world_slots {
     world_entry *e;
     world_name *names;
     int32_t *free_slots, *order, *order_new, *order_tmp, *rank, *bvh_slot;
+    world_key *order_keys;
     cq_aabb *bvh_box;
     world_cell *table;
     uint32_t table_mask;
