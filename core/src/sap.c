@@ -12,9 +12,10 @@
  * Statics live in their own sorted arrays that only change when a static
  * is inserted, removed or moved, and dynamics keep a cursor into them
  * instead of swapping past them. A new item's pairs come from a query of
- * the sorted arrays, O(log n + k); new dynamics wait in a small staging
- * list and removed ones' endpoints stay until they are many, so one insert
- * or remove costs no O(n) pass (amortised O(sqrt n)). */
+ * the sorted arrays, O(log n + k), or in a large world of a hashed grid
+ * (sap_grid.c), O(k); new dynamics wait in a staging list and removed
+ * ones' endpoints stay until they are many, so one insert or remove costs
+ * no O(n) pass (amortised O(sqrt n), O(1) while the grid is on). */
 #include <math.h>
 #include <string.h>
 

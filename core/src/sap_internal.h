@@ -45,7 +45,9 @@ typedef struct sap_ep {
 /* New dynamics wait in a staging list, their pairs found by a query each
  * and by testing them against one another, until more than
  * max(SAP_STAGE_MIN, sqrt(dynamic endpoints)) wait: merging them into the
- * arrays costs O(n), so a single insert costs O(n / sqrt n) amortised. */
+ * arrays costs O(n), so a single insert costs O(n / sqrt n) amortised.
+ * While the query grid holds them (its queries find them), more may wait
+ * (SAP_STAGE_SHARE) and the merge costs O(1) an insert. */
 #define SAP_STAGE_MIN 16
 /* While the query grid holds the staged items (sap_grid.c), up to one
  * dynamic in SAP_STAGE_SHARE waits. */
