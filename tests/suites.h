@@ -27,6 +27,7 @@
     X(sweep_random)  \
     X(sap)           \
     X(sap_mass)      \
+    X(sap_grid)      \
     X(gen)           \
     X(world)         \
     X(world_contacts) \
@@ -34,6 +35,7 @@
     X(world_prepare) \
     X(world_paircap) \
     X(world_teleport) \
+    X(world_order)   \
     X(deadline)      \
     X(mesh)          \
     X(exact)         \

@@ -12,9 +12,10 @@
  * Statics live in their own sorted arrays that only change when a static
  * is inserted, removed or moved, and dynamics keep a cursor into them
  * instead of swapping past them. A new item's pairs come from a query of
- * the sorted arrays, O(log n + k); new dynamics wait in a small staging
- * list and removed ones' endpoints stay until they are many, so one insert
- * or remove costs no O(n) pass (amortised O(sqrt n)). */
+ * the sorted arrays, O(log n + k), or in a large world of a hashed grid
+ * (sap_grid.c), O(k); new dynamics wait in a staging list and removed
+ * ones' endpoints stay until they are many, so one insert or remove costs
+ * no O(n) pass (amortised O(sqrt n), O(1) while the grid is on). */
 #include <math.h>
 #include <string.h>
 
@@ -45,6 +46,11 @@ static size_t items_layout(sap_items *it, char *base, int cap)
         it->sta[axis] = sap_carve(base, &at, 2 * (size_t)cap, sizeof *it->sta[axis]);
     }
     it->tmp = sap_carve(base, &at, 2 * (size_t)cap, sizeof *it->tmp);
+    it->grid_node = sap_carve(base, &at, n, sizeof *it->grid_node);
+    it->grid_mask = 15;
+    while (it->grid_mask + 1 < 2 * n) /* load <= 1/2: cells never outnumber items */
+        it->grid_mask = it->grid_mask * 2 + 1;
+    it->grid_cell = sap_carve(base, &at, (size_t)it->grid_mask + 1, sizeof *it->grid_cell);
     return at;
 }
 
@@ -61,6 +67,15 @@ static int items_alloc(sap_items *it, int cap, void **block, size_t *size)
     memset(it->item, 0, ((size_t)cap + 1) * sizeof *it->item);
     it->adj[cap] = -1; /* the sentinel has no pairs */
     return CQ_OK;
+}
+
+/* The query grid lives in the item storage and starts off (sap_grid.c). */
+static void grid_take(cq_sap *s)
+{
+    s->grid.node = s->it.grid_node;
+    s->grid.cell = s->it.grid_cell;
+    s->grid.mask = s->it.grid_mask;
+    cq__sap_grid_drop(s);
 }
 
 /* Gives dead endpoints to the sentinel of the new capacity. */
@@ -104,6 +119,7 @@ static int items_grow(cq_sap *s, int cap)
     s->items_block = block;
     s->items_size = size;
     s->cap = cap;
+    grid_take(s);
     s->stats.grows++;
     return CQ_OK;
 }
@@ -124,6 +140,7 @@ int cq__sap_create(int capacity, cq_sap **out)
         return CQ_ENO_MEMORY;
     }
     s->cap = capacity;
+    grid_take(s);
     s->epoch = 1;
     s->bulk_ratio = SAP_BULK_RATIO;
     *out = s;
@@ -269,6 +286,7 @@ int cq__sap_remove(cq_sap *sap, int id)
         list_drop(sap->it.fresh, sap->it.fresh_at, &sap->fresh_n, id);
     if (f & SAP_STAGED)
         list_drop(sap->it.staged, sap->it.staged_at, &sap->staged_n, id);
+    cq__sap_grid_unlink(sap, id);
     sap->it.item[id].flags = 0;
     cq__sap_pair_prune(sap, id); /* no pair holds for a dead item: all go */
     return CQ_OK;
@@ -327,6 +345,7 @@ int cq__sap_update(cq_sap *sap)
     cq__sap_compact_dyn(sap, false);
     cq__sap_rebuild_static(sap);
     cq__sap_stage_moves(sap);
+    cq__sap_grid_sync(sap); /* while the moved list and the pending boxes are there */
     cq__sap_apply_moves(sap);
     cq__sap_place_dyn(sap);
     cq__sap_refresh(sap);

@@ -43,6 +43,8 @@ typedef struct cq_sap_stats {
     uint64_t sweeps;          /* updates that found fresh items' pairs with a full sweep */
     uint64_t queries;         /* fresh items whose pairs were found by a query of the arrays */
     uint64_t bulk_moves;      /* updates that merged the moved endpoints in sorted (a mass move) */
+    uint64_t grid_builds;     /* times the query grid of new items was made (sap_grid.c) */
+    uint64_t grid_queries;    /* fresh items whose pairs were found through the grid */
 } cq_sap_stats;
 
 /* Creates a broadphase for ids 0..capacity-1 (capacity > 0) with pair room

@@ -48,8 +48,13 @@ typedef struct sap_ep {
 /* New dynamics wait in a staging list, their pairs found by a query each
  * and by testing them against one another, until more than
  * max(SAP_STAGE_MIN, sqrt(dynamic endpoints)) wait: merging them into the
- * arrays costs O(n), so a single insert costs O(n / sqrt n) amortised. */
+ * arrays costs O(n), so a single insert costs O(n / sqrt n) amortised.
+ * While the query grid holds them (its queries find them), more may wait
+ * (SAP_STAGE_SHARE) and the merge costs O(1) an insert. */
 #define SAP_STAGE_MIN 16
+/* While the query grid holds the staged items (sap_grid.c), up to one
+ * dynamic in SAP_STAGE_SHARE waits. */
+#define SAP_STAGE_SHARE 16
 /* Dead endpoints (removed items') stay in the dynamic arrays until they are
  * more than 1 / SAP_DEAD_SHARE of them: compacting costs O(n). */
 #define SAP_DEAD_SHARE 4
@@ -86,6 +91,58 @@ typedef struct sap_item {
 } sap_item;
 _Static_assert(sizeof(sap_item) == 64, "an item fills one cache line");
 
+/* The query grid (sap_grid.c): levels -24..39, cells of side 2^(l+1). */
+#define SAP_GRID_LMIN (-24)
+#define SAP_GRID_LMAX 39
+#define SAP_GRID_LEVELS (SAP_GRID_LMAX - SAP_GRID_LMIN + 1)
+_Static_assert(SAP_GRID_LEVELS <= 64, "the levels in use are bits of a word");
+/* Dynamic endpoints below which a fresh item is queried along the arrays:
+ * a slab of a small world is short, and the grid is not made for it. */
+#define SAP_GRID_MIN_ENDPOINTS 4096
+/* Huge items beyond which the grid is not used (each query reads them all). */
+#define SAP_GRID_MAX_HUGE 32
+/* What a grid query costs, in endpoints of a merge (judging the moves
+ * against the staged items through it or merging them in). */
+#define SAP_GRID_QUERY_COST 32
+
+/* Where an item is in the grid. */
+enum { SAP_GRID_NONE, SAP_GRID_CELL, SAP_GRID_HUGE };
+
+/* A cell: its level and coordinates (floor of the min corner over 2^(l+1)). */
+typedef struct sap_grid_key {
+    int32_t x, y, z, level;
+} sap_grid_key;
+
+/* An item's place in the grid: its cell and its neighbours in the cell's
+ * list (or the huge list). */
+typedef struct sap_grid_node {
+    sap_grid_key key;
+    int32_t next, prev;
+    uint8_t where; /* SAP_GRID_* */
+} sap_grid_node;
+
+/* A hash bucket: an occupied cell's first member (head -1: empty) and its
+ * key's hash; the key itself is the members' (8 bytes a bucket, so that
+ * the table of a large world stays in the cache a probe reads). */
+typedef struct sap_grid_cell {
+    uint32_t hash;
+    int32_t head;
+} sap_grid_cell;
+
+typedef struct sap_grid {
+    sap_grid_node *node; /* per item (cap + 1) */
+    sap_grid_cell *cell; /* open addressing, mask + 1 buckets (>= 2 (cap + 1)) */
+    uint32_t mask;
+    bool on;                         /* made, and kept up to date */
+    uint64_t levels;                 /* bit l - SAP_GRID_LMIN: level l has members */
+    int floor;                       /* the least level: smaller items join it (the most held at the build) */
+    int32_t count[SAP_GRID_LEVELS];  /* members per level */
+    double ext[SAP_GRID_LEVELS];     /* upper bound on the members' extent per level */
+    int64_t idle_moves;              /* moves kept up with since the last query through the grid */
+    int32_t huge;                    /* first huge item, -1 */
+    int huge_n;
+} sap_grid;
+
 /* Per-item storage: one cq_alloc block sized by the item capacity. */
 typedef struct sap_items {
     sap_item *item;
@@ -99,6 +156,9 @@ typedef struct sap_items {
     int32_t *staged, *staged_at; /* staged dynamics and each one's index there */
     sap_ep *dyn[3], *sta[3];   /* sorted endpoints per axis, dynamic and static */
     sap_ep *tmp;               /* scratch for sorting and merging endpoints, and for the sweep */
+    sap_grid_node *grid_node;  /* the query grid's storage (s->grid), carved here so it never allocates */
+    sap_grid_cell *grid_cell;
+    uint32_t grid_mask;
 } sap_items;
 
 /* Pair storage: one cq_alloc block sized by the pair capacity. */
@@ -121,6 +181,7 @@ struct cq_sap {
     int dead;       /* dead endpoints per axis in it.dyn */
     int staged_n;
     bool sta_dirty; /* a static was inserted, removed or moved */
+    sap_grid grid;  /* the fresh dynamics' queries (sap_grid.c) */
     int moved_n, fresh_n;
     /* Upper bounds on the extent per axis of items with finite bounds
      * there (dynamics, statics): a query for a box's partners scans the
@@ -248,6 +309,23 @@ bool cq__sap_moves_are_mass(const cq_sap *s);
 void cq__sap_bulk_moves(cq_sap *s);
 /* Recomputes the dynamic extent bounds exactly. */
 void cq__sap_measure_dyn_extents(cq_sap *s);
+
+/* sap_grid.c */
+/* Makes the grid if it is off and the world is large enough for it;
+ * whether a fresh dynamic may be queried through it. */
+bool cq__sap_grid_ready(cq_sap *s);
+/* Offers item i every grid member whose cell its box may meet
+ * (cq__sap_pair_begin); returns the cost (cells and members visited), or
+ * -1 with nothing offered when the box spans too many cells (the arrays
+ * must answer). Needs cq__sap_grid_ready. */
+int cq__sap_grid_query(cq_sap *s, int i);
+/* Before the moves are applied: puts moved items (at their pending boxes)
+ * and new dynamics in their cells, while the grid is on. */
+void cq__sap_grid_sync(cq_sap *s);
+/* Takes item id out of the grid (a remove). */
+void cq__sap_grid_unlink(cq_sap *s, int id);
+/* Turns the grid off (the item storage moved); the next query makes it again. */
+void cq__sap_grid_drop(cq_sap *s);
 
 /* sap_refresh.c */
 /* Makes every pair with at least one fresh item match sap_truth. */

@@ -209,29 +209,55 @@ static double planned_cost(const cq_sap *s, const sorted_axis dyn[3], const sort
     return sum / samples * n;
 }
 
+/* The dynamic arrays' axes, found once (their ends take binary searches
+ * a query through the grid does not need). */
+static void dyn_axes(const cq_sap *s, sorted_axis dyn[3])
+{
+    for (int k = 0; !dyn[0].e && k < 3; k++)
+        dyn[2 - k] = axis_of(s->it.dyn[2 - k], s->ndyn, s->ext_dyn[2 - k]);
+}
+
+/* Offers fresh item i its partners among the dynamics: through the grid
+ * when it may and the grid can (the grid holds the staged items too:
+ * *gridded is cleared when an item went along the arrays instead, which
+ * do not), else along the arrays. Returns the cost. */
+static int query_dynamics(cq_sap *s, int i, sorted_axis dyn[3], bool grid, bool *gridded)
+{
+    int cost = grid ? cq__sap_grid_query(s, i) : -1;
+    if (cost >= 0) {
+        s->stats.grid_queries++;
+        return cost;
+    }
+    *gridded = false;
+    dyn_axes(s, dyn);
+    return query(s, i, dyn) + 24; /* + the binary searches */
+}
+
 /* Queries the fresh items one by one unless a sweep is cheaper; returns
  * false if the sweep must do (or finish) the job. A sweep reads every
  * endpoint and an item's box per item; a query's candidate costs about
  * the same as one of those, so past about the endpoints in candidates
  * (scaled from a sample, then counted), the sweep is the cheaper way. */
-static bool query_all(cq_sap *s)
+static bool query_all(cq_sap *s, bool *gridded)
 {
     int endpoints = s->ndyn + s->nsta;
     if (s->fresh_n * SAP_SWEEP_SHARE > endpoints / 2)
         return false;
-    sorted_axis dyn[3], sta[3];
-    for (int k = 0; k < 3; k++) {
-        dyn[k] = axis_of(s->it.dyn[k], s->ndyn, s->ext_dyn[k]);
+    sorted_axis dyn[3] = {{NULL}}, sta[3];
+    for (int k = 0; k < 3; k++)
         sta[k] = axis_of(s->it.sta[k], s->nsta, s->ext_sta[k]);
-    }
     double budget = endpoints + 4096;
-    if (s->fresh_n > SAP_PLAN_SAMPLES && planned_cost(s, dyn, sta) > budget)
+    bool grid = cq__sap_grid_ready(s);
+    if (!grid)
+        dyn_axes(s, dyn);
+    if (!grid && s->fresh_n > SAP_PLAN_SAMPLES && planned_cost(s, dyn, sta) > budget)
         return false;
     int k = 0;
     for (; k < s->fresh_n && budget > 0; k++) {
         int i = s->it.fresh[k];
-        budget -= query(s, i, dyn) + 24; /* + the binary searches */
-        if (!(s->it.item[i].flags & SAP_STATIC) && s->nsta > 0) /* statics never pair with statics */
+        bool is_static = s->it.item[i].flags & SAP_STATIC;
+        budget -= query_dynamics(s, i, dyn, grid && !is_static, gridded);
+        if (!is_static && s->nsta > 0) /* statics never pair with statics */
             budget -= query(s, i, sta);
         s->stats.queries++;
     }
@@ -245,14 +271,16 @@ void cq__sap_refresh(cq_sap *s)
     for (int k = 0; k < s->fresh_n; k++)
         cq__sap_pair_prune(s, s->it.fresh[k]);
     /* Staged items are in no array: fresh ones are tested against them
-     * one by one, unless placing them costs less (or a sweep must see them). */
+     * one by one, unless placing them costs less (or a sweep must see
+     * them), or the grid, which holds them, answered every fresh item. */
     if ((int64_t)s->fresh_n * s->staged_n > s->ndyn)
         cq__sap_flush_staged(s);
-    if (!query_all(s)) {
+    bool gridded = true;
+    if (!query_all(s, &gridded)) {
         cq__sap_flush_staged(s);
         sweep(s); /* the pairs the queries stored are found again, and kept */
     }
-    for (int k = 0; k < s->fresh_n; k++)
+    for (int k = 0; !gridded && k < s->fresh_n; k++)
         for (int j = 0; j < s->staged_n; j++)
             cq__sap_pair_begin(s, s->it.fresh[k], s->it.staged[j]);
     for (int k = 0; k < s->fresh_n; k++)

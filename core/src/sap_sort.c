@@ -127,10 +127,15 @@ void cq__sap_rebuild_static(cq_sap *s)
     s->stats.static_rebuilds++;
 }
 
-/* How many dynamics may wait in the staging list. */
+/* Whether the query grid holds the staged items and can judge them. */
+static bool grid_judges(const cq_sap *s) { return s->grid.on && s->grid.huge_n <= SAP_GRID_MAX_HUGE; }
+
+/* How many dynamics may wait in the staging list: sqrt(n) when each new
+ * or moved item is tested against every staged one, n / 16 when the grid
+ * finds their pairs (its merge, O(n), then costs O(1) an insert). */
 static int stage_cap(const cq_sap *s)
 {
-    int c = (int)sqrt((double)s->ndyn);
+    int c = grid_judges(s) ? s->ndyn / (2 * SAP_STAGE_SHARE) : (int)sqrt((double)s->ndyn);
     return c > SAP_STAGE_MIN ? c : SAP_STAGE_MIN;
 }
 
@@ -179,7 +184,7 @@ void cq__sap_place_dyn(cq_sap *s)
             fresh_new++;
         }
     }
-    if (fresh_new > 0 && s->staged_n > stage_cap(s))
+    if ((fresh_new > 0 || !grid_judges(s)) && s->staged_n > stage_cap(s))
         cq__sap_flush_staged(s);
 }
 
@@ -188,23 +193,44 @@ void cq__sap_stage_moves(cq_sap *s)
     if (s->staged_n == 0 || s->moved_n == 0)
         return;
     /* Judging each moved item against each staged one (judge_staged)
-     * costs their product; placing the staged ones costs O(n). */
-    if ((int64_t)s->moved_n * s->staged_n > s->ndyn)
+     * costs their product, or a grid query each; placing the staged ones
+     * costs O(n). A staging list grown past its cap while the grid held
+     * it (the grid was dropped since) is placed. */
+    int64_t judge = grid_judges(s) ? (int64_t)s->moved_n * SAP_GRID_QUERY_COST : (int64_t)s->moved_n * s->staged_n;
+    if (judge > s->ndyn || s->staged_n > stage_cap(s))
         cq__sap_flush_staged(s);
 }
 
+/* Makes moved item a's pairs with every staged one match sap_truth, one
+ * by one. */
+static void judge_against_staged(cq_sap *s, int a)
+{
+    for (int j = 0; j < s->staged_n; j++) {
+        int b = s->it.staged[j];
+        if (sap_truth(s, a, b))
+            cq__sap_pair_begin(s, a, b);
+        else if (s->it.adj[a] >= 0 && s->it.adj[b] >= 0)
+            cq__sap_pair_end(s, a, b);
+    }
+}
+
 /* Makes every pair of a moved item with a staged one match sap_truth,
- * once the moves are applied (the re-sort does not see staged items). */
+ * once the moves are applied (the re-sort does not see staged items):
+ * through the grid, which holds the staged items at their boxes and the
+ * moved ones at their new ones, the item's pairs that no longer hold
+ * pruned (the re-sort has judged every other one already), or one by one. */
 static void judge_staged(cq_sap *s)
 {
-    for (int k = 0; k < s->moved_n; k++)
-        for (int j = 0; j < s->staged_n; j++) {
-            int a = s->it.moved[k], b = s->it.staged[j];
-            if (sap_truth(s, a, b))
-                cq__sap_pair_begin(s, a, b);
-            else if (s->it.adj[a] >= 0 && s->it.adj[b] >= 0)
-                cq__sap_pair_end(s, a, b);
-        }
+    if (s->staged_n == 0)
+        return;
+    bool grid = grid_judges(s);
+    for (int k = 0; k < s->moved_n; k++) {
+        int a = s->it.moved[k];
+        if (grid && cq__sap_grid_query(s, a) >= 0)
+            cq__sap_pair_prune(s, a);
+        else
+            judge_against_staged(s, a);
+    }
 }
 
 /* Judges the held starts: a pair whose boxes now overlap is stored. The

@@ -83,7 +83,9 @@ static size_t slots_layout(world_slots *s, char *base, int cap)
     s->names = world_carve(base, &at, n, sizeof *s->names);
     s->free_slots = world_carve(base, &at, n, sizeof *s->free_slots);
     s->order = world_carve(base, &at, n, sizeof *s->order);
+    s->order_new = world_carve(base, &at, n, sizeof *s->order_new);
     s->order_tmp = world_carve(base, &at, n, sizeof *s->order_tmp);
+    s->order_keys = world_carve(base, &at, n, sizeof *s->order_keys);
     s->rank = world_carve(base, &at, n, sizeof *s->rank);
     s->bvh_slot = world_carve(base, &at, n, sizeof *s->bvh_slot);
     s->bvh_box = world_carve(base, &at, n, sizeof *s->bvh_box);
@@ -124,7 +126,9 @@ static void slots_take(cq_world *w, const world_slots *s)
     w->names = s->names;
     w->free_slots = s->free_slots;
     w->order = s->order;
+    w->order_new = s->order_new;
     w->order_tmp = s->order_tmp;
+    w->order_keys = s->order_keys;
     w->rank = s->rank;
     w->bvh_slot = s->bvh_slot;
     w->bvh_box = s->bvh_box;
@@ -198,7 +202,8 @@ void cq__world_slots_adopt(cq_world *w, world_slots *s)
 {
     memcpy(s->e, w->e, (size_t)w->cap * sizeof *w->e);
     memcpy(s->names, w->names, (size_t)w->cap * sizeof *w->names);
-    memcpy(s->order, w->order, (size_t)w->count * sizeof *w->order);
+    memcpy(s->order, w->order, (size_t)w->order_n * sizeof *w->order);
+    memcpy(s->order_new, w->order_new, (size_t)w->order_new_n * sizeof *w->order_new);
     memcpy(s->rank, w->rank, (size_t)w->cap * sizeof *w->rank);
     memcpy(s->bvh_slot, w->bvh_slot, (size_t)w->bvh_count * sizeof *w->bvh_slot);
     memcpy(s->bvh_box, w->bvh_box, (size_t)w->bvh_count * sizeof *w->bvh_box);
@@ -210,9 +215,10 @@ void cq__world_slots_adopt(cq_world *w, world_slots *s)
     cq_free(w->slot_block, w->slot_block_size);
     slots_take(w, s);
     w->free_n = free_n;
-    for (int k = 0; k < w->count; k++) {
-        const world_name *name = &w->names[w->order[k]];
-        cq__world_table_put(w, w->order[k], world_id_hash(name->id, name->id_len));
+    for (int k = 0; k < world_member_span(w); k++) {
+        int slot = world_member(w, k);
+        if (slot >= 0)
+            cq__world_table_put(w, slot, world_id_hash(w->names[slot].id, w->names[slot].id_len));
     }
     w->stats.grows++;
     s->block = NULL;
@@ -310,9 +316,12 @@ int cq_world_configure(cq_world *w, const cq_world_settings *settings)
     }
     bool refatten = s.skin != w->settings.skin;
     w->settings = s;
-    for (int k = 0; refatten && k < w->count; k++) {
-        cq_aabb box = cq__world_sap_box(w, w->order[k]);
-        cq__sap_move(w->sap, w->order[k], &box);
+    for (int k = 0; refatten && k < world_member_span(w); k++) {
+        int slot = world_member(w, k);
+        if (slot < 0)
+            continue;
+        cq_aabb box = cq__world_sap_box(w, slot);
+        cq__sap_move(w->sap, slot, &box);
         w->sap_dirty = true;
     }
     cq__world_finish(w, false, false);
@@ -432,9 +441,8 @@ int cq_world_refresh(cq_world *w)
 
 void cq__world_renumber(cq_world *w)
 {
-    for (int k = 0; w->ranks_stale && k < w->count; k++)
-        w->rank[w->order[k]] = k;
-    w->ranks_stale = false;
+    if (w->order_new_n > 0 || w->holes > 0)
+        cq__world_settle(w);
 }
 
 /* ---- reads ---- */
@@ -461,13 +469,42 @@ int cq_world_get(const cq_world *w, cq_world_handle h, cq_world_body *out)
 
 const char *cq_world_id(const cq_world *w, cq_world_handle h) { return world_live(w, h) ? w->names[h.index].id : NULL; }
 
+static bool handle_less(const void *x, const void *y, const void *ctx)
+{
+    const cq_world *w = ctx;
+    return strcmp(w->names[((const cq_world_handle *)x)->index].id, w->names[((const cq_world_handle *)y)->index].id) < 0;
+}
+
+/* The settled order's live slot at or before *i (moved past the holes), or -1. */
+static int order_back(const cq_world *w, int *i)
+{
+    while (*i >= 0 && w->order[*i] < 0)
+        --*i;
+    return *i >= 0 ? w->order[*i] : -1;
+}
+
+/* The new slots (order_new), sorted, go to the front of out; then both runs are
+ * merged from the back, which never overtakes the unread new ones. */
 int cq_world_list(const cq_world *w, cq_world_handle *out, int capacity, int *count)
 {
     *count = w->count;
     if (w->count > capacity)
         return CQ_ERANGE;
-    for (int k = 0; k < w->count; k++)
-        out[k] = world_handle(w, w->order[k]);
+    int p = 0;
+    for (int k = 0; k < w->order_new_n; k++)
+        if (w->order_new[k] >= 0)
+            out[p++].index = (uint32_t)w->order_new[k];
+    cq__world_heapsort(out, (size_t)p, sizeof *out, handle_less, w);
+    int i = w->order_n - 1, j = p - 1;
+    for (int k = w->count - 1; k >= 0; k--) {
+        int a = order_back(w, &i);
+        bool take_order = j < 0 || (a >= 0 && strcmp(w->names[a].id, w->names[out[j].index].id) > 0);
+        out[k] = world_handle(w, take_order ? a : (int)out[j].index);
+        if (take_order)
+            i--;
+        else
+            j--;
+    }
     return CQ_OK;
 }
 

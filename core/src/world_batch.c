@@ -30,7 +30,6 @@ static size_t batch_layout(batch *b, char *base, int ops)
     b->finals = world_carve(base, &at, n, sizeof *b->finals);
     b->cands = world_carve(base, &at, 2 * n, sizeof *b->cands);
     b->fresh = world_carve(base, &at, n, sizeof *b->fresh);
-    b->pos = world_carve(base, &at, n, sizeof *b->pos);
     b->box = world_carve(base, &at, n, sizeof *b->box);
     b->grec = world_carve(base, &at, n, sizeof *b->grec);
     b->gchg = world_carve(base, &at, n, sizeof *b->gchg);

@@ -35,7 +35,6 @@ typedef struct batch {
     owned_ref *finals; /* hulls and meshes the batch leaves in use */
     owned_ref *cands;  /* hulls and meshes the batch may leave unused */
     int32_t *fresh;    /* slots of new registrations */
-    int32_t *pos;      /* commit: positions in the id order */
     cq_aabb *box;      /* per record, when boxed: the final box (not fattened) */
     bool boxed;        /* the pair cap's check computed every record's box */
     grid_rec *grec;    /* per changed record, when gridded: its new pair grid record */

@@ -1,9 +1,9 @@
 /* The commit of a prepared batch (world_batch.c checked it and made room):
  * nothing here can fail or allocate, bar the broadphase's pair storage
  * (cq__world_finish). Each step costs what the batch touches, not the world:
- * records are visited with their entries prefetched, the id order takes
- * new and removed ids by binary search and a shift (a merge only when
- * many come at once), and the ranks are left to cq__world_renumber. */
+ * records are visited with their entries prefetched, and the id order
+ * takes a new id as a new slot (order_new) and a removed one as a hole, settled
+ * (merged, renumbered) once they are many or a mutation needs the ranks. */
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -101,47 +101,101 @@ static bool id_less(const void *x, const void *y, const void *ctx)
     return strcmp(w->names[*(const int32_t *)x].id, w->names[*(const int32_t *)y].id) < 0;
 }
 
-/* The first position of the id order whose id is not below id. */
-static int order_bound(const cq_world *w, const char *id)
+/* Merges the sorted live slots of order (holes skipped) and of p into t;
+ * returns how many. The names the comparisons read are fetched ahead: a
+ * settle reads every member's, far apart. */
+static int merge_order(const cq_world *w, const int32_t *p, int np, int32_t *t)
 {
-    int lo = 0, hi = w->count;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (strcmp(w->names[w->order[mid]].id, id) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
+    int i = 0, j = 0, n = 0;
+    while (i < w->order_n || j < np) {
+        if (i < w->order_n && w->order[i] < 0) {
+            i++;
+            continue;
+        }
+        if (i + 16 < w->order_n && w->order[i + 16] >= 0)
+            world_prefetch(&w->names[w->order[i + 16]]);
+        bool old = j == np || (i < w->order_n && id_less(&w->order[i], &p[j], w));
+        t[n++] = old ? w->order[i++] : p[j++];
     }
-    return lo;
+    return n;
 }
 
-/* A few changes go in by binary search, many by one pass over the order. */
-static bool few(const cq_world *w, int k) { return (long)k * 32 <= w->count; }
-
-static bool pos_less(const void *x, const void *y, const void *ctx)
+/* An id's first eight bytes, big-endian, zero-padded: keys compare as
+ * the ids' prefixes do (no id holds a zero byte). */
+static uint64_t id_prefix(const world_name *n)
 {
-    (void)ctx;
-    return *(const int32_t *)x < *(const int32_t *)y;
+    uint64_t k = 0;
+    for (int b = 0; b < 8; b++)
+        k = k << 8 | (b < n->id_len ? (unsigned char)n->id[b] : 0u);
+    return k;
 }
 
-/* Drops the removed slots from the id order: their positions found by
- * binary search (the names still hold the ids), then the gaps closed. */
-static void order_remove(cq_world *w, batch *b, int k, int before)
+/* Sorts the n new slots by id: by their prefixes first, in an array of
+ * their own (a sort by strcmp reads two names far apart per comparison:
+ * most of a settle after many single inserts), then each run of equal
+ * prefixes by strcmp. */
+static void sort_new(cq_world *w, int n)
 {
-    if (!few(w, k)) {
-        int n = 0;
-        for (int i = 0; i < before; i++)
-            if (w->names[w->order[i]].alive)
-                w->order[n++] = w->order[i];
-        return;
+    world_key *k = w->order_keys;
+    for (int i = 0; i < n; i++)
+        k[i] = (world_key){id_prefix(&w->names[w->order_new[i]]), w->order_new[i]};
+    cq__world_sort_keys(k, n);
+    for (int i = 0; i < n; i++)
+        w->order_new[i] = k[i].index;
+    for (int i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && k[j].key == k[i].key;)
+            j++;
+        if (j - i > 1)
+            cq__world_heapsort(&w->order_new[i], (size_t)(j - i), sizeof *w->order_new, id_less, w);
     }
-    for (int j = 0; j < k; j++)
-        b->pos[j] = order_bound(w, w->names[b->fresh[j]].id);
-    cq__world_heapsort(b->pos, (size_t)k, sizeof *b->pos, pos_less, NULL);
-    for (int j = 0; j < k; j++) {
-        int from = b->pos[j] + 1, to = j + 1 < k ? b->pos[j + 1] : before;
-        memmove(&w->order[b->pos[j] - j], &w->order[from], (size_t)(to - from) * sizeof *w->order);
-    }
+}
+
+void cq__world_settle(cq_world *w)
+{
+    int np = 0;
+    for (int k = 0; k < w->order_new_n; k++)
+        if (w->order_new[k] >= 0)
+            w->order_new[np++] = w->order_new[k];
+    sort_new(w, np);
+    int n = merge_order(w, w->order_new, np, w->order_tmp);
+    int32_t *t = w->order;
+    w->order = w->order_tmp;
+    w->order_tmp = t;
+    w->order_n = n;
+    w->order_new_n = 0;
+    w->holes = 0;
+    for (int k = 0; k < n; k++)
+        w->rank[w->order[k]] = k;
+}
+
+/* Takes a removed slot out of the id order: its entry becomes a hole. */
+static void order_drop(cq_world *w, int slot)
+{
+    int32_t r = w->rank[slot];
+    if (r >= 0)
+        w->order[r] = -1;
+    else
+        w->order_new[-r - 1] = -1;
+    w->holes++;
+}
+
+/* Adds a new slot to the id order's new ones (settling first when
+ * they fill their array, which holes can make happen). */
+static void order_add(cq_world *w, int slot)
+{
+    if (w->order_new_n == w->cap)
+        cq__world_settle(w);
+    w->rank[slot] = -(w->order_new_n + 1);
+    w->order_new[w->order_new_n++] = slot;
+}
+
+/* Settles the order once the changes since the last settle pass a quarter
+ * of it: each costs O(1) and the settle O(n + p log p), amortised. */
+static void order_upkeep(cq_world *w)
+{
+    int changes = w->order_new_n + w->holes;
+    if (changes > 64 && changes > w->order_n / 4)
+        cq__world_settle(w);
 }
 
 /* Drops the removed registrations; true if there were any. */
@@ -159,36 +213,12 @@ static bool commit_removals(cq_world *w, batch *b)
         int slot = b->fresh[j];
         cq__world_table_drop(w, slot);
         cq__sap_remove(w->sap, slot);
-        w->names[slot].alive = false; /* the id stays, for order_remove's search */
+        w->names[slot].alive = false;
         w->free_slots[w->free_n++] = slot;
+        order_drop(w, slot);
     }
-    order_remove(w, b, k, w->count);
     w->count -= k;
     return true;
-}
-
-/* Merges the k new slots b->fresh (sorted by id) into the id order. */
-static void order_insert(cq_world *w, batch *b, int k)
-{
-    if (!few(w, k)) {
-        int i = 0, j = 0, n = 0;
-        while (i < w->count || j < k) {
-            bool old = j == k || (i < w->count && id_less(&w->order[i], &b->fresh[j], w));
-            w->order_tmp[n++] = old ? w->order[i++] : b->fresh[j++];
-        }
-        int32_t *t = w->order;
-        w->order = w->order_tmp;
-        w->order_tmp = t;
-        return;
-    }
-    for (int j = 0; j < k; j++)
-        b->pos[j] = order_bound(w, w->names[b->fresh[j]].id);
-    int end = w->count; /* from the back: each old run moves once */
-    for (int j = k - 1; j >= 0; j--) {
-        memmove(&w->order[b->pos[j] + j + 1], &w->order[b->pos[j]], (size_t)(end - b->pos[j]) * sizeof *w->order);
-        w->order[b->pos[j] + j] = b->fresh[j];
-        end = b->pos[j];
-    }
 }
 
 /* Registers the new ids and puts them in the id order; true if there
@@ -216,14 +246,11 @@ static bool commit_inserts(cq_world *w, batch *b, const cq_world_op *ops, bool g
             w->grid_rec[slot].rec = b->grec[r];
             cq__world_pair_grid_shape(w, slot);
         }
-        b->fresh[nfresh++] = slot;
+        order_add(w, slot);
+        nfresh++;
     }
-    if (nfresh == 0)
-        return false;
-    cq__world_heapsort(b->fresh, (size_t)nfresh, sizeof *b->fresh, id_less, w);
-    order_insert(w, b, nfresh);
     w->count += nfresh;
-    return true;
+    return nfresh > 0;
 }
 
 void cq__batch_commit(cq_world *w, batch *b, const cq_world_op *ops, int nc, int nf)
@@ -235,7 +262,7 @@ void cq__batch_commit(cq_world *w, batch *b, const cq_world_op *ops, int nc, int
     bool moved = commit_updates(w, b, ops, grid, &members);
     bool came = commit_inserts(w, b, ops, grid);
     cq__world_pair_grid_finish(w, grid);
-    w->ranks_stale |= gone || came;
+    order_upkeep(w);
     members |= came;
     cq__batch_free_owned(b, nc, nf);
     w->sap_dirty |= members || moved;

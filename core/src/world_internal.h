@@ -112,18 +112,23 @@ struct cq_world {
     world_name *names;
     int32_t *free_slots; /* stack of free slots */
     int free_n;
-    int32_t *order;      /* live slots sorted by id, count entries */
+    /* The id order, settled lazily so that one change costs O(1): order
+     * holds the members as of the last settle, sorted by id, with -1 for
+     * each removed since (a hole); order_new the slots inserted since, in
+     * no order (with holes too). rank[slot] is a member's index in order,
+     * or -(its index in order_new) - 1. cq__world_settle merges and renumbers:
+     * once changes pass a quarter of the order, and when a mutation needs
+     * every rank (contacts, a tree build). */
+    int32_t *order;      /* order_n entries */
+    int32_t *order_new;  /* order_new_n entries */
     int32_t *order_tmp;  /* scratch for merging the order */
-    int32_t *rank;       /* position of each live slot's id in order, unless ranks_stale */
+    world_key *order_keys; /* scratch for sorting the new slots by their ids' first bytes */
+    int32_t *rank;
+    int order_n, order_new_n, holes; /* holes: -1 entries in order and order_new */
     int32_t *bvh_slot;   /* BVH item -> slot */
     cq_aabb *bvh_box;    /* BVH item boxes, for refits */
     world_cell *table;   /* id hash, open addressing, table_mask + 1 cells */
     uint32_t table_mask;
-    /* Members came or went since the ranks were numbered: numbered again
-     * by the next mutation that needs them (contacts, refresh), not by
-     * every change (an O(world) pass per PUT). Queries meanwhile compare
-     * ids (world_before). */
-    bool ranks_stale;
 
     /* Batch scratch: one block sized for batch_cap ops. */
     void *batch_block;
@@ -169,7 +174,8 @@ typedef struct world_slots {
     int cap;
     world_entry *e;
     world_name *names;
-    int32_t *free_slots, *order, *order_tmp, *rank, *bvh_slot;
+    int32_t *free_slots, *order, *order_new, *order_tmp, *rank, *bvh_slot;
+    world_key *order_keys;
     cq_aabb *bvh_box;
     world_cell *table;
     uint32_t table_mask;
@@ -222,16 +228,31 @@ static inline cq_world_handle world_handle(const cq_world *w, int slot)
     return (cq_world_handle){(uint32_t)slot, w->names[slot].generation};
 }
 
-/* Whether live slot a's id sorts before live slot b's: by rank while the
- * ranks are numbered, else by the ids themselves. */
+/* Whether live slot a's id sorts before live slot b's: by rank when both
+ * are in the settled order, else by the ids themselves. */
 static inline bool world_before(const cq_world *w, int a, int b)
 {
-    if (!w->ranks_stale)
-        return w->rank[a] < w->rank[b];
+    int32_t ra = w->rank[a], rb = w->rank[b];
+    if ((ra | rb) >= 0)
+        return ra < rb;
     return strcmp(w->names[a].id, w->names[b].id) < 0;
 }
 
-/* Numbers the ranks again if members changed (a mutation's helper). */
+/* The members, k in [0, world_member_span): a live slot, or -1 for a
+ * hole; the settled order first, then the new slots. */
+static inline int world_member_span(const cq_world *w) { return w->order_n + w->order_new_n; }
+static inline int world_member(const cq_world *w, int k)
+{
+    return k < w->order_n ? w->order[k] : w->order_new[k - w->order_n];
+}
+
+/* world_commit.c: merges the new slots into the id order, drops the
+ * holes and numbers every rank: afterwards order[0..count) is every live
+ * slot sorted by id and rank[slot] its index. */
+void cq__world_settle(cq_world *w);
+
+/* Settles the id order if it is not (a mutation's helper, before it reads
+ * ranks or order[0..count)). */
 void cq__world_renumber(cq_world *w);
 
 /* The heap block a shape refers to and a world owns once a batch stores the

@@ -31,11 +31,13 @@ static bool box_item(void *vctx, int item)
     return k->box(k->ctx, k->w->bvh_slot[item]);
 }
 
-/* Without a tree every shape is a candidate, in id order. */
+/* Without a tree every shape is a candidate (in no particular order: ties
+ * go to the smaller id whatever the order of the visits). */
 static void cast_all(const cq_world *w, double tmax, world_cast_visit visit, void *ctx)
 {
-    for (int k = 0; k < w->count && tmax >= 0; k++) {
-        double t = visit(ctx, w->order[k], tmax);
+    for (int k = 0; k < world_member_span(w) && tmax >= 0; k++) {
+        int slot = world_member(w, k);
+        double t = slot >= 0 ? visit(ctx, slot, tmax) : tmax;
         tmax = t < tmax ? t : tmax;
     }
 }
@@ -66,9 +68,11 @@ void cq__world_each_box(const cq_world *w, const cq_aabb *box, world_box_visit v
         cq__bvh_query_aabb(&w->bvh, box, box_item, &k);
         return;
     }
-    for (int i = 0; i < w->count; i++)
-        if (cq_aabb_overlap(box, &w->e[w->order[i]].box) && !visit(ctx, w->order[i]))
+    for (int i = 0; i < world_member_span(w); i++) {
+        int slot = world_member(w, i);
+        if (slot >= 0 && cq_aabb_overlap(box, &w->e[slot].box) && !visit(ctx, slot))
             return;
+    }
 }
 
 /* ---- rays ---- */
