@@ -26,11 +26,14 @@ static cq_world *make_world(double skin, long cap)
     return w;
 }
 
-/* The brute-force pair count of w's shapes at skin. */
-static int brute_count(const cq_world *w, double skin)
+/* The brute-force pair count of w's shapes at skin; with filters false,
+ * every overlap the broadphase tests (what the cap counts). */
+static int brute_count_of(const cq_world *w, double skin, bool filters)
 {
     wo_item *items;
     int n = wo_items(w, &items);
+    for (int k = 0; k < n && !filters; k++)
+        items[k].body.layer = items[k].body.mask = ~0u;
     int(*pairs)[2];
     int np = wo_brute_pairs(items, n, skin, &pairs);
     free(pairs);
@@ -38,9 +41,13 @@ static int brute_count(const cq_world *w, double skin)
     return np;
 }
 
-/* The brute-force pairs of w's shapes after ops[0..n), in a copy without
- * a cap; -1 when the batch is invalid. */
-static int pairs_after(const cq_world *w, const cq_world_op *ops, int n, double skin)
+static int brute_count(const cq_world *w, double skin) { return brute_count_of(w, skin, true); }
+
+static int brute_overlaps(const cq_world *w, double skin) { return brute_count_of(w, skin, false); }
+
+/* The brute-force pairs (or with filters false, overlaps) of w's shapes
+ * after ops[0..n), in a copy without a cap; -1 when the batch is invalid. */
+static int pairs_after(const cq_world *w, const cq_world_op *ops, int n, double skin, bool filters)
 {
     cq_world *probe = make_world(skin, 0);
     wo_item *items;
@@ -51,7 +58,7 @@ static int pairs_after(const cq_world *w, const cq_world_op *ops, int n, double 
                                        .mask = items[k].body.mask}, 1);
     free(items);
     int bad;
-    int pairs = cq_world_apply(probe, ops, n, &bad) == CQ_OK ? brute_count(probe, skin) : -1;
+    int pairs = cq_world_apply(probe, ops, n, &bad) == CQ_OK ? brute_count_of(probe, skin, filters) : -1;
     cq_world_destroy(probe);
     return pairs;
 }
@@ -74,8 +81,9 @@ static cq_world_op random_op(tu_rng *rng)
 }
 
 /* Random batches against a capped world and an uncapped twin: the capped
- * one refuses exactly when the twin's brute-force count passes the cap,
- * and is then unchanged; otherwise both hold the same shapes and pairs. */
+ * one refuses exactly when the twin's brute-force overlap count passes
+ * the cap, and is then unchanged; otherwise both hold the same shapes and
+ * pairs. */
 START_TEST(test_cap_matches_brute_force)
 {
     tu_rng rng = {0x9a17ca9 + (uint64_t)_i};
@@ -88,13 +96,13 @@ START_TEST(test_cap_matches_brute_force)
         for (int k = 0; k < n; k++)
             ops[k] = random_op(&rng);
         int bad;
-        int want = pairs_after(twin, ops, n, skin);
+        int want = pairs_after(twin, ops, n, skin, true), over = pairs_after(twin, ops, n, skin, false);
         bool valid = want >= 0;
         wo_item *before;
         int nb = wo_items(twin, &before);
         /* w copies the twin under a cap between its count and 20 above:
          * shapes go in one by one, so the count only climbs to it */
-        long cap = brute_count(twin, skin) + (long)tu_uniform(&rng, 0, 20);
+        long cap = brute_overlaps(twin, skin) + (long)tu_uniform(&rng, 0, 20);
         cap = cap > 0 ? cap : 1; /* 0 means no cap */
         w = make_world(skin, cap);
         for (int k = 0; k < nb; k++)
@@ -107,8 +115,8 @@ START_TEST(test_cap_matches_brute_force)
         int rc = cq_world_prepare(w, ops, n, &bad);
         if (!valid) {
             ck_assert_int_ne(rc, CQ_OK);
-        } else if (want > cap) {
-            ck_assert_msg(rc == CQ_ELIMIT, "round %d: %d pairs over cap %ld, rc %d", round, want, cap, rc);
+        } else if (over > cap) {
+            ck_assert_msg(rc == CQ_ELIMIT, "round %d: %d overlaps over cap %ld, rc %d", round, over, cap, rc);
             ck_assert_int_eq(bad, -1);
             wo_item *after;
             int na = wo_items(w, &after);
@@ -118,7 +126,7 @@ START_TEST(test_cap_matches_brute_force)
             free(after);
             refused++;
         } else {
-            ck_assert_msg(rc == CQ_OK, "round %d: %d pairs within cap %ld, rc %d", round, want, cap, rc);
+            ck_assert_msg(rc == CQ_OK, "round %d: %d overlaps within cap %ld, rc %d", round, over, cap, rc);
             cq_world_commit(w, ops, n);
             ck_assert_int_eq(cq_world_get_stats(w).broadphase_pairs, want);
             wo_apply(twin, ops, n);
@@ -187,6 +195,44 @@ START_TEST(test_lowered_cap)
 }
 END_TEST
 
+/* Coincident spheres whose filters refuse each other make no pairs, but
+ * the broadphase tests each of their n(n - 1) / 2 overlaps: the cap counts
+ * them. A world already past the cap that way (built without one) may
+ * change, but not gain an overlap. */
+START_TEST(test_filtered_overlaps_count)
+{
+    cq_world *w = make_world(0, 100);
+    int bad, k;
+    for (k = 0; k < 14; k++) { /* 91 overlaps, no pair */
+        cq_world_op op = wo_upsert(ids[k], wo_sphere(1), wo_at(0, 0, 0), cq_v3(0, 0, 0), 1, 0);
+        ck_assert_int_eq(cq_world_apply(w, &op, 1, &bad), CQ_OK);
+    }
+    cq_world_op one_more = wo_upsert(ids[k], wo_sphere(1), wo_at(0, 0, 0), cq_v3(0, 0, 0), 1, 0); /* 105 */
+    ck_assert_int_eq(brute_overlaps(w, 0), 91);
+    ck_assert_int_eq(cq_world_apply(w, &one_more, 1, &bad), CQ_ELIMIT);
+    ck_assert_int_eq(cq_world_get_stats(w).shapes, 14);
+    cq_world_destroy(w);
+
+    w = make_world(0, 0);
+    for (k = 0; k < 20; k++) { /* 190 overlaps, no pair */
+        cq_world_op op = wo_upsert(ids[k], wo_sphere(1), wo_at(0, 0, 0), cq_v3(0, 0, 0), 1, 0);
+        wo_apply(w, &op, 1);
+    }
+    cq_world_settings s = {.skin = 0, .capacity = 16, .max_pairs = 100};
+    ck_assert_int_eq(cq_world_configure(w, &s), CQ_OK);
+    cq_world_op step = wo_move(ids[0], wo_at(0.5, 0, 0), cq_v3(0, 0, 0)); /* still 190 */
+    ck_assert_int_eq(cq_world_apply(w, &step, 1, &bad), CQ_OK);
+    cq_world_op away = wo_move(ids[0], wo_at(50, 0, 0), cq_v3(0, 0, 0)); /* 171 */
+    ck_assert_int_eq(cq_world_apply(w, &away, 1, &bad), CQ_OK);
+    ck_assert_int_eq(brute_overlaps(w, 0), 171);
+    cq_world_op back = wo_move(ids[0], wo_at(0, 0, 0), cq_v3(0, 0, 0)); /* 190: more than it has */
+    ck_assert_int_eq(cq_world_apply(w, &back, 1, &bad), CQ_ELIMIT);
+    ck_assert_int_eq(brute_overlaps(w, 0), 171);
+    ck_assert_int_eq(cq_world_get_stats(w).broadphase_pairs, 0);
+    cq_world_destroy(w);
+}
+END_TEST
+
 /* Every brute-force pair of w is counted by the grid: the two share a
  * cell, so the bound cannot leave it out. */
 static void assert_pairs_counted(const cq_world *w, double skin, int round)
@@ -248,7 +294,7 @@ START_TEST(test_grid_tracks_world)
         for (int k = 0; k < n; k++)
             ops[k] = grid_op(&rng, at);
         /* a cap a little above the pairs held: some batches pass it */
-        int before = cq_world_get_stats(w).broadphase_pairs, want = pairs_after(w, ops, n, skin);
+        int before = cq_world_get_stats(w).broadphase_pairs, want = pairs_after(w, ops, n, skin, false);
         cq_world_settings s = cq_world_get_settings(w);
         s.max_pairs = cap = before + 1 + (long)tu_uniform(&rng, 0, 3);
         ck_assert_int_eq(cq_world_configure(w, &s), CQ_OK);
@@ -263,7 +309,7 @@ START_TEST(test_grid_tracks_world)
         }
         if (rc == CQ_OK)
             cq_world_commit(w, ops, n);
-        if (want >= 0) /* refused exactly when the pairs would pass the cap */
+        if (want >= 0) /* refused exactly when the overlaps would pass the cap */
             ck_assert_int_eq(rc, want > cap ? CQ_ELIMIT : CQ_OK);
         refused += rc == CQ_ELIMIT;
         if (rc != CQ_OK) { /* an invalid batch, or over the cap: the grid as it was */
@@ -414,6 +460,7 @@ Suite *world_paircap_suite(void)
     tcase_add_loop_test(tc, test_cap_matches_brute_force, 0, 4);
     tcase_add_test(tc, test_skin_over_cap);
     tcase_add_test(tc, test_lowered_cap);
+    tcase_add_test(tc, test_filtered_overlaps_count);
     tcase_add_loop_test(tc, test_grid_tracks_world, 0, 3);
     tcase_add_loop_test(tc, test_grid_change, 0, 3);
     tcase_add_loop_test(tc, test_grid_change_undo, 0, 3);

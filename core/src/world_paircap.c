@@ -13,22 +13,29 @@
  * sort of the final boxes and a sweep, stopping at the cap. The grid is
  * kept only while the world has shapes enough to cross the cap.
  *
- * A change is refused only when it would leave more pairs than the cap
- * and more than the world holds now: a world above its cap (the cap was
+ * "Pairs" here are the overlaps the broadphase tests (boxes fattened by
+ * skin / 2 that touch, not both static), whatever the filters then say:
+ * a crowd whose filters refuse each other costs the broadphase as much.
+ *
+ * A change is refused only when it would leave more overlaps than the cap
+ * and more than the world has now: a world above its cap (the cap was
  * lowered, or the daemon restarted with a lower one and recovered what it
  * had acknowledged) is never frozen, it may change in any way that does
  * not add pairs. */
 #include <assert.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "cq/alloc.h"
 #include "world_batch.h"
 
-/* What the count reads of one final item. */
+/* What the count reads of one final item. Filters are not read: the
+ * broadphase tests every overlap of boxes before it asks the filters, so
+ * the cap counts overlaps, and a crowd whose filters all refuse each other
+ * costs what any crowd costs. */
 typedef struct cap_item {
     cq_aabb box; /* broadphase box: fattened by skin / 2 */
-    uint32_t layer, mask;
     bool is_static;
 } cap_item;
 
@@ -66,20 +73,18 @@ static void radix_sort(world_key *k, world_key *tmp, int n)
     }
 }
 
-/* Whether the broadphase pairs of it[0..n) (order: by min x) exceed cap:
- * the rule of the broadphase (boxes touch, not both static, filters meet
- * both ways), counted until the count passes cap. */
-static bool sweep_exceeds(const cap_item *it, const world_key *order, int n, long cap)
+/* The overlaps the broadphase tests among it[0..n) (order: by min x;
+ * boxes touch, not both static), counted until the count passes stop. */
+static long sweep_count(const cap_item *it, const world_key *order, int n, long stop)
 {
     long pairs = 0;
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n && it[order[j].index].box.min.x <= it[order[i].index].box.max.x; j++) {
             const cap_item *a = &it[order[i].index], *b = &it[order[j].index];
-            if (cq_aabb_overlap_flat(&a->box, &b->box) && !(a->is_static && b->is_static) &&
-                (a->layer & b->mask) && (b->layer & a->mask) && ++pairs > cap)
-                return true;
+            if (cq_aabb_overlap_flat(&a->box, &b->box) && !(a->is_static && b->is_static) && ++pairs > stop)
+                return pairs;
         }
-    return false;
+    return pairs;
 }
 
 /* The final box (not fattened) of a record the batch leaves present:
@@ -105,18 +110,13 @@ static bool record_static(const cq_world *w, const batch_rec *rec, const cq_worl
 /* The final item of a record the batch leaves present, fattened by skin / 2. */
 static cap_item record_item(const cq_world *w, const batch_rec *rec, const cq_world_op *ops, double skin)
 {
-    const cq_world_body *body = rec->upsert >= 0 ? NULL : &w->e[rec->slot].body;
-    const cq_world_op *up = rec->upsert >= 0 ? &ops[rec->upsert] : NULL;
-    return (cap_item){cq_aabb_fatten(record_box(w, rec, ops), 0.5 * skin), up ? up->layer : body->layer,
-                      up ? up->mask : body->mask, record_static(w, rec, ops)};
+    return (cap_item){cq_aabb_fatten(record_box(w, rec, ops), 0.5 * skin), record_static(w, rec, ops)};
 }
 
 /* The item of a slot the batch does not touch. */
 static cap_item stored_item(const cq_world *w, int slot, double skin)
 {
-    const cq_world_body *body = &w->e[slot].body;
-    return (cap_item){cq_aabb_fatten(w->e[slot].box, 0.5 * skin), body->layer, body->mask,
-                      world_static_type(body->shape.type)};
+    return (cap_item){cq_aabb_fatten(w->e[slot].box, 0.5 * skin), world_static_type(w->e[slot].body.shape.type)};
 }
 
 /* The final items after batch b (NULL: the world as it is) into it[],
@@ -140,8 +140,9 @@ static int final_items(const cq_world *w, const batch *b, const cq_world_op *ops
     return k;
 }
 
-/* The exact count, past the bound: CQ_ELIMIT, CQ_OK or CQ_ENO_MEMORY. */
-static int exact_check(const cap_item *it, int n, long cap)
+/* The exact overlap count of it[0..n), up to one past stop, into *count:
+ * CQ_OK or CQ_ENO_MEMORY. */
+static int exact_count(const cap_item *it, int n, long stop, long *count)
 {
     world_key *order = cq_alloc(2 * (size_t)n * sizeof *order);
     if (!order)
@@ -149,9 +150,9 @@ static int exact_check(const cap_item *it, int n, long cap)
     for (int i = 0; i < n; i++)
         order[i] = (world_key){order_bits(it[i].box.min.x), i};
     radix_sort(order, order + n, n); /* an even count of passes: back in order */
-    bool over = sweep_exceeds(it, order, n, cap);
+    *count = sweep_count(it, order, n, stop);
     cq_free(order, 2 * (size_t)n * sizeof *order);
-    return over ? CQ_ELIMIT : CQ_OK;
+    return CQ_OK;
 }
 
 /* The shapes above which a grid may cross the cap: fewer cannot. */
@@ -338,6 +339,37 @@ void cq__world_pair_grid_undo(cq_world *w, batch *b)
     b->gridded = false;
 }
 
+/* The world's overlaps as they are, up to one past stop, into *count. */
+static int world_overlaps(const cq_world *w, long stop, long *count)
+{
+    *count = 0;
+    if (w->count < 2)
+        return CQ_OK;
+    cap_item *it = cq_alloc((size_t)w->count * sizeof *it);
+    if (!it)
+        return CQ_ENO_MEMORY;
+    int k = final_items(w, NULL, NULL, w->settings.skin, it);
+    int rc = exact_count(it, k, stop, count);
+    cq_free(it, (size_t)w->count * sizeof *it);
+    return rc;
+}
+
+/* Final items it[0..k) past the cap are refused unless the world has as
+ * many overlaps already (a world above a lowered cap may change, not
+ * grow). Counting the world stops at the cap unless it is above it. */
+static int growth_check(const cq_world *w, const cap_item *it, int k, long cap)
+{
+    long before, after = 0;
+    int rc = world_overlaps(w, cap, &before);
+    if (rc == CQ_OK && before > cap)
+        rc = world_overlaps(w, LONG_MAX - 1, &before);
+    if (rc == CQ_OK && before > cap)
+        rc = exact_count(it, k, before, &after);
+    if (rc != CQ_OK)
+        return rc;
+    return before <= cap || after > before ? CQ_ELIMIT : CQ_OK;
+}
+
 /* The bound, then if need be the count, over the final items: CQ_OK,
  * CQ_ELIMIT or CQ_ENO_MEMORY. */
 static int count_check(const cq_world *w, const batch *b, const cq_world_op *ops, double skin, int n, long cap)
@@ -346,7 +378,10 @@ static int count_check(const cq_world *w, const batch *b, const cq_world_op *ops
     if (!it)
         return CQ_ENO_MEMORY;
     int k = final_items(w, b, ops, skin, it);
-    int rc = scratch_bound(it, k, cap) <= cap ? CQ_OK : exact_check(it, k, cap);
+    long after = 0;
+    int rc = scratch_bound(it, k, cap) <= cap ? CQ_OK : exact_count(it, k, cap, &after);
+    if (rc == CQ_OK && after > cap)
+        rc = growth_check(w, it, k, cap);
     cq_free(it, (size_t)n * sizeof *it);
     return rc;
 }

@@ -139,7 +139,7 @@ static const cfg_row rows[] = {
      "N",
      "shape slots all worlds together may preallocate, ~1.4 KiB each (422 for a world, capacity or batch beyond)"},
     {"max-world-pairs", "COLLISIOND_MAX_WORLD_PAIRS", "1000000", parse_int, NUM(max_world_pairs, 1, 1000000000), "N",
-     "broadphase pairs one world may hold (422 for a batch, import, shape PUT or skin that would make more)"},
+     "broadphase pairs one world may hold, filtered or not (422 for a batch, import, shape PUT or skin that would make more)"},
     {"port-file", "COLLISIOND_PORT_FILE", "", parse_str, STR(port_file), "PATH",
      "once listening, write \"HTTP_PORT STREAM_PORT\" here (empty: none)"},
     {"record", "COLLISIOND_RECORD", "", parse_str, STR(record), "FILE",

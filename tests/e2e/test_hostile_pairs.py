@@ -90,6 +90,19 @@ class DefaultCap(DaemonCase):
         self.assertIn("broadphase pairs", r.value["detail"])
         self.assertEqual(self.req("GET", "/v1/worlds/crowd").status, 404)
 
+    def test_filtered_crowd_counts(self):
+        # mask 0: no pair passes the filters, yet the broadphase tests all
+        # 4,498,500 overlaps (100,000 such boxes took 84 s in one import)
+        crowd = [dict(s, mask=0) for s in spheres("s", 3000)]
+        r = self.req("PUT", "/v1/worlds/masked", {"settings": {}, "shapes": crowd})
+        self.assertProblem(r, 422, "over-limit")
+        self.assertIn("broadphase pairs", r.value["detail"])
+        self.assertEqual(self.req("GET", "/v1/worlds/masked").status, 404)
+        # 1,000 of them (499,500 overlaps) fit, and hold no pair
+        self.ok("PUT", "/v1/worlds/masked", {"settings": {}, "shapes": crowd[:1000]}, status=201)
+        v = self.ok("GET", "/v1/worlds/masked")
+        self.assertEqual((v["shapes"], v["broadphase_pairs"]), (1000, 0))
+
 
 class LoweredCap(unittest.TestCase):
     """A restart with a lower cap gives back every acknowledged change, and

@@ -81,7 +81,9 @@ typedef struct cq_world_settings {
     int gjk_max_iterations;   ///< narrow-phase cap; <= 0 means the cq_collide default
     int epa_max_iterations;   ///< narrow-phase cap; <= 0 means the cq_collide default
     int sweep_max_iterations; ///< CCD and sweep queries; <= 0 means the cq_sweep default
-    /// Most broadphase pairs the world may hold; <= 0 means no cap. A batch
+    /// Most broadphase pairs the world may hold; <= 0 means no cap. Pairs
+    /// are counted as the broadphase pays for them: boxes (fattened by
+    /// skin / 2) that touch, not both static, whatever the filters. A batch
     /// or a wider skin that would leave more, and more than the world holds
     /// now, is refused with CQ_ELIMIT before anything changes. While the
     /// cap is within reach the world keeps a grid that bounds its pairs
