@@ -259,9 +259,15 @@ int main(int argc, char **argv)
         return CQD_EXIT_FAILED;
     }
     d.loop = uv_default_loop();
-    bool recovered = false;
+    // Without a data directory there is nothing to recover: ready before
+    // listening, so a port file never names a daemon that answers 503.
+    bool early = !d.srv.store, recovered = early && recover(&d) == 0;
+    if (early && !recovered) {
+        cqd_server_destroy(&d.srv);
+        return CQD_EXIT_FAILED;
+    }
     d.exit_code = start(&d);
-    if (d.exit_code == 0 && !(recovered = recover(&d) == 0)) {
+    if (d.exit_code == 0 && !early && !(recovered = recover(&d) == 0)) {
         d.exit_code = CQD_EXIT_FAILED;
         begin_drain(&d);
     }
