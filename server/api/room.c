@@ -98,6 +98,6 @@ int cqd_room_refuse(cqd_call *c, cqd_item kind, long long count)
                         "the answer would be at least %llu bytes; this server sends at most %zu (--max-response)",
                         want, most);
     return cqp_fail(&c->problem, CQP_P_BUSY, NULL,
-                    "the answer would be at least %llu bytes; at most %zu are sent while stream replies fill "
-                    "--max-stream-reply-total; retry shortly", want, c->resp->body.limit);
+                    "the answer would be at least %llu bytes; at most %zu are sent while unsent replies fill %s; "
+                    "retry shortly", want, c->resp->body.limit, cqd_request_short_by(c->req));
 }
