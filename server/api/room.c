@@ -4,6 +4,7 @@
 #include "room.h"
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -65,17 +66,30 @@ static size_t item_size(cqp_format f, cqd_item kind, int variant)
     return n;
 }
 
+/* The sizes never change while the daemon runs: measured once per format
+ * and kind (0: not yet; two threads racing store the same value), so a
+ * tick's contacts query pays a load, not 16 encodes. */
+static _Atomic size_t known[CQP_MSGPACK + 1][CQD_ITEM_ID + 1];
+
 size_t cqd_room_item_min(const cqd_call *c, cqd_item kind)
 {
+    cqp_format f = c->req->accept == CQP_MSGPACK ? CQP_MSGPACK : CQP_JSON;
+    size_t least = atomic_load_explicit(&known[f][kind], memory_order_relaxed);
+    if (least)
+        return least;
     /* a contact's algorithm name is its only variable-length member */
     int variants = kind == CQD_ITEM_CONTACT ? CQ_ALG_COUNT : 1;
-    size_t least = SIZE_MAX;
+    least = SIZE_MAX;
     for (int v = 0; v < variants; v++) {
-        size_t n = item_size(c->req->accept, kind, v);
+        size_t n = item_size(f, kind, v);
         least = n < least ? n : least;
     }
-    /* out of memory for a few bytes of scratch: one byte an item still bounds */
-    return least == SIZE_MAX || least == 0 ? 1 : least;
+    /* out of memory for a few bytes of scratch: one byte an item still
+     * bounds, and the next request measures again */
+    if (least == SIZE_MAX || least == 0)
+        return 1;
+    atomic_store_explicit(&known[f][kind], least, memory_order_relaxed);
+    return least;
 }
 
 int cqd_room_items(const cqd_call *c, cqd_item kind)
