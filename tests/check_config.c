@@ -29,6 +29,7 @@ START_TEST(config_defaults)
     ck_assert_uint_eq(c.max_request_memory, 256u * 1024 * 1024);
     ck_assert_uint_eq(c.max_stream_reply_buffered, 4u * 1024 * 1024);
     ck_assert_uint_eq(c.max_stream_reply_total, 128u * 1024 * 1024);
+    ck_assert_uint_eq(c.max_http_reply_total, 256u * 1024 * 1024);
     ck_assert_int_eq(c.max_connections, 1024);
     ck_assert_int_eq(c.timeout_s, 30);
     ck_assert_int_eq(c.request_timeout_s, 30);
@@ -195,6 +196,7 @@ START_TEST(config_help_lists_every_row)
         {"--workers", "COLLISIOND_WORKERS", "auto"},
         {"--min-body-rate", "COLLISIOND_MIN_BODY_RATE", "1K"},
         {"--min-body-grace", "COLLISIOND_MIN_BODY_GRACE", "10"},
+        {"--max-http-reply-total", "COLLISIOND_MAX_HTTP_REPLY_TOTAL", "256M"},
     };
     char *argv[] = {"collisiond", "--threads", "0", "--help", NULL}; /* --help wins over a bad value */
     cqd_config c;
@@ -388,8 +390,9 @@ START_TEST(config_byte_sizes_one_form)
         rows++;
     }
     /* snapshot-every, max-body, max-buffered, max-request-memory, max-response,
-     * max-stream-reply-buffered, max-stream-reply-total, min-body-rate */
-    ck_assert_int_eq(rows, 8);
+     * max-http-reply-total, max-stream-reply-buffered, max-stream-reply-total,
+     * min-body-rate */
+    ck_assert_int_eq(rows, 9);
     static const struct {
         const char *text;
         long long bytes;

@@ -1,7 +1,9 @@
 /* World queries: broadphase pairs, batch contacts (with CCD), ray casts,
  * shape sweeps and overlap tests. Output arrays are sized from what the
  * world reports before the query (one retry when that guess was short),
- * and every response is written in one pass: linear in the answer. */
+ * never past the items the answer limit has room for (room.h): a world
+ * that would fill more is refused before its answer is built. Every
+ * response is written in one pass: linear in the answer. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -9,6 +11,7 @@
 #include "fault.h"
 #include "h_common.h"
 #include "handlers.h"
+#include "room.h"
 #include "state/alloc.h"
 #include "state/server.h"
 #include "state/thread.h"
@@ -45,10 +48,10 @@ int cqd_h_broadphase(cqd_call *c)
     cqd_world *w = acquire_current(c, false);
     if (!w)
         return -1;
-    int n = cq_world_get_stats(w->world).broadphase_pairs;
+    int n = cq_world_get_stats(w->world).broadphase_pairs, room = cqd_room_items(c, CQD_ITEM_PAIR);
     cq_world_pair *p = NULL;
     int rc = CQ_ERANGE;
-    for (int attempt = 0; attempt < 2 && rc == CQ_ERANGE; attempt++) {
+    for (int attempt = 0; attempt < 2 && rc == CQ_ERANGE && n < room; attempt++) {
         cqd_free(p);
         p = cqd_h_array((size_t)n, sizeof *p);
         rc = p ? cq_world_pairs(w->world, p, n, &n) : CQ_ENO_MEMORY;
@@ -56,7 +59,7 @@ int cqd_h_broadphase(cqd_call *c)
     if (rc != CQ_OK) {
         cqd_h_release(c, w);
         cqd_free(p);
-        return cqd_h_server_fail(c, rc, "broadphase pairs");
+        return n >= room ? cqd_room_refuse(c, CQD_ITEM_PAIR, n) : cqd_h_server_fail(c, rc, "broadphase pairs");
     }
     cqp_write_broadphase(&c->out, w->world, p, n);
     cqd_h_release(c, w);
@@ -73,6 +76,19 @@ static int contacts_fail(cqd_call *c, const cqp_contacts_req *req, int rc, int b
     }
     cqd_refusal r = {.site = CQD_SITE_CONTACTS, .status = rc, .what = "contacts"};
     return cqd_h_refused(c, &r);
+}
+
+/* Whether the counts a short query reported prove its answer too long. */
+static bool contacts_past_room(const cq_world_contacts_out *out, int pair_room, int toi_room)
+{
+    return out->pair_count >= pair_room || out->toi_count >= toi_room;
+}
+
+static int contacts_too_long(cqd_call *c, const cq_world_contacts_out *out, int pair_room)
+{
+    if (out->pair_count >= pair_room)
+        return cqd_room_refuse(c, CQD_ITEM_CONTACT, out->pair_count);
+    return cqd_room_refuse(c, CQD_ITEM_TOI, out->toi_count);
 }
 
 int cqd_h_contacts(cqd_call *c)
@@ -101,10 +117,13 @@ int cqd_h_contacts(cqd_call *c)
      * the same world and meets the same fallbacks: they were counted and
      * logged once already. */
     cq_world_contacts_out out = {0};
-    int pair_cap = st.broadphase_pairs, toi_cap = req.dt > 0 ? st.shapes : 0;
+    int pair_room = cqd_room_items(c, CQD_ITEM_CONTACT), toi_room = cqd_room_items(c, CQD_ITEM_TOI);
+    int pair_cap = st.broadphase_pairs < pair_room ? st.broadphase_pairs : pair_room;
+    int toi_cap = req.dt <= 0 ? 0 : st.shapes < toi_room ? st.shapes : toi_room;
     uint64_t mark = cqd_thread_mark(c->self);
     int rc = CQ_ERANGE;
-    for (int attempt = 0; attempt < 2 && rc == CQ_ERANGE; attempt++) {
+    for (int attempt = 0; attempt < 2 && rc == CQ_ERANGE && !contacts_past_room(&out, pair_room, toi_room);
+         attempt++) {
         cqd_free(out.pairs);
         cqd_free(out.toi);
         out.pairs = cqd_h_out_array((size_t)pair_cap, sizeof *out.pairs);
@@ -120,6 +139,8 @@ int cqd_h_contacts(cqd_call *c)
     cqd_thread_label_fallbacks(c->self, mark, c->world, c->resp->request_id);
     if (rc == CQ_OK)
         cqp_write_contacts(&c->out, w->world, &out);
+    else if (contacts_past_room(&out, pair_room, toi_room))
+        contacts_too_long(c, &out, pair_room);
     else
         contacts_fail(c, &req, rc, out.bad_id);
     cqd_h_release(c, w);
@@ -160,12 +181,13 @@ static int raycast_all(cqd_call *c, const cq_world *world, const cqp_raycast_req
     if (!first)
         return cqd_fail_oom(c);
     /* a guess of two hits a ray; one retry with the exact total */
-    int cap = 2 * req->count + 16;
+    int room = cqd_room_items(c, CQD_ITEM_HIT);
+    int cap = req->count < (room - 16) / 2 ? 2 * req->count + 16 : room;
     cq_world_ray_hit *hits = NULL;
     int bad_ray = -1, rc = CQ_ERANGE;
     int most = c->srv->cfg.limits.hits;
     cq_world_ray_options opt = {.deadline = cqd_h_deadline(c)};
-    for (int attempt = 0; attempt < 2 && rc == CQ_ERANGE; attempt++) {
+    for (int attempt = 0; attempt < 2 && rc == CQ_ERANGE && cap <= room; attempt++) {
         cqd_free(hits);
         hits = cqd_h_array((size_t)cap, sizeof *hits);
         rc = hits ? cq_world_raycast_all_opt(world, req->rays, req->count, &opt, hits, cap, first, &bad_ray)
@@ -183,6 +205,8 @@ static int raycast_all(cqd_call *c, const cq_world *world, const cqp_raycast_req
         cqp_write_ray_hits_all(&c->out, world, hits, first, req->count);
     cqd_free(hits);
     cqd_free(first);
+    if (rc == CQ_ERANGE && cap > room)
+        return cqd_room_refuse(c, CQD_ITEM_HIT, cap);
     return rc == CQ_OK ? 0 : ray_fail(c, rc, bad_ray);
 }
 
@@ -245,10 +269,12 @@ int cqd_h_overlap(cqd_call *c)
             .shape = &req.shape.shape, .pose = req.pose, .mask = req.mask, .counters = &c->self->counters,
             .deadline = cqd_h_deadline(c)};
         /* most overlap queries touch a handful of shapes: start small */
-        int n = cq_world_count(w->world), cap = n < 256 ? n : 256;
+        int n = cq_world_count(w->world), room = cqd_room_items(c, CQD_ITEM_ID);
+        int cap = n < 256 ? n : 256;
+        cap = cap < room ? cap : room;
         cq_world_handle *ids = NULL;
         rc = CQ_ERANGE;
-        for (int attempt = 0; attempt < 2 && rc == CQ_ERANGE; attempt++) {
+        for (int attempt = 0; attempt < 2 && rc == CQ_ERANGE && cap <= room; attempt++) {
             cqd_free(ids);
             ids = cqd_h_array((size_t)cap, sizeof *ids);
             rc = ids ? cq_world_overlap(w->world, &q, ids, cap, &n) : CQ_ENO_MEMORY;
@@ -256,6 +282,8 @@ int cqd_h_overlap(cqd_call *c)
         }
         if (rc == CQ_OK)
             cqp_write_overlap(&c->out, w->world, ids, n);
+        else if (rc == CQ_ERANGE)
+            cqd_room_refuse(c, CQD_ITEM_ID, n);
         else
             shape_query_fail(c, &req.shape.shape, rc);
         cqd_h_release(c, w);

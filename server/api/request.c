@@ -196,6 +196,11 @@ static void finish(const cqd_call *c, uint64_t t0)
     }
 }
 
+const char *cqd_request_short_by(const cqd_request *req)
+{
+    return req->short_by ? req->short_by : "--max-stream-reply-total";
+}
+
 /// The problem for an answer past its limit: over --max-response a 422
 /// (it will never be sent), else past the request's own tighter limit a
 /// 503 (it can be sent once the stream's replies drain).
@@ -207,8 +212,8 @@ static void too_long(cqd_call *c)
                  "the answer would be %zu bytes; this server sends at most %zu (--max-response)", want, most);
     else
         cqp_fail(&c->problem, CQP_P_BUSY, NULL,
-                 "the answer would be %zu bytes; at most %zu are sent while stream replies fill "
-                 "--max-stream-reply-total; retry shortly", want, c->resp->body.limit);
+                 "the answer would be %zu bytes; at most %zu are sent while unsent replies fill %s; "
+                 "retry shortly", want, c->resp->body.limit, cqd_request_short_by(c->req));
 }
 
 /// Worlds may be half-recovered while the server starts: their routes wait.

@@ -51,7 +51,13 @@ typedef struct cqd_request {
     /// (retry), not a 422. Not for a route that changes a world
     /// (CQD_ROUTE_WRITE), whose answer only --max-response limits.
     size_t max_response;
+    /// The bound whose fill set max_response, named in the 503 (NULL:
+    /// "--max-stream-reply-total"; HTTP's is "--max-http-reply-total").
+    const char *short_by;
 } cqd_request;
+
+/// The flag a short answer limit of req is named by (cqd_request.short_by).
+const char *cqd_request_short_by(const cqd_request *req);
 
 /// A response for the transport to send. Owns its body.
 typedef struct cqd_response {

@@ -82,7 +82,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         cqd_http_body_free(h, r);
         if (r->admitted)
             cqd_admit_leave(&h->srv->admit);
-        cqd_response_free(&r->resp); // an answer the pool left that was never sent
+        cqd_http_unhold(h->srv, &r->resp); // an answer the pool left that was never sent
+        cqd_response_free(&r->resp);
         cqd_free(r);
     }
     *con_cls = NULL;

@@ -52,6 +52,12 @@ typedef struct http_req {
     char mem[];        ///< the query's text, then an inline body
 } http_req;
 
+/// Counts resp's body in srv->http_reply_bytes (--max-http-reply-total)
+/// from the moment it is made until MHD frees it once sent.
+void cqd_http_hold(cqd_server *srv, const cqd_response *resp);
+/// Gives back what cqd_http_hold counted, for an answer never handed to MHD.
+void cqd_http_unhold(cqd_server *srv, const cqd_response *resp);
+
 /// A request's first call: the head is in. Refuses at once (400 framing,
 /// 401 without the token, 413, 503) or sets up the body's buffer.
 enum MHD_Result cqd_http_on_headers(cqd_http *h, struct MHD_Connection *conn, const char *url, const char *method,

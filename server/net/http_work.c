@@ -5,6 +5,10 @@
 /// instead (work.h). Its connection is suspended, the pool runs
 /// cqd_handle and resumes it, and MHD's next call on it queues the answer.
 /// A request whose pool is draining, or could start no thread, runs inline.
+/// The answers handed to MHD and not yet sent are counted against
+/// --max-http-reply-total; while they fill it, a new request gets a short
+/// answer limit (a longer answer is a 503 to retry), as on the stream.
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -19,15 +23,73 @@ static const char *header(struct MHD_Connection *conn, const char *name)
     return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
 }
 
-/// Hands the response to MHD: the body buffer is given away, not copied.
-static enum MHD_Result send_response(struct MHD_Connection *conn, cqd_response *resp)
+/// While the answers made and not yet sent reach --max-http-reply-total,
+/// a request's answer may be at most this long (a longer one is a 503):
+/// probes, pair tests and small queries are still answered.
+#define SHORT_ANSWER (64u << 10)
+
+/// An answer's bytes counted in srv->http_reply_bytes until MHD frees them.
+typedef struct held_reply {
+    cqd_server *srv;
+    size_t n;
+    char *data;
+} held_reply;
+
+/// MHD's free callback, once the answer is sent or its connection gone.
+static void release_reply(void *cls)
+{
+    held_reply *held = cls;
+    atomic_fetch_sub_explicit(&held->srv->http_reply_bytes, held->n, memory_order_relaxed);
+    // with the hook that made it, not free()
+    cqd_free(held->data);
+    cqd_free(held);
+}
+
+void cqd_http_hold(cqd_server *srv, const cqd_response *resp)
+{
+    atomic_fetch_add_explicit(&srv->http_reply_bytes, resp->body.len, memory_order_relaxed);
+}
+
+void cqd_http_unhold(cqd_server *srv, const cqd_response *resp)
+{
+    atomic_fetch_sub_explicit(&srv->http_reply_bytes, resp->body.len, memory_order_relaxed);
+}
+
+/// The answer limit of a request starting now: short while the answers
+/// held fill --max-http-reply-total, else 0 (--max-response).
+static size_t answer_limit(const cqd_server *srv)
+{
+    size_t held = atomic_load_explicit(&srv->http_reply_bytes, memory_order_relaxed);
+    return held >= srv->cfg.max_http_reply_total ? SHORT_ANSWER : 0;
+}
+
+/// A response that owns body's bytes, held (cqd_http_hold) until MHD
+/// frees them; body is emptied. NULL when out of memory (body is kept).
+static struct MHD_Response *held_response(cqd_server *srv, cqp_buf *body)
+{
+    held_reply *held = cqd_malloc(sizeof *held);
+    if (!held)
+        return NULL;
+    *held = (held_reply){srv, body->len, body->data};
+    struct MHD_Response *m =
+        MHD_create_response_from_buffer_with_free_callback_cls(body->len, body->data, release_reply, held);
+    if (!m) {
+        cqd_free(held);
+        return NULL;
+    }
+    *body = (cqp_buf){0};
+    return m;
+}
+
+/// Hands the response, held since it was made, to MHD: the body buffer is
+/// given away, not copied.
+static enum MHD_Result send_response(cqd_server *srv, struct MHD_Connection *conn, cqd_response *resp)
 {
     struct MHD_Response *m;
     if (resp->body.len) {
-        // MHD frees the body when sent: with the hook that made it, not free().
-        m = MHD_create_response_from_buffer_with_free_callback(resp->body.len, resp->body.data, cqd_free);
-        if (m)
-            resp->body = (cqp_buf){0};
+        m = held_response(srv, &resp->body);
+        if (!m)
+            cqd_http_unhold(srv, resp);
     } else {
         m = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
     }
@@ -62,8 +124,8 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, cqd_response *
 /// (cqd_mono_ns); its body is read in the format its Content-Type names,
 /// and every answer to it, refusals included, is written in the format its
 /// Accept asks for. Its strings stay valid until the request completes.
-static void request_of(struct MHD_Connection *conn, const char *url, const char *method, const http_req *r,
-                       uint64_t arrived, cqd_request *req)
+static void request_of(const cqd_server *srv, struct MHD_Connection *conn, const char *url, const char *method,
+                       const http_req *r, uint64_t arrived, cqd_request *req)
 {
     *req = (cqd_request){
         .transport = "http",
@@ -78,6 +140,8 @@ static void request_of(struct MHD_Connection *conn, const char *url, const char 
         .accept = cqd_media_accept(header(conn, MHD_HTTP_HEADER_ACCEPT)),
         .allow_pretty = true,
         .arrived_ns = arrived,
+        .max_response = answer_limit(srv),
+        .short_by = "--max-http-reply-total",
     };
 }
 
@@ -85,11 +149,12 @@ static enum MHD_Result respond(cqd_http *h, struct MHD_Connection *conn, const c
                                const http_req *r, uint64_t arrived)
 {
     cqd_request req;
-    request_of(conn, url, method, r, arrived, &req);
+    request_of(h->srv, conn, url, method, r, arrived, &req);
     cqd_response resp;
     cqd_response_init(&resp);
     cqd_handle(h->srv, &req, &resp);
-    return send_response(conn, &resp);
+    cqd_http_hold(h->srv, &resp);
+    return send_response(h->srv, conn, &resp);
 }
 
 enum MHD_Result cqd_http_respond_head(cqd_http *h, struct MHD_Connection *conn, const char *url,
@@ -103,11 +168,12 @@ enum MHD_Result cqd_http_refuse(cqd_http *h, struct MHD_Connection *conn, const 
                                 cqp_problem_kind kind, const char *detail)
 {
     cqd_request req;
-    request_of(conn, url, method, NULL, cqd_mono_ns(), &req);
+    request_of(h->srv, conn, url, method, NULL, cqd_mono_ns(), &req);
     cqd_response resp;
     cqd_response_init(&resp);
     cqd_refuse(h->srv, &req, kind, detail, &resp);
-    return send_response(conn, &resp);
+    cqd_http_hold(h->srv, &resp);
+    return send_response(h->srv, conn, &resp);
 }
 
 enum MHD_Result cqd_http_refuse_too_large(cqd_http *h, struct MHD_Connection *conn, const char *url,
@@ -131,7 +197,11 @@ enum MHD_Result cqd_http_refuse_busy(cqd_http *h, struct MHD_Connection *conn, c
 static void run_job(cqd_job *job)
 {
     http_req *r = (http_req *)((char *)job - offsetof(http_req, job));
-    cqd_handle(r->http->srv, &r->req, &r->resp);
+    cqd_server *srv = r->http->srv;
+    // the limit as the request starts, not as it was queued
+    r->req.max_response = answer_limit(srv);
+    cqd_handle(srv, &r->req, &r->resp);
+    cqd_http_hold(srv, &r->resp);
     r->done = true;
     MHD_resume_connection(r->conn);
 }
@@ -156,7 +226,7 @@ enum MHD_Result cqd_http_run(cqd_http *h, struct MHD_Connection *conn, const cha
     if (!job) // out of memory: still answered, inline
         return respond(h, conn, url, method, r, arrived);
     *con_cls = job;
-    request_of(conn, url, method, job, arrived, &job->req);
+    request_of(h->srv, conn, url, method, job, arrived, &job->req);
     cqd_response_init(&job->resp);
     job->conn = conn;
     job->http = h;
@@ -172,5 +242,5 @@ enum MHD_Result cqd_http_run(cqd_http *h, struct MHD_Connection *conn, const cha
 enum MHD_Result cqd_http_send_done(struct MHD_Connection *conn, http_req *r)
 {
     r->queued = false;
-    return send_response(conn, &r->resp);
+    return send_response(r->http->srv, conn, &r->resp);
 }

@@ -42,6 +42,7 @@ typedef struct cqd_config {
     size_t max_request_memory; ///< --max-request-memory: decoded JSON one request may hold; 413 beyond (default 256M)
     size_t max_response;      ///< --max-response BYTES: the largest response body; 422 beyond (default 64M)
     size_t max_stream_reply_buffered; ///< --max-stream-reply-buffered: unwritten reply bytes of one stream connection before it pauses (default 4M)
+    size_t max_http_reply_total; ///< --max-http-reply-total: HTTP answer bytes made and not yet sent; past it answers are short (default 256M)
     size_t max_stream_reply_total; ///< --max-stream-reply-total: unwritten reply bytes of all stream connections; no request starts past it (default 128M)
     int max_world_pairs;      ///< --max-world-pairs broadphase pairs per world; 422 beyond (default 1000000)
     int max_worlds;           ///< --max-worlds held at once; 422 beyond (default 10000)

@@ -497,6 +497,9 @@ static void render_process(cqp_buf *out, cqd_server *srv, int threads)
     scalar_uint(out, "collisiond_stream_reply_bytes_buffered", "gauge",
                 "Stream reply bytes made and not yet written, held against --max-stream-reply-total.",
                 (uint64_t)atomic_load_explicit(&srv->stream_reply_bytes, memory_order_relaxed));
+    scalar_uint(out, "collisiond_http_reply_bytes_buffered", "gauge",
+                "HTTP answer bytes made and not yet sent, held against --max-http-reply-total.",
+                (uint64_t)atomic_load_explicit(&srv->http_reply_bytes, memory_order_relaxed));
     scalar_uint(out, "collisiond_journal_failed", "gauge",
                 "1 once a journal write or sync has failed: every change is refused until a restart.",
                 srv->store && cqd_store_failed(srv->store) ? 1 : 0);

@@ -52,6 +52,7 @@ int cqd_server_init(cqd_server *srv, const cqd_config *cfg)
     atomic_init(&srv->request_seq, 0);
     atomic_init(&srv->stream_connections, 0);
     atomic_init(&srv->stream_reply_bytes, 0);
+    atomic_init(&srv->http_reply_bytes, 0);
     cqd_admit_init(&srv->admit, cfg->max_inflight, cfg->max_buffered);
     srv->boot_id = random_id(srv);
     srv->started = cqd_now();

@@ -48,6 +48,10 @@ typedef struct cqd_server {
     /// replies it makes, workers theirs as each is made, and a reply's
     /// bytes leave when it is freed. Read by /metrics.
     _Atomic size_t stream_reply_bytes;
+    /// Answer bytes of HTTP requests handed to libmicrohttpd and not yet
+    /// freed by it (sent, or the connection gone), held to
+    /// --max-http-reply-total (http_work.c). Read by /metrics.
+    _Atomic size_t http_reply_bytes;
     cqd_journal_metrics journal;    ///< the journal's writes, syncs and bytes, for /metrics (store_journal.c adds)
 } cqd_server;
 

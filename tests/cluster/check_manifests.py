@@ -83,6 +83,10 @@ MIB = 1 << 20
 # Measured (docs/DEPLOY.md, "Memory limits"): the bytes of one answer item.
 PAIR_ANSWER, HIT_ANSWER = 370, 70
 ANSWER_BUDGET = 8 * MIB
+# API.md, "Answers too large to send": a query listing a world's items holds
+# an array of at most this many times --max-response while it runs (3.7 for
+# MessagePack contacts, the largest).
+ITEM_ROOM = 4
 FIXED = 32 * MIB  # the process, per-thread arenas, connection pools
 
 
@@ -114,14 +118,19 @@ def check_memory(cm, c):
     buffered = size_bytes(d["COLLISIOND_MAX_BUFFERED"])
     per_request = size_bytes(d["COLLISIOND_MAX_REQUEST_MEMORY"])
     inflight = int(d["COLLISIOND_MAX_INFLIGHT"])
+    answer = size_bytes(d["COLLISIOND_MAX_RESPONSE"])
+    check("COLLISIOND_MAX_WORLD_PAIRS" in d, "MAX_WORLD_PAIRS set (a world's pairs are part of its memory)")
     limit = size_bytes(c["resources"]["limits"]["memory"])
     check(c["resources"]["requests"]["memory"] == c["resources"]["limits"]["memory"], "memory request = limit")
     check(size_bytes(d["COLLISIOND_MAX_BODY"]) <= buffered, "MAX_BODY fits in MAX_BUFFERED")
+    check(answer <= ANSWER_BUDGET, "MAX_RESPONSE keeps an answer under 8 MiB")
     check(int(d["COLLISIOND_MAX_PAIRS"]) * PAIR_ANSWER <= ANSWER_BUDGET, "MAX_PAIRS keeps an answer under 8 MiB")
     for k in ("COLLISIOND_MAX_RAYS", "COLLISIOND_MAX_HITS"):
         check(int(d[k]) * HIT_ANSWER <= ANSWER_BUDGET, "%s keeps an answer under 8 MiB" % k)
-    # Requests run on the HTTP handler pool (workers) and on the stream pool (threads).
-    transient = FIXED + buffered + (workers + threads) * per_request + inflight * ANSWER_BUDGET
+    # Requests run on the HTTP handler pool (workers) and on the stream pool
+    # (threads), each with its decoded JSON and its answer's item array;
+    # every admitted request holds one answer until it is sent.
+    transient = FIXED + buffered + (workers + threads) * (per_request + ITEM_ROOM * answer) + inflight * answer
     worlds = int(d["COLLISIOND_MAX_WORLDS"]) * 1024 * 600  # empty worlds at the default capacity
     headroom = limit * 15 // 100
     check(transient + worlds + headroom <= limit // 100 * 70,

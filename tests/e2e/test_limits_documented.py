@@ -14,7 +14,8 @@ import unittest
 import harness
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-LIMIT = re.compile(r"^(max-|min-|timeout$|request-timeout$)")
+# --metrics-worlds bounds the series a scrape holds: a limit like the others.
+LIMIT = re.compile(r"^(max-|min-|timeout$|request-timeout$|metrics-worlds$)")
 HELP_OPTION = re.compile(r"^  --([a-z-]+)(?: (\S+))?\s")
 HELP_ENV = re.compile(r"^\s+env (\S+), default '([^']*)'")
 API_ROW = re.compile(r"^\| `--([a-z-]+)[^`]*` \| `([A-Z_]+)`[^|]*\| ([^|]+) \|")
@@ -58,7 +59,8 @@ class LimitsDocumented(unittest.TestCase):
         cls.limits = sorted(name for name in cls.help if LIMIT.match(name))
 
     def test_help_lists_the_limits(self):
-        for name in ("max-body", "max-buffered", "min-body-rate", "timeout"):
+        for name in ("max-body", "max-buffered", "min-body-rate", "timeout", "metrics-worlds",
+                     "max-http-reply-total"):
             self.assertIn(name, self.limits)
 
     def test_every_option_is_in_the_api_table_with_its_variable(self):
