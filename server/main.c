@@ -238,10 +238,6 @@ int main(int argc, char **argv)
     if (loaded != CQD_CONFIG_RUN)
         return loaded;
     signal(SIGPIPE, SIG_IGN);
-    // The stream runs its handlers on libuv's pool, sized once at its first use.
-    char pool[16];
-    snprintf(pool, sizeof pool, "%d", cfg.threads);
-    setenv("UV_THREADPOOL_SIZE", pool, 1);
     if (cqd_server_init(&d.srv, &cfg) < 0) {
         fprintf(stderr, "collisiond: out of memory\n");
         return CQD_EXIT_FAILED;

@@ -1,7 +1,8 @@
 /// @file server/net/stream_conn.c
 /// One stream connection: reads requests (JSON lines or MessagePack
 /// frames, as its first byte chose) into a FIFO, answers them in order
-/// on the libuv thread pool, one batch at a time (so a mutation is applied
+/// on the stream's handler pool (work.h, started by stream.c), one batch
+/// at a time (so a mutation is applied
 /// before the query behind it), writes each batch's replies with one
 /// write, and applies back-pressure both ways. A pipelining client's lines
 /// share one hand-off to a worker and back and one write, instead of
@@ -30,6 +31,7 @@
 /// reads is served, small answers, while others leave theirs unread, and
 /// each connection adds at most one such reply to the total.
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,7 +61,8 @@
 /// is a chain of jobs (next) taken off the queue together; its first job's
 /// work and write requests serve the whole chain.
 typedef struct job {
-    uv_work_t work;
+    cqd_job work; ///< a batch's first job: its hold on the pool
+    struct job *ran; ///< a batch's first job: the next batch in s->ran
     uv_write_t write;
     struct job *next;
     cqd_conn *conn;
@@ -598,15 +601,14 @@ static bool batch_goes_on(cqd_server *srv, const job *first, uint64_t start, siz
     return uv_hrtime() - start < BATCH_NS && made < first->budget && !total_full(srv);
 }
 
-// Runs on a worker thread; touches only the batch and the server. Answers
+// Runs on a pool thread; touches only the batch and the server. Answers
 // the lines in order while batch_goes_on (the first always); a line that
 // was not reached keeps its line (and its charge) and goes back to the
 // queue. Each answered line gives back its charge at once. After a reply
 // that could not be built no further line runs: the connection ends there
 // (send_replies).
-static void on_work(uv_work_t *w)
+static void run_batch(job *first)
 {
-    job *first = w->data;
     cqd_server *srv = first->conn->s->srv;
     uint64_t start = uv_hrtime();
     size_t made = 0;
@@ -625,13 +627,27 @@ static void on_work(uv_work_t *w)
     }
 }
 
-static void on_work_done(uv_work_t *w, int status)
+// On a pool thread: runs the batch, then hands it to the loop, which
+// wakes (uv_async_send may fold several wake-ups into one: the list
+// holds every batch).
+static void on_work(cqd_job *w)
 {
-    job *first = w->data;
+    job *first = (job *)((char *)w - offsetof(job, work));
+    run_batch(first);
+    cqd_stream *s = first->conn->s;
+    pthread_mutex_lock(&s->lock);
+    first->ran = s->ran;
+    s->ran = first;
+    pthread_mutex_unlock(&s->lock);
+    uv_async_send(&s->answered);
+}
+
+static void on_work_done(job *first)
+{
     cqd_conn *c = first->conn;
     c->running = NULL;
     c->active_at = now_ms(c);
-    if (c->closing || status != 0) {
+    if (c->closing) {
         free_jobs(first); // the client is gone: the answers are dropped
         close_now(c);
         maybe_free(c);
@@ -676,11 +692,23 @@ static void start_next(cqd_conn *c, bool short_answer)
     c->running = first;
     first->short_answer = short_answer;
     first->budget = c->s->srv->cfg.max_stream_reply_buffered - c->unacked;
-    first->work.data = first;
-    if (uv_queue_work(c->s->loop, &first->work, on_work, on_work_done) != 0) {
-        c->running = NULL;
-        free_jobs(first);
-        close_now(c);
+    first->work.run = on_work;
+    // A pool that could start no thread: run here, the loop waits this once.
+    if (!cqd_work_submit(c->s->pool, &first->work))
+        on_work(&first->work);
+}
+
+void cqd_conn_answered(uv_async_t *a)
+{
+    cqd_stream *s = a->data;
+    pthread_mutex_lock(&s->lock);
+    job *ran = s->ran;
+    s->ran = NULL;
+    pthread_mutex_unlock(&s->lock);
+    while (ran) {
+        job *first = ran;
+        ran = first->ran;
+        on_work_done(first);
     }
 }
 

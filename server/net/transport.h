@@ -27,8 +27,9 @@ void cqd_http_stop(cqd_http *h);
 
 /// Starts the stream listener on loop with the listening socket fd
 /// (listen.h), which it takes over whatever happens: the stream closes it
-/// when it drains, or at once on failure. Handlers run on the loop's
-/// thread pool. NULL on failure (logged).
+/// when it drains, or at once on failure. Handlers run on a handler pool
+/// of its own (work.h) of cqd_config_workers + 1 threads. NULL on failure
+/// (logged).
 cqd_stream *cqd_stream_start(cqd_server *srv, uv_loop_t *loop, int fd);
 /// Stops accepting; the lines already read are answered, then each
 /// connection is closed. done(arg) runs on the loop once every connection
