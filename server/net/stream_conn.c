@@ -97,6 +97,9 @@ struct cqd_conn {
     uint64_t active_at;  ///< loop time (ms) of the last progress of any kind
     uint64_t write_at;   ///< loop time (ms) of the last write progress
     uint64_t watch_due;  ///< when the watchdog fires, 0 when it is not armed
+    uint64_t pace_at;    ///< loop time (ms) the unfinished request's pace is measured from (--min-body-rate)
+    size_t pace_base;    ///< its bytes then
+    bool pace_grace;     ///< pace_at is its first byte's read: --min-body-grace runs
     int writes;          ///< writes in flight
     int handles;         ///< tcp and both timers until their close callbacks
     bool reading;
@@ -476,6 +479,61 @@ static bool read_frames(cqd_conn *c, const char *data, size_t n)
     return true;
 }
 
+/* ---- the pace of a request still arriving ------------------------------ */
+
+// Bytes of the line or frame still arriving (0 between requests).
+static size_t arriving(const cqd_conn *c)
+{
+    if (c->format == CQP_MSGPACK)
+        return c->frames.prefix_len + c->frames.got;
+    return c->lines.skipping ? c->lines.skipped : c->lines.partial.len;
+}
+
+// Starts a pace window at now, with the request's bytes so far.
+static void pace_from(cqd_conn *c, uint64_t now, size_t bytes, bool grace)
+{
+    c->pace_at = now;
+    c->pace_base = bytes;
+    c->pace_grace = grace;
+}
+
+// Whether the unfinished request fell below --min-body-rate, measured
+// over windows of at least --min-body-grace seconds (1 s at least) after
+// its first grace: unlike HTTP's average since the head, bytes sent fast
+// at first buy no time later. A line's bytes are held (--max-buffered)
+// before its token can be read, so a client that sends most of a 16 MiB
+// line and then a byte every few seconds must not keep them for long.
+// had: the bytes before this read of n.
+static bool too_slow(cqd_conn *c, size_t had, size_t n, uint64_t now)
+{
+    const cqd_config *cfg = &c->s->srv->cfg;
+    size_t bytes = arriving(c);
+    if (bytes == 0 || cfg->min_body_rate == 0)
+        return false;
+    if (had == 0 || bytes != had + n) { // it began in this read
+        pace_from(c, now, bytes, true);
+        return false;
+    }
+    uint64_t grace = (uint64_t)cfg->min_body_grace_s * 1000, elapsed = now - c->pace_at;
+    uint64_t window = c->pace_grace || grace > 1000 ? grace : 1000;
+    if (elapsed < window)
+        return false;
+    double due = (double)cfg->min_body_rate * (double)elapsed / 1e3;
+    bool slow = !c->pace_grace && (double)(bytes - c->pace_base) < due;
+    pace_from(c, now, bytes, false);
+    return slow;
+}
+
+// Drops the unfinished request and reads no more: the replies before it
+// are still written, then the connection closes, as after an overlong line.
+static void refuse_slow(cqd_conn *c)
+{
+    cqd_log(&c->s->srv->log, CQD_LOG_INFO,
+            "stream: a request of %zu bytes so far arrives below --min-body-rate; closing the connection",
+            arriving(c));
+    end_input(c, false);
+}
+
 // The first byte read chooses the connection's encoding for good.
 static void sniff(cqd_conn *c, unsigned char first)
 {
@@ -503,8 +561,11 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     c->active_at = now_ms(c);
     if (!c->sniffed)
         sniff(c, (unsigned char)buf->base[0]);
+    size_t had = arriving(c);
     bool open = c->format == CQP_MSGPACK ? read_frames(c, buf->base, (size_t)nread)
                                          : read_lines(c, buf->base, (size_t)nread);
+    if (open && !c->input_done && too_slow(c, had, (size_t)nread, c->active_at))
+        refuse_slow(c);
     if (open)
         pump(c);
 }
