@@ -2,7 +2,7 @@
 /// The stream listener (API.md section 11: JSON lines or MessagePack
 /// frames, by each connection's first byte): listens on the socket
 /// main opened (listen.h), accepts (connections live in stream_conn.c),
-/// owns the handler pool its requests run on, and drains.
+/// hands the batches' answers back to the loop, and drains.
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -25,23 +25,14 @@ static void free_on_close(uv_handle_t *h)
     cqd_stream *s = h->data;
     if (--s->handles > 0)
         return;
-    if (s->pool)
-        cqd_work_free(s->pool);
     pthread_mutex_destroy(&s->lock);
     cqd_free(s);
 }
 
-/// One thread more than HTTP's --workers: no more than --max-inflight
-/// requests are admitted at once (both transports together), so with the
-/// default --workers a thread is always left for a probe or a short
-/// request, however many long ones run.
-static int pool_size(const cqd_config *cfg) { return cqd_config_workers(cfg) + 1; }
-
-/// The batches' pool and the loop's wake-up for their answers.
-static int start_pool(cqd_stream *s)
+/// The loop's wake-up for the batches the pool has run.
+static int start_answers(cqd_stream *s)
 {
-    s->pool = cqd_work_new(pool_size(&s->srv->cfg));
-    int rc = s->pool ? uv_async_init(s->loop, &s->answered, cqd_conn_answered) : UV_ENOMEM;
+    int rc = uv_async_init(s->loop, &s->answered, cqd_conn_answered);
     if (rc != 0)
         return rc;
     s->answered.data = s;
@@ -50,7 +41,7 @@ static int start_pool(cqd_stream *s)
     return 0;
 }
 
-/// Opens, binds and listens; also starts the pool. 0 or a libuv error.
+/// Opens, binds and listens; also starts the wake-up. 0 or a libuv error.
 static int listen_on(cqd_stream *s, int fd)
 {
     int rc = uv_tcp_open(&s->listener, fd);
@@ -59,10 +50,10 @@ static int listen_on(cqd_stream *s, int fd)
         return rc;
     }
     rc = uv_listen((uv_stream_t *)&s->listener, 511, on_connection);
-    return rc != 0 ? rc : start_pool(s);
+    return rc != 0 ? rc : start_answers(s);
 }
 
-cqd_stream *cqd_stream_start(cqd_server *srv, uv_loop_t *loop, int fd)
+cqd_stream *cqd_stream_start(cqd_server *srv, uv_loop_t *loop, int fd, cqd_work *pool)
 {
     cqd_stream *s = cqd_calloc(1, sizeof *s);
     int rc = s ? uv_tcp_init(loop, &s->listener) : UV_ENOMEM;
@@ -75,6 +66,7 @@ cqd_stream *cqd_stream_start(cqd_server *srv, uv_loop_t *loop, int fd)
     pthread_mutex_init(&s->lock, NULL);
     s->srv = srv;
     s->loop = loop;
+    s->pool = pool;
     s->listener.data = s;
     s->listener_open = true;
     s->handles = 1;
@@ -102,11 +94,9 @@ void cqd_stream_conn_gone(cqd_stream *s)
     if (!s->draining || s->conns > 0 || s->listener_open || !s->done)
         return;
     if (s->answered_open) {
-        // No batch runs (each holds its connection): the threads end at once.
-        if (!uv_is_closing((uv_handle_t *)&s->answered)) {
-            cqd_work_drain(s->pool);
+        // No batch runs (each holds its connection): nothing is left to hand back.
+        if (!uv_is_closing((uv_handle_t *)&s->answered))
             uv_close((uv_handle_t *)&s->answered, on_answered_closed);
-        }
         return;
     }
     void (*done)(void *) = s->done;
@@ -135,7 +125,6 @@ void cqd_stream_drain(cqd_stream *s, void (*done)(void *arg), void *arg)
 
 void cqd_stream_free(cqd_stream *s)
 {
-    cqd_work_free(s->pool);
     pthread_mutex_destroy(&s->lock);
     cqd_free(s);
 }

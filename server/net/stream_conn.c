@@ -1,8 +1,7 @@
 /// @file server/net/stream_conn.c
 /// One stream connection: reads requests (JSON lines or MessagePack
 /// frames, as its first byte chose) into a FIFO, answers them in order
-/// on the stream's handler pool (work.h, started by stream.c), one batch
-/// at a time (so a mutation is applied
+/// on the handler pool (work.h, shared with HTTP), one batch at a time (so a mutation is applied
 /// before the query behind it), writes each batch's replies with one
 /// write, and applies back-pressure both ways. A pipelining client's lines
 /// share one hand-off to a worker and back and one write, instead of
@@ -754,8 +753,9 @@ static void start_next(cqd_conn *c, bool short_answer)
     first->short_answer = short_answer;
     first->budget = c->s->srv->cfg.max_stream_reply_buffered - c->unacked;
     first->work.run = on_work;
-    // A pool that could start no thread: run here, the loop waits this once.
-    if (!cqd_work_submit(c->s->pool, &first->work))
+    // No pool (out of memory), or one that could start no thread: run
+    // here, the loop waits this once.
+    if (!c->s->pool || !cqd_work_submit(c->s->pool, &first->work))
         on_work(&first->work);
 }
 

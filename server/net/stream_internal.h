@@ -255,7 +255,7 @@ struct cqd_stream {
     uv_loop_t *loop;
     uv_tcp_t listener;
     bool listener_open;          ///< until the listener's close callback
-    cqd_work *pool;              ///< runs the batches (work.h): its own, not libuv's pool of --threads
+    cqd_work *pool;              ///< runs the batches (work.h, shared with HTTP; borrowed): not libuv's pool of --threads
     uv_async_t answered;         ///< wakes the loop for the batches the pool has run
     bool answered_open;          ///< until its close callback
     int handles;                 ///< listener and answered until their close callbacks (then s may go)

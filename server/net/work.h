@@ -31,7 +31,8 @@ cqd_work *cqd_work_new(int max_threads);
 bool cqd_work_submit(cqd_work *w, cqd_job *job);
 
 /// Takes no new job, lets the threads run every queued one, then joins
-/// them. Safe to call once; cqd_work_submit keeps answering false after.
+/// them. A second call does nothing; cqd_work_submit keeps answering
+/// false after.
 void cqd_work_drain(cqd_work *w);
 
 /// Frees a drained pool (NULL is fine).
