@@ -689,7 +689,9 @@ static void run_batch(job *first)
 
 // On a pool thread: runs the batch, then hands it to the loop, which
 // wakes (uv_async_send may fold several wake-ups into one: the list
-// holds every batch).
+// holds every batch). The wake-up is sent under the lock: the loop takes
+// the batch only after, so the connection, and with the last one the
+// handle, cannot be closed before it is sent.
 static void on_work(cqd_job *w)
 {
     job *first = (job *)((char *)w - offsetof(job, work));
@@ -698,8 +700,8 @@ static void on_work(cqd_job *w)
     pthread_mutex_lock(&s->lock);
     first->ran = s->ran;
     s->ran = first;
-    pthread_mutex_unlock(&s->lock);
     uv_async_send(&s->answered);
+    pthread_mutex_unlock(&s->lock);
 }
 
 static void on_work_done(job *first)
