@@ -502,6 +502,8 @@ static void pace_from(cqd_conn *c, uint64_t now, size_t bytes, bool grace)
 // at first buy no time later. A line's bytes are held (--max-buffered)
 // before its token can be read, so a client that sends most of a 16 MiB
 // line and then a byte every few seconds must not keep them for long.
+// A request within its first LINE_UNCHARGED bytes holds no budget, and is
+// left to --timeout alone (someone typing a line by hand is not cut).
 // had: the bytes before this read of n.
 static bool too_slow(cqd_conn *c, size_t had, size_t n, uint64_t now)
 {
@@ -513,6 +515,8 @@ static bool too_slow(cqd_conn *c, size_t had, size_t n, uint64_t now)
         pace_from(c, now, bytes, true);
         return false;
     }
+    if (bytes <= LINE_UNCHARGED)
+        return false;
     uint64_t grace = (uint64_t)cfg->min_body_grace_s * 1000, elapsed = now - c->pace_at;
     uint64_t window = c->pace_grace || grace > 1000 ? grace : 1000;
     if (elapsed < window)

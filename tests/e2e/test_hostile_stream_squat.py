@@ -102,3 +102,21 @@ class StreamSquatting(DaemonCase):
         s.close()
         reply = json.loads(data)
         self.assertEqual((reply["id"], reply["status"]), ("slow", 201), str(reply)[:300])
+
+    def test_line_typed_by_hand_is_served(self):
+        """A short line a byte at a time (as typed into nc), 3 s for its
+        60 bytes, far below the rate: it holds no budget (its first 4 KiB
+        are not charged), so only --timeout bounds it."""
+        line = b'{"id":"typed","method":"GET","path":"/healthz"}' + b" " * 12 + b"\n"
+        s = connect(self.daemon.stream_port, timeout=20)
+        for i in range(len(line)):
+            s.sendall(line[i:i + 1])
+            time.sleep(3.0 / len(line))
+        data = b""
+        while not data.endswith(b"\n"):
+            more = s.recv(65536)
+            self.assertTrue(more, "closed before the reply")
+            data += more
+        s.close()
+        reply = json.loads(data)
+        self.assertEqual((reply["id"], reply["status"]), ("typed", 200), str(reply)[:300])
