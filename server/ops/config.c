@@ -70,7 +70,7 @@ static const cfg_row rows[] = {
     {"threads", "COLLISIOND_THREADS", "auto", parse_threads, NUM(threads, 1, 1024), "N|auto",
      "HTTP connection threads (auto: one per online core)"},
     {"workers", "COLLISIOND_WORKERS", "auto", parse_auto, NUM(workers, 1, 100000), "N|auto",
-     "most HTTP handler threads, started as requests need them (auto: --max-inflight, so every admitted request runs at once)"},
+     "handler threads for HTTP and the stream, plus one, started as requests need them (auto: --max-inflight, so every admitted request runs at once)"},
     {"max-body", "COLLISIOND_MAX_BODY", "16M", parse_bytes_size, NUM(max_body, 1, 1LL << 40), "BYTES",
      "largest request body or stream line"},
     {"max-connections", "COLLISIOND_MAX_CONNECTIONS", "1024", parse_int, NUM(max_connections, 1, 1000000), "N",
