@@ -12,6 +12,7 @@
 #include "net/json_arena.h"
 #include "net/listen.h"
 #include "net/transport.h"
+#include "net/work.h"
 #include "replay/replay.h"
 #include "state/alloc.h"
 #include "state/registry.h"
@@ -32,6 +33,7 @@ typedef struct daemon_ctx {
     uv_signal_t sigterm, sigint;
     cqd_http *http;
     cqd_stream *stream;
+    cqd_work *pool; ///< both listeners' handler pool (NULL: handlers run inline)
     bool draining;
     int exit_code;
 } daemon_ctx;
@@ -137,6 +139,15 @@ static int install_signals(daemon_ctx *d)
     return 0;
 }
 
+/// The handler pool both listeners run their requests on, HTTP's (past
+/// the CQD_ROUTE_INLINE ones) and every stream request: one thread more
+/// than --workers. No more than --max-inflight requests are admitted at
+/// once, both transports together, so with the default --workers a
+/// thread is always left for a stream probe or a short request, however
+/// many long ones run; and the requests that may each decode
+/// --max-request-memory at once are --workers + 1, as DEPLOY.md counts.
+static int pool_size(const cqd_config *cfg) { return cqd_config_workers(cfg) + 1; }
+
 /// Both listening sockets, before either listener starts: a port in use
 /// stops start-up before any thread runs. Returns 0 or -1 (logged).
 static int open_sockets(daemon_ctx *d, cqd_listen_sock *http, cqd_listen_sock *stream)
@@ -161,13 +172,13 @@ static int start(daemon_ctx *d)
     cqd_listen_sock http, stream;
     if (open_sockets(d, &http, &stream) < 0)
         return CQD_EXIT_LISTEN;
-    d->http = cqd_http_start(&d->srv, &http);
+    d->http = cqd_http_start(&d->srv, &http, d->pool);
     close(http.fd); // the listener holds its own copy
     if (!d->http) {
         close(stream.fd);
         return CQD_EXIT_FAILED;
     }
-    d->stream = cqd_stream_start(&d->srv, d->loop, stream.fd);
+    d->stream = cqd_stream_start(&d->srv, d->loop, stream.fd, d->pool);
     if (!d->stream) {
         cqd_http_stop(d->http);
         d->http = NULL;
@@ -238,10 +249,6 @@ int main(int argc, char **argv)
     if (loaded != CQD_CONFIG_RUN)
         return loaded;
     signal(SIGPIPE, SIG_IGN);
-    // The stream runs its handlers on libuv's pool, sized once at its first use.
-    char pool[16];
-    snprintf(pool, sizeof pool, "%d", cfg.threads);
-    setenv("UV_THREADPOOL_SIZE", pool, 1);
     if (cqd_server_init(&d.srv, &cfg) < 0) {
         fprintf(stderr, "collisiond: out of memory\n");
         return CQD_EXIT_FAILED;
@@ -266,6 +273,7 @@ int main(int argc, char **argv)
         cqd_server_destroy(&d.srv);
         return CQD_EXIT_FAILED;
     }
+    d.pool = cqd_work_new(pool_size(&cfg));
     d.exit_code = start(&d);
     if (d.exit_code == 0 && !early && !(recovered = recover(&d) == 0)) {
         d.exit_code = CQD_EXIT_FAILED;
@@ -277,6 +285,9 @@ int main(int argc, char **argv)
     if (d.stream)
         cqd_stream_free(d.stream);
     close_loop(d.loop);
+    if (d.pool) // drained by cqd_http_stop; again for a start that failed before HTTP did
+        cqd_work_drain(d.pool);
+    cqd_work_free(d.pool);
     // No request runs any more: the shutdown snapshot sees the final state.
     cqd_store_close(d.srv.store, recovered);
     d.srv.store = NULL;

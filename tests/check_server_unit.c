@@ -111,7 +111,7 @@ START_TEST(http_start_failure_closes_its_copy)
     ck_assert_int_ge(fd, 0);
     cqd_listen_sock sock = {.fd = fd, .port = 1, .ipv6 = false, .addr = "test:1"};
     ck_assert_int_eq(fds_naming(path), 1);
-    ck_assert_ptr_null(cqd_http_start(&srv, &sock));
+    ck_assert_ptr_null(cqd_http_start(&srv, &sock, NULL));
     ck_assert_int_eq(fds_naming(path), 1); /* the caller's alone */
     close(fd);
     unlink(path);

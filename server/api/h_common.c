@@ -29,11 +29,20 @@ int cqd_fail_oom(cqd_call *c)
     return cqp_fail(&c->problem, CQP_P_BUSY, NULL, "out of memory");
 }
 
+static bool draining(const cqd_call *c)
+{
+    return atomic_load_explicit(&c->srv->state, memory_order_acquire) == CQD_DRAINING;
+}
+
 /* The core's hook: wall time (CLOCK_MONOTONIC), as what is bounded is how
- * long the client waits and the world stays locked. */
+ * long the client waits and the world stays locked; and the drain, which
+ * must not wait for a query of many seconds (a supervisor's stop timeout
+ * is shorter than --request-timeout): it stops at the next check. */
 static bool call_expired(void *ctx)
 {
     const cqd_call *c = ctx;
+    if (draining(c))
+        return true;
     if (!c->deadline_ns)
         return false;
     return cqd_mono_ns() >= c->deadline_ns || cqd_failpoint_hit(&c->srv->fp, "deadline");
@@ -46,12 +55,24 @@ void cqd_h_start_deadline(cqd_call *c)
     c->deadline = (cq_deadline){call_expired, c};
 }
 
-const cq_deadline *cqd_h_deadline(cqd_call *c) { return c->deadline_ns ? &c->deadline : NULL; }
+// Always the hook, also without --request-timeout: the drain stops queries too.
+const cq_deadline *cqd_h_deadline(cqd_call *c) { return &c->deadline; }
 
 bool cqd_h_expired(cqd_call *c) { return call_expired(c); }
 
+// Stopped by the drain, not the clock: not a timeout, and another
+// instance (or this one, restarted) can answer it at once.
+static int stopped_by_drain(cqd_call *c, const char *what)
+{
+    c->resp->retry_after = 1;
+    return cqp_fail(&c->problem, CQP_P_BUSY, NULL,
+                    "stopped computing %s: the server is shutting down; retry shortly", what);
+}
+
 int cqd_h_timed_out(cqd_call *c, const char *what)
 {
+    if (draining(c))
+        return stopped_by_drain(c, what);
     cqd_thread *t = c->self;
     atomic_store_explicit(&t->timed_out, atomic_load_explicit(&t->timed_out, memory_order_relaxed) + 1,
                           memory_order_relaxed);

@@ -40,18 +40,20 @@ int cqd_h_over_pairs(cqd_call *c, const char *pointer);
 /// pipeline calls it as the handler starts.
 void cqd_h_start_deadline(cqd_call *c);
 
-/// The deadline to give the core's queries: NULL when --request-timeout is off.
+/// The stop hook to give the core's queries: --request-timeout's deadline
+/// (none when it is off) and the drain (never NULL).
 const cq_deadline *cqd_h_deadline(cqd_call *c);
 
-/// Whether c's deadline has passed (false without one): for a handler's
-/// own loops, asked every so many units as the core does.
+/// Whether c's deadline has passed (false without one) or the server
+/// drains: for a handler's own loops, asked every so many units as the core does.
 bool cqd_h_expired(cqd_call *c);
 
 /// A query stopped at the deadline: 503 "timeout" with Retry-After (the
 /// timeout's seconds: the same request is likely to meet the same limit
 /// while the server is as loaded), the detail naming what was stopped and
 /// --request-timeout, counted in collisiond_requests_timed_out_total.
-/// The handler changed nothing. Returns -1.
+/// The handler changed nothing. Stopped by the drain instead: 503
+/// "unavailable" with Retry-After 1, not counted. Returns -1.
 int cqd_h_timed_out(cqd_call *c, const char *what);
 
 /// A new zeroed array of n elements of size bytes (cqd_free it); n may be 0.

@@ -160,7 +160,7 @@ static void close_copy(int fd, int orig)
         close(fd);
 }
 
-cqd_http *cqd_http_start(cqd_server *srv, const cqd_listen_sock *sock)
+cqd_http *cqd_http_start(cqd_server *srv, const cqd_listen_sock *sock, cqd_work *pool)
 {
     const cqd_config *cfg = &srv->cfg;
     cqd_http *h = cqd_calloc(1, sizeof *h);
@@ -176,7 +176,7 @@ cqd_http *cqd_http_start(cqd_server *srv, const cqd_listen_sock *sock)
     h->srv = srv;
     atomic_init(&h->closing, false);
     // Without a pool (out of memory) every request runs inline, as before there was one.
-    h->pool = cqd_work_new(cqd_config_workers(cfg));
+    h->pool = pool;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG |
                      MHD_ALLOW_SUSPEND_RESUME | (sock->ipv6 ? MHD_USE_IPv6 : 0u);
     // A pool of one thread is no pool (MHD warns about one): then the option is left out.
@@ -202,7 +202,6 @@ cqd_http *cqd_http_start(cqd_server *srv, const cqd_listen_sock *sock)
     if (!h->daemon) {
         close_copy(fd, sock->fd);
         cqd_log(&srv->log, CQD_LOG_ERROR, "http: cannot start on %s", sock->addr);
-        cqd_work_free(h->pool);
         cqd_free(h);
         return NULL;
     }
@@ -238,6 +237,5 @@ void cqd_http_stop(cqd_http *h)
         cqd_work_drain(h->pool);
     await_answers(h);
     MHD_stop_daemon(h->daemon);
-    cqd_work_free(h->pool);
     cqd_free(h);
 }

@@ -1,7 +1,7 @@
 /// @file server/net/stream_conn.c
 /// One stream connection: reads requests (JSON lines or MessagePack
 /// frames, as its first byte chose) into a FIFO, answers them in order
-/// on the libuv thread pool, one batch at a time (so a mutation is applied
+/// on the handler pool (work.h, shared with HTTP), one batch at a time (so a mutation is applied
 /// before the query behind it), writes each batch's replies with one
 /// write, and applies back-pressure both ways. A pipelining client's lines
 /// share one hand-off to a worker and back and one write, instead of
@@ -30,6 +30,7 @@
 /// reads is served, small answers, while others leave theirs unread, and
 /// each connection adds at most one such reply to the total.
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,7 +60,8 @@
 /// is a chain of jobs (next) taken off the queue together; its first job's
 /// work and write requests serve the whole chain.
 typedef struct job {
-    uv_work_t work;
+    cqd_job work; ///< a batch's first job: its hold on the pool
+    struct job *ran; ///< a batch's first job: the next batch in s->ran
     uv_write_t write;
     struct job *next;
     cqd_conn *conn;
@@ -94,6 +96,9 @@ struct cqd_conn {
     uint64_t active_at;  ///< loop time (ms) of the last progress of any kind
     uint64_t write_at;   ///< loop time (ms) of the last write progress
     uint64_t watch_due;  ///< when the watchdog fires, 0 when it is not armed
+    uint64_t pace_at;    ///< loop time (ms) the unfinished request's pace is measured from (--min-body-rate)
+    size_t pace_base;    ///< its bytes then
+    bool pace_grace;     ///< pace_at is its first byte's read: --min-body-grace runs
     int writes;          ///< writes in flight
     int handles;         ///< tcp and both timers until their close callbacks
     bool reading;
@@ -473,6 +478,65 @@ static bool read_frames(cqd_conn *c, const char *data, size_t n)
     return true;
 }
 
+/* ---- the pace of a request still arriving ------------------------------ */
+
+// Bytes of the line or frame still arriving (0 between requests).
+static size_t arriving(const cqd_conn *c)
+{
+    if (c->format == CQP_MSGPACK)
+        return c->frames.prefix_len + c->frames.got;
+    return c->lines.skipping ? c->lines.skipped : c->lines.partial.len;
+}
+
+// Starts a pace window at now, with the request's bytes so far.
+static void pace_from(cqd_conn *c, uint64_t now, size_t bytes, bool grace)
+{
+    c->pace_at = now;
+    c->pace_base = bytes;
+    c->pace_grace = grace;
+}
+
+// Whether the unfinished request fell below --min-body-rate, measured
+// over windows of at least --min-body-grace seconds (1 s at least) after
+// its first grace: unlike HTTP's average since the head, bytes sent fast
+// at first buy no time later. A line's bytes are held (--max-buffered)
+// before its token can be read, so a client that sends most of a 16 MiB
+// line and then a byte every few seconds must not keep them for long.
+// A request within its first LINE_UNCHARGED bytes holds no budget, and is
+// left to --timeout alone (someone typing a line by hand is not cut).
+// had: the bytes before this read of n.
+static bool too_slow(cqd_conn *c, size_t had, size_t n, uint64_t now)
+{
+    const cqd_config *cfg = &c->s->srv->cfg;
+    size_t bytes = arriving(c);
+    if (bytes == 0 || cfg->min_body_rate == 0)
+        return false;
+    if (had == 0 || bytes != had + n) { // it began in this read
+        pace_from(c, now, bytes, true);
+        return false;
+    }
+    if (bytes <= LINE_UNCHARGED)
+        return false;
+    uint64_t grace = (uint64_t)cfg->min_body_grace_s * 1000, elapsed = now - c->pace_at;
+    uint64_t window = c->pace_grace || grace > 1000 ? grace : 1000;
+    if (elapsed < window)
+        return false;
+    double due = (double)cfg->min_body_rate * (double)elapsed / 1e3;
+    bool slow = !c->pace_grace && (double)(bytes - c->pace_base) < due;
+    pace_from(c, now, bytes, false);
+    return slow;
+}
+
+// Drops the unfinished request and reads no more: the replies before it
+// are still written, then the connection closes, as after an overlong line.
+static void refuse_slow(cqd_conn *c)
+{
+    cqd_log(&c->s->srv->log, CQD_LOG_INFO,
+            "stream: a request of %zu bytes so far arrives below --min-body-rate; closing the connection",
+            arriving(c));
+    end_input(c, false);
+}
+
 // The first byte read chooses the connection's encoding for good.
 static void sniff(cqd_conn *c, unsigned char first)
 {
@@ -500,8 +564,11 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     c->active_at = now_ms(c);
     if (!c->sniffed)
         sniff(c, (unsigned char)buf->base[0]);
+    size_t had = arriving(c);
     bool open = c->format == CQP_MSGPACK ? read_frames(c, buf->base, (size_t)nread)
                                          : read_lines(c, buf->base, (size_t)nread);
+    if (open && !c->input_done && too_slow(c, had, (size_t)nread, c->active_at))
+        refuse_slow(c);
     if (open)
         pump(c);
 }
@@ -598,15 +665,14 @@ static bool batch_goes_on(cqd_server *srv, const job *first, uint64_t start, siz
     return uv_hrtime() - start < BATCH_NS && made < first->budget && !total_full(srv);
 }
 
-// Runs on a worker thread; touches only the batch and the server. Answers
+// Runs on a pool thread; touches only the batch and the server. Answers
 // the lines in order while batch_goes_on (the first always); a line that
 // was not reached keeps its line (and its charge) and goes back to the
 // queue. Each answered line gives back its charge at once. After a reply
 // that could not be built no further line runs: the connection ends there
 // (send_replies).
-static void on_work(uv_work_t *w)
+static void run_batch(job *first)
 {
-    job *first = w->data;
     cqd_server *srv = first->conn->s->srv;
     uint64_t start = uv_hrtime();
     size_t made = 0;
@@ -625,13 +691,29 @@ static void on_work(uv_work_t *w)
     }
 }
 
-static void on_work_done(uv_work_t *w, int status)
+// On a pool thread: runs the batch, then hands it to the loop, which
+// wakes (uv_async_send may fold several wake-ups into one: the list
+// holds every batch). The wake-up is sent under the lock: the loop takes
+// the batch only after, so the connection, and with the last one the
+// handle, cannot be closed before it is sent.
+static void on_work(cqd_job *w)
 {
-    job *first = w->data;
+    job *first = (job *)((char *)w - offsetof(job, work));
+    run_batch(first);
+    cqd_stream *s = first->conn->s;
+    pthread_mutex_lock(&s->lock);
+    first->ran = s->ran;
+    s->ran = first;
+    uv_async_send(&s->answered);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void on_work_done(job *first)
+{
     cqd_conn *c = first->conn;
     c->running = NULL;
     c->active_at = now_ms(c);
-    if (c->closing || status != 0) {
+    if (c->closing) {
         free_jobs(first); // the client is gone: the answers are dropped
         close_now(c);
         maybe_free(c);
@@ -676,11 +758,24 @@ static void start_next(cqd_conn *c, bool short_answer)
     c->running = first;
     first->short_answer = short_answer;
     first->budget = c->s->srv->cfg.max_stream_reply_buffered - c->unacked;
-    first->work.data = first;
-    if (uv_queue_work(c->s->loop, &first->work, on_work, on_work_done) != 0) {
-        c->running = NULL;
-        free_jobs(first);
-        close_now(c);
+    first->work.run = on_work;
+    // No pool (out of memory), or one that could start no thread: run
+    // here, the loop waits this once.
+    if (!c->s->pool || !cqd_work_submit(c->s->pool, &first->work))
+        on_work(&first->work);
+}
+
+void cqd_conn_answered(uv_async_t *a)
+{
+    cqd_stream *s = a->data;
+    pthread_mutex_lock(&s->lock);
+    job *ran = s->ran;
+    s->ran = NULL;
+    pthread_mutex_unlock(&s->lock);
+    while (ran) {
+        job *first = ran;
+        ran = first->ran;
+        on_work_done(first);
     }
 }
 

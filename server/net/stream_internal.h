@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <uv.h>
 
 #include "api/request.h"
@@ -18,6 +19,7 @@
 #include "cqp/write.h"
 #include "state/server.h"
 #include "transport.h"
+#include "work.h"
 
 /* ---- line splitter ---------------------------------------------------- */
 
@@ -253,6 +255,12 @@ struct cqd_stream {
     uv_loop_t *loop;
     uv_tcp_t listener;
     bool listener_open;          ///< until the listener's close callback
+    cqd_work *pool;              ///< runs the batches (work.h, shared with HTTP; borrowed): not libuv's pool of --threads
+    uv_async_t answered;         ///< wakes the loop for the batches the pool has run
+    bool answered_open;          ///< until its close callback
+    int handles;                 ///< listener and answered until their close callbacks (then s may go)
+    pthread_mutex_t lock;        ///< guards ran
+    void *ran;                   ///< batches run, waiting for the loop (stream_conn.c's, a LIFO)
     bool draining;
     void (*done)(void *arg);     ///< set by cqd_stream_drain
     void *done_arg;
@@ -269,5 +277,8 @@ void cqd_conn_drain(cqd_conn *c);
 cqd_conn *cqd_conn_next(const cqd_conn *c);
 /// Called when a connection was freed: calls done once draining ends.
 void cqd_stream_conn_gone(cqd_stream *s);
+/// s->answered's callback: hands each batch the pool has run back to its
+/// connection, on the loop.
+void cqd_conn_answered(uv_async_t *a);
 
 #endif

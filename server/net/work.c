@@ -101,6 +101,10 @@ bool cqd_work_submit(cqd_work *w, cqd_job *job)
 void cqd_work_drain(cqd_work *w)
 {
     pthread_mutex_lock(&w->lock);
+    if (w->draining) { // drained already: its threads are joined
+        pthread_mutex_unlock(&w->lock);
+        return;
+    }
     w->draining = true;
     pthread_cond_broadcast(&w->ready);
     int started = w->started;

@@ -1,6 +1,7 @@
 /// @file server/net/work.h
-/// A pool of handler threads for the HTTP listener (http_work.c): the
-/// libmicrohttpd threads only move bytes, so a request that runs for
+/// A pool of handler threads, one for each listener (http_work.c,
+/// stream_conn.c): the libmicrohttpd threads and the stream's loop only
+/// move bytes, so a request that runs for
 /// seconds holds a pool thread, never the connections of others. Threads
 /// are started on demand, one when a job finds every started thread busy,
 /// up to a maximum; a started thread stays until the pool is drained, so
@@ -30,7 +31,8 @@ cqd_work *cqd_work_new(int max_threads);
 bool cqd_work_submit(cqd_work *w, cqd_job *job);
 
 /// Takes no new job, lets the threads run every queued one, then joins
-/// them. Safe to call once; cqd_work_submit keeps answering false after.
+/// them. A second call does nothing; cqd_work_submit keeps answering
+/// false after.
 void cqd_work_drain(cqd_work *w);
 
 /// Frees a drained pool (NULL is fine).

@@ -35,7 +35,7 @@ typedef struct cqd_config {
     int max_connections_per_ip; ///< --max-connections-per-ip (default 0: no limit)
     int timeout_s;            ///< --timeout seconds an idle/slow HTTP client may take (default 30)
     int request_timeout_s;    ///< --request-timeout SECONDS a query may compute, from its handler's start; 503 beyond (default 30; 0: off)
-    size_t min_body_rate;     ///< --min-body-rate BYTES a second an HTTP body must average after its grace (default 1K; 0: off)
+    size_t min_body_rate;     ///< --min-body-rate BYTES a second an HTTP body must average after its grace, a stream request still arriving bring in each window (default 1K; 0: off)
     int min_body_grace_s;     ///< --min-body-grace SECONDS after the head before the rate counts (default 10)
     int max_inflight;         ///< --max-inflight requests run or answered at once; 503 beyond (default 256)
     size_t max_buffered;      ///< --max-buffered HTTP body bytes held while they arrive; 503 beyond (default 512M)

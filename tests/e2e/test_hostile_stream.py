@@ -130,8 +130,13 @@ class StreamReplyBounds(DaemonCase):
     # one takes no reply bytes until the others are read: tens of seconds on
     # a loaded host, past the default --timeout, which would close it
     # (StuckRepliesAreCutOff tests that). An hour is beyond any run.
+    # RSS_SLACK counts the scratch of a few threads building replies: with
+    # --workers 2 the handler pool has 3, as many as the stream's workers
+    # were (--threads 2) before it shared the pool; the default
+    # (--max-inflight + 1) lets every hostile connection build at once,
+    # each in a malloc arena of its own.
     FLAGS = ("--token", TOKEN, "--max-stream-reply-buffered", "1M", "--max-stream-reply-total", "8M",
-             "--timeout", "3600")
+             "--timeout", "3600", "--workers", "2")
     ENV = NO_QUARANTINE
 
     @classmethod

@@ -41,11 +41,25 @@ from daemon import MEMORY_LIMIT, Daemon  # noqa: E402
 
 ATTACKS = (attack_budget.ATTACKS + attack_memory.ATTACKS + attack_cpu.ATTACKS + attack_wire.ATTACKS
            + attack_store.ATTACKS)
+# What an attack needs made before any attack starts: setup(daemon) -> None or why not.
+SETUPS = dict(attack_memory.SETUPS, **attack_store.SETUPS, **attack_cpu.SETUPS)
 TOKEN = "soak-token-25"
 ATTACK_NICE = 10
 STOP_TIMEOUT = 15.0
 RESTART_READY = 20.0
 GRACE = 2.0
+
+
+def prepare(daemon, chosen):
+    """Runs the chosen attacks' setups, one after another; a refused one
+    is a failed attack row (the attack would do nothing)."""
+    rec = record.Recorder(time.monotonic())
+    for name, _ in chosen:
+        if name in SETUPS:
+            clock = record.Clock()
+            problem = SETUPS[name](daemon)
+            rec.add("attack", "setup " + name, clock.started, clock.latency(), problem, problem or "made")
+    return rec.samples
 
 
 def run_attack(name, fn, daemon, t0, deadline, workdir, out):
@@ -225,6 +239,7 @@ def main(argv):
                 return 1
             vs = victims.make(daemon)
             victims.setup(daemon, vs)
+            prepared = prepare(daemon, chosen)
             t0 = time.monotonic()
             ctx = {"daemon": daemon, "t0": t0, "deadline": t0 + args.duration, "workdir": workdir,
                    "state": os.path.join(workdir, "state.json")}
@@ -232,7 +247,7 @@ def main(argv):
             sys.stdout.flush()
             procs, victim = start_processes(ctx, chosen, vs)
             peak, alive_during = watch(daemon, ctx["deadline"])
-            samples = collect(procs, victim)
+            samples = prepared + collect(procs, victim)
             samples += finish(daemon, vs, record.load_json(ctx["state"], {}), t0)
         finally:
             daemon.kill()

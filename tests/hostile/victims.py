@@ -4,7 +4,9 @@ balancer's probe makes them) and stream connections in both encodings.
 Every answer is checked against an analytic oracle, never against what
 the daemon said before (every victim connects from 127.0.0.2, the
 attackers from 127.0.0.1, so a limit per address tells them apart, as
-it would tell a fleet from an attacker): two unit spheres d apart are d - 2 apart; after
+it would tell a fleet from an attacker); one client of each transport
+also sends a body of 200 KB every round, which a squatted --max-buffered
+would shed. Two unit spheres d apart are d - 2 apart; after
 moving b to x = d, contacts holds the one pair (a, b) of depth 2 - d
 exactly when d < 2; the box stored at setup reads back as it was put."""
 
@@ -24,6 +26,7 @@ TOL = 1e-9
 IO_TIMEOUT = 5.0
 PAUSE = 0.1       # between one client's requests
 PROBE_EVERY = 0.25
+LARGE = 200 << 10  # the body one victim of each transport also sends, every round
 BOX = {"type": "box", "half_extents": [0.5, 0.25, 1.0]}
 BOX_AT = [10.0, 5.0, -3.0]
 # HTTP clients on separate keep-alive connections (libmicrohttpd spreads
@@ -55,6 +58,18 @@ def check_pair(body, d):
     got = (body.get("overlap"), body.get("distance"), body.get("depth"))
     if got[0] is not want[0] or not close(got[1], want[1]) or not close(got[2], want[2]):
         return "pair at %.6f: want (overlap, distance, depth) %s, got %s" % (d, want, json.dumps(body)[:200])
+    return None
+
+
+def check_pairs(body, ds):
+    """POST /v1/pairs of unit spheres ds apart: each result as check_pair."""
+    results = body.get("results") if isinstance(body, dict) else None
+    if not isinstance(results, list) or len(results) != len(ds):
+        return "pairs: want %d results, got %s" % (len(ds), json.dumps(body)[:200])
+    for got, d in zip(results, ds):
+        problem = check_pair(got, d)
+        if problem:
+            return problem
     return None
 
 
@@ -114,6 +129,7 @@ class Victim:
 
     rec = None
     deadline = 0.0
+    sends_large = False
 
     def __init__(self, kind, index, daemon):
         self.kind, self.world = kind, "v-%s-%d" % (kind, index)
@@ -135,10 +151,20 @@ class Victim:
         self.rec.client("%s/%s" % (self.kind, op), clock.started, clock.latency(), problem)
         return status == 200 and not problem
 
+    def large(self):
+        """A body of about LARGE bytes, as a client's tick may be: a budget
+        of request bytes (--max-buffered) squatted by others would shed it."""
+        ds = [pick_distance(self.rng) for _ in range(LARGE // 120)]
+        body = {"pairs": [{"a": {"shape": sphere(1)}, "b": {"shape": sphere(1), "pose": {"position": [d, 0.0, 0.0]}}}
+                          for d in ds]}
+        self.step("pairs %d KB" % (LARGE >> 10), "POST", "/v1/pairs", body, lambda b: check_pairs(b, ds))
+
     def round(self):
         w = "/v1/worlds/" + self.world
         d = pick_distance(self.rng)
         self.step("healthz", "GET", "/healthz", None, check_health)
+        if self.sends_large:
+            self.large()
         self.step("pair", "POST", "/v1/pair", {"a": {"shape": sphere(1)}, "b": {
             "shape": sphere(1), "pose": {"position": [d, 0.0, 0.0]}}}, lambda b: check_pair(b, d))
         self.durable.sent(d)
@@ -195,11 +221,27 @@ class StreamVictim(Victim):
     sc = None
     next_id = 0
 
+    pad = 0
+
+    def large(self):
+        """A line of about LARGE bytes with a short answer (a long one
+        would be shed while others hold --max-stream-reply-total): a pair
+        test padded with a header the daemon ignores."""
+        d = pick_distance(self.rng)
+        self.pad = LARGE
+        try:
+            self.step("pair padded %d KB" % (LARGE >> 10), "POST", "/v1/pair", {"a": {"shape": sphere(1)}, "b": {
+                "shape": sphere(1), "pose": {"position": [d, 0.0, 0.0]}}}, lambda b: check_pair(b, d))
+        finally:
+            self.pad = 0
+
     def call(self, method, path, body):
         if self.sc is None:
             self.sc = SourcedStream(self.daemon.stream_port, self.kind.split("-")[1])
         self.next_id += 1
         message = {"id": self.next_id, "method": method, "path": path, "headers": self.daemon.auth()}
+        if self.pad:
+            message["headers"] = dict(message["headers"], **{"X-Pad": "p" * self.pad})
         if body is not None:
             message["body"] = body
         self.sc.send(message)
@@ -235,6 +277,8 @@ def make(daemon):
     for kind, n in KINDS:
         cls = HttpVictim if kind == "http" else StreamVictim
         out.extend(cls(kind, i, daemon) for i in range(n))
+    for v in out:  # the first of each transport
+        v.sends_large = v.world in ("v-http-0", "v-stream-json-0")
     return out
 
 
