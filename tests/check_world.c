@@ -543,26 +543,6 @@ typedef struct sim {
     char (*id)[12];
 } sim;
 
-static void check_pairs(const cq_world *w, double skin)
-{
-    wo_item *items;
-    int n = wo_items(w, &items);
-    int (*want)[2];
-    int nw = wo_brute_pairs(items, n, skin, &want);
-    cq_world_pair *got = malloc(sizeof *got * (size_t)(nw + 1));
-    int ng = -1;
-    ck_assert_int_eq(cq_world_pairs(w, got, nw, &ng), CQ_OK);
-    ck_assert_int_eq(ng, nw);
-    for (int k = 0; k < ng; k++)
-        if (wo_find(items, n, got[k].a) != want[k][0] || wo_find(items, n, got[k].b) != want[k][1])
-            ck_abort_msg("pair %d differs", k);
-    if (nw > 0)
-        ck_assert_int_eq(cq_world_pairs(w, got, nw - 1, &ng), CQ_ERANGE);
-    free(got);
-    free(want);
-    free(items);
-}
-
 /* Random worlds of spheres, boxes, capsules, triangles and a few planes,
  * moving for many frames with adds, removes, id reuse (new shapes under old
  * ids) and layer changes; the pairs must equal brute force every frame. */
@@ -613,7 +593,7 @@ static void run_random(uint64_t seed, int pool, int frames, double extent)
             }
         }
         wo_apply(w, ops, n);
-        check_pairs(w, skin);
+        wo_check_pairs(w, skin);
     }
     /* Moves leave the ray tree behind until a refresh, which refits (or rebuilds) it. */
     cq_world_stats st = cq_world_get_stats(w);
@@ -724,7 +704,7 @@ START_TEST(test_order_few_changes)
         free(model);
         free(items);
         if (round % 40 == 0)
-            check_pairs(w, 0.1);
+            wo_check_pairs(w, 0.1);
     }
     cq_world_op twins[] = {wo_upsert("tie-b", wo_sphere(1), wo_at(0, 50, 0), cq_v3(0, 0, 0), 1, 1),
                            wo_upsert("tie-a", wo_sphere(1), wo_at(0, 50, 0), cq_v3(0, 0, 0), 1, 1)};

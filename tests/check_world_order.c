@@ -63,24 +63,6 @@ static void check_list(const cq_world *w, const model *m)
     free(items);
 }
 
-static void check_pairs(const cq_world *w, double skin)
-{
-    wo_item *items;
-    int n = wo_items(w, &items);
-    int (*want)[2];
-    int nw = wo_brute_pairs(items, n, skin, &want);
-    cq_world_pair *got = malloc(sizeof *got * (size_t)(nw + 1));
-    int ng = -1;
-    ck_assert_int_eq(cq_world_pairs(w, got, nw, &ng), CQ_OK);
-    ck_assert_int_eq(ng, nw);
-    for (int k = 0; k < ng; k++)
-        if (wo_find(items, n, got[k].a) != want[k][0] || wo_find(items, n, got[k].b) != want[k][1])
-            ck_abort_msg("pair %d differs", k);
-    free(got);
-    free(want);
-    free(items);
-}
-
 /* A sphere's overlaps against an exact test of every shape, sorted by id. */
 static void check_overlap(const cq_world *w, const model *m, cq_vec3 c, double r)
 {
@@ -142,7 +124,7 @@ START_TEST(test_single_changes)
         if (round % 10 == 0)
             check_list(w, &m);
         if (round % 50 == 0) {
-            check_pairs(w, skin);
+            wo_check_pairs(w, skin);
             cq_vec3 c = cq_v3(tu_uniform(&rng, 0, side), tu_uniform(&rng, 0, side), tu_uniform(&rng, 0, side));
             check_overlap(w, &m, c, 2);
             ck_assert_int_eq(cq_world_refresh(w), CQ_OK);
@@ -152,7 +134,7 @@ START_TEST(test_single_changes)
             check_contacts(w);
     }
     check_list(w, &m);
-    check_pairs(w, skin);
+    wo_check_pairs(w, skin);
     cq_world_destroy(w);
 }
 END_TEST

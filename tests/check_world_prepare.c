@@ -34,24 +34,6 @@ static cq_hull *cube_hull(double s)
 
 static cq_shape convex_of(cq_hull *h) { return (cq_shape){.type = CQ_CONVEX, .convex = {h}}; }
 
-/* Pairs through cq_world_pairs, as item index pairs, must equal brute force. */
-static void check_pairs(const cq_world *w, double skin)
-{
-    wo_item *items;
-    int n = wo_items(w, &items);
-    int (*want)[2];
-    int nw = wo_brute_pairs(items, n, skin, &want);
-    cq_world_pair *got = malloc(sizeof *got * (size_t)(nw + 1));
-    int ng = -1;
-    ck_assert_int_eq(cq_world_pairs(w, got, nw + 1, &ng), CQ_OK);
-    ck_assert_int_eq(ng, nw);
-    for (int k = 0; k < ng; k++)
-        ck_assert(wo_find(items, n, got[k].a) == want[k][0] && wo_find(items, n, got[k].b) == want[k][1]);
-    free(got);
-    free(want);
-    free(items);
-}
-
 static void check_same(const cq_world *a, const cq_world *b)
 {
     wo_item *ia, *ib;
@@ -114,17 +96,17 @@ START_TEST(test_prepare_abandon)
     ck_assert(wo_items_equal(before, nb, mid, nm));
     cq_world_handle h;
     ck_assert_int_eq(cq_world_find(s.w, "n0", &h), CQ_ENOT_FOUND);
-    check_pairs(s.w, 0.1);
+    wo_check_pairs(s.w, 0.1);
     cq_world_abandon(s.w);
     int na = wo_items(s.w, &after);
     ck_assert(wo_items_equal(before, nb, after, na));
-    check_pairs(s.w, 0.1);
+    wo_check_pairs(s.w, 0.1);
     cq_world_abandon(s.w); /* nothing pending: nothing happens */
     cq_hull_free(s.mine);  /* still the caller's (a double free would abort) */
     s.batch[3] = wo_upsert(s.ids[5], wo_sphere(1), wo_at(5, 1, 0), cq_v3(0, 0, 0), 1, 1);
     wo_apply(s.w, s.batch, s.n);
     ck_assert_int_eq(cq_world_count(s.w), 7);
-    check_pairs(s.w, 0.1);
+    wo_check_pairs(s.w, 0.1);
     free(before);
     free(mid);
     free(after);
@@ -169,7 +151,7 @@ START_TEST(test_prepare_commit_equals_apply)
         ck_assert_int_eq(cq_world_prepare(b, ops, n, &bad), CQ_OK);
         cq_world_commit(b, ops, n);
         check_same(a, b);
-        check_pairs(b, 0.1);
+        wo_check_pairs(b, 0.1);
     }
     cq_world_destroy(a);
     cq_world_destroy(b);
@@ -268,7 +250,7 @@ START_TEST(test_prepare_oom)
         }
         probe = (wo_alloc_probe){0, 0};
         wo_apply(s.w, NULL, 0);
-        check_pairs(s.w, 0.1);
+        wo_check_pairs(s.w, 0.1);
         free(before);
         free(want);
         free(after);
@@ -307,7 +289,7 @@ START_TEST(test_commit_allocates_nothing)
     cq_world_body body;
     ck_assert_int_eq(cq_world_get(w, wo_handle(w, "m9"), &body), CQ_OK);
     ck_assert(body.pose.p.x == 1.01 && body.pose.p.y == 1);
-    check_pairs(w, 0.1);
+    wo_check_pairs(w, 0.1);
     cq_world_destroy(w);
     cq_set_allocator(NULL);
 }

@@ -164,6 +164,26 @@ int wo_find(const wo_item *items, int n, cq_world_handle h)
     return -1;
 }
 
+void wo_check_pairs(const cq_world *w, double skin)
+{
+    wo_item *items;
+    int n = wo_items(w, &items);
+    int (*want)[2];
+    int nw = wo_brute_pairs(items, n, skin, &want);
+    cq_world_pair *got = malloc(sizeof *got * (size_t)(nw + 1));
+    int ng = -1;
+    ck_assert_int_eq(cq_world_pairs(w, got, nw + 1, &ng), CQ_OK);
+    ck_assert_int_eq(ng, nw);
+    for (int k = 0; k < ng; k++)
+        if (wo_find(items, n, got[k].a) != want[k][0] || wo_find(items, n, got[k].b) != want[k][1])
+            ck_abort_msg("pair %d differs", k);
+    if (nw > 0)
+        ck_assert_int_eq(cq_world_pairs(w, got, nw - 1, &ng), CQ_ERANGE);
+    free(got);
+    free(want);
+    free(items);
+}
+
 void *wo_probe_alloc(size_t size, void *ctx)
 {
     wo_alloc_probe *p = ctx;

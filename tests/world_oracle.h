@@ -68,6 +68,10 @@ cq_world_handle wo_handle(const cq_world *w, const char *id);
 /* The index of handle h in items, -1. */
 int wo_find(const wo_item *items, int n, cq_world_handle h);
 
+/* Fails the test unless cq_world_pairs gives exactly the brute-force
+ * pairs of w's shapes at skin, in order, and CQ_ERANGE for one fewer. */
+void wo_check_pairs(const cq_world *w, double skin);
+
 /* A failing allocator: calls from the fail_from-th on fail (0: none). */
 typedef struct wo_alloc_probe {
     long calls, fail_from;

@@ -60,6 +60,18 @@ def connect(port, timeout=120):
     return socket.create_connection(("127.0.0.1", port), timeout=timeout)
 
 
+def run_probes(probe, conns):
+    """Runs probe(conn, results, i) on every connection at once; returns
+    each one's result (True, or the exception that ended it)."""
+    results = [None] * len(conns)
+    threads = [threading.Thread(target=probe, args=(c, results, i)) for i, c in enumerate(conns)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(90)
+    return results
+
+
 @once("raw JSON requests on raw sockets; the pool does not depend on the encoding")
 class LongRequests(DaemonCase):
     FLAGS = ("--threads", "2")
@@ -101,13 +113,7 @@ class LongRequests(DaemonCase):
         longs = [connect(port) for _ in range(LONG)]
         for s in longs:
             s.sendall(self.raycast)
-        results = [None] * PROBE_CONNECTIONS
-        threads = [threading.Thread(target=self.probe, args=(p, results, i)) for i, p in enumerate(probes)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(90)
-        for r in results:
+        for r in run_probes(self.probe, probes):
             self.assertIs(r, True, "a probe connection failed: %r" % (r,))
         ready, _, _ = select.select(longs, [], [], 0)
         self.assertEqual(ready, [], "a long raycast answered before the probes were done: it was not long")

@@ -15,9 +15,9 @@ would arrive after it."""
 import json
 import select
 import socket
-import threading
 
 from harness import DaemonCase, once
+from test_hostile_hol import run_probes
 from wire import body_item, box
 
 SHAPES = 1000  # coincident boxes: no ray can skip one
@@ -87,13 +87,7 @@ class LongStreamRequests(DaemonCase):
         longs = [Line(port) for _ in range(LONG)]
         for i, s in enumerate(longs):
             s.send({"id": "long%d" % i, "method": "POST", "path": "/v1/worlds/hol/raycast", "body": {"rays": self.rays}})
-        results = [None] * PROBE_CONNECTIONS
-        threads = [threading.Thread(target=self.probe, args=(p, results, i)) for i, p in enumerate(probes)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(90)
-        for r in results:
+        for r in run_probes(self.probe, probes):
             self.assertIs(r, True, "a probe connection failed: %r" % (r,))
         ready, _, _ = select.select([s.sock for s in longs], [], [], 0)
         self.assertEqual(ready, [], "a long raycast answered before the probes were done: the probes waited for it"
