@@ -558,6 +558,39 @@ START_TEST(watch_rules)
 }
 END_TEST
 
+/* The pace of a request still arriving, at 1000 bytes a second with a
+ * 10 s grace and 4096 free bytes: the expected answers are worked out by
+ * hand from the rule (a window of at least the grace after the first must
+ * bring rate x its length). */
+START_TEST(pace_rules)
+{
+    cqd_pace p = {0};
+    /* It begins: the grace window opens at its first read. */
+    ck_assert(!cqd_pace_slow(&p, 0, 9000, 9000, 1000, 4096, 1000, 10));
+    ck_assert_uint_eq(p.at, 1000);
+    ck_assert(p.grace);
+    /* Nothing for 9 s, then 10 s after the start: the grace ends, not slow,
+     * and the first measured window starts at 11000 with 9001 bytes. */
+    ck_assert(!cqd_pace_slow(&p, 9000, 1, 9001, 10000, 4096, 1000, 10));
+    ck_assert(!cqd_pace_slow(&p, 9001, 1, 9002, 11000, 4096, 1000, 10));
+    ck_assert(!p.grace);
+    ck_assert_uint_eq(p.base, 9002);
+    /* 10 s later 9,999 bytes more: below the 10,000 due, slow. */
+    ck_assert(cqd_pace_slow(&p, 9002, 9999, 19001, 21000, 4096, 1000, 10));
+    /* A window that brought its 10,000 is not slow. */
+    cqd_pace q = {.at = 0, .base = 5000, .grace = false};
+    ck_assert(!cqd_pace_slow(&q, 14000, 1000, 15000, 10000, 4096, 1000, 10));
+    /* Within its free bytes, or with the rate off, never slow. */
+    cqd_pace r = {.at = 0, .base = 10, .grace = false};
+    ck_assert(!cqd_pace_slow(&r, 100, 1, 101, 60000, 4096, 1000, 10));
+    ck_assert(!cqd_pace_slow(&r, 9000, 1, 9001, 60000, 4096, 0, 10));
+    /* A request that began in this read (bytes != had + n) restarts the grace. */
+    ck_assert(!cqd_pace_slow(&r, 9000, 50, 20, 70000, 4096, 1000, 10));
+    ck_assert(r.grace);
+    ck_assert_uint_eq(r.at, 70000);
+}
+END_TEST
+
 Suite *stream_suite(void)
 {
     Suite *s = suite_create("stream");
@@ -580,6 +613,7 @@ Suite *stream_suite(void)
     suite_add_tcase(s, t);
     t = tcase_create("watch");
     tcase_add_test(t, watch_rules);
+    tcase_add_test(t, pace_rules);
     suite_add_tcase(s, t);
     return s;
 }

@@ -96,9 +96,7 @@ struct cqd_conn {
     uint64_t active_at;  ///< loop time (ms) of the last progress of any kind
     uint64_t write_at;   ///< loop time (ms) of the last write progress
     uint64_t watch_due;  ///< when the watchdog fires, 0 when it is not armed
-    uint64_t pace_at;    ///< loop time (ms) the unfinished request's pace is measured from (--min-body-rate)
-    size_t pace_base;    ///< its bytes then
-    bool pace_grace;     ///< pace_at is its first byte's read: --min-body-grace runs
+    cqd_pace pace;       ///< the unfinished request's pace (--min-body-rate)
     int writes;          ///< writes in flight
     int handles;         ///< tcp and both timers until their close callbacks
     bool reading;
@@ -488,43 +486,13 @@ static size_t arriving(const cqd_conn *c)
     return c->lines.skipping ? c->lines.skipped : c->lines.partial.len;
 }
 
-// Starts a pace window at now, with the request's bytes so far.
-static void pace_from(cqd_conn *c, uint64_t now, size_t bytes, bool grace)
-{
-    c->pace_at = now;
-    c->pace_base = bytes;
-    c->pace_grace = grace;
-}
-
-// Whether the unfinished request fell below --min-body-rate, measured
-// over windows of at least --min-body-grace seconds (1 s at least) after
-// its first grace: unlike HTTP's average since the head, bytes sent fast
-// at first buy no time later. A line's bytes are held (--max-buffered)
-// before its token can be read, so a client that sends most of a 16 MiB
-// line and then a byte every few seconds must not keep them for long.
-// A request within its first LINE_UNCHARGED bytes holds no budget, and is
-// left to --timeout alone (someone typing a line by hand is not cut).
-// had: the bytes before this read of n.
+// Whether the unfinished request fell below --min-body-rate
+// (cqd_pace_slow). had: its bytes before this read of n.
 static bool too_slow(cqd_conn *c, size_t had, size_t n, uint64_t now)
 {
     const cqd_config *cfg = &c->s->srv->cfg;
-    size_t bytes = arriving(c);
-    if (bytes == 0 || cfg->min_body_rate == 0)
-        return false;
-    if (had == 0 || bytes != had + n) { // it began in this read
-        pace_from(c, now, bytes, true);
-        return false;
-    }
-    if (bytes <= LINE_UNCHARGED)
-        return false;
-    uint64_t grace = (uint64_t)cfg->min_body_grace_s * 1000, elapsed = now - c->pace_at;
-    uint64_t window = c->pace_grace || grace > 1000 ? grace : 1000;
-    if (elapsed < window)
-        return false;
-    double due = (double)cfg->min_body_rate * (double)elapsed / 1e3;
-    bool slow = !c->pace_grace && (double)(bytes - c->pace_base) < due;
-    pace_from(c, now, bytes, false);
-    return slow;
+    return cqd_pace_slow(&c->pace, had, n, arriving(c), now, LINE_UNCHARGED, cfg->min_body_rate,
+                         cfg->min_body_grace_s);
 }
 
 // Drops the unfinished request and reads no more: the replies before it

@@ -246,6 +246,21 @@ typedef struct cqd_watch {
 /// so a stall is found within a quarter of --timeout after it).
 cqd_wait cqd_watch_due(const cqd_watch *w, int timeout_s, uint64_t *due, uint64_t *look);
 
+/// The pace of a request still arriving (--min-body-rate): the window it
+/// is measured over. Times in milliseconds of the loop's clock.
+typedef struct cqd_pace {
+    uint64_t at;  ///< the window's start
+    size_t base;  ///< the request's bytes then
+    bool grace;   ///< the first window, from the request's first byte: --min-body-grace runs
+} cqd_pace;
+
+/// Whether a request of bytes so far (had before this read of n bytes,
+/// 0 when it began in it) has fallen below rate bytes a second over a
+/// window of at least grace_s seconds (1 s at least) since its grace.
+/// A request within its first free bytes, or rate 0, is never slow.
+bool cqd_pace_slow(cqd_pace *p, size_t had, size_t n, size_t bytes, uint64_t now, size_t free,
+                   size_t rate, int grace_s);
+
 /* ---- listener and connections ----------------------------------------- */
 
 typedef struct cqd_conn cqd_conn;
