@@ -20,6 +20,8 @@ import socket
 import time
 
 from harness import DaemonCase
+from held import send_buffer_max
+from test_hostile_stream import rss
 
 TOKEN = "hostile-replies-token"
 AUTH = {"Authorization": "Bearer " + TOKEN}
@@ -34,18 +36,6 @@ NO_QUARANTINE = {"ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "")
                  + ":quarantine_size_mb=0:thread_local_quarantine_size_kb=0"}
 
 
-def send_buffer_max():
-    """The most a TCP socket's send buffer grows to by itself (bytes)."""
-    with open("/proc/sys/net/ipv4/tcp_wmem") as f:
-        return int(f.read().split()[2])
-
-
-def rss(daemon):
-    with open("/proc/%d/status" % daemon.proc.pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise AssertionError("no VmRSS for the daemon")
 
 
 def hostile_connection(port):

@@ -25,6 +25,7 @@ import socket
 import time
 
 import harness
+from held import send_buffer_max
 from harness import Daemon, DaemonCase, decode_messages, encode_message, FRAME_PREFIX
 
 TOKEN = "hostile-stream-token"
@@ -89,11 +90,6 @@ def one_reply(daemon, message):
     assert raw is not None, "the stream closed before its reply"
     return raw, decode_messages(raw)[0]
 
-
-def send_buffer_max():
-    """The most a TCP socket's send buffer grows to by itself (bytes)."""
-    with open("/proc/sys/net/ipv4/tcp_wmem") as f:
-        return int(f.read().split()[2])
 
 
 def gauge(daemon):

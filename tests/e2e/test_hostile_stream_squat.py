@@ -36,6 +36,16 @@ def squat_frame():
     return b"\xce" + struct.pack(">I", SQUAT_BYTES + 1000) + b"\x84" + b"\xa0" * SQUAT_BYTES
 
 
+def read_line_reply(s):
+    """The one JSON-lines reply s receives (the connection must not close first)."""
+    data = b""
+    while not data.endswith(b"\n"):
+        more = s.recv(65536)
+        assert more, "closed before the reply"
+        data += more
+    return json.loads(data)
+
+
 @once("raw lines and frames on raw sockets: no body is decoded")
 class StreamSquatting(DaemonCase):
     FLAGS = ("--token", TOKEN, "--max-buffered", "8M", "--min-body-rate", "1K", "--min-body-grace", "1")
@@ -94,13 +104,8 @@ class StreamSquatting(DaemonCase):
         for i in range(0, len(line), 400):
             s.sendall(line[i:i + 400])
             time.sleep(0.1)
-        data = b""
-        while not data.endswith(b"\n"):
-            more = s.recv(65536)
-            self.assertTrue(more, "closed before the reply")
-            data += more
+        reply = read_line_reply(s)
         s.close()
-        reply = json.loads(data)
         self.assertEqual((reply["id"], reply["status"]), ("slow", 201), str(reply)[:300])
 
     def test_line_typed_by_hand_is_served(self):
@@ -112,11 +117,6 @@ class StreamSquatting(DaemonCase):
         for i in range(len(line)):
             s.sendall(line[i:i + 1])
             time.sleep(3.0 / len(line))
-        data = b""
-        while not data.endswith(b"\n"):
-            more = s.recv(65536)
-            self.assertTrue(more, "closed before the reply")
-            data += more
+        reply = read_line_reply(s)
         s.close()
-        reply = json.loads(data)
         self.assertEqual((reply["id"], reply["status"]), ("typed", 200), str(reply)[:300])
