@@ -105,6 +105,13 @@ START_TEST(replay_compare_msgpack_values)
     ck_assert_int_eq(VALUES_("\x80", "{}", true, &w), CQD_REPLAY_NOT_MSGPACK); /* two fixints */
     ck_assert_int_eq(VALUES_("\x81", "\x80", true, &w), CQD_REPLAY_NOT_MSGPACK);
     ck_assert_int_eq(VALUES_("", "", true, &w), CQD_REPLAY_NOT_MSGPACK);
+    /* counts beyond the bytes left (msgpuck's mp_check takes these as
+     * valid), a bin, a duplicate key: never walked */
+    ck_assert_int_eq(VALUES_("\xdd\xff\xff\xff\xff", "\x90", true, &w), CQD_REPLAY_NOT_MSGPACK);
+    ck_assert_int_eq(VALUES_("\x90", "\xdf\xff\xff\xff\xff", true, &w), CQD_REPLAY_NOT_MSGPACK);
+    ck_assert_int_eq(VALUES_("\x92\xdd\xff\xff\xff\xff", "\x92\x90\x90", true, &w), CQD_REPLAY_NOT_MSGPACK);
+    ck_assert_int_eq(VALUES_("\xc4\x01x", "\xc4\x01y", true, &w), CQD_REPLAY_NOT_MSGPACK);
+    ck_assert_int_eq(VALUES_("\x82\xa1" "a\x01\xa1" "a\x02", "\x81\xa1" "a\x01", true, &w), CQD_REPLAY_NOT_MSGPACK);
 }
 END_TEST
 

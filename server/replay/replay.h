@@ -44,7 +44,7 @@ typedef struct cqd_replay_where {
 typedef enum cqd_replay_values {
     CQD_REPLAY_SAME_VALUES,
     CQD_REPLAY_DIFFERENT_VALUES, ///< *where filled
-    CQD_REPLAY_NOT_MSGPACK,      ///< a body is not exactly one MessagePack value: compare the bytes
+    CQD_REPLAY_NOT_MSGPACK,      ///< a body is not one value cqp_mp_check admits: compare the bytes
 } cqd_replay_values;
 
 /// Compares a recorded MessagePack body with a replayed one as values, so

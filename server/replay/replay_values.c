@@ -11,26 +11,28 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cqp/value.h"
 #include "replay.h"
 
 /// A walk over the two bodies: where each starts, the JSON Pointer of the
 /// value being compared, and whether duration_us numbers are skipped.
 typedef struct walk {
     bool mask;
-    int depth;
     char pointer[CQD_REPLAY_POINTER_MAX];
     size_t plen;
 } walk;
 
-/// Nesting past this (a recording may hold any bytes; the daemon writes
-/// at most CQP_WRITER_MAX_DEPTH) is compared as bytes, without recursion.
-#define VALUE_DEPTH_MAX 64
-
-/// True when data[0..len) is exactly one well-formed MessagePack value.
+/// True when data[0..len) is exactly one MessagePack value of the kind the
+/// daemon writes. A recording may hold any bytes, so every count is bounded
+/// by the bytes left (cqp_mp_check), not by msgpuck's mp_check, which
+/// takes an array32 header claiming 2^32 - 1 elements as valid. Whatever
+/// it refuses (bin, ext, duplicate keys, non-string keys, nesting past
+/// CQP_MP_MAX_DEPTH, which is CQP_WRITER_MAX_DEPTH) is compared as bytes,
+/// so the walks below recurse at most that deep.
 static bool one_value(const char *data, size_t len)
 {
-    const char *p = data;
-    return len > 0 && mp_check(&p, data + len) == 0 && p == data + len;
+    cqp_problem ignored;
+    return len > 0 && cqp_mp_check(data, len, CQP_MP_MAX_DEPTH, &ignored) == 0;
 }
 
 static bool is_integer(enum mp_type t) { return t == MP_UINT || t == MP_INT; }
@@ -124,13 +126,9 @@ static bool same_array(walk *w, const char **a, const char **b)
     return true;
 }
 
-/// One member's key (a str, as every key the daemon writes; any other
-/// value compares as a value). *key is NULL for a non-string key.
-static bool same_key(walk *w, const char **a, const char **b, const char **key, uint32_t *len)
+/// One member's key (a str: one_value admits no other).
+static bool same_key(const char **a, const char **b, const char **key, uint32_t *len)
 {
-    *key = NULL;
-    if (mp_typeof(**a) != MP_STR || mp_typeof(**b) != MP_STR)
-        return same_value(w, a, b);
     uint32_t bn;
     const char *ka = mp_decode_str(a, len), *kb = mp_decode_str(b, &bn);
     *key = ka;
@@ -149,12 +147,12 @@ static bool same_map(walk *w, const char **a, const char **b)
         const char *key;
         uint32_t klen;
         const char *ka = *a, *kb = *b;
-        if (!same_key(w, a, b, &key, &klen)) {
+        if (!same_key(a, b, &key, &klen)) {
             *a = ka, *b = kb; /* the difference is the key: report its place */
             return false;
         }
-        size_t saved = push_segment(w, key ? key : "?", key ? klen : 1);
-        bool masked = w->mask && key && klen == 11 && memcmp(key, "duration_us", 11) == 0 &&
+        size_t saved = push_segment(w, key, klen);
+        bool masked = w->mask && klen == 11 && memcmp(key, "duration_us", 11) == 0 &&
                       is_number(mp_typeof(**a)) && is_number(mp_typeof(**b));
         if (masked) {
             mp_next(a);
@@ -167,16 +165,8 @@ static bool same_map(walk *w, const char **a, const char **b)
     return true;
 }
 
-/// Bytes of two values of a type the daemon never writes (bin, ext).
-static bool same_bytes(const char **a, const char **b)
-{
-    const char *sa = *a, *sb = *b;
-    mp_next(a);
-    mp_next(b);
-    return *a - sa == *b - sb && memcmp(sa, sb, (size_t)(*a - sa)) == 0;
-}
-
-/// Two scalars (or containers past VALUE_DEPTH_MAX) of the same type.
+/// Two scalars of the same type, neither a number (one_value admits no
+/// bin or ext).
 static bool same_scalar(enum mp_type t, const char **a, const char **b)
 {
     uint32_t na, nb;
@@ -193,7 +183,7 @@ static bool same_scalar(enum mp_type t, const char **a, const char **b)
     case MP_UINT: case MP_INT: case MP_BIN: case MP_ARRAY: case MP_MAP: case MP_FLOAT: case MP_DOUBLE: case MP_EXT:
         break;
     }
-    return same_bytes(a, b);
+    return false;
 }
 
 /// Compares the values at *a and *b; on a difference both are left at the
@@ -202,14 +192,9 @@ static bool same_value(walk *w, const char **a, const char **b)
 {
     const char *sa = *a, *sb = *b;
     enum mp_type ta = mp_typeof(**a), tb = mp_typeof(**b);
-    bool nested = (ta == MP_ARRAY || ta == MP_MAP) && ta == tb && w->depth < VALUE_DEPTH_MAX;
     bool same;
-    if (nested) {
-        w->depth++;
-        same = ta == MP_ARRAY ? same_array(w, a, b) : same_map(w, a, b);
-        w->depth--;
-        return same; /* left at the difference inside */
-    }
+    if ((ta == MP_ARRAY || ta == MP_MAP) && ta == tb)
+        return ta == MP_ARRAY ? same_array(w, a, b) : same_map(w, a, b); /* left at the difference inside */
     if (is_number(ta) && is_number(tb))
         same = same_number(a, b);
     else
@@ -243,14 +228,10 @@ static void write_members(cqp_writer *w, const char **p)
     uint32_t n = mp_decode_map(p);
     cqp_obj_begin(w);
     for (uint32_t i = 0; i < n; i++) {
-        char key[128] = "?";
-        if (mp_typeof(**p) == MP_STR) {
-            uint32_t len;
-            const char *k = mp_decode_str(p, &len);
-            snprintf(key, sizeof key, "%.*s", (int)len, k);
-        } else {
-            mp_next(p); /* not a key JSON can hold: shown as "?" */
-        }
+        char key[128];
+        uint32_t len;
+        const char *k = mp_decode_str(p, &len);
+        snprintf(key, sizeof key, "%.*s", (int)len, k);
         cqp_key(w, key);
         write_json(w, p);
     }
@@ -266,18 +247,12 @@ static void write_elements(cqp_writer *w, const char **p)
     cqp_arr_end(w);
 }
 
-/// The value at *p as JSON through w; what JSON cannot hold (bin, ext) and
-/// what nests deeper than the writer are shown as a string saying so.
+/// The value at *p (one that one_value admitted: no bin or ext, nesting
+/// within the writer's depth) as JSON through w.
 static void write_json(cqp_writer *w, const char **p)
 {
     uint32_t n;
-    enum mp_type t = mp_typeof(**p);
-    if ((t == MP_ARRAY || t == MP_MAP) && w->depth >= CQP_WRITER_MAX_DEPTH) {
-        mp_next(p);
-        cqp_str(w, "(nested too deep to show)");
-        return;
-    }
-    switch (t) {
+    switch (mp_typeof(**p)) {
     case MP_NIL:
         mp_decode_nil(p);
         cqp_null(w);
@@ -295,10 +270,7 @@ static void write_json(cqp_writer *w, const char **p)
     case MP_ARRAY: write_elements(w, p); break;
     case MP_MAP: write_members(w, p); break;
     case MP_BIN:
-    case MP_EXT:
-        mp_next(p);
-        cqp_str(w, "(binary)");
-        break;
+    case MP_EXT: break;
     }
 }
 

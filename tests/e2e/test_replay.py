@@ -446,6 +446,21 @@ class RecordReplayMsgpack(unittest.TestCase):
         self.assertIn("expected: 2.25\n", out)
         self.assertIn("got:      1.5\n", out)
 
+    def test_a_count_beyond_the_bytes_is_compared_as_bytes(self):
+        """A recorded answer whose array32 header claims 2^32 - 1 elements
+        in 5 bytes (msgpuck's own check takes it as valid) differs, and is
+        never walked: the replay reports it and exits 1."""
+        for forged in (b"\xdd\xff\xff\xff\xff", b"\x92\xdd\xff\xff\xff\xff", b"\xdf\xff\xff\xff\xff"):
+            with self.subTest(forged=forged.hex()):
+                rec = json.loads(self.lines[0])
+                rec["response"] = base64.b64encode(forged).decode()
+                line = json.dumps(rec, separators=(",", ":")).encode()
+                proc = self.against_fresh_daemon(self.tampered("count-%s.jsonl" % forged.hex(), {0: line}))
+                out = proc.stdout.decode()
+                self.assertEqual(proc.returncode, 1, out + proc.stderr.decode())
+                self.assertEqual(summary(proc), "replayed %d, differing 1" % len(self.lines))
+                self.assertIn("seq 1: POST /v1/pair", out)
+
 
 def msgpack_packb(value, **options):
     return mp.msgpack.packb(value, use_bin_type=True, **options)
