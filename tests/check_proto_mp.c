@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cqp/decode.h"
 #include "mp_util.h"
 
 Suite *proto_mp_suite(void);
@@ -129,6 +130,69 @@ START_TEST(test_golden_kinds)
     ck_assert(cqp_value_bool(cqp_value_get(text, "\xc3\xa9")));
     assert_string(cqp_value_get(text, "f"), "\xe2\x82\xac");
     ck_assert_uint_eq(cqp_mp_span(text.ref), 15);
+}
+END_TEST
+
+/* The golden batch decoded: every op as the bytes say, worked by hand
+ * (half a turn about z is the rotation with columns -x, -y, z). */
+static void assert_vec(cq_vec3 v, double x, double y, double z)
+{
+    ck_assert_msg(v.x == x && v.y == y && v.z == z, "(%.17g, %.17g, %.17g) want (%g, %g, %g)", v.x, v.y, v.z, x, y, z);
+}
+
+static void assert_identity(cq_mat3 r)
+{
+    assert_vec(r.c[0], 1, 0, 0);
+    assert_vec(r.c[1], 0, 1, 0);
+    assert_vec(r.c[2], 0, 0, 1);
+}
+
+START_TEST(test_golden_batch)
+{
+    ck_assert_uint_eq(sizeof batch_tick, 191);
+    accepted(batch_tick, sizeof batch_tick);
+    cqp_problem p = {0};
+    cqp_decoder d;
+    static const cqp_limits limits = {.batch_items = 4, .hull_points = 8};
+    cqp_decoder_init(&d, &limits, &p);
+    cqp_batch b = {0};
+    ck_assert_msg(cqp_decode_batch(&d, cqp_value_mp(C_(batch_tick)), &b) == 0, "%s at %s", p.detail, p.pointer);
+    ck_assert_int_eq(b.count, 4);
+    ck_assert_int_eq(b.upserts, 1);
+    ck_assert_int_eq(b.moves, 2);
+    ck_assert_int_eq(b.removes, 1);
+    const cq_world_op *op = b.ops;
+    ck_assert_int_eq(op[0].kind, CQ_WORLD_UPSERT);
+    ck_assert_str_eq(op[0].id, "s1");
+    ck_assert_int_eq(op[0].shape.type, CQ_SPHERE);
+    ck_assert(op[0].shape.sphere.radius == 0.5);
+    assert_vec(op[0].pose.p, 0, 0, 0);
+    assert_identity(op[0].pose.r);
+    assert_vec(op[0].velocity, 0, 0, 0);
+
+    ck_assert_int_eq(op[1].kind, CQ_WORLD_MOVE);
+    ck_assert_str_eq(op[1].id, "b2");
+    assert_vec(op[1].pose.p, 1, 2, -3);
+    assert_vec(op[1].pose.r.c[0], -1, 0, 0);
+    assert_vec(op[1].pose.r.c[1], 0, -1, 0);
+    assert_vec(op[1].pose.r.c[2], 0, 0, 1);
+    assert_vec(op[1].velocity, 0.5, 0, 0);
+    ck_assert(!op[1].keep_velocity);
+
+    ck_assert_int_eq(op[2].kind, CQ_WORLD_MOVE);
+    ck_assert_str_eq(op[2].id, "b3");
+    assert_vec(op[2].pose.p, 4, 5, -0.25);
+    assert_identity(op[2].pose.r);
+    ck_assert(op[2].keep_velocity);
+
+    ck_assert_int_eq(op[3].kind, CQ_WORLD_REMOVE);
+    ck_assert_str_eq(op[3].id, "c3");
+    cqp_batch_release(&b);
+
+    /* one byte short: the last id's string runs past the end */
+    cqp_body body;
+    ck_assert_int_eq(cqp_body_open(&body, CQP_MSGPACK, C_(batch_tick), sizeof batch_tick - 1, &p), -1);
+    ck_assert_int_eq(p.kind, CQP_P_BAD_MSGPACK);
 }
 END_TEST
 
@@ -449,6 +513,7 @@ Suite *proto_mp_suite(void)
     tcase_add_test(view, test_golden_pair_float64);
     tcase_add_test(view, test_golden_pair_float32);
     tcase_add_test(view, test_golden_kinds);
+    tcase_add_test(view, test_golden_batch);
     tcase_add_test(view, test_body_open);
     tcase_add_loop_test(view, test_int_widths, 0, (int)(sizeof int_cases / sizeof int_cases[0]));
     tcase_add_test(view, test_floats);

@@ -110,6 +110,57 @@ static const unsigned char kinds_doc[] = {
     0xa3, 0xe2, 0x82, 0xac,                  /* "€" (U+20AC) */
 };
 
+/* A tick's batch: {"upsert":[{"id":"s1","shape":{"type":"sphere","radius":0.5}}],
+ *  "move":[{"id":"b2","pose":{"position":[1.0,2.0,-3.0],"rotation":[0,0,1.0,0]},
+ *           "velocity":[0.5,0,0]},
+ *          {"id":"b3","pose":{"position":[4,5,-0.25f]}}],
+ *  "remove":["c3"]}: the first move in the tick's member order (id, pose,
+ *  velocity), the second with fixints, a float32 and no velocity. 191 bytes. */
+static const unsigned char batch_tick[] = {
+    0x83,                                    /* fixmap, 3 members */
+    0xa6, 'u', 'p', 's', 'e', 'r', 't',      /* "upsert" */
+    0x91,                                    /* fixarray, 1 element */
+    0x82,                                    /* fixmap, 2 members */
+    0xa2, 'i', 'd', 0xa2, 's', '1',          /* "id": "s1" */
+    0xa5, 's', 'h', 'a', 'p', 'e',           /* "shape" */
+    0x82,                                    /* fixmap, 2 members */
+    0xa4, 't', 'y', 'p', 'e',                /* "type" */
+    0xa6, 's', 'p', 'h', 'e', 'r', 'e',      /* "sphere" */
+    0xa6, 'r', 'a', 'd', 'i', 'u', 's',      /* "radius" */
+    0xcb, 0x3f, 0xe0, 0, 0, 0, 0, 0, 0,      /* float64 0.5: exponent 0x3fe */
+    0xa4, 'm', 'o', 'v', 'e',                /* "move" (byte 51) */
+    0x92,                                    /* fixarray, 2 elements */
+    0x83,                                    /* fixmap, 3 members */
+    0xa2, 'i', 'd', 0xa2, 'b', '2',          /* "id": "b2" */
+    0xa4, 'p', 'o', 's', 'e',                /* "pose" */
+    0x82,                                    /* fixmap, 2 members */
+    0xa8, 'p', 'o', 's', 'i', 't', 'i', 'o', 'n', /* "position" */
+    0x93,                                    /* fixarray, 3 elements */
+    0xcb, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0,      /* 1.0 */
+    0xcb, 0x40, 0x00, 0, 0, 0, 0, 0, 0,      /* 2.0: exponent 0x400 */
+    0xcb, 0xc0, 0x08, 0, 0, 0, 0, 0, 0,      /* -3.0: sign, exponent 0x400, fraction 0.5 */
+    0xa8, 'r', 'o', 't', 'a', 't', 'i', 'o', 'n', /* "rotation" */
+    0x94,                                    /* fixarray, 4 elements: x, y, z, w */
+    0x00, 0x00,                              /* x = y = 0 (fixints) */
+    0xcb, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0,      /* z = 1.0: half a turn about z */
+    0x00,                                    /* w = 0 */
+    0xa8, 'v', 'e', 'l', 'o', 'c', 'i', 't', 'y', /* "velocity" */
+    0x93,                                    /* fixarray, 3 elements */
+    0xcb, 0x3f, 0xe0, 0, 0, 0, 0, 0, 0,      /* 0.5 */
+    0x00, 0x00,                              /* 0, 0 */
+    0x82,                                    /* fixmap, 2 members */
+    0xa2, 'i', 'd', 0xa2, 'b', '3',          /* "id": "b3" */
+    0xa4, 'p', 'o', 's', 'e',                /* "pose" */
+    0x81,                                    /* fixmap, 1 member */
+    0xa8, 'p', 'o', 's', 'i', 't', 'i', 'o', 'n', /* "position" */
+    0x93,                                    /* fixarray, 3 elements */
+    0x04, 0x05,                              /* 4, 5 */
+    0xca, 0xbe, 0x80, 0, 0,                  /* float32 -0.25: sign, exponent 0x7d */
+    0xa6, 'r', 'e', 'm', 'o', 'v', 'e',      /* "remove" */
+    0x91,                                    /* fixarray, 1 element */
+    0xa2, 'c', '3',                          /* "c3" */
+};
+
 #define C_(a) ((const char *)(a))
 
 /* ---- helpers ---------------------------------------------------------- */
