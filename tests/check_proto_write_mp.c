@@ -63,50 +63,47 @@ START_TEST(golden_pair)
 }
 END_TEST
 
-/* The sequence of writer calls server/api/h_query.c's write_contacts makes,
- * for one touching pair and one first impact. The pair: unit spheres "s1"
- * and "s2" with centres 1.5 apart on x overlap by 2 - 1.5 = 0.5 along
- * (1,0,0), their one point B's surface point facing A, (0.5,0,0), at depth
- * 0.5; no witness (distance 0). */
-static void write_contacts_reply(cqp_writer *o, const cq_contact *k, const cq_world_toi *t)
+/* The contacts answer as the handler writes it (cqp_write_contacts), of a
+ * world of four unit spheres: "s1" and "s2" with centres 1.5 apart on x
+ * overlap by 2 - 1.5 = 0.5 along (1,0,0), their one point B's surface
+ * point facing A, (0.5,0,0), at depth 0.5, no witness (distance 0);
+ * "bullet" and "target" far from them and from each other. The world's
+ * own contacts query (no dt: nothing swept) gives the pair and the
+ * counts; one first impact of bullet on target, at half the step, is
+ * added by hand so the toi member is written too. */
+static cq_world *four_spheres(void)
 {
-    cqp_obj_begin(o);
-    cqp_key(o, "pairs");
-    cqp_arr_begin(o);
-    cqp_obj_begin(o);
-    cqp_key(o, "a");
-    cqp_str(o, "s1");
-    cqp_key(o, "b");
-    cqp_str(o, "s2");
-    cqp_write_contact_fields(o, k, NULL);
-    cqp_obj_end(o);
-    cqp_arr_end(o);
-    cqp_key(o, "toi");
-    cqp_arr_begin(o);
-    cqp_write_toi(o, "bullet", "target", t);
-    cqp_arr_end(o);
-    cqp_key(o, "stats");
-    cqp_obj_begin(o);
-    static const char *const stats[] = {"broadphase_pairs", "tested", "touching", "swept"};
+    cq_world *world;
+    ck_assert_int_eq(cq_world_create(&(cq_world_settings){0}, &world), CQ_OK);
+    static const char *const ids[] = {"s1", "s2", "bullet", "target"};
+    static const double x[] = {0, 1.5, 100, 200};
+    cq_world_op ops[4];
     for (int i = 0; i < 4; i++) {
-        cqp_key(o, stats[i]);
-        cqp_int(o, 1);
+        ops[i] = (cq_world_op){.kind = CQ_WORLD_UPSERT, .id = ids[i], .pose = cq_xform_identity(),
+                               .shape = {.type = CQ_SPHERE, .sphere.radius = 1}, .mask = ~0u, .layer = 1};
+        ops[i].pose.p = cq_v3(x[i], 0, 0);
     }
-    cqp_obj_end(o);
-    cqp_obj_end(o);
+    int bad;
+    ck_assert_int_eq(cq_world_apply(world, ops, 4, &bad), CQ_OK);
+    return world;
 }
 
 START_TEST(golden_contacts)
 {
-    cq_shape s = {.type = CQ_SPHERE, .sphere.radius = 1};
-    cq_pair_query q = {.a = &s, .xa = cq_xform_identity(), .b = &s, .xb = cq_xform_identity()};
-    q.xb.p = cq_v3(1.5, 0, 0);
-    cq_contact c;
-    ck_assert_int_eq(cq_collide(&q, &c), CQ_OK);
-    cq_world_toi t = {.time = 0.5, .point = {1, 1, 0}, .normal = {1, 0, 0}};
+    cq_world *world = four_spheres();
+    cq_world_contact pairs[4];
+    cq_world_toi toi[1];
+    cq_world_contacts_out out = {.pairs = pairs, .pair_capacity = 4, .toi = toi, .toi_capacity = 1};
+    ck_assert_int_eq(cq_world_contacts(world, &(cq_world_contacts_query){0}, &out), CQ_OK);
+    ck_assert_int_eq(out.pair_count, 1);
+    ck_assert_int_eq(out.toi_count, 0);
+    ck_assert_int_eq(cq_world_find(world, "bullet", &toi[0].id), CQ_OK);
+    ck_assert_int_eq(cq_world_find(world, "target", &toi[0].other), CQ_OK);
+    toi[0].time = 0.5, toi[0].point = cq_v3(1, 1, 0), toi[0].normal = cq_v3(1, 0, 0);
+    out.toi_count = 1;
     mdoc d;
     mdoc_init(&d);
-    write_contacts_reply(&d.w, &c, &t);
+    cqp_write_contacts(&d.w, world, &out);
     MDOC_CHECK(&d,
                0x83,                                               /* fixmap, 3 members */
                0xa5, 'p', 'a', 'i', 'r', 's',                      /* fixstr 5 */
@@ -144,7 +141,8 @@ START_TEST(golden_contacts)
                0x01,                                               /* positive fixint 1 */
                0xa6, 't', 'e', 's', 't', 'e', 'd', 0x01,           /* "tested": 1 */
                0xa8, 't', 'o', 'u', 'c', 'h', 'i', 'n', 'g', 0x01, /* "touching": 1 */
-               0xa5, 's', 'w', 'e', 'p', 't', 0x01);               /* "swept": 1 */
+               0xa5, 's', 'w', 'e', 'p', 't', 0x00);               /* "swept": 0 */
+    cq_world_destroy(world);
 }
 END_TEST
 
