@@ -7,7 +7,8 @@ The spans compared are the daemon's own (its access lines, its latency
 histogram, its --record lines), never the test's clock. The oracles: the
 same 10,000-move batch sent over HTTP and over the stream, interleaved,
 must take the same median time within 20 % (the stream used to start its
-clock after the line was parsed, 5x less); the three places a request's
+clock after the line was parsed, 5x less); a request whose last bytes come
+after a pause must not count the pause; the three places a request's
 duration is written must agree with each other for every request; the
 journal counters must move by exactly the bytes the journal files grew
 by (os.stat, not the daemon) and by one write and, under --fsync always,
@@ -17,12 +18,14 @@ under --fsync no. Runs in both encodings (the run's)."""
 import glob
 import json
 import os
+import socket
 import statistics
 import tempfile
 import time
 import unittest
 
-from harness import Daemon
+import harness
+from harness import Daemon, encode_body
 from test_metrics import parse_exposition
 from wire import body_item, box
 
@@ -164,6 +167,67 @@ class TransportTimings(unittest.TestCase):
         self.assertLessEqual(abs(ratio - 1), BOUND,
                              "median of stream / HTTP over %d pairs %.2f; (HTTP µs, stream µs): %s"
                              % (len(pairs), ratio, pairs))
+
+
+# A request sent in two halves PAUSE apart: its span must not hold the
+# pause. A unit-sphere pair takes microseconds; half the pause leaves a
+# loaded host a wide margin and still fails a clock started at the
+# request's first bytes.
+PAUSE = 0.4
+PAIR = {"a": {"shape": {"type": "sphere", "radius": 1}},
+        "b": {"shape": {"type": "sphere", "radius": 1}, "pose": {"position": [1.5, 0, 0]}}}
+
+
+class ClockStartsAtTheLastByte(unittest.TestCase):
+    """A request whose body (or line, or frame) arrives in two parts with a
+    pause between them is timed from its last byte: the pause is the
+    client's, not the daemon's."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.daemon = Daemon(("--access-log", "all"))
+        cls.addClassCleanup(cls.daemon.cleanup)
+        cls.daemon.start()
+
+    def span(self, rid):
+        durations = access_durations(self.daemon)
+        self.assertIn(rid, durations, self.daemon.log_tail())
+        return durations[rid]
+
+    def assert_pause_excluded(self, rid):
+        us = self.span(rid)
+        self.assertLess(us, PAUSE * 1e6 / 2, "%s: %d µs for a request paused %.1f s before its last bytes"
+                        % (rid, us, PAUSE))
+
+    def test_http_body_in_two_parts(self):
+        body = encode_body(PAIR)
+        kind = "msgpack" if harness.ENCODING == "msgpack" else "json"
+        head = ("POST /v1/pair HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: application/%s\r\n"
+                "X-Request-Id: paused-http\r\nContent-Length: %d\r\n\r\n" % (kind, len(body))).encode()
+        with socket.create_connection(("127.0.0.1", self.daemon.http_port), timeout=10) as s:
+            s.sendall(head + body[:len(body) // 2])
+            time.sleep(PAUSE)
+            s.sendall(body[len(body) // 2:])
+            answer = b""
+            while not answer.startswith(b"HTTP/1.1 ") or b"\r\n\r\n" not in answer:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+        self.assertTrue(answer.startswith(b"HTTP/1.1 200"), answer[:200])
+        self.assert_pause_excluded("paused-http")
+
+    def test_stream_message_in_two_parts(self):
+        conn = self.daemon.stream()
+        self.addCleanup(conn.close)
+        data = conn.encode({"id": "paused", "method": "POST", "path": "/v1/pair",
+                            "headers": {"X-Request-Id": "paused-stream"}, "body": PAIR})
+        conn.send_raw(data[:len(data) // 2])
+        time.sleep(PAUSE)
+        conn.send_raw(data[len(data) // 2:])
+        reply = conn.read_line()
+        self.assertEqual((reply["id"], reply["status"]), ("paused", 200), reply)
+        self.assert_pause_excluded("paused-stream")
 
 
 def journal_bytes(data_dir):
