@@ -32,7 +32,9 @@ $(TEST_BIN): $(TEST_OBJ) $(GEN_OBJ) $(LIBCQR) $(LIBCQD) $(LIBCQP) $(LIBCQ)
 # Every suite runs in one runner so that part ends with Check's one summary
 # line; fuzz-regress replays the fuzzers' corpora. The end-to-end tests
 # start the real daemon on ephemeral loopback ports, once with JSON bodies
-# and once with MessagePack ones.
+# and once with MessagePack ones; the scenario modules then run again with
+# their requests on the stream transport, in both encodings.
+E2E_STREAM_MODULES := test_geometry test_world test_errors test_endpoints test_limits_documented
 test: deps test-deps
 	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BIN) $(DAEMON) $(PAIRS_FILE) $(CQC_CHECK) $(EXAMPLES)
 	@$(MAKE) --no-print-directory boundaries
@@ -41,6 +43,8 @@ test: deps test-deps
 	@$(MAKE) --no-print-directory fuzz-regress
 	$(PYTHON) tests/e2e/run.py $(DAEMON)
 	$(PYTHON) tests/e2e/run.py $(DAEMON) --encoding msgpack
+	$(PYTHON) tests/e2e/run.py $(DAEMON) --transport stream $(E2E_STREAM_MODULES)
+	$(PYTHON) tests/e2e/run.py $(DAEMON) --transport stream --encoding msgpack $(E2E_STREAM_MODULES)
 	$(PYCLIENT_TEST)
 
 # The layers' includes and the archives' symbols (tests/boundaries.py),

@@ -41,6 +41,16 @@ DAEMON = None
 ENCODINGS = ("json", "msgpack")
 ENCODING = "json"
 
+# The transport DaemonCase.req and .ok send their requests on: "http", or
+# "stream" (one persistent stream connection per daemon, in the run's
+# encoding; run.py sets it from --transport or CQ_E2E_TRANSPORT). What
+# only HTTP can carry (raw bytes, other headers, another encoding, HEAD)
+# goes over HTTP either way; other helpers always use HTTP.
+TRANSPORTS = ("http", "stream")
+TRANSPORT = "http"
+# Headers a stream envelope carries (API.md section 11).
+STREAM_HEADERS = ("authorization", "x-request-id")
+
 MEDIA_TYPES = {"json": "application/json", "msgpack": "application/msgpack"}
 PROBLEM_TYPES = {"json": "application/problem+json", "msgpack": "application/problem+msgpack"}
 # Paths whose successful answer has one type whatever Accept says
@@ -316,6 +326,8 @@ class Daemon:
         self.http_port = None
         self.stream_port = None
         self.returncode = None
+        self._conn = None  # request_stream's connection, opened on first use
+        self._sent = 0
 
     def start(self):
         argv = [DAEMON, "--listen", "127.0.0.1:0", "--stream-listen", "127.0.0.1:0",
@@ -361,6 +373,8 @@ class Daemon:
             self.proc.wait()
 
     def cleanup(self):
+        if self._conn is not None:
+            self._conn.close()
         self.kill()
         if not self._log.closed:
             self._log.close()
@@ -423,6 +437,28 @@ class Daemon:
         finally:
             conn.close()
 
+    def request_stream(self, method, path, body=None, headers=None):
+        """The same request as one envelope on this daemon's persistent
+        stream connection (reopened when the server closed it), its reply
+        as a Response: status, the reply's headers and request id as
+        headers, the body encoded again in the run's encoding under the
+        content type HTTP would give it."""
+        if self._conn is None:
+            self._conn = self.stream()
+        self._sent += 1
+        message = {"id": self._sent, "method": method, "path": path}
+        if headers:
+            message["headers"] = dict(headers)
+        if body is not None:
+            message["body"] = body
+        self._conn.send(message)
+        reply = self._conn.read_line()
+        if reply is None or reply.get("id") != self._sent:
+            self._conn.close()
+            self._conn = None
+            raise AssertionError("stream %s %s: reply %r" % (method, path, reply))
+        return stream_response(reply, self._conn.last_raw, path)
+
     def raw_http(self, payload, read_timeout=IO_TIMEOUT):
         """Writes payload on a raw socket (a write failing because the
         server already answered and closed is tolerated), then reads until
@@ -458,6 +494,45 @@ class Daemon:
 
     def stream_msgpack(self, timeout=IO_TIMEOUT):
         return MsgpackStreamClient(self.stream_port, timeout)
+
+
+def _json_body_text(line, body):
+    """The bytes of a JSON reply line's body member, as the daemon wrote
+    them (so that a test of number spelling, -0 say, reads them): the
+    first "body" member, which must decode to body and end the line."""
+    at = line.find(b'"body":')
+    if at < 0:
+        raise AssertionError("no body member in the reply line %r" % line[:200])
+    text = line[at + 7:].decode("utf-8")
+    value, end = json.JSONDecoder().raw_decode(text)
+    if text[end:].strip() != "}" or value != body:
+        raise AssertionError("the body is not the reply line's last member: %r" % line[:200])
+    return text[:end].encode("utf-8")
+
+
+def stream_response(reply, raw, path):
+    """A stream reply envelope (raw: its line or envelope bytes) as the
+    Response HTTP would have given: a JSON body's own bytes, a MessagePack
+    body encoded again."""
+    status, body = reply["status"], reply.get("body")
+    headers = {k.lower(): v for k, v in (reply.get("headers") or {}).items()}
+    if reply.get("request_id"):
+        headers["x-request-id"] = reply["request_id"]
+    if body is None:
+        return Response(status, headers, b"", ENCODING)
+    if isinstance(body, str) and status < 400:  # a body that is not JSON (/metrics), or JSON text in a frame
+        json_text = path.split("?")[0] in JSON_ALWAYS
+        headers["content-type"] = "application/json" if json_text else "text/plain"
+        return Response(status, headers, body.encode("utf-8"), ENCODING)
+    headers["content-type"] = (PROBLEM_TYPES if status >= 400 else MEDIA_TYPES)[ENCODING]
+    body_bytes = _json_body_text(raw, body) if ENCODING == "json" else encode_body(body)
+    return Response(status, headers, body_bytes, ENCODING)
+
+
+def streamable(method, data, headers, encoding):
+    """True when request_stream can carry this request as HTTP would."""
+    return (TRANSPORT == "stream" and data is None and method != "HEAD" and encoding in (None, ENCODING)
+            and all(k.lower() in STREAM_HEADERS for k in (headers or {})))
 
 
 def _answer_format(headers):
@@ -508,6 +583,7 @@ class StreamClient:
         self.encoding = encoding or ENCODING
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
         self.buf = b""
+        self.last_raw = None  # the bytes of the last reply read (a line, or an envelope)
 
     def send_raw(self, data):
         if isinstance(data, str):
@@ -603,6 +679,7 @@ class StreamClient:
             if b"\n" not in self.buf:
                 return None
             line, _, self.buf = self.buf.partition(b"\n")
+            self.last_raw = line
             return strict_json(line)
         if not self.buf:
             return None
@@ -615,6 +692,7 @@ class StreamClient:
         if len(self.buf) < FRAME_PREFIX + n:
             return None
         payload, self.buf = self.buf[FRAME_PREFIX:FRAME_PREFIX + n], self.buf[FRAME_PREFIX + n:]
+        self.last_raw = payload
         return strict_msgpack(payload)
 
     def read_until_closed(self):
@@ -799,13 +877,17 @@ class DaemonCase(unittest.TestCase):
 
     # shortcuts
 
-    def req(self, method, path, body=None, **kw):
-        return self.daemon.request(method, path, body, **kw)
+    def req(self, method, path, body=None, data=None, headers=None, encoding=None):
+        """The request on the run's transport (TRANSPORT) when it can go
+        there, else over HTTP."""
+        if streamable(method, data, headers, encoding):
+            return self.daemon.request_stream(method, path, body, headers)
+        return self.daemon.request(method, path, body, data=data, headers=headers, encoding=encoding)
 
     def ok(self, method, path, body=None, status=200, **kw):
         """Sends a request that must succeed with status; returns its
         decoded body (None for 204), which must be in the encoding asked."""
-        r = self.daemon.request(method, path, body, **kw)
+        r = self.req(method, path, body, **kw)
         self.assertEqual(r.status, status, "%s %s %s -> %s" % (method, path, _short(body), r.describe()))
         if status == 204:
             self.assertEqual(r.raw, b"", "204 must have no body")

@@ -2,13 +2,16 @@
 """End-to-end tests of collisiond: starts the real daemon on ephemeral
 loopback ports and drives it over HTTP and the stream transport.
 
-    python3 tests/e2e/run.py build/collisiond [-v] [--encoding json|msgpack] [NAME ...]
+    python3 tests/e2e/run.py build/collisiond [-v] [--encoding json|msgpack] [--transport http|stream] [NAME ...]
 
 NAME selects tests whose id contains it (e.g. Stream, test_sweeps).
 --encoding (or the environment's CQ_E2E_ENCODING; default json) is the
 encoding of every body the tests send and receive: run the suite once in
 each to cover both (tests of JSON text itself are skipped in msgpack, each
-with its reason, listed at the end). Exits 0 when every test passed, 1
+with its reason, listed at the end). --transport (or CQ_E2E_TRANSPORT;
+default http) is where the scenario tests' requests go (harness.TRANSPORT:
+stream sends each on a persistent stream connection, so the same
+scenarios check that transport's answers). Exits 0 when every test passed, 1
 otherwise (the failures are printed with the request, what was expected
 and what came back), 2 on a usage error."""
 
@@ -23,24 +26,28 @@ sys.dont_write_bytecode = True  # leave no __pycache__ in the source tree
 
 
 def parse(argv):
-    """(verbose, encoding, positional arguments), or None on a usage error."""
-    verbose, encoding, rest = False, os.environ.get("CQ_E2E_ENCODING") or "json", []
+    """(verbose, {"encoding", "transport"}, positional arguments), or None
+    on a usage error."""
+    verbose, rest = False, []
+    options = {"encoding": os.environ.get("CQ_E2E_ENCODING") or "json",
+               "transport": os.environ.get("CQ_E2E_TRANSPORT") or "http"}
     i = 0
     while i < len(argv):
         a = argv[i]
+        name = a[2:].split("=", 1)[0] if a.startswith("--") else None
         if a == "-v":
             verbose = True
-        elif a == "--encoding" and i + 1 < len(argv):
-            encoding = argv[i + 1]
+        elif name in options and "=" in a:
+            options[name] = a.split("=", 1)[1]
+        elif name in options and i + 1 < len(argv):
+            options[name] = argv[i + 1]
             i += 1
-        elif a.startswith("--encoding="):
-            encoding = a.split("=", 1)[1]
         elif a.startswith("-"):
             return None
         else:
             rest.append(a)
         i += 1
-    return verbose, encoding, rest
+    return verbose, options, rest
 
 
 def main(argv):
@@ -48,7 +55,8 @@ def main(argv):
     if parsed is None or not parsed[2]:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    verbose, encoding, args = parsed
+    verbose, options, args = parsed
+    encoding, transport = options["encoding"], options["transport"]
     try:
         import harness
     except ImportError as e:  # python3-msgpack missing (mp.py says so)
@@ -57,12 +65,16 @@ def main(argv):
     if encoding not in harness.ENCODINGS:
         print("e2e: unknown encoding %r (%s)" % (encoding, " or ".join(harness.ENCODINGS)), file=sys.stderr)
         return 2
+    if transport not in harness.TRANSPORTS:
+        print("e2e: unknown transport %r (%s)" % (transport, " or ".join(harness.TRANSPORTS)), file=sys.stderr)
+        return 2
     daemon = os.path.abspath(args[0])
     if not os.access(daemon, os.X_OK):
         print("e2e: %s is not an executable" % daemon, file=sys.stderr)
         return 2
     harness.DAEMON = daemon
     harness.ENCODING = encoding
+    harness.TRANSPORT = transport
 
     loader = unittest.TestLoader()
     if args[1:]:
@@ -85,7 +97,7 @@ def main(argv):
         return 1
     for t, reason in result.skipped:
         print("e2e: skipped %s: %s" % (t.id() if hasattr(t, "_testMethodName") else t, reason))
-    print("e2e: %.1f s against %s, encoding %s" % (took, daemon, encoding))
+    print("e2e: %.1f s against %s, encoding %s, transport %s" % (took, daemon, encoding, transport))
     print("e2e: %d passed, %d failed, %d skipped" % (passed, bad, len(result.skipped)))
     return 0 if result.wasSuccessful() else 1
 
