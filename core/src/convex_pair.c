@@ -315,12 +315,18 @@ static bool cq_convex_sat(const cq_pair_query *q, const cq_pair_shapes *p, cq_si
     }
     out->algorithm = CQ_ALG_SAT_HULL;
     out->overlap = out->has_normal = true;
-    /* Which axis answers depends on whether the chosen face clips points,
-     * so the clip runs even under skip_manifold (whose contract is that no
-     * number changes); cq_collide drops the points afterwards. */
+    if (s.least.axis == s.chosen.axis || s.chosen_holds) {
+        cq_sat_contact(q, p, &s.chosen, out);
+        return true;
+    }
+    /* Which of two axes answers depends on whether the chosen face clips
+     * points, so the clip runs even under skip_manifold (whose contract is
+     * that no number changes); cq_collide drops the points afterwards.
+     * Where the SAT already knows it does (chosen_holds), neither mode
+     * asks the clip. */
     cq_pair_query full = *q;
     full.skip_manifold = false;
-    if (!cq_sat_contact(&full, p, &s.chosen, out) && s.least.axis != s.chosen.axis)
+    if (!cq_sat_contact(&full, p, &s.chosen, out))
         cq_sat_contact(&full, p, &s.least, out);
     return true;
 }
