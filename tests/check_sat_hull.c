@@ -5,7 +5,9 @@
  * cubes and a tetrahedron, the hysteresis and the pair cache. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "manifold.h"
 #include "narrow.h"
 #include "sat_hull.h"
 #include "convex_util.h"
@@ -460,6 +462,178 @@ START_TEST(swap_mirrors_the_answer)
 }
 END_TEST
 
+/* Hulls for the preference and hysteresis cases: boxes, whose face
+ * ties and near ties make the SAT choose between axes most, polygon
+ * faces, and random ones. The caller frees them. */
+static void preference_hulls(tu_rng *rng, cq_hull *h[5])
+{
+    cq_vec3 pyramid[5] = {cq_v3(1, 1, 0), cq_v3(-1, 1, 0), cq_v3(-1, -1, 0), cq_v3(1, -1, 0), cq_v3(0, 0, 1.3)};
+    cq_vec3 prism5[10];
+    for (int k = 0; k < 5; k++) {
+        double t = 2 * CQ_PI * k / 5;
+        prism5[k] = cq_v3(cos(t), sin(t), -0.5), prism5[5 + k] = cq_v3(cos(t), sin(t), 0.5);
+    }
+    h[0] = cx_box_hull(cq_v3(0.5, 0.5, 0.5)), h[1] = cx_box_hull(cq_v3(1.2, 0.08, 0.05));
+    h[2] = cx_hull_of(pyramid, 5, 0), h[3] = cx_hull_of(prism5, 10, 0), h[4] = random_hull(rng, 8, 1, 0);
+}
+
+/* Overlapping poses of two of those hulls, and a previous face of
+ * either (the cache's hysteresis keeps it within its band, so the chosen
+ * face is often not the least penetrating). */
+static void preference_pair(tu_rng *rng, cq_hull *const h[5], const cq_hull **a, const cq_hull **b, cq_xform *xa,
+                            cq_xform *xb, int *prev)
+{
+    *a = h[(int)tu_uniform(rng, 0, 5)], *b = h[(int)tu_uniform(rng, 0, 5)];
+    *xa = tu_pose(rng, 3);
+    *xb = (cq_xform){cq_mad(xa->p, cq_mul_mv(&xa->r, tu_rotation(rng).c[0]), tu_uniform(rng, 0.3, 1.6)),
+                     tu_rotation(rng)};
+    int kind = tu_uniform(rng, 0, 1) < 0.5, faces = kind ? (*b)->face_count : (*a)->face_count;
+    *prev = (int)tu_uniform(rng, 0, faces) << 2 | kind;
+}
+
+/* One pair's chosen_holds against the clip itself (cq__clip_face_along
+ * on the world-space faces cq__shape_face picks): where the SAT says the
+ * chosen face's clip keeps a point, the clip keeps one at a skin of a
+ * hair above the reference plane; where it does not, none at a hair
+ * below. Counts the verdicts of pairs whose chosen and least axes differ. */
+static void holds_against_clip(const cq_hull *a, const cq_xform *xa, const cq_hull *b, const cq_xform *xb, int prev,
+                               int *held, int *refused)
+{
+    cq_hull_sat s;
+    if (!cq__hull_sat_suits(a, b) || !cq__hull_sat_run(a, xa, b, xb, prev, &s) || s.chosen.axis == s.least.axis)
+        return;
+    int kind = s.chosen.axis & 3; /* the axis identity's kind: 0 A's face, 1 B's */
+    ck_assert_int_lt(kind, 2);
+    cq_shape sa = cx_convex(a), sb = cx_convex(b);
+    cq_vec3 n = s.chosen.normal;
+    cq_face fa, fb;
+    ck_assert(cq__shape_face(&sa, xa, n, &fa) && cq__shape_face(&sb, xb, cq_neg(n), &fb));
+    const cq_face *ref = kind ? &fb : &fa, *inc = kind ? &fa : &fb;
+    ck_assert_int_eq(ref->fid, s.chosen.axis >> 2);
+    cq_vec3 dir = kind ? cq_neg(n) : n;
+    double tol = 1e-9 * pair_size(a, b);
+    cq_contact_point pts[CQ_CLIP_MAX];
+    if (s.chosen_holds)
+        ck_assert_msg(cq__clip_face_along(ref, inc, dir, tol, false, pts) > 0, "held, but clips nothing");
+    else
+        ck_assert_msg(cq__clip_face_along(ref, inc, dir, -tol, false, pts) == 0, "refused, but clips a point");
+    *held += s.chosen_holds, *refused += !s.chosen_holds;
+}
+
+/* A small cube (half 0.2) tilted about y by just over 45 degrees, its
+ * lowest edge just past the top edge of a big cube (half 1, at the
+ * origin; x > 1), so its face most against the top lies beyond the top
+ * face and it enters the big cube through its steeper face, whose axis is
+ * the least. A cache naming the top face keeps it (its penetration is
+ * within the hysteresis band: x - 1 below 0.02 (1 - z)), and its clip
+ * keeps nothing: the case where the least axis answers instead. */
+static cq_xform over_the_edge(tu_rng *rng, const cq_hull *small)
+{
+    cq_mat3 r = tu_axis_angle(cq_v3(0, 1, 0), tu_uniform(rng, 45.3, 46.5) * CQ_PI / 180);
+    double z = tu_uniform(rng, 0.85, 0.99);
+    cq_vec3 corner = cq_v3(1 + tu_uniform(rng, 0, 0.02) * (1 - z), tu_uniform(rng, -0.5, 0.5), z);
+    cq_vec3 low = cq_v3(INFINITY, 0, INFINITY); /* the small cube's lowest corner, posed at the origin */
+    for (int k = 0; k < small->vertex_count; k++) {
+        cq_vec3 v = cq_mul_mv(&r, small->vertices[k]);
+        low = v.z < low.z ? v : low;
+    }
+    return (cq_xform){cq_sub(corner, low), r};
+}
+
+/* The face of h whose normal is +z. */
+static int top_face(const cq_hull *h)
+{
+    int top = -1;
+    for (int f = 0; f < h->face_count; f++)
+        top = h->faces[f].normal.z > 0.99 ? f : top;
+    return top;
+}
+
+START_TEST(chosen_holds_is_the_clips_verdict)
+{
+    tu_rng rng = {6061};
+    cq_hull *h[5];
+    preference_hulls(&rng, h);
+    int held = 0, refused = 0;
+    for (int i = 0; i < 20000; i++) {
+        const cq_hull *a, *b;
+        cq_xform xa, xb;
+        int prev;
+        preference_pair(&rng, h, &a, &b, &xa, &xb, &prev);
+        holds_against_clip(a, &xa, b, &xb, prev, &held, &refused);
+    }
+    ck_assert_int_ge(held, 1000);
+    /* Refusals, over_the_edge. */
+    cq_hull *big = cx_box_hull(cq_v3(1, 1, 1)), *small = cx_box_hull(cq_v3(0.2, 0.2, 0.2));
+    int top = top_face(big), refused_before = refused;
+    cq_xform o = cq_xform_identity();
+    for (int i = 0; i < 400; i++) {
+        cq_xform xb = over_the_edge(&rng, small);
+        holds_against_clip(big, &o, small, &xb, top << 2, &held, &refused);
+    }
+    printf("sat_hull: chosen face held %d times, refused %d (%d over the edge)\n", held, refused,
+           refused - refused_before);
+    ck_assert_int_ge(refused - refused_before, 300);
+    cq_hull_free(big), cq_hull_free(small);
+    for (int k = 0; k < 5; k++)
+        cq_hull_free(h[k]);
+}
+END_TEST
+
+/* skip_manifold leaves out the points and changes nothing else, bit for
+ * bit, where the SAT chooses between a preferred face and the least
+ * penetrating axis (the clip's verdict decides which answers). */
+START_TEST(skip_manifold_changes_no_number)
+{
+    tu_rng rng = {7177};
+    cq_hull *h[5];
+    preference_hulls(&rng, h);
+    int sat = 0, other = 0;
+    for (int i = 0; i < 20000; i++) {
+        const cq_hull *a, *b;
+        cq_xform xa, xb;
+        int prev;
+        preference_pair(&rng, h, &a, &b, &xa, &xb, &prev);
+        cq_shape sa = cx_convex(a), sb = cx_convex(b);
+        cq_pair_cache cache = {false, cq_v3(0, 0, 0), true, prev};
+        cq_pair_query q = {.a = &sa, .xa = xa, .b = &sb, .xb = xb, .cache = &cache};
+        cq_contact full = cx_run(&q);
+        q.skip_manifold = true;
+        cq_contact lean = cx_run(&q);
+        ck_assert_int_eq(lean.point_count, 0);
+        ck_assert_int_eq(lean.algorithm, full.algorithm);
+        ck_assert_int_eq(lean.overlap, full.overlap);
+        ck_assert_msg(lean.normal_axis == full.normal_axis && memcmp(&lean.depth, &full.depth, sizeof lean.depth) == 0 &&
+                          memcmp(&lean.normal, &full.normal, sizeof lean.normal) == 0,
+                      "pair %d: skip_manifold changed the axis, depth or normal", i);
+        sat += full.algorithm == CQ_ALG_SAT_HULL;
+        other += full.algorithm == CQ_ALG_SAT_HULL && full.normal_axis != prev;
+    }
+    cq_hull *big = cx_box_hull(cq_v3(1, 1, 1)), *small = cx_box_hull(cq_v3(0.2, 0.2, 0.2));
+    cq_shape sbig = cx_convex(big), ssmall = cx_convex(small);
+    int top = top_face(big), least = 0;
+    for (int i = 0; i < 400; i++) {
+        cq_pair_cache cache = {false, cq_v3(0, 0, 0), true, top << 2};
+        cq_pair_query q = {.a = &sbig, .xa = cq_xform_identity(), .b = &ssmall, .xb = over_the_edge(&rng, small),
+                           .cache = &cache};
+        cq_contact full = cx_run(&q);
+        q.skip_manifold = true;
+        cq_contact lean = cx_run(&q);
+        ck_assert_msg(lean.normal_axis == full.normal_axis && memcmp(&lean.depth, &full.depth, sizeof lean.depth) == 0 &&
+                          memcmp(&lean.normal, &full.normal, sizeof lean.normal) == 0,
+                      "over the edge %d: skip_manifold changed the axis, depth or normal", i);
+        least += full.normal_axis != top << 2;
+    }
+    cq_hull_free(big), cq_hull_free(small);
+    ck_assert_int_eq(least, 400); /* the top face's clip keeps nothing */
+    printf("sat_hull: %d SAT pairs with a previous face, %d answered by another axis\n", sat, other);
+    ck_assert_int_ge(sat, 5000);
+    ck_assert_int_ge(other, 1000);
+    for (int k = 0; k < 5; k++)
+        cq_hull_free(h[k]);
+}
+END_TEST
+
 Suite *sat_hull_suite(void)
 {
     Suite *s = suite_create("sat_hull");
@@ -475,6 +649,8 @@ Suite *sat_hull_suite(void)
     tcase_add_test(tc, hysteresis_holds_under_jitter);
     tcase_add_test(tc, dispatch_by_size_and_state);
     tcase_add_test(tc, swap_mirrors_the_answer);
+    tcase_add_test(tc, chosen_holds_is_the_clips_verdict);
+    tcase_add_test(tc, skip_manifold_changes_no_number);
     suite_add_tcase(s, tc);
     return s;
 }

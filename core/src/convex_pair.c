@@ -4,6 +4,7 @@
  * counted, logged, and answered with the caller's previous normal, or the
  * contact is dropped: never an invented normal (seed 002). */
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cq/fallback.h"
 #include "cq/hull.h"
@@ -57,6 +58,30 @@ static void cq_prefetch_hull(const cq_shape *s)
 {
     if (s->type == CQ_CONVEX)
         cq_prefetch(s->convex.hull, sizeof(cq_hull) + 8 * sizeof(cq_vec3));
+}
+
+/* Starts loading the whole block of a hull the SAT takes (header,
+ * vertices, faces, loops, edges and the SAT's data: about 2 KB for a
+ * box, contiguous: hull.c), once its header is in. The SAT reads nearly
+ * all of it, in an order no hardware prefetcher follows; with many hulls
+ * the block is rarely in cache, and its 30-odd lines missed one after
+ * the other cost more than the SAT's work. Asked for at once, their waits
+ * overlap. */
+static void cq_prefetch_sat_hull(const cq_shape *s)
+{
+    if (s->type != CQ_CONVEX || !s->convex.hull->sat_data)
+        return;
+    const cq_hull *h = s->convex.hull;
+    uintptr_t c = (uintptr_t)h, end = (uintptr_t)h->sat_data + cq__hull_sat_bytes(h);
+    /* Four lines a step, as addresses (the last step may reach up to three
+     * lines past the block, which a prefetch may): the loop's own
+     * instructions were most of the cost. */
+    for (; c < end; c += 256) {
+        CQ_PREFETCH((const void *)c);
+        CQ_PREFETCH((const void *)(c + 64));
+        CQ_PREFETCH((const void *)(c + 128));
+        CQ_PREFETCH((const void *)(c + 192));
+    }
 }
 
 /* The two shapes as GJK proxies with their storage. */
@@ -315,12 +340,18 @@ static bool cq_convex_sat(const cq_pair_query *q, const cq_pair_shapes *p, cq_si
     }
     out->algorithm = CQ_ALG_SAT_HULL;
     out->overlap = out->has_normal = true;
-    /* Which axis answers depends on whether the chosen face clips points,
-     * so the clip runs even under skip_manifold (whose contract is that no
-     * number changes); cq_collide drops the points afterwards. */
+    if (s.least.axis == s.chosen.axis || s.chosen_holds) {
+        cq_sat_contact(q, p, &s.chosen, out);
+        return true;
+    }
+    /* Which of two axes answers depends on whether the chosen face clips
+     * points, so the clip runs even under skip_manifold (whose contract is
+     * that no number changes); cq_collide drops the points afterwards.
+     * Where the SAT already knows it does (chosen_holds), neither mode
+     * asks the clip. */
     cq_pair_query full = *q;
     full.skip_manifold = false;
-    if (!cq_sat_contact(&full, p, &s.chosen, out) && s.least.axis != s.chosen.axis)
+    if (!cq_sat_contact(&full, p, &s.chosen, out))
         cq_sat_contact(&full, p, &s.least, out);
     return true;
 }
@@ -357,6 +388,10 @@ static void cq_convex_run(const cq_pair_query *q, bool allow_sat, cq_contact *ou
     cq_pair_shapes p;
     if (cq_shape_proxy(q->a, p.sa, &p.a) != CQ_OK || cq_shape_proxy(q->b, p.sb, &p.b) != CQ_OK)
         return; /* validated shapes always have a proxy; an empty answer, not a guess */
+    if (allow_sat) {
+        cq_prefetch_sat_hull(q->a);
+        cq_prefetch_sat_hull(q->b);
+    }
     if (!q->skip_manifold) {
         cq_prefetch_faces(q->a);
         cq_prefetch_faces(q->b);

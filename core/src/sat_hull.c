@@ -441,6 +441,145 @@ static void cq_answer(const cq_hsat *s, cq_hcand c, cq_vec3 edge_n, const cq_xfo
         cq_face_answer(s, c, xa, xb, out);
 }
 
+/* A face of A or B (of_b) in A's frame: its loop, outward normal and
+ * plane offset. */
+typedef struct cq_hface {
+    const uint16_t *loop;
+    int count;
+    bool of_b;
+    cq_vec3 n;
+    double offset;
+} cq_hface;
+
+static cq_hface cq_hface_of(const cq_hsat *s, bool of_b, int f)
+{
+    const cq_hull *h = of_b ? s->b : s->a;
+    const cq_hull_face *face = &h->faces[f];
+    return (cq_hface){h->face_vertices + face->first, face->count, of_b, of_b ? s->nb[f] : face->normal,
+                      of_b ? s->ob[f] : face->offset};
+}
+
+static cq_vec3 cq_hface_vertex(const cq_hsat *s, const cq_hface *f, int k)
+{
+    return f->of_b ? cq_vertex_b(s, f->loop[k]) : s->a->vertices[f->loop[k]];
+}
+
+/* The face of B (of_b) or A most against n, as the clip picks its
+ * incident face (the first of ties). */
+static int cq_face_against(const cq_hsat *s, bool of_b, cq_vec3 n)
+{
+    int count = of_b ? s->b->face_count : s->a->face_count, best = 0;
+    double lo = INFINITY;
+    for (int g = 0; g < count; g++) {
+        double d = cq_dot(of_b ? s->nb[g] : s->a->faces[g].normal, n);
+        best = d < lo ? g : best;
+        lo = d < lo ? d : lo;
+    }
+    return best;
+}
+
+/* The most corners a face of a hull the SAT takes has: each of its edges
+ * borders another face, so a face has fewer corners than the hull has
+ * faces (a pyramid's base reaches that). */
+#define CQ_HULL_LOOP_MAX (CQ_SAT_HULL_MAX_FACES - 1)
+
+/* The reference face's corners r, the incident face's i, both in A's
+ * frame, and each incident corner's height above the reference plane
+ * (h) and its place against each reference side k (side[j][k], at least
+ * zero inside; the loops run counter-clockwise seen from outside, so
+ * cross(n, edge) points inward). All are affine along an incident edge. */
+typedef struct cq_hclip {
+    int nr, ni;
+    cq_vec3 n, r[CQ_HULL_LOOP_MAX], i[CQ_HULL_LOOP_MAX];
+    double h[CQ_HULL_LOOP_MAX], side[CQ_HULL_LOOP_MAX][CQ_HULL_LOOP_MAX];
+} cq_hclip;
+
+/* Fills c; true as soon as an incident corner lies on or under the
+ * reference plane inside every side. */
+static bool cq_hclip_corners(const cq_hsat *s, const cq_hface *ref, const cq_hface *inc, cq_hclip *c)
+{
+    c->nr = ref->count, c->ni = inc->count, c->n = ref->n;
+    cq_vec3 in[CQ_HULL_LOOP_MAX];
+    double off[CQ_HULL_LOOP_MAX];
+    for (int k = 0; k < c->nr; k++)
+        c->r[k] = cq_hface_vertex(s, ref, k);
+    for (int k = 0; k < c->nr; k++) {
+        in[k] = cq_cross(c->n, cq_sub(c->r[k + 1 == c->nr ? 0 : k + 1], c->r[k]));
+        off[k] = cq_dot(in[k], c->r[k]);
+    }
+    for (int j = 0; j < c->ni; j++) {
+        c->i[j] = cq_hface_vertex(s, inc, j);
+        c->h[j] = cq_dot(c->n, c->i[j]) - ref->offset;
+        bool inside = c->h[j] <= 0;
+        for (int k = 0; k < c->nr; k++) {
+            c->side[j][k] = cq_dot(in[k], c->i[j]) - off[k];
+            inside &= c->side[j][k] >= 0;
+        }
+        if (inside)
+            return true;
+    }
+    return false;
+}
+
+/* Whether an incident edge crosses a reference side on or under the
+ * reference plane, inside the other sides: read off the table, as
+ * heights and sides are affine along the edge. */
+static bool cq_hclip_crossings(const cq_hclip *c)
+{
+    for (int j = 0; j < c->ni; j++) {
+        int l = j + 1 == c->ni ? 0 : j + 1;
+        for (int k = 0; k < c->nr; k++) {
+            double a = c->side[j][k], b = c->side[l][k];
+            if (!(a * b < 0))
+                continue;
+            double t = a / (a - b);
+            bool inside = c->h[j] + t * (c->h[l] - c->h[j]) <= 0;
+            for (int m = 0; m < c->nr && inside; m++)
+                inside = m == k || c->side[j][m] + t * (c->side[l][m] - c->side[j][m]) >= 0;
+            if (inside)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Whether a reference corner lies on or under the incident face's plane
+ * and, seen along n, inside the incident face (whose loop runs clockwise
+ * seen along n). */
+static bool cq_hclip_covered(const cq_hclip *c, const cq_hface *inc)
+{
+    for (int k = 0; k < c->nr; k++) {
+        bool inside = cq_dot(inc->n, c->r[k]) - inc->offset <= 0;
+        for (int j = 0; j < c->ni && inside; j++) {
+            cq_vec3 e = cq_sub(c->i[j + 1 == c->ni ? 0 : j + 1], c->i[j]);
+            inside = cq_dot(cq_cross(c->n, e), cq_sub(c->r[k], c->i[j])) <= 0;
+        }
+        if (inside)
+            return true;
+    }
+    return false;
+}
+
+/* Whether face axis c's clip keeps a point for certain: the overlap of
+ * the reference face (c's) and the incident face (the other hull's face
+ * most against it) seen along the normal reaches the reference plane.
+ * That overlap's corners are incident corners inside the reference,
+ * reference corners inside the incident and edge crossings; height is
+ * affine over it, so its lowest point is one of them, and the clip keeps
+ * every corner up to the skin (>= 0) above the plane. The clip's
+ * reference is this face (its normal is the contact normal; a parallel
+ * incident face clips to the same overlap either way): in exact
+ * arithmetic this is the clip's verdict at height zero. */
+static bool cq_face_holds(const cq_hsat *s, cq_hcand c)
+{
+    if ((c.axis & 3) == CQ_HULL_AXIS_EDGES)
+        return false;
+    cq_hface ref = cq_hface_of(s, (c.axis & 3) == CQ_HULL_AXIS_FACE_B, c.axis >> 2);
+    cq_hface inc = cq_hface_of(s, !ref.of_b, cq_face_against(s, !ref.of_b, ref.n));
+    cq_hclip clip;
+    return cq_hclip_corners(s, &ref, &inc, &clip) || cq_hclip_crossings(&clip) || cq_hclip_covered(&clip, &inc);
+}
+
 /* The contact axis: the best face, an edge pair if better by the margin,
  * the previous face while nearly as good; and the least penetration. */
 static void cq_choose(const cq_hsat *s, cq_hcand face, cq_hcand edge, int prev, double tol, cq_hcand *best,
@@ -516,9 +655,12 @@ bool cq__hull_sat_run(const cq_hull *a, const cq_xform *xa, const cq_hull *b, co
     double tol = 1e-9 * (cq_len(cq_sub(a->aabb_max, a->aabb_min)) + cq_len(cq_sub(b->aabb_max, b->aabb_min)));
     cq_choose(&s, face, edge, prev, tol, &best, &least);
     cq_answer(&s, best, n, xa, xb, &out->chosen);
-    if (least.axis == best.axis)
+    out->chosen_holds = false;
+    if (least.axis == best.axis) {
         out->least = out->chosen;
-    else
-        cq_answer(&s, least, n, xa, xb, &out->least);
+        return true;
+    }
+    cq_answer(&s, least, n, xa, xb, &out->least);
+    out->chosen_holds = cq_face_holds(&s, best);
     return true;
 }

@@ -37,6 +37,12 @@ typedef struct cq_hull_axis {
  * A's surface, and the least one answers instead. */
 typedef struct cq_hull_sat {
     cq_hull_axis chosen, least;
+    /* Where they differ: whether a corner of the other hull's incident
+     * face (the one most against the chosen face) lies on or under that
+     * face, inside its sides. The face's clip then keeps that corner, so
+     * it answers without the clip being run to find out; false says
+     * nothing, and the clip decides. */
+    bool chosen_holds;
     /* Where an axis shows the cores apart: GJK's start, apart_count
      * pairs of hull vertex indices of the features supporting that axis. */
     int apart_count;
