@@ -230,6 +230,30 @@ START_TEST(test_grid_staged_moves)
 }
 END_TEST
 
+/* A placed item that moves to another cell and takes a new filter in the
+ * same update is moved list and fresh list at once: its cell must be the
+ * one of its new box, or a new item put beside it there misses the pair. */
+START_TEST(test_grid_move_and_refilter)
+{
+    one_scale = true;
+    grid_world w = make(4000, 4100, 4100, 0x6e1d06);
+    churn(&w, 5); /* the grid is made */
+    for (int k = 0; k < 20; k++) {
+        int a = pick_alive(&w, true), b = w.next++;
+        ck_assert_int_ge(a, 0);
+        cq_aabb far = box_at(cq_v3(-40 - 3 * k, 50, 50), 0.5);
+        sm_shift(w.sap, &w.m, a, far);
+        sm_refilter(w.sap, &w.m, a, 15, ~0u); /* put_random's layers are one bit */
+        sm_update_and_check(w.sap, &w.m, &w.h);
+        sm_put(w.sap, &w.m, b, far, 1, ~0u, false);
+        sm_update_and_check(w.sap, &w.m, &w.h);
+        ck_assert_int_ge(cq__sap_find(w.sap, a, b), 0);
+    }
+    ck_assert_uint_gt(cq__sap_get_stats(w.sap).grid_queries, 20);
+    done(&w);
+}
+END_TEST
+
 /* Boxes of one scale, as in a game, so the grid answers nearly every new
  * item and judges the few moves of each round against a staging list
  * that grows to one dynamic in sixteen before it is merged in. */
@@ -252,6 +276,7 @@ Suite *sap_grid_suite(void)
     tcase_add_test(tc, test_grid_far_items);
     tcase_add_test(tc, test_grid_motion_and_growth);
     tcase_add_test(tc, test_grid_staged_moves);
+    tcase_add_test(tc, test_grid_move_and_refilter);
     tcase_add_test(tc, test_grid_one_scale_churn);
     suite_add_tcase(s, tc);
     return s;

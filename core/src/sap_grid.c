@@ -244,8 +244,11 @@ void cq__sap_grid_sync(cq_sap *s)
     const sap_items *it = &s->it;
     for (int k = 0; k < s->moved_n; k++)
         relink(s, it->moved[k], &it->next[it->moved[k]]);
-    for (int k = 0; k < s->fresh_n; k++) /* new, or staged and moved (their box changes at once) */
-        if (is_dynamic(s, it->fresh[k]))
+    /* New, or staged and moved (their box changes at once), or with a new
+     * filter: not one moved and placed, whose box is the pending one,
+     * linked above (the old box here would put it back in its old cell). */
+    for (int k = 0; k < s->fresh_n; k++)
+        if (is_dynamic(s, it->fresh[k]) && !(it->item[it->fresh[k]].flags & SAP_MOVED))
             relink(s, it->fresh[k], &it->item[it->fresh[k]].box);
 }
 
