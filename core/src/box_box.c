@@ -100,16 +100,23 @@ static cq_vec3 cq_axis_normal(const cq_obb *a, const cq_obb *b, int k, const cq_
  * as reference (points on A's face, projected onto B's). Either is as
  * likely, so the boxes and the direction are picked by arithmetic, not
  * branched on: the reference face faces along `away` (n for A, -n for B),
- * the incident face back against it. */
-static int cq_face_manifold(const cq_obb *a, const cq_obb *b, int axis, cq_vec3 n, double skin,
-                            cq_contact_point out[CQ_CLIP_MAX])
+ * the incident face back against it. The incident face and its quad in
+ * the reference face's frame are read off the SAT's frame g (R and the
+ * centres), not rebuilt from world axes: 21 dot products fewer. */
+static int cq_face_manifold(const cq_obb *a, const cq_obb *b, const cq_box_gaps *g, int axis, cq_vec3 n,
+                            double skin, cq_contact_point out[CQ_CLIP_MAX])
 {
     bool ref_is_b = axis >= 3;
     const cq_obb *ref = ref_is_b ? b : a, *inc = ref_is_b ? a : b;
     int k = axis - 3 * ref_is_b;
-    cq_vec3 away = cq_scale(n, 1 - 2 * ref_is_b), back = cq_neg(away); /* times -1 is the exact negation */
-    return cq_box_clip_fast(ref, cq_box_face_id(k, cq_dot(ref->axes.c[k], away)), inc,
-                           cq__box_face_toward(inc, &back), skin, ref_is_b, out);
+    cq_vec3 away = cq_scale(n, 1 - 2 * ref_is_b); /* times -1 is the exact negation */
+    int ref_id = cq_box_face_id(k, cq_dot(ref->axes.c[k], away));
+    /* Seen from A, B's axis m has coordinate c at r[c][m]; seen from B,
+     * A's axis m has it at r[m][c]. */
+    cq_box_seen seen = {&g->r[0][0], 4 - 3 * ref_is_b, 1 + 3 * ref_is_b, ref_is_b ? g->ta : g->t, inc->half};
+    cq_box_clip_in in;
+    cq__box_clip_setup_seen(ref, ref_id, &seen, cq__box_face_toward_seen(&seen, k, (ref_id & 1) ? -1 : 1), &in);
+    return cq_box_clip_fast_in(&in, skin, ref_is_b, out);
 }
 
 /* Edges this close to parallel (squared sine of their angle) leave the
@@ -210,7 +217,7 @@ static void cq_box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const 
     if (q->skip_manifold)
         return;
     cq_contact_point pts[CQ_CLIP_MAX];
-    int n = axis < 6 ? cq_face_manifold(a, b, axis, out->normal, q->skin, pts)
+    int n = axis < 6 ? cq_face_manifold(a, b, g, axis, out->normal, q->skin, pts)
                      : cq_edge_manifold(a, b, axis, out->normal, -g->gap[axis], pts);
     if (n > 1 && cq_pair_thin(a, b))
         n = cq__drop_coincident(pts, n);

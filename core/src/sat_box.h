@@ -12,6 +12,11 @@
 typedef struct cq_box_gaps {
     double gap[CQ_SAT_AXIS_COUNT + 1];
     unsigned skipped;
+    /* The SAT's frame, set with all 15 gaps, for the manifold to reuse
+     * instead of rebuilding it from world axes: r[i][j] = A_i . B_j (lane
+     * 3 padding), t = A^T (b - a) (B's centre in A's frame), ta = B^T (a -
+     * b) (A's centre in B's frame); slot 3 of each is padding. */
+    double r[3][4], t[4], ta[4];
 } cq_box_gaps;
 
 /* All 15 gaps; uses the AVX2 variant where the CPU has it. With a finite

@@ -125,6 +125,17 @@ CQ_AVX2 static inline cq_v4 cq_cross_gaps4(const cq_frame4 *f, int i, unsigned *
     return (cq_v4)(((cq_m4)w & ok) | ((cq_m4)none & ~ok));
 }
 
+/* The frame for the manifold (cq_box_gaps): R's rows as they are, t, and
+ * A's centre in B's frame, -(R^T t), as the face gaps of B compute it. */
+CQ_AVX2 static inline void cq_frame4_store(const cq_frame4 *f, cq_box_gaps *out)
+{
+    cq_v4 t = {f->t[0], f->t[1], f->t[2], 0};
+    cq_v4 ta = -(f->t[0] * f->r[0] + f->t[1] * f->r[1] + f->t[2] * f->r[2]);
+    memcpy(out->r[0], &f->r[0], sizeof t), memcpy(out->r[1], &f->r[1], sizeof t);
+    memcpy(out->r[2], &f->r[2], sizeof t);
+    memcpy(out->t, &t, sizeof t), memcpy(out->ta, &ta, sizeof ta);
+}
+
 CQ_AVX2 bool cq__box_gaps_avx2(const cq_obb *a, const cq_obb *b, double stop, cq_box_gaps *out)
 {
     cq_frame4 f = cq_frame4_make(a, b);
@@ -143,6 +154,7 @@ CQ_AVX2 bool cq__box_gaps_avx2(const cq_obb *a, const cq_obb *b, double stop, cq
     memcpy(out->gap + 9, &c1, sizeof c1);
     memcpy(out->gap + 12, &c2, sizeof c2);
     out->skipped = s0 << 6 | s1 << 9 | s2 << 12;
+    cq_frame4_store(&f, out);
     return true;
 }
 
