@@ -8,11 +8,6 @@
 
 static const double cq_su[4] = {1, -1, -1, 1}, cq_sv[4] = {1, 1, -1, -1};
 
-static uint16_t cq_edge_id(int k, const double sign[3])
-{
-    int lo = k == 0 ? 1 : 0, hi = k == 2 ? 1 : 2;
-    return (uint16_t)(4 * k + ((sign[lo] < 0) | (sign[hi] < 0) << 1));
-}
 
 /* The corner and edge ids of each face, in corner order: the rule above
  * written out (check_box_box verifies it against corner coordinates). */
@@ -315,5 +310,5 @@ uint16_t cq__box_edge_toward(const cq_obb *box, int k, const cq_vec3 *dir, cq_ve
     *p = cq_box_point(box, sign[0], sign[1], sign[2]);
     sign[k] = -1;
     *q = cq_box_point(box, sign[0], sign[1], sign[2]);
-    return cq_edge_id(k, sign);
+    return cq_box_edge_id(k, sign);
 }

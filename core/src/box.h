@@ -16,6 +16,14 @@ static inline double cq_sign_of(double d)
 /* Face index of axis k on side s (s >= 0 positive side). */
 static inline int cq_box_face_id(int k, double s) { return 2 * k + (s < 0); }
 
+/* The id of the box edge along axis k at the corners' signs sign[] (the
+ * other two axes' signs read, lower axis first). */
+static inline uint16_t cq_box_edge_id(int k, const double sign[3])
+{
+    int lo = k == 0 ? 1 : 0, hi = k == 2 ? 1 : 2;
+    return (uint16_t)(4 * k + ((sign[lo] < 0) | (sign[hi] < 0) << 1));
+}
+
 /* Builds face `id` (2k + negative side) as a world-space polygon. */
 void cq__box_face(const cq_obb *box, int id, cq_face *out);
 

@@ -1,5 +1,7 @@
 /* Box-box contact: the SAT of sat_box.c picks the axis, face clipping (or
  * the closest points of two edges) builds the manifold. */
+#include <string.h>
+
 #include "box.h"
 #include "geom.h"
 #include "narrow.h"
@@ -142,15 +144,60 @@ static cq_vec3 cq_edge_point(cq_vec3 pa, cq_vec3 qa, cq_vec3 pb, cq_vec3 qb)
     return cb;
 }
 
-/* Edge-edge: one point, at the closest points of the two supporting edges. */
-static int cq_edge_manifold(const cq_obb *a, const cq_obb *b, int axis, cq_vec3 n, double depth,
-                            cq_contact_point *out)
+/* Edge-edge from world axes: the supporting edges' ends, then their
+ * closest points (the general form, for what the frame's form leaves). */
+static int cq_edge_manifold_world(const cq_obb *a, const cq_obb *b, int i, int j, cq_vec3 n, double depth,
+                                  cq_contact_point *out)
 {
     cq_vec3 pa, qa, pb, qb;
     cq_vec3 back = cq_neg(n);
-    uint16_t ea = cq__box_edge_toward(a, (axis - 6) / 3, &n, &pa, &qa);
-    uint16_t eb = cq__box_edge_toward(b, (axis - 6) % 3, &back, &pb, &qb);
+    uint16_t ea = cq__box_edge_toward(a, i, &n, &pa, &qa);
+    uint16_t eb = cq__box_edge_toward(b, j, &back, &pb, &qb);
     out[0] = (cq_contact_point){cq_edge_point(pa, qa, pb, qb), depth, {CQ_FEAT_EDGE, CQ_FEAT_EDGE, ea, eb}};
+    return 1;
+}
+
+static const int8_t cq_cross_i[9] = {0, 0, 0, 1, 1, 1, 2, 2, 2}, cq_cross_j[9] = {0, 1, 2, 0, 1, 2, 0, 1, 2};
+static const int8_t cq_next3[3] = {1, 2, 0}, cq_prev3[3] = {2, 0, 1};
+
+/* Edge-edge: one point, at the closest points of the two supporting edges
+ * (A's along axis i, B's along axis j), found in A's frame from the SAT's
+ * R and t: A's edge is the line through (+-ha) along e_i, B's the line
+ * through t + sum +-hb_m R_m along column R_j, so the edges' ends and the
+ * world-space lines are never built. Each edge is picked as
+ * cq__box_edge_toward picks it (the signs of the same dots with n), and
+ * where the lines' closest points leave either edge, or the edges are
+ * nearly parallel, the world-space form answers. */
+static int cq_edge_manifold(const cq_obb *a, const cq_obb *b, const cq_box_gaps *g, int axis, cq_vec3 n,
+                            double depth, cq_contact_point *out)
+{
+    int i = cq_cross_i[axis - 6], j = cq_cross_j[axis - 6], i1 = cq_next3[i], i2 = cq_prev3[i];
+    int j1 = cq_next3[j], j2 = cq_prev3[j];
+    double ha[3], hb[3];
+    memcpy(ha, &a->half, sizeof ha), memcpy(hb, &b->half, sizeof hb);
+    /* A's edge lies farthest along n, B's along -n. */
+    double sa1 = cq_sign_of(cq_dot(a->axes.c[i1], n)), sa2 = cq_sign_of(cq_dot(a->axes.c[i2], n));
+    double sb1 = cq_sign_of(-cq_dot(b->axes.c[j1], n)), sb2 = cq_sign_of(-cq_dot(b->axes.c[j2], n));
+    double sa[3], sb[3];
+    sa[i] = -1, sa[i1] = sa1, sa[i2] = sa2, sb[j] = -1, sb[j1] = sb1, sb[j2] = sb2;
+    /* r0: A's edge middle minus B's, in A's frame. */
+    double pa[3], r0[3], cj[3];
+    pa[i] = 0, pa[i1] = sa1 * ha[i1], pa[i2] = sa2 * ha[i2];
+    double u1 = sb1 * hb[j1], u2 = sb2 * hb[j2];
+    for (int c = 0; c < 3; c++) {
+        cj[c] = g->r[c][j];
+        r0[c] = pa[c] - (g->t[c] + u1 * g->r[c][j1] + u2 * g->r[c][j2]);
+    }
+    double bb = cj[i], cc = cj[0] * cj[0] + cj[1] * cj[1] + cj[2] * cj[2], d = r0[i];
+    double e = cj[0] * r0[0] + cj[1] * r0[1] + cj[2] * r0[2], den = cc - bb * bb;
+    double ss = (bb * e - cc * d) / den, uu = (e - bb * d) / den;
+    if (!(den > CQ_EDGE_CROSSING_SIN2 * cc && fabs(ss) <= ha[i] && fabs(uu) <= hb[j]))
+        return cq_edge_manifold_world(a, b, i, j, n, depth, out);
+    /* B's point, pa - r0 + uu cj, back in world space. */
+    cq_vec3 p = cq_mad(a->center, a->axes.c[0], pa[0] - r0[0] + uu * cj[0]);
+    p = cq_mad(p, a->axes.c[1], pa[1] - r0[1] + uu * cj[1]);
+    p = cq_mad(p, a->axes.c[2], pa[2] - r0[2] + uu * cj[2]);
+    out[0] = (cq_contact_point){p, depth, {CQ_FEAT_EDGE, CQ_FEAT_EDGE, cq_box_edge_id(i, sa), cq_box_edge_id(j, sb)}};
     return 1;
 }
 
@@ -218,7 +265,7 @@ static void cq_box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const 
         return;
     cq_contact_point pts[CQ_CLIP_MAX];
     int n = axis < 6 ? cq_face_manifold(a, b, g, axis, out->normal, q->skin, pts)
-                     : cq_edge_manifold(a, b, axis, out->normal, -g->gap[axis], pts);
+                     : cq_edge_manifold(a, b, g, axis, out->normal, -g->gap[axis], pts);
     if (n > 1 && cq_pair_thin(a, b))
         n = cq__drop_coincident(pts, n);
     if (n == 0 && out->has_distance) /* within skin, the closest points are off both faces */
