@@ -302,16 +302,18 @@ static void cq_box_box_stopped(const cq_pair_query *q, bool b_first, const cq_bo
 void cq__box_box(const cq_pair_query *q, cq_contact *out)
 {
     bool b_first = cq__b_first(q);
-    /* The boxes in cq_collide's order straight from q: only a pair that
-     * goes on past the face axes needs the canonical query itself. */
-    cq_obb a = b_first ? cq_obb_from_box(q->b, &q->xb) : cq_obb_from_box(q->a, &q->xa);
-    cq_obb b = b_first ? cq_obb_from_box(q->a, &q->xa) : cq_obb_from_box(q->b, &q->xb);
+    /* The boxes in cq_collide's order straight from q, where they lie: only
+     * a pair that goes on past the face axes copies them, and only such a
+     * pair needs the canonical query itself. */
+    const cq_xform *xa = b_first ? &q->xb : &q->xa, *xb = b_first ? &q->xa : &q->xb;
+    const cq_shape *sa = b_first ? q->b : q->a, *sb = b_first ? q->a : q->b;
     cq_box_gaps g;
-    bool all = cq__box_gaps_compute(&a, &b, cq_box_box_stop(q), &g); /* the stop is the same either way */
+    bool all = cq__box_gaps_pose(xa, &sa->box.half, xb, &sb->box.half, cq_box_box_stop(q), &g); /* the stop is the same either way */
     if (!all) {
         cq_box_box_stopped(q, b_first, &g, out);
         return;
     }
+    cq_obb a = cq_obb_from_box(sa, xa), b = cq_obb_from_box(sb, xb);
     cq__collide_begin(out, CQ_ALG_SAT_BOX_BOX);
     cq_pair_query canon;
     cq_pair_cache cache;

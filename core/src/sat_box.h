@@ -44,6 +44,10 @@ bool cq__obb_overlap_scalar(const cq_obb *a, const cq_obb *b);
  * __builtin_cpu_supports("avx2"). */
 bool cq__obb_overlap_avx2(const cq_obb *a, const cq_obb *b);
 bool cq__box_gaps_avx2(const cq_obb *a, const cq_obb *b, double stop, cq_box_gaps *out);
+/* cq__box_gaps_avx2 of the boxes at poses xa, xb with half extents ha, hb,
+ * read where they lie: no box is copied first. */
+bool cq__box_gaps_pose_avx2(const cq_xform *xa, const cq_vec3 *ha, const cq_xform *xb, const cq_vec3 *hb,
+                            double stop, cq_box_gaps *out);
 /* Verdicts of pairs 0..n-1 in groups of four; returns how many it did (a
  * multiple of four, at most n - 1: it reads 8 bytes past each box, so the
  * last pair is always left to the caller). */
@@ -51,5 +55,19 @@ int cq__obb_overlap_many_avx2(const cq_obb *a, const cq_obb *b, int n, bool *out
 #else
 #define CQ_HAVE_AVX2 0
 #endif
+
+/* cq__box_gaps_compute of the boxes at poses xa, xb with half extents ha,
+ * hb; with AVX2 the boxes are read where they lie (a box pair's first
+ * stage touches no copy), else they are copied for the scalar code. */
+static inline bool cq__box_gaps_pose(const cq_xform *xa, const cq_vec3 *ha, const cq_xform *xb, const cq_vec3 *hb,
+                                     double stop, cq_box_gaps *out)
+{
+#if CQ_HAVE_AVX2
+    if (__builtin_cpu_supports("avx2"))
+        return cq__box_gaps_pose_avx2(xa, ha, xb, hb, stop, out);
+#endif
+    cq_obb a = {xa->p, *ha, xa->r}, b = {xb->p, *hb, xb->r};
+    return cq__box_gaps_compute(&a, &b, stop, out);
+}
 
 #endif
