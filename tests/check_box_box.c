@@ -8,6 +8,7 @@
 #include "cq/fallback.h"
 #include "geom.h"
 #include "narrow.h"
+#include "sat_box.h"
 #include "testutil.h"
 
 static cq_shape box(double x, double y, double z) { return (cq_shape){.type = CQ_BOX, .box = {{x, y, z}}}; }
@@ -161,6 +162,42 @@ START_TEST(edge_points_are_the_edges_closest_points)
     }
     printf("box_box: %d edge-axis points\n", edges);
     ck_assert_int_gt(edges, 3000);
+}
+END_TEST
+
+/* The largest gaps as the contact reads them (cq_gaps_best_face and
+ * _edge, by vector maxima where built) are the tournament's (cq_best_face,
+ * cq_best_edge): the first of the largest, on random gaps drawn from a few
+ * values so that ties are common, skipped axes (-INFINITY) among them,
+ * all skipped, and the gaps of real pairs. */
+START_TEST(largest_gaps_are_the_tournaments)
+{
+    static const double values[] = {-INFINITY, -2, -0.5, 0, 0.25, 1e-300, 3};
+    tu_rng rng = {17};
+    for (int i = 0; i < 200000; i++) {
+        cq_box_gaps g;
+        for (int k = 0; k < CQ_SAT_AXIS_COUNT; k++)
+            g.gap[k] = i % 3 ? values[(int)tu_uniform(&rng, 0, 6.999)] : tu_uniform(&rng, -1, 1);
+        g.gap[CQ_SAT_AXIS_COUNT] = -INFINITY;
+        if (i % 1000 == 0)
+            for (int k = 6; k < CQ_SAT_AXIS_COUNT; k++)
+                g.gap[k] = -INFINITY;
+        cq_best f = cq_gaps_best_face(&g), e = cq_gaps_best_edge(&g);
+        cq_best wf = cq_best_face(g.gap), we = cq_best_edge(g.gap);
+        ck_assert_int_eq(f.axis, wf.axis);
+        ck_assert_int_eq(e.axis, we.axis);
+        ck_assert(f.gap == wf.gap && e.gap == we.gap);
+    }
+    for (int i = 0; i < 2000; i++) {
+        cq_obb a = {cq_v3(0, 0, 0), sizes(&rng), i % 2 ? cq_mat3_identity() : tu_rotation(&rng)};
+        cq_obb b = {i % 4 < 2 ? cq_v3(0.1 * (i % 7), 0, 0.5) : tu_pose(&rng, 1.5).p, i % 3 ? a.half : sizes(&rng),
+                    i % 2 ? cq_mat3_identity() : tu_rotation(&rng)};
+        cq_box_gaps g;
+        if (!cq__box_gaps_compute(&a, &b, INFINITY, &g))
+            continue;
+        ck_assert_int_eq(cq_gaps_best_face(&g).axis, cq_best_face(g.gap).axis);
+        ck_assert_int_eq(cq_gaps_best_edge(&g).axis, cq_best_edge(g.gap).axis);
+    }
 }
 END_TEST
 
@@ -812,6 +849,7 @@ tcase_add_test(tc, subnormal_side_keeps_points_finite);
     tcase_add_test(tc, flush_stacks_keep_four_points);
     tcase_add_test(tc, gjk_cap_falls_back_and_is_logged);
     tcase_add_test(tc, edge_points_are_the_edges_closest_points);
+    tcase_add_test(tc, largest_gaps_are_the_tournaments);
     suite_add_tcase(s, tc);
     return s;
 }

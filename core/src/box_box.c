@@ -26,41 +26,6 @@ static int cq_previous_face(const cq_pair_cache *cache)
     return cache && cache->has_axis && cache->axis >= 0 && cache->axis < 6 ? cache->axis : -1;
 }
 
-/* A candidate axis and its gap. */
-typedef struct cq_best {
-    double gap;
-    int axis;
-} cq_best;
-
-/* The better of two candidates, lo holding the lower axes: hi only wins when
- * strictly larger, so a tie keeps the lower axis. The axis is picked by
- * arithmetic on the comparison, which compilers keep free of branches:
- * which axis wins is unpredictable, and a mispredicted branch per level
- * would cost more than the whole tournament. */
-static inline cq_best cq_better(cq_best lo, cq_best hi)
-{
-    int more = hi.gap > lo.gap;
-    return (cq_best){hi.gap > lo.gap ? hi.gap : lo.gap, lo.axis + more * (hi.axis - lo.axis)};
-}
-
-static inline cq_best cq_at(const double *gap, int k) { return (cq_best){gap[k], k}; }
-
-/* The first of the largest face gaps (0..5) and of the largest cross gaps
- * (6..14), each as a tournament: a few levels of independent comparisons
- * instead of one long chain through a running maximum. */
-static cq_best cq_best_face(const double *g)
-{
-    return cq_better(cq_better(cq_better(cq_at(g, 0), cq_at(g, 1)), cq_at(g, 2)),
-                     cq_better(cq_better(cq_at(g, 3), cq_at(g, 4)), cq_at(g, 5)));
-}
-
-static cq_best cq_best_edge(const double *g)
-{
-    cq_best lo = cq_better(cq_better(cq_at(g, 6), cq_at(g, 7)), cq_better(cq_at(g, 8), cq_at(g, 9)));
-    cq_best hi = cq_better(cq_better(cq_at(g, 10), cq_at(g, 11)), cq_better(cq_at(g, 12), cq_at(g, 13)));
-    return cq_better(cq_better(lo, hi), cq_at(g, 14));
-}
-
 /* The contact axis: the best face axis, an edge axis if clearly better, and
  * the previous frame's face axis while it is still nearly as good. */
 static int cq_choose_axis(const cq_box_gaps *g, cq_best face, cq_best edge, int prev)
@@ -233,7 +198,7 @@ static inline bool cq_pair_thin(const cq_obb *a, const cq_obb *b)
 static void cq_box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const cq_obb *b, const cq_box_gaps *g,
                                  cq_contact *out)
 {
-    cq_best face = cq_best_face(g->gap), edge = cq_best_edge(g->gap);
+    cq_best face = cq_gaps_best_face(g), edge = cq_gaps_best_edge(g);
     cq_best largest = cq_better(face, edge);
     cq_count(q->counters, CQ_CTR_SAT_AXES_SKIPPED, (uint64_t)cq_bit_count(g->skipped));
     out->sat_axis = largest.axis;
@@ -291,7 +256,7 @@ static double cq_box_box_stop(const cq_pair_query *q)
 static void cq_box_box_stopped(const cq_pair_query *q, bool b_first, const cq_box_gaps *g, cq_contact *out)
 {
     cq__collide_begin(out, CQ_ALG_SAT_BOX_BOX);
-    cq_best face = cq_best_face(g->gap);
+    cq_best face = cq_gaps_best_face(g);
     out->sat_axis = b_first ? cq__sat_axis_swap(face.axis) : face.axis;
     out->sat_gap = face.gap;
     if (b_first)

@@ -185,6 +185,7 @@ bool cq__box_gaps_compute(const cq_obb *a, const cq_obb *b, double stop, cq_box_
     out->skipped = 0;
     for (int k = 0; k < CQ_SAT_AXIS_COUNT; k++)
         out->skipped |= (unsigned)skipped[k] << k;
+    out->gap[CQ_SAT_AXIS_COUNT] = -INFINITY; /* the spare slot, as the AVX2 gaps leave it */
     for (int k = 0; k < 6; k++)
         if (out->gap[k] > stop)
             return false;
