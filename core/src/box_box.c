@@ -69,7 +69,7 @@ static cq_vec3 cq_axis_normal(const cq_obb *a, const cq_obb *b, int k, const cq_
  * branched on: the reference face faces along `away` (n for A, -n for B),
  * the incident face back against it. The incident face and its quad in
  * the reference face's frame are read off the SAT's frame g (R and the
- * centres), not rebuilt from world axes: 21 dot products fewer. */
+ * centres), not rebuilt from world axes: 12 dot products fewer. */
 static int cq_face_manifold(const cq_obb *a, const cq_obb *b, const cq_box_gaps *g, int axis, cq_vec3 n,
                             double skin, cq_contact_point out[CQ_CLIP_MAX])
 {
