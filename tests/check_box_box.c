@@ -8,6 +8,7 @@
 #include "cq/fallback.h"
 #include "geom.h"
 #include "narrow.h"
+#include "sat_box.h"
 #include "testutil.h"
 
 static cq_shape box(double x, double y, double z) { return (cq_shape){.type = CQ_BOX, .box = {{x, y, z}}}; }
@@ -104,6 +105,99 @@ START_TEST(random_contacts_against_oracle)
             assert_on_surface(&a[i], s.points[k].position, 1e-9);
     }
     printf("box_box: %d overlapping pairs, %d manifold points\n", overlapping, points);
+}
+END_TEST
+
+static cq_vec3 sizes(tu_rng *rng) { return cq_v3(tu_uniform(rng, 0.1, 1.5), tu_uniform(rng, 0.1, 1.5), tu_uniform(rng, 0.1, 1.5)); }
+
+/* Box o's edge along axis k farthest along dir, found by the test's own
+ * scan of the four (their middles' projections): its ends and its id
+ * (4 k + the sign bits of the other two axes, lower axis first). */
+static int farthest_edge(const cq_obb *o, int k, cq_vec3 dir, cq_vec3 *p, cq_vec3 *q)
+{
+    int lo = k == 0 ? 1 : 0, hi = k == 2 ? 1 : 2, best = -1;
+    double best_d = -INFINITY;
+    for (int bits = 0; bits < 4; bits++) {
+        cq_vec3 m = cq_mad(cq_mad(o->center, o->axes.c[lo], (bits & 1 ? -1 : 1) * cq_comp(o->half, lo)),
+                           o->axes.c[hi], (bits & 2 ? -1 : 1) * cq_comp(o->half, hi));
+        double d = cq_dot(m, dir);
+        if (d > best_d)
+            best_d = d, best = bits, *p = cq_mad(m, o->axes.c[k], cq_comp(o->half, k)),
+            *q = cq_mad(m, o->axes.c[k], -cq_comp(o->half, k));
+    }
+    return 4 * k + best;
+}
+
+/* An edge axis's one point is the point of B's edge closest to A's edge
+ * (the two edges farthest toward each other along the normal), by the
+ * general segment routine, with both edges' ids: over the benchmark's
+ * pairs and random ones, both ways round. */
+START_TEST(edge_points_are_the_edges_closest_points)
+{
+    enum { N = 10000 };
+    static cq_obb a[N], b[N];
+    int n = tu_read_pairs(a, b, N), edges = 0;
+    tu_rng rng = {5};
+    for (int i = 0; i < 2 * n + 20000; i++) {
+        cq_obb oa = i < n ? a[i] : i < 2 * n ? b[i - n] : (cq_obb){cq_v3(0, 0, 0), sizes(&rng), tu_rotation(&rng)};
+        cq_obb ob = i < n ? b[i] : i < 2 * n ? a[i - n]
+                                             : (cq_obb){tu_pose(&rng, 1.5).p, sizes(&rng), tu_rotation(&rng)};
+        cq_shape sa = box(oa.half.x, oa.half.y, oa.half.z), sb = box(ob.half.x, ob.half.y, ob.half.z);
+        cq_contact c = collide(&sa, at(oa.center, oa.axes), &sb, at(ob.center, ob.axes), NULL);
+        if (c.normal_axis < 6 || c.point_count == 0)
+            continue;
+        ck_assert_int_eq(c.point_count, 1);
+        int ai = (c.normal_axis - 6) / 3, bj = (c.normal_axis - 6) % 3;
+        cq_vec3 pa, qa, pb, qb, ca, cb;
+        int ea = farthest_edge(&oa, ai, c.normal, &pa, &qa), eb = farthest_edge(&ob, bj, cq_neg(c.normal), &pb, &qb);
+        double s, t;
+        cq__closest_segments(pa, qa, pb, qb, &s, &t, &ca, &cb);
+        tu_assert_vec_eq_tol(c.points[0].position, cb, 1e-9);
+        ck_assert_int_eq(c.points[0].feature.kind_a, CQ_FEAT_EDGE);
+        ck_assert_int_eq(c.points[0].feature.kind_b, CQ_FEAT_EDGE);
+        ck_assert_int_eq(c.points[0].feature.index_a, ea);
+        ck_assert_int_eq(c.points[0].feature.index_b, eb);
+        ck_assert_double_eq_tol(c.points[0].depth, c.depth, 1e-12);
+        edges++;
+    }
+    printf("box_box: %d edge-axis points\n", edges);
+    ck_assert_int_gt(edges, 3000);
+}
+END_TEST
+
+/* The largest gaps as the contact reads them (cq_gaps_best_face and
+ * _edge, by vector maxima where built) are the tournament's (cq_best_face,
+ * cq_best_edge): the first of the largest, on random gaps drawn from a few
+ * values so that ties are common, skipped axes (-INFINITY) among them,
+ * all skipped, and the gaps of real pairs. */
+START_TEST(largest_gaps_are_the_tournaments)
+{
+    static const double values[] = {-INFINITY, -2, -0.5, 0, 0.25, 1e-300, 3};
+    tu_rng rng = {17};
+    for (int i = 0; i < 200000; i++) {
+        cq_box_gaps g;
+        for (int k = 0; k < CQ_SAT_AXIS_COUNT; k++)
+            g.gap[k] = i % 3 ? values[(int)tu_uniform(&rng, 0, 6.999)] : tu_uniform(&rng, -1, 1);
+        g.gap[CQ_SAT_AXIS_COUNT] = -INFINITY;
+        if (i % 1000 == 0)
+            for (int k = 6; k < CQ_SAT_AXIS_COUNT; k++)
+                g.gap[k] = -INFINITY;
+        cq_best f = cq_gaps_best_face(&g), e = cq_gaps_best_edge(&g);
+        cq_best wf = cq_best_face(g.gap), we = cq_best_edge(g.gap);
+        ck_assert_int_eq(f.axis, wf.axis);
+        ck_assert_int_eq(e.axis, we.axis);
+        ck_assert(f.gap == wf.gap && e.gap == we.gap);
+    }
+    for (int i = 0; i < 2000; i++) {
+        cq_obb a = {cq_v3(0, 0, 0), sizes(&rng), i % 2 ? cq_mat3_identity() : tu_rotation(&rng)};
+        cq_obb b = {i % 4 < 2 ? cq_v3(0.1 * (i % 7), 0, 0.5) : tu_pose(&rng, 1.5).p, i % 3 ? a.half : sizes(&rng),
+                    i % 2 ? cq_mat3_identity() : tu_rotation(&rng)};
+        cq_box_gaps g;
+        if (!cq__box_gaps_compute(&a, &b, INFINITY, &g))
+            continue;
+        ck_assert_int_eq(cq_gaps_best_face(&g).axis, cq_best_face(g.gap).axis);
+        ck_assert_int_eq(cq_gaps_best_edge(&g).axis, cq_best_edge(g.gap).axis);
+    }
 }
 END_TEST
 
@@ -754,6 +848,8 @@ tcase_add_test(tc, subnormal_side_keeps_points_finite);
     tcase_add_test(tc, rect_clip_matches_generic_clipper);
     tcase_add_test(tc, flush_stacks_keep_four_points);
     tcase_add_test(tc, gjk_cap_falls_back_and_is_logged);
+    tcase_add_test(tc, edge_points_are_the_edges_closest_points);
+    tcase_add_test(tc, largest_gaps_are_the_tournaments);
     suite_add_tcase(s, tc);
     return s;
 }

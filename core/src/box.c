@@ -8,11 +8,6 @@
 
 static const double cq_su[4] = {1, -1, -1, 1}, cq_sv[4] = {1, 1, -1, -1};
 
-static uint16_t cq_edge_id(int k, const double sign[3])
-{
-    int lo = k == 0 ? 1 : 0, hi = k == 2 ? 1 : 2;
-    return (uint16_t)(4 * k + ((sign[lo] < 0) | (sign[hi] < 0) << 1));
-}
 
 /* The corner and edge ids of each face, in corner order: the rule above
  * written out (check_box_box verifies it against corner coordinates). */
@@ -221,14 +216,53 @@ void cq__box_clip_setup(const cq_obb *ref, int ref_id, const cq_obb *inc, int in
     in->ref_id = ref_id, in->inc_id = inc_id;
 }
 
-int cq__box_clip_box(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
-                     cq_contact_point out[CQ_CLIP_MAX])
+/* Axis m of the seen box, coordinate c, in the reference box's frame. */
+static inline double cq_seen_axis(const cq_box_seen *s, int c, int m) { return s->ax[c * s->sc + m * s->sm]; }
+
+int cq__box_face_toward_seen(const cq_box_seen *s, int k, double sign)
 {
-    cq_box_clip_in in;
-    cq__box_clip_setup(ref, ref_id, inc, inc_id, &in);
+    int best = 0;
+    double best_dot = -INFINITY;
+    /* As cq__box_face_toward along -sign e_k, the dots read off the frame. */
+    for (int m = 0; m < 3; m++) {
+        double d = -sign * cq_seen_axis(s, k, m);
+        int more = fabs(d) > best_dot;
+        best += more * (cq_box_face_id(m, d) - best);
+        best_dot = fabs(d) > best_dot ? fabs(d) : best_dot;
+    }
+    return best;
+}
+
+/* The next two axes after k, by table: (k + 1) % 3 is a division. */
+static const int cq_next_axis[3] = {1, 2, 0}, cq_prev_axis[3] = {2, 0, 1};
+
+void cq__box_clip_setup_seen(const cq_obb *ref, int ref_id, const cq_box_seen *inc, int inc_id, cq_box_clip_in *in)
+{
+    int k = ref_id >> 1, u = cq_next_axis[k], v = cq_prev_axis[k];
+    double sk = (ref_id & 1) ? -1 : 1, hk = cq_half_at(ref, k);
+    in->hu = cq_half_at(ref, u), in->hv = cq_half_at(ref, v);
+    in->fr = (cq_clip_frame){cq_mad(ref->center, ref->axes.c[k], sk * hk), ref->axes.c[u], ref->axes.c[v],
+                             cq_scale(ref->axes.c[k], sk)};
+    int j = inc_id >> 1, ju = cq_next_axis[j], jv = cq_prev_axis[j];
+    double h[3];
+    memcpy(h, &inc->half, sizeof h);
+    double hj = ((inc_id & 1) ? -1 : 1) * h[j], hu = h[ju], hv = h[jv];
+    /* The incident face's centre and half edges in the reference face's
+     * coordinates (u, v, height above it), read off the seen axes. */
+    const double *aj = inc->ax + j * inc->sm, *au = inc->ax + ju * inc->sm, *av = inc->ax + jv * inc->sm;
+    int ou = u * inc->sc, ov = v * inc->sc, ok = k * inc->sc;
+    in->cf = cq_v3(inc->c[u] + hj * aj[ou], inc->c[v] + hj * aj[ov], sk * (inc->c[k] + hj * aj[ok]) - hk);
+    in->uf = cq_v3(hu * au[ou], hu * au[ov], sk * (hu * au[ok]));
+    in->vf = cq_v3(hv * av[ou], hv * av[ov], sk * (hv * av[ok]));
+    in->ref_id = ref_id, in->inc_id = inc_id;
+}
+
+int cq__box_clip_passes(const cq_box_clip_in *in, double skin, bool ref_is_b, cq_contact_point out[CQ_CLIP_MAX])
+{
+    int ref_id = in->ref_id, inc_id = in->inc_id;
     cq_rect_poly poly[2], *cur = &poly[0], *spare = &poly[1];
     for (int m = 0; m < 4; m++) {
-        cq_vec3 p = cq_mad(cq_mad(in.cf, in.uf, cq_su[m]), in.vf, cq_sv[m]);
+        cq_vec3 p = cq_mad(cq_mad(in->cf, in->uf, cq_su[m]), in->vf, cq_sv[m]);
         cur->x[m] = p.x, cur->y[m] = p.y, cur->z[m] = p.z;
         cur->tag[m] = cq_rect_tag(CQ_FEAT_FACE, CQ_FEAT_VERTEX, (unsigned)ref_id, cq__box_face_vid[inc_id][m],
                                   cq__box_face_eid[inc_id][m]);
@@ -239,8 +273,16 @@ int cq__box_clip_box(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_i
      * later passes nothing to do, as cq__clip_polygon stops. */
     const uint16_t *edge = cq__box_face_eid[ref_id];
     for (int side = 0; side < 4; side++)
-        cq_rect_side(&cur, &spare, side, side & 1 ? in.hu : in.hv, edge[side], (unsigned)inc_id);
-    return cq_rect_emit(&in.fr, cur, skin, ref_is_b, out);
+        cq_rect_side(&cur, &spare, side, side & 1 ? in->hu : in->hv, edge[side], (unsigned)inc_id);
+    return cq_rect_emit(&in->fr, cur, skin, ref_is_b, out);
+}
+
+int cq__box_clip_box(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
+                     cq_contact_point out[CQ_CLIP_MAX])
+{
+    cq_box_clip_in in;
+    cq__box_clip_setup(ref, ref_id, inc, inc_id, &in);
+    return cq__box_clip_passes(&in, skin, ref_is_b, out);
 }
 
 int cq__box_clip(const cq_obb *box, int id, const cq_face *inc, double skin, bool onto_ref,
@@ -268,5 +310,5 @@ uint16_t cq__box_edge_toward(const cq_obb *box, int k, const cq_vec3 *dir, cq_ve
     *p = cq_box_point(box, sign[0], sign[1], sign[2]);
     sign[k] = -1;
     *q = cq_box_point(box, sign[0], sign[1], sign[2]);
-    return cq_edge_id(k, sign);
+    return cq_box_edge_id(k, sign);
 }

@@ -16,6 +16,14 @@ static inline double cq_sign_of(double d)
 /* Face index of axis k on side s (s >= 0 positive side). */
 static inline int cq_box_face_id(int k, double s) { return 2 * k + (s < 0); }
 
+/* The id of the box edge along axis k at the corners' signs sign[] (the
+ * other two axes' signs read, lower axis first). */
+static inline uint16_t cq_box_edge_id(int k, const double sign[3])
+{
+    int lo = k == 0 ? 1 : 0, hi = k == 2 ? 1 : 2;
+    return (uint16_t)(4 * k + ((sign[lo] < 0) | (sign[hi] < 0) << 1));
+}
+
 /* Builds face `id` (2k + negative side) as a world-space polygon. */
 void cq__box_face(const cq_obb *box, int id, cq_face *out);
 
@@ -47,6 +55,36 @@ typedef struct cq_box_clip_in {
 
 /* Fills in for face inc_id of inc clipped against face ref_id of ref. */
 void cq__box_clip_setup(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, cq_box_clip_in *in);
+
+/* The incident box as the SAT's frame sees it from the reference box:
+ * its centre c and its axis m's coordinate k at ax[k * sc + m * sm] in
+ * the reference box's coordinates (R = A^T B's entries with the strides
+ * 4, 1 from A, transposed with 1, 4 from B), and its half extents. */
+typedef struct cq_box_seen {
+    const double *ax;
+    int sc, sm;
+    const double *c;
+    cq_vec3 half;
+} cq_box_seen;
+
+/* cq__box_face_toward for the direction -sign e_k of the reference box's
+ * frame (against its face 2k + (sign < 0)), read off the seen box's axes:
+ * no dot product, and the same face wherever the largest |dot| is not a
+ * tie to rounding. */
+int cq__box_face_toward_seen(const cq_box_seen *inc, int k, double sign);
+
+/* cq__box_clip_setup from the SAT's frame: the incident quad in the
+ * reference face's coordinates by picking entries of R and t (no dot
+ * product), the same numbers to rounding. */
+void cq__box_clip_setup_seen(const cq_obb *ref, int ref_id, const cq_box_seen *inc, int inc_id, cq_box_clip_in *in);
+
+/* The Sutherland-Hodgman passes (cq__box_clip_box) and the vector clip
+ * (cq__box_clip_box_simd and its per-target forms) on a clip input
+ * already set up. */
+int cq__box_clip_passes(const cq_box_clip_in *in, double skin, bool ref_is_b, cq_contact_point out[CQ_CLIP_MAX]);
+int cq__box_clip_in_simd(const cq_box_clip_in *in, double skin, bool ref_is_b, cq_contact_point out[CQ_CLIP_MAX]);
+int cq__box_clip_in_sse2(const cq_box_clip_in *in, double skin, bool ref_is_b, cq_contact_point out[CQ_CLIP_MAX]);
+int cq__box_clip_in_avx2(const cq_box_clip_in *in, double skin, bool ref_is_b, cq_contact_point out[CQ_CLIP_MAX]);
 
 /* The vector clip (box_clip_simd.c): the same polygon as cq__box_clip_box
  * as a set of points (to rounding; a corner of the overlap that lies
@@ -105,6 +143,17 @@ static inline int cq_box_clip_fast(const cq_obb *ref, int ref_id, const cq_obb *
     return cq__box_clip_box_simd(ref, ref_id, inc, inc_id, skin, ref_is_b, out);
 #else
     return cq__box_clip_box(ref, ref_id, inc, inc_id, skin, ref_is_b, out);
+#endif
+}
+
+/* cq_box_clip_fast on a clip input already set up. */
+static inline int cq_box_clip_fast_in(const cq_box_clip_in *in, double skin, bool ref_is_b,
+                                      cq_contact_point out[CQ_CLIP_MAX])
+{
+#if CQ_HAVE_BOX_CLIP_SIMD
+    return cq__box_clip_in_simd(in, skin, ref_is_b, out);
+#else
+    return cq__box_clip_passes(in, skin, ref_is_b, out);
 #endif
 }
 

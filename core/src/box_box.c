@@ -1,5 +1,7 @@
 /* Box-box contact: the SAT of sat_box.c picks the axis, face clipping (or
  * the closest points of two edges) builds the manifold. */
+#include <string.h>
+
 #include "box.h"
 #include "geom.h"
 #include "narrow.h"
@@ -22,41 +24,6 @@
 static int cq_previous_face(const cq_pair_cache *cache)
 {
     return cache && cache->has_axis && cache->axis >= 0 && cache->axis < 6 ? cache->axis : -1;
-}
-
-/* A candidate axis and its gap. */
-typedef struct cq_best {
-    double gap;
-    int axis;
-} cq_best;
-
-/* The better of two candidates, lo holding the lower axes: hi only wins when
- * strictly larger, so a tie keeps the lower axis. The axis is picked by
- * arithmetic on the comparison, which compilers keep free of branches:
- * which axis wins is unpredictable, and a mispredicted branch per level
- * would cost more than the whole tournament. */
-static inline cq_best cq_better(cq_best lo, cq_best hi)
-{
-    int more = hi.gap > lo.gap;
-    return (cq_best){hi.gap > lo.gap ? hi.gap : lo.gap, lo.axis + more * (hi.axis - lo.axis)};
-}
-
-static inline cq_best cq_at(const double *gap, int k) { return (cq_best){gap[k], k}; }
-
-/* The first of the largest face gaps (0..5) and of the largest cross gaps
- * (6..14), each as a tournament: a few levels of independent comparisons
- * instead of one long chain through a running maximum. */
-static cq_best cq_best_face(const double *g)
-{
-    return cq_better(cq_better(cq_better(cq_at(g, 0), cq_at(g, 1)), cq_at(g, 2)),
-                     cq_better(cq_better(cq_at(g, 3), cq_at(g, 4)), cq_at(g, 5)));
-}
-
-static cq_best cq_best_edge(const double *g)
-{
-    cq_best lo = cq_better(cq_better(cq_at(g, 6), cq_at(g, 7)), cq_better(cq_at(g, 8), cq_at(g, 9)));
-    cq_best hi = cq_better(cq_better(cq_at(g, 10), cq_at(g, 11)), cq_better(cq_at(g, 12), cq_at(g, 13)));
-    return cq_better(cq_better(lo, hi), cq_at(g, 14));
 }
 
 /* The contact axis: the best face axis, an edge axis if clearly better, and
@@ -100,16 +67,23 @@ static cq_vec3 cq_axis_normal(const cq_obb *a, const cq_obb *b, int k, const cq_
  * as reference (points on A's face, projected onto B's). Either is as
  * likely, so the boxes and the direction are picked by arithmetic, not
  * branched on: the reference face faces along `away` (n for A, -n for B),
- * the incident face back against it. */
-static int cq_face_manifold(const cq_obb *a, const cq_obb *b, int axis, cq_vec3 n, double skin,
-                            cq_contact_point out[CQ_CLIP_MAX])
+ * the incident face back against it. The incident face and its quad in
+ * the reference face's frame are read off the SAT's frame g (R and the
+ * centres), not rebuilt from world axes: 12 dot products fewer. */
+static int cq_face_manifold(const cq_obb *a, const cq_obb *b, const cq_box_gaps *g, int axis, cq_vec3 n,
+                            double skin, cq_contact_point out[CQ_CLIP_MAX])
 {
     bool ref_is_b = axis >= 3;
     const cq_obb *ref = ref_is_b ? b : a, *inc = ref_is_b ? a : b;
     int k = axis - 3 * ref_is_b;
-    cq_vec3 away = cq_scale(n, 1 - 2 * ref_is_b), back = cq_neg(away); /* times -1 is the exact negation */
-    return cq_box_clip_fast(ref, cq_box_face_id(k, cq_dot(ref->axes.c[k], away)), inc,
-                           cq__box_face_toward(inc, &back), skin, ref_is_b, out);
+    cq_vec3 away = cq_scale(n, 1 - 2 * ref_is_b); /* times -1 is the exact negation */
+    int ref_id = cq_box_face_id(k, cq_dot(ref->axes.c[k], away));
+    /* Seen from A, B's axis m has coordinate c at r[c][m]; seen from B,
+     * A's axis m has it at r[m][c]. */
+    cq_box_seen seen = {&g->r[0][0], 4 - 3 * ref_is_b, 1 + 3 * ref_is_b, ref_is_b ? g->ta : g->t, inc->half};
+    cq_box_clip_in in;
+    cq__box_clip_setup_seen(ref, ref_id, &seen, cq__box_face_toward_seen(&seen, k, (ref_id & 1) ? -1 : 1), &in);
+    return cq_box_clip_fast_in(&in, skin, ref_is_b, out);
 }
 
 /* Edges this close to parallel (squared sine of their angle) leave the
@@ -135,15 +109,60 @@ static cq_vec3 cq_edge_point(cq_vec3 pa, cq_vec3 qa, cq_vec3 pb, cq_vec3 qb)
     return cb;
 }
 
-/* Edge-edge: one point, at the closest points of the two supporting edges. */
-static int cq_edge_manifold(const cq_obb *a, const cq_obb *b, int axis, cq_vec3 n, double depth,
-                            cq_contact_point *out)
+/* Edge-edge from world axes: the supporting edges' ends, then their
+ * closest points (the general form, for what the frame's form leaves). */
+static int cq_edge_manifold_world(const cq_obb *a, const cq_obb *b, int i, int j, cq_vec3 n, double depth,
+                                  cq_contact_point *out)
 {
     cq_vec3 pa, qa, pb, qb;
     cq_vec3 back = cq_neg(n);
-    uint16_t ea = cq__box_edge_toward(a, (axis - 6) / 3, &n, &pa, &qa);
-    uint16_t eb = cq__box_edge_toward(b, (axis - 6) % 3, &back, &pb, &qb);
+    uint16_t ea = cq__box_edge_toward(a, i, &n, &pa, &qa);
+    uint16_t eb = cq__box_edge_toward(b, j, &back, &pb, &qb);
     out[0] = (cq_contact_point){cq_edge_point(pa, qa, pb, qb), depth, {CQ_FEAT_EDGE, CQ_FEAT_EDGE, ea, eb}};
+    return 1;
+}
+
+static const int8_t cq_cross_i[9] = {0, 0, 0, 1, 1, 1, 2, 2, 2}, cq_cross_j[9] = {0, 1, 2, 0, 1, 2, 0, 1, 2};
+static const int8_t cq_next3[3] = {1, 2, 0}, cq_prev3[3] = {2, 0, 1};
+
+/* Edge-edge: one point, at the closest points of the two supporting edges
+ * (A's along axis i, B's along axis j), found in A's frame from the SAT's
+ * R and t: A's edge is the line through (+-ha) along e_i, B's the line
+ * through t + sum +-hb_m R_m along column R_j, so the edges' ends and the
+ * world-space lines are never built. Each edge is picked as
+ * cq__box_edge_toward picks it (the signs of the same dots with n), and
+ * where the lines' closest points leave either edge, or the edges are
+ * nearly parallel, the world-space form answers. */
+static int cq_edge_manifold(const cq_obb *a, const cq_obb *b, const cq_box_gaps *g, int axis, cq_vec3 n,
+                            double depth, cq_contact_point *out)
+{
+    int i = cq_cross_i[axis - 6], j = cq_cross_j[axis - 6], i1 = cq_next3[i], i2 = cq_prev3[i];
+    int j1 = cq_next3[j], j2 = cq_prev3[j];
+    double ha[3], hb[3];
+    memcpy(ha, &a->half, sizeof ha), memcpy(hb, &b->half, sizeof hb);
+    /* A's edge lies farthest along n, B's along -n. */
+    double sa1 = cq_sign_of(cq_dot(a->axes.c[i1], n)), sa2 = cq_sign_of(cq_dot(a->axes.c[i2], n));
+    double sb1 = cq_sign_of(-cq_dot(b->axes.c[j1], n)), sb2 = cq_sign_of(-cq_dot(b->axes.c[j2], n));
+    double sa[3], sb[3];
+    sa[i] = -1, sa[i1] = sa1, sa[i2] = sa2, sb[j] = -1, sb[j1] = sb1, sb[j2] = sb2;
+    /* r0: A's edge middle minus B's, in A's frame. */
+    double pa[3], r0[3], cj[3];
+    pa[i] = 0, pa[i1] = sa1 * ha[i1], pa[i2] = sa2 * ha[i2];
+    double u1 = sb1 * hb[j1], u2 = sb2 * hb[j2];
+    for (int c = 0; c < 3; c++) {
+        cj[c] = g->r[c][j];
+        r0[c] = pa[c] - (g->t[c] + u1 * g->r[c][j1] + u2 * g->r[c][j2]);
+    }
+    double bb = cj[i], cc = cj[0] * cj[0] + cj[1] * cj[1] + cj[2] * cj[2], d = r0[i];
+    double e = cj[0] * r0[0] + cj[1] * r0[1] + cj[2] * r0[2], den = cc - bb * bb;
+    double ss = (bb * e - cc * d) / den, uu = (e - bb * d) / den;
+    if (!(den > CQ_EDGE_CROSSING_SIN2 * cc && fabs(ss) <= ha[i] && fabs(uu) <= hb[j]))
+        return cq_edge_manifold_world(a, b, i, j, n, depth, out);
+    /* B's point, pa - r0 + uu cj, back in world space. */
+    cq_vec3 p = cq_mad(a->center, a->axes.c[0], pa[0] - r0[0] + uu * cj[0]);
+    p = cq_mad(p, a->axes.c[1], pa[1] - r0[1] + uu * cj[1]);
+    p = cq_mad(p, a->axes.c[2], pa[2] - r0[2] + uu * cj[2]);
+    out[0] = (cq_contact_point){p, depth, {CQ_FEAT_EDGE, CQ_FEAT_EDGE, cq_box_edge_id(i, sa), cq_box_edge_id(j, sb)}};
     return 1;
 }
 
@@ -179,7 +198,7 @@ static inline bool cq_pair_thin(const cq_obb *a, const cq_obb *b)
 static void cq_box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const cq_obb *b, const cq_box_gaps *g,
                                  cq_contact *out)
 {
-    cq_best face = cq_best_face(g->gap), edge = cq_best_edge(g->gap);
+    cq_best face = cq_gaps_best_face(g), edge = cq_gaps_best_edge(g);
     cq_best largest = cq_better(face, edge);
     cq_count(q->counters, CQ_CTR_SAT_AXES_SKIPPED, (uint64_t)cq_bit_count(g->skipped));
     out->sat_axis = largest.axis;
@@ -210,8 +229,8 @@ static void cq_box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const 
     if (q->skip_manifold)
         return;
     cq_contact_point pts[CQ_CLIP_MAX];
-    int n = axis < 6 ? cq_face_manifold(a, b, axis, out->normal, q->skin, pts)
-                     : cq_edge_manifold(a, b, axis, out->normal, -g->gap[axis], pts);
+    int n = axis < 6 ? cq_face_manifold(a, b, g, axis, out->normal, q->skin, pts)
+                     : cq_edge_manifold(a, b, g, axis, out->normal, -g->gap[axis], pts);
     if (n > 1 && cq_pair_thin(a, b))
         n = cq__drop_coincident(pts, n);
     if (n == 0 && out->has_distance) /* within skin, the closest points are off both faces */
@@ -237,7 +256,7 @@ static double cq_box_box_stop(const cq_pair_query *q)
 static void cq_box_box_stopped(const cq_pair_query *q, bool b_first, const cq_box_gaps *g, cq_contact *out)
 {
     cq__collide_begin(out, CQ_ALG_SAT_BOX_BOX);
-    cq_best face = cq_best_face(g->gap);
+    cq_best face = cq_gaps_best_face(g);
     out->sat_axis = b_first ? cq__sat_axis_swap(face.axis) : face.axis;
     out->sat_gap = face.gap;
     if (b_first)
@@ -248,16 +267,18 @@ static void cq_box_box_stopped(const cq_pair_query *q, bool b_first, const cq_bo
 void cq__box_box(const cq_pair_query *q, cq_contact *out)
 {
     bool b_first = cq__b_first(q);
-    /* The boxes in cq_collide's order straight from q: only a pair that
-     * goes on past the face axes needs the canonical query itself. */
-    cq_obb a = b_first ? cq_obb_from_box(q->b, &q->xb) : cq_obb_from_box(q->a, &q->xa);
-    cq_obb b = b_first ? cq_obb_from_box(q->a, &q->xa) : cq_obb_from_box(q->b, &q->xb);
+    /* The boxes in cq_collide's order straight from q, where they lie: only
+     * a pair that goes on past the face axes copies them, and only such a
+     * pair needs the canonical query itself. */
+    const cq_xform *xa = b_first ? &q->xb : &q->xa, *xb = b_first ? &q->xa : &q->xb;
+    const cq_shape *sa = b_first ? q->b : q->a, *sb = b_first ? q->a : q->b;
     cq_box_gaps g;
-    bool all = cq__box_gaps_compute(&a, &b, cq_box_box_stop(q), &g); /* the stop is the same either way */
+    bool all = cq__box_gaps_pose(xa, &sa->box.half, xb, &sb->box.half, cq_box_box_stop(q), &g); /* the stop is the same either way */
     if (!all) {
         cq_box_box_stopped(q, b_first, &g, out);
         return;
     }
+    cq_obb a = cq_obb_from_box(sa, xa), b = cq_obb_from_box(sb, xb);
     cq__collide_begin(out, CQ_ALG_SAT_BOX_BOX);
     cq_pair_query canon;
     cq_pair_cache cache;

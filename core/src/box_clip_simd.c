@@ -208,18 +208,16 @@ CQ_ALWAYS_INLINE unsigned cq_clip_cands(const cq_box_clip_in *in, double skin, c
 
 /* The clip, written once and compiled for two targets: the
  * vectors are kept in registers only where the target's are as wide. */
-static inline __attribute__((always_inline)) int cq_clip_simd(const cq_obb *ref, int ref_id, const cq_obb *inc,
-                                                               int inc_id, double skin, bool ref_is_b,
+static inline __attribute__((always_inline)) int cq_clip_simd(const cq_box_clip_in *in, double skin, bool ref_is_b,
                                                                cq_contact_point out[CQ_CLIP_MAX])
 {
-    cq_box_clip_in in;
-    cq__box_clip_setup(ref, ref_id, inc, inc_id, &in);
+    int ref_id = in->ref_id, inc_id = in->inc_id;
     cq_cands cd;
-    unsigned keep = cq_clip_cands(&in, skin, &cd);
+    unsigned keep = cq_clip_cands(in, skin, &cd);
     const uint16_t *ve = cq__box_face_eid[ref_id], *iv = cq__box_face_vid[inc_id], *ie = cq__box_face_eid[inc_id];
     const uint16_t src_a[5] = {(uint16_t)ref_id, ve[0], ve[1], ve[2], ve[3]};
     const uint16_t src_b[9] = {(uint16_t)inc_id, iv[0], iv[1], iv[2], iv[3], ie[0], ie[1], ie[2], ie[3]};
-    const cq_clip_frame *fr = &in.fr;
+    const cq_clip_frame *fr = &in->fr;
     int m = 0;
     for (; keep; keep &= keep - 1, m++) {
         int k = __builtin_ctz(keep);
@@ -231,18 +229,32 @@ static inline __attribute__((always_inline)) int cq_clip_simd(const cq_obb *ref,
     return m;
 }
 
+int cq__box_clip_in_sse2(const cq_box_clip_in *in, double skin, bool ref_is_b, cq_contact_point out[CQ_CLIP_MAX])
+{
+    return cq_clip_simd(in, skin, ref_is_b, out);
+}
+
 int cq__box_clip_box_sse2(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
                           cq_contact_point out[CQ_CLIP_MAX])
 {
-    return cq_clip_simd(ref, ref_id, inc, inc_id, skin, ref_is_b, out);
+    cq_box_clip_in in;
+    cq__box_clip_setup(ref, ref_id, inc, inc_id, &in);
+    return cq_clip_simd(&in, skin, ref_is_b, out);
 }
 
 #if CQ_HAVE_AVX2
-__attribute__((target("avx2"))) int cq__box_clip_box_avx2(const cq_obb *ref, int ref_id, const cq_obb *inc,
-                                                          int inc_id, double skin, bool ref_is_b,
-                                                          cq_contact_point out[CQ_CLIP_MAX])
+__attribute__((target("avx2"))) int cq__box_clip_in_avx2(const cq_box_clip_in *in, double skin, bool ref_is_b,
+                                                         cq_contact_point out[CQ_CLIP_MAX])
 {
-    return cq_clip_simd(ref, ref_id, inc, inc_id, skin, ref_is_b, out);
+    return cq_clip_simd(in, skin, ref_is_b, out);
+}
+
+int cq__box_clip_box_avx2(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
+                          cq_contact_point out[CQ_CLIP_MAX])
+{
+    cq_box_clip_in in;
+    cq__box_clip_setup(ref, ref_id, inc, inc_id, &in);
+    return cq__box_clip_in_avx2(&in, skin, ref_is_b, out);
 }
 #endif
 
@@ -251,14 +263,21 @@ __attribute__((target("avx2"))) int cq__box_clip_box_avx2(const cq_obb *ref, int
  * (1,816 instructions a pair of `cq-bench pairs --contacts` against the
  * passes' 1,468 and AVX2's 1,238, by callgrind); the SSE2 build stays
  * tested, for a compiler that does better. */
-int cq__box_clip_box_simd(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
-                          cq_contact_point out[CQ_CLIP_MAX])
+int cq__box_clip_in_simd(const cq_box_clip_in *in, double skin, bool ref_is_b, cq_contact_point out[CQ_CLIP_MAX])
 {
 #if CQ_HAVE_AVX2
     if (__builtin_cpu_supports("avx2"))
-        return cq__box_clip_box_avx2(ref, ref_id, inc, inc_id, skin, ref_is_b, out);
+        return cq__box_clip_in_avx2(in, skin, ref_is_b, out);
 #endif
-    return cq__box_clip_box(ref, ref_id, inc, inc_id, skin, ref_is_b, out);
+    return cq__box_clip_passes(in, skin, ref_is_b, out);
+}
+
+int cq__box_clip_box_simd(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, double skin, bool ref_is_b,
+                          cq_contact_point out[CQ_CLIP_MAX])
+{
+    cq_box_clip_in in;
+    cq__box_clip_setup(ref, ref_id, inc, inc_id, &in);
+    return cq__box_clip_in_simd(&in, skin, ref_is_b, out);
 }
 
 #endif

@@ -158,6 +158,21 @@ bool cq__obb_overlap_scalar(const cq_obb *a, const cq_obb *b)
              cq_cross_apart(&f, 2, 0) || cq_cross_apart(&f, 2, 1) || cq_cross_apart(&f, 2, 2));
 }
 
+/* cq_box_gaps' frame, in the AVX2 variant's order of operations. */
+static void cq_box_gaps_frame(const cq_obb *a, const cq_obb *b, cq_box_gaps *out)
+{
+    cq_sat_frame f;
+    cq_sat_frame_init(&f, a, b);
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++)
+            out->r[i][j] = f.r[i][j];
+        out->r[i][3] = 0;
+        out->t[i] = f.t[i];
+        out->ta[i] = -(f.t[0] * f.r[0][i] + f.t[1] * f.r[1][i] + f.t[2] * f.r[2][i]);
+    }
+    out->t[3] = out->ta[3] = 0;
+}
+
 bool cq__box_gaps_compute(const cq_obb *a, const cq_obb *b, double stop, cq_box_gaps *out)
 {
 #if CQ_HAVE_AVX2
@@ -170,9 +185,11 @@ bool cq__box_gaps_compute(const cq_obb *a, const cq_obb *b, double stop, cq_box_
     out->skipped = 0;
     for (int k = 0; k < CQ_SAT_AXIS_COUNT; k++)
         out->skipped |= (unsigned)skipped[k] << k;
+    out->gap[CQ_SAT_AXIS_COUNT] = -INFINITY; /* the spare slot, as the AVX2 gaps leave it */
     for (int k = 0; k < 6; k++)
         if (out->gap[k] > stop)
             return false;
+    cq_box_gaps_frame(a, b, out);
     return true;
 }
 

@@ -54,10 +54,13 @@ CQ_AVX2 static inline cq_v4 cq_set3(const double *x, const double *y, const doub
     return (cq_v4)_mm256_insertf128_pd(_mm256_castpd128_pd256(lo), hi, 1);
 }
 
-CQ_AVX2 static inline cq_frame4 cq_frame4_make(const cq_obb *a, const cq_obb *b)
+/* The frame of boxes given by their parts, wherever they lie (an obb's
+ * fields, or a pair query's poses and shapes). */
+CQ_AVX2 static inline cq_frame4 cq_frame4_of(const cq_vec3 *ca, const cq_vec3 *ha, const cq_mat3 *ra,
+                                             const cq_vec3 *cb, const cq_vec3 *hb, const cq_mat3 *rb)
 {
-    const cq_vec3 *A = a->axes.c, *B = b->axes.c;
-    cq_vec3 d = cq_sub(b->center, a->center);
+    const cq_vec3 *A = ra->c, *B = rb->c;
+    cq_vec3 d = cq_sub(*cb, *ca);
     /* B's columns over its axes (lane j: component of B_j), built lane by
      * lane rather than loaded whole and transposed (see cq_set3). */
     cq_v4 bx = cq_set3(&B[0].x, &B[1].x, &B[2].x), by = cq_set3(&B[0].y, &B[1].y, &B[2].y);
@@ -68,10 +71,15 @@ CQ_AVX2 static inline cq_frame4 cq_frame4_make(const cq_obb *a, const cq_obb *b)
     f.r[2] = A[2].x * bx + A[2].y * by + A[2].z * bz;
     f.ar[0] = cq_v4_abs(f.r[0]), f.ar[1] = cq_v4_abs(f.r[1]), f.ar[2] = cq_v4_abs(f.r[2]);
     f.t[0] = cq_dot(A[0], d), f.t[1] = cq_dot(A[1], d), f.t[2] = cq_dot(A[2], d);
-    f.ha[0] = a->half.x, f.ha[1] = a->half.y, f.ha[2] = a->half.z;
-    f.ha4 = cq_set3(&a->half.x, &a->half.y, &a->half.z);
-    f.hb = cq_set3(&b->half.x, &b->half.y, &b->half.z);
+    f.ha[0] = ha->x, f.ha[1] = ha->y, f.ha[2] = ha->z;
+    f.ha4 = cq_set3(&ha->x, &ha->y, &ha->z);
+    f.hb = cq_set3(&hb->x, &hb->y, &hb->z);
     return f;
+}
+
+CQ_AVX2 static inline cq_frame4 cq_frame4_make(const cq_obb *a, const cq_obb *b)
+{
+    return cq_frame4_of(&a->center, &a->half, &a->axes, &b->center, &b->half, &b->axes);
 }
 
 /* Unnormalised gaps of A's faces (lane i) and B's faces (lane j). */
@@ -125,9 +133,19 @@ CQ_AVX2 static inline cq_v4 cq_cross_gaps4(const cq_frame4 *f, int i, unsigned *
     return (cq_v4)(((cq_m4)w & ok) | ((cq_m4)none & ~ok));
 }
 
-CQ_AVX2 bool cq__box_gaps_avx2(const cq_obb *a, const cq_obb *b, double stop, cq_box_gaps *out)
+/* The frame for the manifold (cq_box_gaps): R's rows as they are, t, and
+ * A's centre in B's frame, -(R^T t), as the face gaps of B compute it. */
+CQ_AVX2 static inline void cq_frame4_store(const cq_frame4 *f, cq_box_gaps *out)
 {
-    cq_frame4 f = cq_frame4_make(a, b);
+    cq_v4 t = {f->t[0], f->t[1], f->t[2], 0};
+    cq_v4 ta = -(f->t[0] * f->r[0] + f->t[1] * f->r[1] + f->t[2] * f->r[2]);
+    memcpy(out->r[0], &f->r[0], sizeof t), memcpy(out->r[1], &f->r[1], sizeof t);
+    memcpy(out->r[2], &f->r[2], sizeof t);
+    memcpy(out->t, &t, sizeof t), memcpy(out->ta, &ta, sizeof ta);
+}
+
+CQ_AVX2 static inline __attribute__((always_inline)) bool cq_box_gaps4(cq_frame4 f, double stop, cq_box_gaps *out)
+{
     cq_v4 face_a, face_b;
     cq_faces4(&f, &face_a, &face_b);
     /* Whole registers stored in axis order: each one's padding lane lands
@@ -143,7 +161,19 @@ CQ_AVX2 bool cq__box_gaps_avx2(const cq_obb *a, const cq_obb *b, double stop, cq
     memcpy(out->gap + 9, &c1, sizeof c1);
     memcpy(out->gap + 12, &c2, sizeof c2);
     out->skipped = s0 << 6 | s1 << 9 | s2 << 12;
+    cq_frame4_store(&f, out);
     return true;
+}
+
+CQ_AVX2 bool cq__box_gaps_avx2(const cq_obb *a, const cq_obb *b, double stop, cq_box_gaps *out)
+{
+    return cq_box_gaps4(cq_frame4_make(a, b), stop, out);
+}
+
+CQ_AVX2 bool cq__box_gaps_pose_avx2(const cq_xform *xa, const cq_vec3 *ha, const cq_xform *xb, const cq_vec3 *hb,
+                                    double stop, cq_box_gaps *out)
+{
+    return cq_box_gaps4(cq_frame4_of(&xa->p, ha, &xa->r, &xb->p, hb, &xb->r), stop, out);
 }
 
 
