@@ -114,17 +114,24 @@ typedef struct sap_grid_key {
     int32_t x, y, z, level;
 } sap_grid_key;
 
-/* An item's place in the grid: its cell and its neighbours in the cell's
- * list (or the huge list). */
+/* An item's place in the grid: its box in floats rounded outwards, so
+ * that a query rules out a member its box cannot meet without reading the
+ * item (a line from afar each); its neighbours in the cell's list (or the
+ * huge list); its cell. What a query's walk reads, box and next, is the
+ * first 28 of its 48 bytes. */
 typedef struct sap_grid_node {
-    sap_grid_key key;
+    float lo[3], hi[3];
     int32_t next, prev;
+    int32_t x, y, z; /* the cell (sap_grid_key) */
+    int16_t level;
     uint8_t where; /* SAP_GRID_* */
 } sap_grid_node;
 
-/* A hash bucket: an occupied cell's first member (head -1: empty) and its
- * key's hash; the key itself is the members' (8 bytes a bucket, so that
- * the table of a large world stays in the cache a probe reads). */
+/* A hash bucket: the first member (head -1: empty) of the cells whose
+ * key hashes to hash (a cell is named by its hash alone: two cells of one
+ * hash share a list, and their members are offered to a query of either,
+ * which the pair test sorts out). 8 bytes, so that the table of a large
+ * world mostly stays in the cache. */
 typedef struct sap_grid_cell {
     uint32_t hash;
     int32_t head;
