@@ -4,8 +4,9 @@
  * little motion costs close to O(n), one insert or remove no O(n) pass
  * (sap.c says how). The overlapping pairs (touching counts, infinite boxes
  * included) that pass the filter are kept as a set with a stable slot per
- * pair, and are read back sorted by (a, b). docs/CORE.md (Broadphase) says
- * how each path is chosen.
+ * pair, and are read back sorted by (a, b) (after cq__sap_update or
+ * cq__sap_pairs_sort) or in any order (cq__sap_pair_span and _entry).
+ * docs/CORE.md (Broadphase) says how each path is chosen.
  *
  * Mutations (insert, remove, move, set_filter) only record; cq__sap_update
  * applies them and brings the pair set up to date, judging every pair by
