@@ -27,6 +27,9 @@ typedef struct sm_history {
     sm_keys prev; /* the last checked list, with slots */
     sm_keys now, removed;
     unsigned char *slot_used;
+    cq_sap_pair *got; /* the list's live entries, gathered */
+    int got_cap;
+    unsigned updates; /* checked so far: every third sorts the list (cq__sap_pairs_sort) */
 } sm_history;
 
 /* A model of ids 0..cap-1, all absent. */
@@ -47,7 +50,10 @@ void sm_oracle(const sm_model *m, sm_keys *out);
 /* The index of k in a sorted key list, or -1. */
 int sm_find_key(const sm_keys *v, uint64_t k);
 void sm_history_free(sm_history *h);
-/* Updates the broadphase and checks it against the oracle and the last frame. */
+/* Updates the broadphase (cq__sap_update_lazy) and checks it against the
+ * oracle and the last frame: the list's live entries as a set, and every
+ * third update, after cq__sap_pairs_sort, the sorted list too, so that
+ * holes and appended pairs pile up over the updates in between. */
 void sm_update_and_check(cq_sap *sap, sm_model *m, sm_history *h);
 
 #endif

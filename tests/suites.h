@@ -36,6 +36,7 @@
     X(world_paircap) \
     X(world_teleport) \
     X(world_order)   \
+    X(world_put)     \
     X(deadline)      \
     X(mesh)          \
     X(exact)         \

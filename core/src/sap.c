@@ -333,7 +333,7 @@ int cq__sap_set_filter(cq_sap *sap, int id, uint32_t layer, uint32_t mask)
     return CQ_OK;
 }
 
-int cq__sap_update(cq_sap *sap)
+int cq__sap_update_lazy(cq_sap *sap)
 {
     begin(sap);
     if (sap->incomplete) { /* a pair was lost for want of memory: recompute them all */
@@ -354,14 +354,29 @@ int cq__sap_update(cq_sap *sap)
     return sap->incomplete ? CQ_ENO_MEMORY : CQ_OK;
 }
 
+int cq__sap_update(cq_sap *sap)
+{
+    int rc = cq__sap_update_lazy(sap);
+    cq__sap_pairs_sort(sap);
+    return rc;
+}
+
 static cq_sap_pair as_pair(sap_ref r)
 {
     return (cq_sap_pair){(int)(r.key >> 32), (int)(uint32_t)r.key, r.slot, r.added != 0};
 }
 
-int cq__sap_pair_count(const cq_sap *sap) { return sap->order_n; }
+int cq__sap_pair_count(const cq_sap *sap) { return sap->live_n; }
 
-cq_sap_pair cq__sap_pair_at(const cq_sap *sap, int i) { return as_pair(sap->pr.order[i]); }
+cq_sap_pair cq__sap_pair_at(const cq_sap *sap, int i) { return as_pair(sap->pr.list[i]); }
+
+int cq__sap_pair_span(const cq_sap *sap) { return sap->list_n; }
+
+bool cq__sap_pair_entry(const cq_sap *sap, int k, cq_sap_pair *out)
+{
+    *out = as_pair(sap->pr.list[k]);
+    return out->slot >= 0;
+}
 
 int cq__sap_removed_count(const cq_sap *sap) { return sap->removed_n; }
 

@@ -4,8 +4,9 @@
  * little motion costs close to O(n), one insert or remove no O(n) pass
  * (sap.c says how). The overlapping pairs (touching counts, infinite boxes
  * included) that pass the filter are kept as a set with a stable slot per
- * pair, and are read back sorted by (a, b). docs/CORE.md (Broadphase) says
- * how each path is chosen.
+ * pair, and are read back sorted by (a, b) (after cq__sap_update or
+ * cq__sap_pairs_sort) or in any order (cq__sap_pair_span and _entry).
+ * docs/CORE.md (Broadphase) says how each path is chosen.
  *
  * Mutations (insert, remove, move, set_filter) only record; cq__sap_update
  * applies them and brings the pair set up to date, judging every pair by
@@ -91,11 +92,33 @@ int cq__sap_set_filter(cq_sap *sap, int id, uint32_t layer, uint32_t mask);
  * can allocate restores it. CQ_OK otherwise. */
 int cq__sap_update(cq_sap *sap);
 
+/* cq__sap_update without its last step, the sort of the live pairs: they
+ * are left in the list in no particular order, holes among them (read
+ * with cq__sap_pair_span and cq__sap_pair_entry), so an update costs the
+ * pairs it changed, not a pass over every pair. cq__sap_pairs_sort sorts
+ * them when a reader needs the order. Same returns as cq__sap_update. */
+int cq__sap_update_lazy(cq_sap *sap);
+
+/* Sorts the live pairs into (a, b) order, the list's holes dropped:
+ * O(n + m log m) for m pairs made since the list was last sorted, nothing
+ * when it is sorted. A mutation, like an update; it allocates nothing and
+ * changes no slot, flag or removed list. */
+void cq__sap_pairs_sort(cq_sap *sap);
+
 /* Live pairs after the last update. */
 int cq__sap_pair_count(const cq_sap *sap);
 
-/* The i-th live pair (0 <= i < count) in (a, b) order. */
+/* The i-th live pair (0 <= i < count) in (a, b) order, while the list is
+ * sorted: after cq__sap_update or cq__sap_pairs_sort, until the next
+ * mutation. */
 cq_sap_pair cq__sap_pair_at(const cq_sap *sap, int i);
+
+/* Entries of the pair list: the live pairs (every one once) and holes,
+ * count of them when the list is sorted. */
+int cq__sap_pair_span(const cq_sap *sap);
+
+/* Entry k (0 <= k < span) into *out; false for a hole. */
+bool cq__sap_pair_entry(const cq_sap *sap, int k, cq_sap_pair *out);
 
 /* Pairs the last update (and the removes before it) ended, sorted by (a, b).
  * A removed pair's slot may already hold an added pair, and a pair listed

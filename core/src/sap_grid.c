@@ -19,7 +19,13 @@
  * moves and answered nothing (a world that only moves pays nothing for it); a query it cannot answer
  * cheaply (a box spanning many cells, many huge items) returns false and
  * the caller scans the sorted arrays instead, so answers never depend on it.
- * Its storage is carved with the items' (sap.c): nothing here allocates. */
+ * Its storage is carved with the items' (sap.c): nothing here allocates.
+ *
+ * A query's cost is its cache misses, the table and the items being out
+ * of the cache in a large world: it reads the buckets of every cell first
+ * (a column's cells sit in neighbouring buckets, one line), then the
+ * members' nodes, each holding its box in floats rounded outwards, and
+ * only for a member whose box may meet the query's the item itself. */
 #include <math.h>
 #include <string.h>
 
@@ -52,10 +58,20 @@ static double widest(const cq_aabb *b)
     return fmax(b->max.x - b->min.x, fmax(b->max.y - b->min.y, b->max.z - b->min.z));
 }
 
+/* 2^-(l+1), exactly (a normal double for every level): v times it is
+ * v / 2^(l+1) rounded as ldexp rounds it, and costs no call. */
+static double inv_side(int l)
+{
+    uint64_t bits = (uint64_t)(1023 - (l + 1)) << 52;
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
 /* floor(v / 2^(l+1)) into *c; false when out of range (or not finite). */
 static bool coord(double v, int l, int32_t *c)
 {
-    double x = floor(ldexp(v, -(l + 1)));
+    double x = floor(v * inv_side(l));
     if (!(x >= -GRID_COORD_MAX && x <= GRID_COORD_MAX))
         return false;
     *c = (int32_t)x;
@@ -77,6 +93,41 @@ static bool same_key(const sap_grid_key *a, const sap_grid_key *b)
     return a->x == b->x && a->y == b->y && a->z == b->z && a->level == b->level;
 }
 
+static sap_grid_key node_key(const sap_grid_node *n) { return (sap_grid_key){n->x, n->y, n->z, n->level}; }
+
+static void set_key(sap_grid_node *n, const sap_grid_key *k)
+{
+    n->x = k->x;
+    n->y = k->y;
+    n->z = k->z;
+    n->level = (int16_t)k->level;
+}
+
+/* The float next to f towards -inf (down) or +inf; f finite. */
+static float step(float f, bool down)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if (f == 0)
+        u = down ? 0x80000001u : 1u; /* the least subnormal of the sign */
+    else
+        u = (f > 0) == down ? u - 1 : u + 1;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* The node's float box: each bound rounded outwards, so it holds box
+ * (whose bounds are finite: a member of a cell). */
+static void set_box(sap_grid_node *n, const cq_aabb *box)
+{
+    for (int a = 0; a < 3; a++) {
+        double lo = cq_comp(box->min, a), hi = cq_comp(box->max, a);
+        float fl = (float)lo, fh = (float)hi;
+        n->lo[a] = (double)fl > lo ? step(fl, true) : fl;
+        n->hi[a] = (double)fh < hi ? step(fh, false) : fh;
+    }
+}
+
 /* A column's hash plus z: cells next to each other on z sit in buckets
  * next to each other, so the two or three a query visits per column are
  * mostly one cache line (the table of a large world is out of the cache). */
@@ -88,16 +139,13 @@ static uint32_t hash_key(const sap_grid_key *k)
     return (uint32_t)(h >> 32) + (uint32_t)k->z;
 }
 
-/* The bucket holding the cell of key (hash h), or the empty one where it
- * would go. */
-static uint32_t find_bucket(const sap_grid *g, const sap_grid_key *k, uint32_t h)
+/* The bucket of the cells of hash h, or the empty one where it would go. */
+static uint32_t find_bucket(const sap_grid *g, uint32_t h)
 {
     uint32_t b = h & g->mask;
-    for (;; b = (b + 1) & g->mask) {
-        const sap_grid_cell *c = &g->cell[b];
-        if (c->head < 0 || (c->hash == h && same_key(&g->node[c->head].key, k)))
-            return b;
-    }
+    while (g->cell[b].head >= 0 && g->cell[b].hash != h)
+        b = (b + 1) & g->mask;
+    return b;
 }
 
 /* Linear probing delete by backward shift: no tombstones. */
@@ -129,17 +177,20 @@ static void link_item(cq_sap *s, int id, const cq_aabb *box)
 {
     sap_grid *g = &s->grid;
     sap_grid_node *n = &g->node[id];
-    if (!key_of(g, box, &n->key)) {
+    sap_grid_key k;
+    if (!key_of(g, box, &k)) {
         n->where = SAP_GRID_HUGE;
         push(g, &g->huge, id);
         g->huge_n++;
         return;
     }
     n->where = SAP_GRID_CELL;
-    uint32_t h = hash_key(&n->key), b = find_bucket(g, &n->key, h);
+    set_key(n, &k);
+    set_box(n, box);
+    uint32_t h = hash_key(&k), b = find_bucket(g, h);
     g->cell[b].hash = h;
     push(g, &g->cell[b].head, id);
-    int li = level_index(n->key.level);
+    int li = level_index(k.level);
     g->count[li]++;
     g->levels |= 1ull << li;
     double e = widest(box);
@@ -159,7 +210,8 @@ void cq__sap_grid_unlink(cq_sap *s, int id)
     } else if (n->where == SAP_GRID_HUGE) {
         g->huge = n->next;
     } else {
-        uint32_t b = find_bucket(g, &n->key, hash_key(&n->key));
+        sap_grid_key k = node_key(n);
+        uint32_t b = find_bucket(g, hash_key(&k));
         g->cell[b].head = n->next;
         if (n->next < 0)
             drop_bucket(g, b);
@@ -167,7 +219,7 @@ void cq__sap_grid_unlink(cq_sap *s, int id)
     if (n->where == SAP_GRID_HUGE) {
         g->huge_n--;
     } else {
-        int li = level_index(n->key.level);
+        int li = level_index(n->level);
         if (--g->count[li] == 0)
             g->levels &= ~(1ull << li);
     }
@@ -217,14 +269,16 @@ static void build(cq_sap *s)
 }
 
 /* Moves id to the cell of box unless it is there already (a small step
- * mostly is: one key computed and compared). */
+ * mostly is: one key computed and compared, the float box rewritten). */
 static void relink(cq_sap *s, int id, const cq_aabb *box)
 {
     sap_grid_node *n = &s->grid.node[id];
-    sap_grid_key k;
-    if (n->where == SAP_GRID_CELL && key_of(&s->grid, box, &k) && same_key(&k, &n->key) &&
-        widest(box) <= s->grid.ext[level_index(k.level)])
+    sap_grid_key k, at = node_key(n);
+    if (n->where == SAP_GRID_CELL && key_of(&s->grid, box, &k) && same_key(&k, &at) &&
+        widest(box) <= s->grid.ext[level_index(k.level)]) {
+        set_box(n, box);
         return;
+    }
     cq__sap_grid_unlink(s, id);
     link_item(s, id, box);
 }
@@ -257,12 +311,14 @@ void cq__sap_grid_drop(cq_sap *s) { s->grid.on = false; }
 /* One level's cell range of a query of box; false when out of range. */
 typedef struct cell_range {
     int32_t lo[3], hi[3];
+    int level;
 } cell_range;
 
 static bool range_of(const sap_grid *g, int l, const cq_aabb *box, cell_range *r, long *cells)
 {
     double e = g->ext[level_index(l)];
     long n = 1;
+    r->level = l;
     for (int a = 0; a < 3; a++) {
         double lo = cq_comp(box->min, a);
         /* lo - e, lowered past the rounding of the extents and of the
@@ -287,24 +343,43 @@ static int offer_list(cq_sap *s, int i, int head)
     return n;
 }
 
-static void prefetch_range(const sap_grid *g, int l, const cell_range *r)
+/* Offers i the members of the cell list at head whose float box meets
+ * box (touching counts, as in the pair test): the others cannot pair. */
+static int offer_cell(cq_sap *s, int i, int head, const cq_aabb *box)
 {
-    sap_grid_key k = {.level = l, .z = r->lo[2]};
+    const sap_grid_node *node = s->grid.node;
+    int n = 0;
+    for (int j = head; j >= 0; j = node[j].next, n++) {
+        const sap_grid_node *m = &node[j];
+        if ((m->lo[0] <= box->max.x) & (box->min.x <= m->hi[0]) & (m->lo[1] <= box->max.y) &
+            (box->min.y <= m->hi[1]) & (m->lo[2] <= box->max.z) & (box->min.z <= m->hi[2]))
+            cq__sap_pair_begin(s, i, j);
+    }
+    return n;
+}
+
+static void prefetch_range(const sap_grid *g, const cell_range *r)
+{
+    sap_grid_key k = {.level = r->level, .z = r->lo[2]};
     for (k.x = r->lo[0]; k.x <= r->hi[0]; k.x++)
         for (k.y = r->lo[1]; k.y <= r->hi[1]; k.y++)
             __builtin_prefetch(&g->cell[hash_key(&k) & g->mask]);
 }
 
-static int visit_range(cq_sap *s, int i, int l, const cell_range *r)
+/* The first members of the range's occupied cells into heads (their nodes
+ * prefetched); returns how many. */
+static int range_heads(const sap_grid *g, const cell_range *r, int32_t *heads)
 {
-    const sap_grid *g = &s->grid;
     int n = 0;
-    sap_grid_key k = {.level = l};
+    sap_grid_key k = {.level = r->level};
     for (k.x = r->lo[0]; k.x <= r->hi[0]; k.x++)
         for (k.y = r->lo[1]; k.y <= r->hi[1]; k.y++)
             for (k.z = r->lo[2]; k.z <= r->hi[2]; k.z++) {
-                int head = g->cell[find_bucket(g, &k, hash_key(&k))].head;
-                n += 1 + (head >= 0 ? offer_list(s, i, head) : 0);
+                int head = g->cell[find_bucket(g, hash_key(&k))].head;
+                if (head >= 0) {
+                    __builtin_prefetch(&g->node[head]);
+                    heads[n++] = head;
+                }
             }
     return n;
 }
@@ -316,22 +391,34 @@ bool cq__sap_grid_ready(cq_sap *s)
     return s->grid.on && s->grid.huge_n <= SAP_GRID_MAX_HUGE;
 }
 
+/* The cell ranges of box at every level in use into r; returns how many,
+ * or -1 when the query would visit more than GRID_MAX_CELLS cells. */
+static int ranges_of(const sap_grid *g, const cq_aabb *box, cell_range *r, long *cells)
+{
+    int n = 0;
+    for (uint64_t left = g->levels; left; left &= left - 1, n++)
+        if (!range_of(g, __builtin_ctzll(left) + SAP_GRID_LMIN, box, &r[n], cells))
+            return -1;
+    return n;
+}
+
 int cq__sap_grid_query(cq_sap *s, int i)
 {
     const sap_grid *g = &s->grid;
     const cq_aabb *box = &s->it.item[i].box;
     cell_range r[SAP_GRID_LEVELS];
+    int32_t heads[GRID_MAX_CELLS];
     long cells = 0;
-    for (int li = 0; li < SAP_GRID_LEVELS; li++)
-        if ((g->levels >> li & 1u) && !range_of(g, li + SAP_GRID_LMIN, box, &r[li], &cells))
-            return -1;
+    int nr = ranges_of(g, box, r, &cells), nh = 0;
+    if (nr < 0)
+        return -1;
     s->grid.idle_moves = 0;
-    for (int li = 0; li < SAP_GRID_LEVELS; li++) /* the columns' first lines, all at once */
-        if (g->levels >> li & 1u)
-            prefetch_range(g, li + SAP_GRID_LMIN, &r[li]);
-    int cost = offer_list(s, i, g->huge);
-    for (int li = 0; li < SAP_GRID_LEVELS; li++)
-        if (g->levels >> li & 1u)
-            cost += visit_range(s, i, li + SAP_GRID_LMIN, &r[li]);
+    for (int k = 0; k < nr; k++) /* the columns' first lines, all at once */
+        prefetch_range(g, &r[k]);
+    for (int k = 0; k < nr; k++)
+        nh += range_heads(g, &r[k], heads + nh);
+    int cost = (int)cells + offer_list(s, i, g->huge);
+    for (int k = 0; k < nh; k++)
+        cost += offer_cell(s, i, heads[k], box);
     return cost;
 }

@@ -73,14 +73,15 @@ enum {
 typedef struct sap_pair {
     int32_t a, b;       /* a < b */
     int32_t link[2][2]; /* [0] in a's list, [1] in b's list; [.][0] prev, [.][1] next */
-    uint64_t born;      /* epoch of the update that made it */
+    int32_t at;         /* where it was appended to the pair list: a hint, stale once the list is sorted */
 } sap_pair;
 
-/* A pair named by its sort key (a << 32 | b) and its slot. */
+/* A pair named by its sort key (a << 32 | b) and its slot; in the pair
+ * list, slot -1 is a hole (a pair dropped since the list was sorted). */
 typedef struct sap_ref {
     uint64_t key;
     int32_t slot;
-    int32_t added; /* in the order: the pair was made by the last update */
+    int32_t added; /* in the list: the pair was made by the last update */
 } sap_ref;
 
 /* What a crossing reads about an item, in one 64-byte line. */
@@ -113,17 +114,24 @@ typedef struct sap_grid_key {
     int32_t x, y, z, level;
 } sap_grid_key;
 
-/* An item's place in the grid: its cell and its neighbours in the cell's
- * list (or the huge list). */
+/* An item's place in the grid: its box in floats rounded outwards, so
+ * that a query rules out a member its box cannot meet without reading the
+ * item (a line from afar each); its neighbours in the cell's list (or the
+ * huge list); its cell. What a query's walk reads, box and next, is the
+ * first 28 of its 48 bytes. */
 typedef struct sap_grid_node {
-    sap_grid_key key;
+    float lo[3], hi[3];
     int32_t next, prev;
+    int32_t x, y, z; /* the cell (sap_grid_key) */
+    int16_t level;
     uint8_t where; /* SAP_GRID_* */
 } sap_grid_node;
 
-/* A hash bucket: an occupied cell's first member (head -1: empty) and its
- * key's hash; the key itself is the members' (8 bytes a bucket, so that
- * the table of a large world stays in the cache a probe reads). */
+/* A hash bucket: the first member (head -1: empty) of the cells whose
+ * key hashes to hash (a cell is named by its hash alone: two cells of one
+ * hash share a list, and their members are offered to a query of either,
+ * which the pair test sorts out). 8 bytes, so that the table of a large
+ * world mostly stays in the cache. */
 typedef struct sap_grid_cell {
     uint32_t hash;
     int32_t head;
@@ -165,10 +173,10 @@ typedef struct sap_items {
 typedef struct sap_pairs {
     sap_pair *pair;  /* the slots */
     int32_t *hash;   /* open addressing on the key: slot or -1; size hmask + 1 */
-    sap_ref *order;  /* live pairs of the last update sorted by key */
-    sap_ref *added;  /* pairs made in this epoch */
+    sap_ref *list;   /* the live pairs: list_n entries, the first sorted_n sorted by key, holes among them */
+    int32_t *added;  /* slots of the pairs made in this epoch */
     sap_ref *removed; /* pairs dropped in this epoch (all made before it) */
-    sap_ref *spare;  /* scratch; swaps with order when the order is rebuilt */
+    sap_ref *spare;  /* scratch; swaps with list when the list is sorted */
 } sap_pairs;
 
 struct cq_sap {
@@ -196,8 +204,13 @@ struct cq_sap {
     void *pairs_block;
     sap_pairs pr;
     int free_head; /* first free slot, -1 */
-    int order_n, added_n, removed_n;
-    bool order_marked; /* some order entries carry added = 1 */
+    /* The pair list costs O(changes) an update, not a pass over every
+     * pair: a new pair is appended, a dropped one leaves a hole, and the
+     * list is sorted (holes out, the appended merged in) once the changes
+     * pass a quarter of it, when it is full, or when a reader asks
+     * (cq__sap_pairs_sort). lcap: list_n <= lcap. */
+    int live_n, list_n, sorted_n, holes, lcap;
+    int added_n, removed_n;
 
     uint64_t epoch; /* advances at the first mutation after an update */
     bool closed;    /* an update finished and no mutation followed */
@@ -263,10 +276,12 @@ void cq__sap_pair_begin(cq_sap *s, int i, int j);
 void cq__sap_pair_end(cq_sap *s, int i, int j);
 /* Drops every pair of item i that no longer holds (all of them once i is not alive). */
 void cq__sap_pair_prune(cq_sap *s, int i);
-/* Sorts the removed list and rebuilds the sorted order from the last one and the added list. */
+/* Ends an update's pair changes: sorts the removed list (O(r log r)), and
+ * the pair list only when its changes since its last sort pass a quarter
+ * of it (amortised O(1) a change). */
 void cq__sap_pairs_finish(cq_sap *s);
-/* Clears the added marks the last update left in the order (at the first
- * mutation after it: the reports are done with). */
+/* Clears the added marks the last update left in the list (at the first
+ * mutation after it: the reports are done with), O(pairs it added). */
 void cq__sap_pairs_unmark(cq_sap *s);
 
 /* sap.c */

@@ -1,7 +1,15 @@
 /* The sweep-and-prune's pair set: slots with a free list (so a live pair's
  * slot never changes), a hash on (a, b), each item's list of its pairs (so
  * removing an item costs its pairs, not a scan), and the lists an update
- * reports: the live pairs sorted by (a, b) and the removed ones. */
+ * reports: the live pairs and the removed ones (sorted by (a, b)).
+ *
+ * The live pairs' list is sorted lazily, so that an update costs the pairs
+ * it changed and not a pass over every pair (in a world of resting piles
+ * that pass was O(world) a PUT): a new pair is appended, a dropped one
+ * leaves a hole where it was, found through the hint its slot keeps or by
+ * a binary search of the sorted part. The list is sorted (the appended
+ * sorted and merged in, the holes dropped) when its changes pass a quarter
+ * of it, when it is full, and when a reader needs the order. */
 #include <string.h>
 
 #include "cq/alloc.h"
@@ -23,15 +31,20 @@ static uint32_t hash_of(uint64_t key, uint32_t hmask)
     return (uint32_t)key & hmask;
 }
 
+/* List entries for pcap slots: room for a quarter of them more as holes
+ * and appended pairs, so that a full list is sorted at most once in
+ * pcap / 4 changes. */
+static int list_cap(int pcap) { return pcap + pcap / 4 + 64; }
+
 static size_t pairs_layout(sap_pairs *pr, char *base, int pcap, uint32_t hsize)
 {
-    size_t at = 0, n = (size_t)pcap;
+    size_t at = 0, n = (size_t)pcap, l = (size_t)list_cap(pcap);
     pr->pair = sap_carve(base, &at, n, sizeof *pr->pair);
     pr->hash = sap_carve(base, &at, hsize, sizeof *pr->hash);
-    pr->order = sap_carve(base, &at, n, sizeof *pr->order);
+    pr->list = sap_carve(base, &at, l, sizeof *pr->list);
     pr->added = sap_carve(base, &at, n, sizeof *pr->added);
     pr->removed = sap_carve(base, &at, n, sizeof *pr->removed);
-    pr->spare = sap_carve(base, &at, n, sizeof *pr->spare);
+    pr->spare = sap_carve(base, &at, l, sizeof *pr->spare);
     return at;
 }
 
@@ -75,6 +88,7 @@ int cq__sap_pairs_init(cq_sap *s, int pcap)
     if (rc != CQ_OK)
         return rc;
     s->pcap = pcap;
+    s->lcap = list_cap(pcap);
     chain_free(s, 0);
     return CQ_OK;
 }
@@ -93,7 +107,7 @@ static int pairs_grow(cq_sap *s)
     if (pairs_alloc(&pr, pcap, &hmask, &block, &size) != CQ_OK)
         return CQ_ENO_MEMORY;
     memcpy(pr.pair, s->pr.pair, (size_t)s->pcap * sizeof *pr.pair);
-    memcpy(pr.order, s->pr.order, (size_t)s->order_n * sizeof *pr.order);
+    memcpy(pr.list, s->pr.list, (size_t)s->list_n * sizeof *pr.list);
     memcpy(pr.added, s->pr.added, (size_t)s->added_n * sizeof *pr.added);
     memcpy(pr.removed, s->pr.removed, (size_t)s->removed_n * sizeof *pr.removed);
     cq_free(s->pairs_block, s->pairs_size);
@@ -103,6 +117,7 @@ static int pairs_grow(cq_sap *s)
     s->pairs_block = block;
     s->pairs_size = size;
     s->pcap = pcap;
+    s->lcap = list_cap(pcap);
     for (int k = 0; k < old; k++)
         if (pr.pair[k].a >= 0)
             hash_put(s, pair_key(pr.pair[k].a, pr.pair[k].b), k);
@@ -172,21 +187,49 @@ static void pair_add(cq_sap *s, int a, int b)
         s->incomplete = true;
         return;
     }
+    if (s->list_n == s->lcap) /* holes and appended pairs fill it: at most once in pcap / 4 changes */
+        cq__sap_pairs_sort(s);
     int slot = s->free_head;
     sap_pair *p = &s->pr.pair[slot];
     s->free_head = p->link[0][1];
     p->a = a;
     p->b = b;
-    p->born = s->epoch;
-    s->pr.added[s->added_n++] = (sap_ref){pair_key(a, b), slot, 1};
+    p->at = s->list_n;
+    s->pr.list[s->list_n++] = (sap_ref){pair_key(a, b), slot, 1};
+    s->live_n++;
+    s->pr.added[s->added_n++] = slot;
     link_item(s, slot, a);
     link_item(s, slot, b);
     hash_put(s, pair_key(a, b), slot);
 }
 
+/* The list entry of live pair slot: where it was appended, unless a sort
+ * has moved it since; then in the sorted part, by its key (the sorted part
+ * holds each key once, holes keeping theirs, so the search is exact). */
+static int list_find(const cq_sap *s, int slot)
+{
+    const sap_pair *p = &s->pr.pair[slot];
+    uint64_t key = pair_key(p->a, p->b);
+    const sap_ref *l = s->pr.list;
+    if (p->at < s->list_n && l[p->at].slot == slot && l[p->at].key == key)
+        return p->at;
+    int lo = 0, hi = s->sorted_n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (l[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo; /* a live pair is in the list: l[lo] is its entry */
+}
+
 static void pair_drop(cq_sap *s, int slot)
 {
     sap_pair *p = &s->pr.pair[slot];
+    s->pr.list[list_find(s, slot)].slot = -1;
+    s->live_n--;
+    s->holes++;
     unlink_item(s, slot, p->a);
     unlink_item(s, slot, p->b);
     hash_del(s, slot);
@@ -227,63 +270,54 @@ void cq__sap_pair_prune(cq_sap *s, int i)
 #define REF_LESS(x, y) ((x).key < (y).key)
 CQ_MERGE_SORT_DEFINE(ref, sap_ref, REF_LESS)
 
-/* The index of key in the sorted order, or -1. */
-static int order_find(const cq_sap *s, uint64_t key)
-{
-    int lo = 0, hi = s->order_n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (s->pr.order[mid].key < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < s->order_n && s->pr.order[lo].key == key ? lo : -1;
-}
-
 void cq__sap_pairs_unmark(cq_sap *s)
 {
-    if (!s->order_marked)
-        return;
-    if ((int64_t)s->added_n * 16 > s->order_n) { /* many: one pass */
-        for (int k = 0; k < s->order_n; k++)
-            s->pr.order[k].added = 0;
-    } else {
-        for (int k = 0; k < s->added_n; k++) {
-            int at = order_find(s, s->pr.added[k].key);
-            if (at >= 0)
-                s->pr.order[at].added = 0;
-        }
-    }
-    s->order_marked = false;
+    /* A pair made by the last update is live until its next epoch begins
+     * (an update never ends a pair it made), so each has its entry. */
+    for (int k = 0; k < s->added_n; k++)
+        s->pr.list[list_find(s, s->pr.added[k])].added = 0;
 }
 
-/* The new order, in one pass: the last one less the removed (every one of
- * which was in it: pairs are made only by update, so a pair dropped in
- * this epoch was live at its start) merged with the added, both sorted. */
-void cq__sap_pairs_finish(cq_sap *s)
+/* Moves the entries of list[from..n) that are not holes to its front; returns how many. */
+static int drop_holes(sap_ref *list, int from, int n)
 {
-    if (s->added_n == 0 && s->removed_n == 0)
+    int m = from;
+    for (int k = from; k < n; k++)
+        if (list[k].slot >= 0)
+            list[m++] = list[k];
+    return m - from;
+}
+
+void cq__sap_pairs_sort(cq_sap *s)
+{
+    if (s->sorted_n == s->list_n && s->holes == 0)
         return;
     sap_pairs *pr = &s->pr;
-    ref_sort(pr->removed, s->removed_n, pr->spare);
-    ref_sort(pr->added, s->added_n, pr->spare);
-    int n = 0, r = 0, a = 0;
-    for (int k = 0; k < s->order_n; k++) {
-        sap_ref x = pr->order[k];
-        if (r < s->removed_n && pr->removed[r].key == x.key) {
-            r++;
+    sap_ref *tail = pr->list + s->sorted_n;
+    int m = drop_holes(pr->list, s->sorted_n, s->list_n);
+    ref_sort(tail, m, pr->spare);
+    int n = 0, a = 0;
+    for (int k = 0; k < s->sorted_n; k++) { /* the sorted part, less its holes, merged with the tail */
+        sap_ref x = pr->list[k];
+        if (x.slot < 0)
             continue;
-        }
-        while (a < s->added_n && pr->added[a].key < x.key)
-            pr->spare[n++] = pr->added[a++];
+        while (a < m && tail[a].key < x.key)
+            pr->spare[n++] = tail[a++];
         pr->spare[n++] = x;
     }
-    while (a < s->added_n)
-        pr->spare[n++] = pr->added[a++];
-    sap_ref *t = pr->order;
-    pr->order = pr->spare;
+    while (a < m)
+        pr->spare[n++] = tail[a++];
+    sap_ref *t = pr->list;
+    pr->list = pr->spare;
     pr->spare = t;
-    s->order_n = n;
-    s->order_marked = s->added_n > 0;
+    s->list_n = s->sorted_n = n;
+    s->holes = 0;
+}
+
+void cq__sap_pairs_finish(cq_sap *s)
+{
+    ref_sort(s->pr.removed, s->removed_n, s->pr.spare);
+    int changes = s->holes + s->list_n - s->sorted_n;
+    if (changes > 64 && changes > s->live_n / 4)
+        cq__sap_pairs_sort(s);
 }

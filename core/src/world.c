@@ -375,7 +375,7 @@ int cq__world_sync_broadphase(cq_world *w)
 {
     if (!w->sap_dirty && !w->sap_stale)
         return CQ_OK;
-    int rc = cq__sap_update(w->sap);
+    int rc = cq__sap_update_lazy(w->sap); /* contacts sort the pairs when they need them */
     w->sap_dirty = false;
     w->sap_stale = rc != CQ_OK;
     /* Slots of ended pairs start empty when a new pair takes them. */
@@ -526,10 +526,12 @@ int cq_world_pairs(const cq_world *w, cq_world_pair *out, int capacity, int *cou
     *count = n;
     if (n > capacity)
         return CQ_ERANGE;
-    for (int k = 0; k < n; k++) {
-        cq_sap_pair p = cq__sap_pair_at(w->sap, k);
+    cq_sap_pair p;
+    for (int k = 0, i = 0; k < cq__sap_pair_span(w->sap); k++) { /* in any order: sorted below */
+        if (!cq__sap_pair_entry(w->sap, k, &p))
+            continue;
         bool swap = world_before(w, p.b, p.a);
-        out[k] = (cq_world_pair){world_handle(w, swap ? p.b : p.a), world_handle(w, swap ? p.a : p.b)};
+        out[i++] = (cq_world_pair){world_handle(w, swap ? p.b : p.a), world_handle(w, swap ? p.a : p.b)};
     }
     cq__world_heapsort(out, (size_t)n, sizeof *out, pair_less, w);
     return CQ_OK;

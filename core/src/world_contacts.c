@@ -406,6 +406,9 @@ int cq_world_contacts(cq_world *w, const cq_world_contacts_query *query, cq_worl
     if (q->id_count < 0 || (q->id_count > 0 && !q->ids))
         return CQ_ERANGE;
     int rc = cq__world_sync_broadphase(w);
+    /* In the pairs' (a, b) order, so the narrow phase's fallback log comes
+     * out the same whatever the list went through (O(changes) a tick). */
+    cq__sap_pairs_sort(w->sap);
     if (rc == CQ_OK)
         rc = cache_reserve(w);
     if (rc == CQ_OK)

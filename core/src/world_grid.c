@@ -40,7 +40,7 @@ static int extent_level(double e)
     return (int)(bits >> 52) - 1022;
 }
 
-grid_rec cq__world_grid_rec_of(const cq_aabb *box, bool is_static)
+grid_rec cq__world_grid_rec_of(const cq_aabb *box, bool is_static, uint64_t present)
 {
     grid_rec r = {.level = GRID_WIDE, .is_static = is_static};
     const double mn[3] = {box->min.x, box->min.y, box->min.z}, mx[3] = {box->max.x, box->max.y, box->max.z};
@@ -57,6 +57,8 @@ grid_rec cq__world_grid_rec_of(const cq_aabb *box, bool is_static)
     if (nan || !(e < pow2(GRID_LO + GRID_LEVELS - 1)))
         return r; /* also infinite boxes */
     int l = extent_level(e);
+    uint64_t up = present & (~0ull << (l - GRID_LO)); /* the extent < 2^l: two cells per axis at most at l or above */
+    l = up ? __builtin_ctzll(up) + GRID_LO : l;
     if (!(far < pow2(l + 30)))
         return r; /* past the cell indices' range */
     double inv = pow2(-l); /* exact products: the cells are exact */
@@ -82,17 +84,13 @@ void cq__world_grid_count(world_grid *g, const grid_rec *r, int sign)
     g->dynamics += r->is_static ? 0 : sign;
     if (r->level == GRID_WIDE)
         *(r->is_static ? &g->wide_s : &g->wide_d) += sign;
+    else if ((g->level_count[r->level] += sign) > 0)
+        g->natives |= 1ull << r->level;
     else
-        g->level_count[r->level] += sign;
+        g->natives &= ~(1ull << r->level);
 }
 
-uint64_t cq__world_grid_levels(const world_grid *g)
-{
-    uint64_t m = 0;
-    for (int l = 0; l < GRID_LEVELS; l++)
-        m |= (uint64_t)(g->level_count[l] > 0) << l;
-    return m;
-}
+uint64_t cq__world_grid_levels(const world_grid *g) { return g->natives; }
 
 /* The levels present at or above r's own; none for a wide box or none. */
 static uint64_t rec_levels(const grid_rec *r, uint64_t present)
@@ -137,14 +135,16 @@ bool cq__world_grid_recs_meet(const grid_rec *a, const grid_rec *b, uint64_t pre
     return meet;
 }
 
-/* The table slot of a cell: a hash, mixed so that neighbours scatter. */
+/* The table slot of a cell: a column's hash, mixed so that columns
+ * scatter, plus z, so that a box's cells on z (two of its eight at its
+ * level) share a line: a new box's memberships wait on half the misses. */
 static size_t cell_slot(size_t slots, int lv, int64_t x, int64_t y, int64_t z)
 {
     uint64_t h = (uint64_t)x * 0x9e3779b97f4a7c15u ^ (uint64_t)y * 0xc2b2ae3d27d4eb4fu ^
-                 (uint64_t)z * 0x165667b19e3779f9u ^ (uint64_t)lv * 0x27d4eb2f165667c5u;
+                 (uint64_t)lv * 0x27d4eb2f165667c5u;
     h ^= h >> 32;
     h *= 0xd6e8feb86659fd93u;
-    return (size_t)(h ^ h >> 32) & (slots - 1);
+    return (size_t)((h ^ h >> 32) + (uint64_t)z) & (slots - 1);
 }
 
 /* Which of a slot's counters a membership is: natives first, then projections. */

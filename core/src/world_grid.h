@@ -55,13 +55,18 @@ typedef struct world_grid {
     long cells;       /* memberships counted in the table */
     long long sum;    /* the table's part of the bound */
     int32_t level_count[GRID_LEVELS];
+    uint64_t natives; /* bit l: level_count[l] > 0, kept with the counts (a PUT asks twice) */
     uint64_t present; /* levels the table was filled for */
     long items, dynamics, wide_d, wide_s;
     bool overflow;    /* a counter passed its range: the sum bounds nothing */
 } world_grid;
 
-/* The record of a broadphase box. */
-grid_rec cq__world_grid_rec_of(const cq_aabb *box, bool is_static);
+/* The record of a broadphase box, at the least level of present at or
+ * above the box's own (its own when present has none): a coarser level's
+ * cells hold the box as well, and two records meet at the coarser of
+ * their levels whichever that is, so a box of a level the grid lacks
+ * joins one it has instead of making the grid again (O(world)). */
+grid_rec cq__world_grid_rec_of(const cq_aabb *box, bool is_static, uint64_t present);
 
 /* Whether the cells of r (at its level) hold all of box: then r may stay
  * box's record. The bound needs only that each record's cells cover its
@@ -77,7 +82,7 @@ bool cq__world_grid_rec_same(const grid_rec *a, const grid_rec *b);
 /* Counts r (sign +1) or takes it out (-1): levels, items, wide boxes. */
 void cq__world_grid_count(world_grid *g, const grid_rec *r, int sign);
 
-/* The levels with a native box, from the counts. */
+/* The levels with a native box, from the counts: O(1). */
 uint64_t cq__world_grid_levels(const world_grid *g);
 
 /* The cells r is entered in at the levels present. */

@@ -164,19 +164,19 @@ static long long scratch_bound(const cap_item *it, int n, long long stop)
 {
     world_grid g = {0};
     for (int i = 0; i < n; i++) {
-        grid_rec r = cq__world_grid_rec_of(&it[i].box, it[i].is_static);
+        grid_rec r = cq__world_grid_rec_of(&it[i].box, it[i].is_static, 0);
         cq__world_grid_count(&g, &r, +1);
     }
     uint64_t present = cq__world_grid_levels(&g);
     long cells = 0, most = GRID_CELLS_MAX * (long)n;
     for (int i = 0; i < n && cells <= most; i++) {
-        grid_rec r = cq__world_grid_rec_of(&it[i].box, it[i].is_static);
+        grid_rec r = cq__world_grid_rec_of(&it[i].box, it[i].is_static, 0);
         cells += cq__world_grid_rec_cells(&r, present);
     }
     if (cells > most || !cq__world_grid_table_alloc(&g, cells, present))
         return stop + 1;
     for (int i = 0; i < n; i++) {
-        grid_rec r = cq__world_grid_rec_of(&it[i].box, it[i].is_static);
+        grid_rec r = cq__world_grid_rec_of(&it[i].box, it[i].is_static, 0);
         cq__world_grid_enter(&g, &r, +1);
     }
     long long bound = g.overflow ? stop + 1 : cq__world_grid_total(&g);
@@ -228,7 +228,7 @@ static void grid_changes(const cq_world *w, batch *b, const cq_world_op *ops)
             cq_aabb fat = cq_aabb_fatten(b->box[r], half);
             if (rec->slot >= 0 && old.is_static == is_static && cq__world_grid_rec_covers(&old, &fat))
                 continue; /* within its cells: the record stays */
-            new = cq__world_grid_rec_of(&fat, is_static);
+            new = cq__world_grid_rec_of(&fat, is_static, w->grid.present);
         }
         if (!cq__world_grid_rec_same(&old, &new)) {
             b->grec[r] = new;
@@ -266,7 +266,7 @@ static void grid_changes_probed(const cq_world *w, batch *b)
         int r = b->gchg[k];
         grid_rec old = w->grid_rec[b->rec[r].slot].rec;
         cq_aabb fat = cq_aabb_fatten(b->box[r], half);
-        grid_rec new = cq__world_grid_rec_of(&fat, false);
+        grid_rec new = cq__world_grid_rec_of(&fat, false, w->grid.present);
         if (!cq__world_grid_rec_same(&old, &new)) {
             b->grec[r] = new;
             b->gchg[n++] = r;
@@ -283,8 +283,9 @@ static grid_rec grid_before(const cq_world *w, const batch *b, int r)
     return slot >= 0 ? w->grid_rec[slot].rec : (grid_rec){.level = GRID_NONE};
 }
 
-/* Whether the levels with natives stay as they are after batch b: the
- * counts alone, on a copy. */
+/* Whether the levels with natives stay among the grid's after batch b
+ * (a level that empties stays, costing only its projections): the counts
+ * alone, on a copy. */
 static bool grid_levels_stay(const cq_world *w, const batch *b)
 {
     world_grid c = w->grid;
@@ -293,7 +294,7 @@ static bool grid_levels_stay(const cq_world *w, const batch *b)
         cq__world_grid_count(&c, &old, -1);
         cq__world_grid_count(&c, &b->grec[b->gchg[k]], +1);
     }
-    return cq__world_grid_levels(&c) == w->grid.present;
+    return (cq__world_grid_levels(&c) & ~w->grid.present) == 0;
 }
 
 /* The world's grid after batch b, if it can tell: the batch's changes are
@@ -432,7 +433,7 @@ static void grid_rebuild(cq_world *w)
         w->grid_rec[slot].rec = (grid_rec){.level = GRID_NONE};
         if (w->names[slot].alive) {
             cq_aabb box = cq__world_sap_box(w, slot);
-            w->grid_rec[slot].rec = cq__world_grid_rec_of(&box, world_static_type(w->e[slot].body.shape.type));
+            w->grid_rec[slot].rec = cq__world_grid_rec_of(&box, world_static_type(w->e[slot].body.shape.type), 0);
             cq__world_pair_grid_shape(w, slot);
         }
         cq__world_grid_count(&w->grid, &w->grid_rec[slot].rec, +1);
@@ -491,9 +492,9 @@ void cq__world_pair_grid_sync(cq_world *w)
 
 void cq__world_pair_grid_finish(cq_world *w, bool live)
 {
-    /* a level came or went (every projection moves), a counter overflowed
-     * or the table filled: made afresh (or dropped, the cap out of reach) */
-    w->grid_on &= live && cq__world_grid_levels(&w->grid) == w->grid.present && !w->grid.overflow &&
+    /* a level came (every projection moves), a counter overflowed or the
+     * table filled: made afresh (or dropped, the cap out of reach) */
+    w->grid_on &= live && (cq__world_grid_levels(&w->grid) & ~w->grid.present) == 0 && !w->grid.overflow &&
                   w->grid.cells <= (long)w->grid.slots;
     cq__world_pair_grid_sync(w);
 }
@@ -527,7 +528,7 @@ bool cq__world_pair_grid_audit(const cq_world *w, long long *bound)
     }
     ok = ok && !fresh.overflow && fresh.sum == w->grid.sum && fresh.cells == w->grid.cells &&
          fresh.items == w->grid.items && fresh.dynamics == w->grid.dynamics && fresh.wide_d == w->grid.wide_d &&
-         fresh.wide_s == w->grid.wide_s && cq__world_grid_levels(&fresh) == w->grid.present &&
+         fresh.wide_s == w->grid.wide_s && (cq__world_grid_levels(&fresh) & ~w->grid.present) == 0 &&
          memcmp(fresh.table, w->grid.table, fresh.slots * sizeof *fresh.table) == 0;
     *bound = cq__world_grid_total(&w->grid);
     cq__world_grid_free(&fresh);
