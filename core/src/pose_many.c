@@ -4,10 +4,15 @@
  * in its order (the square root, the divisions, the matrix's products and
  * sums, the exactness test's dot products), and IEEE arithmetic rounds a
  * lane as it rounds a scalar, so every bit is the scalar's. The core is
- * built without contraction into fused multiply-adds (-std=c11; AVX2's
- * target does not add FMA), which would round the two differently. A
- * group with anything unusual (a fault, a matrix that needs polar steps)
- * is left to the scalar function, which then decides it. */
+ * built without contraction into fused multiply-adds (gcc's -std=c11,
+ * clang's pragma below; AVX2's target does not add FMA), which would
+ * round the two differently. A group with anything unusual (a fault, a
+ * matrix that needs polar steps) is left to the scalar function, which
+ * then decides it. */
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+
 #include <math.h>
 #include <string.h>
 

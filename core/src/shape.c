@@ -1,5 +1,14 @@
 /* Validators for shapes and poses (API.md section 1). They return the
  * first fault with the field it is in, so the wire layer can point at it. */
+
+/* Poses' bits must not depend on the compiler's contraction of products
+ * and sums into fused multiply-adds (pose_many.c's lanes and these agree
+ * bit for bit, the inline helpers of cq/math.h included); gcc's -std=c11
+ * makes none. */
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+
 #include <stddef.h>
 
 #include "cq/shape.h"
@@ -79,20 +88,21 @@ cq_fault cq_shape_validate(cq_shape *s)
     return cq_bad(CQ_ERANGE, "type", -1, -1);
 }
 
-/* |x - target| within CQ_EXACT_TOL (false for NaN). */
-static inline bool cq_within_exact(double x, double target) { return fabs(x - target) <= CQ_EXACT_TOL; }
+/* 1 when |x - target| is within CQ_EXACT_TOL, else 0 (for NaN too): an
+ * int, to be and-ed. */
+static inline int cq_within_exact(double x, double target) { return fabs(x - target) <= CQ_EXACT_TOL; }
 
 /* True when r's columns are unit and orthogonal within CQ_EXACT_TOL. The
  * six tests are written out and and-ed, not looped over with an exit at
  * the first that fails: so the compiler keeps them in registers without a
- * branch, and the check costs a tick's move a few nanoseconds instead of
- * a third of its pose. */
+ * branch, and the test costs a pose a few nanoseconds where it cost
+ * about 10. */
 static inline bool cq_exact_rotation(const cq_mat3 *r)
 {
     const cq_vec3 *c = r->c;
-    return cq_within_exact(cq_dot(c[0], c[0]), 1) & cq_within_exact(cq_dot(c[0], c[1]), 0) &
-           cq_within_exact(cq_dot(c[0], c[2]), 0) & cq_within_exact(cq_dot(c[1], c[1]), 1) &
-           cq_within_exact(cq_dot(c[1], c[2]), 0) & cq_within_exact(cq_dot(c[2], c[2]), 1);
+    return (cq_within_exact(cq_dot(c[0], c[0]), 1) & cq_within_exact(cq_dot(c[0], c[1]), 0) &
+            cq_within_exact(cq_dot(c[0], c[2]), 0) & cq_within_exact(cq_dot(c[1], c[1]), 1) &
+            cq_within_exact(cq_dot(c[1], c[2]), 0) & cq_within_exact(cq_dot(c[2], c[2]), 1)) != 0;
 }
 
 /* Polar steps bound: axes within CQ_AXIS_TOL start at a residual under
