@@ -2,6 +2,7 @@
 #define CQ_SUITES(X) \
     X(math)          \
     X(shape)         \
+    X(pose)          \
     X(sat)           \
     X(box_box)       \
     X(box_clip)      \

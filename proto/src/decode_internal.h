@@ -123,22 +123,16 @@ int cqp__fault(cqp_decoder *d, cq_fault f);
 int cqp__upsert(cqp_decoder *d, cqp_value v, bool with_id, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op,
                 cqp_shape *shape);
 
-/* What a move's pose holds before cq_pose_from_quat makes it a rotation. */
-typedef struct cqpd_move_raw {
-    cq_vec3 position;
-    cq_quat rotation;
-} cqpd_move_raw;
-
 /* A batch's move at p (MessagePack, inside checked bytes) in one pass,
  * when it is the common form {"id": string, "pose": {"position"?,
  * "rotation"?}, "velocity"?} and the view-based decoder would accept all
  * but the rotation, which cq_pose_from_quat(raw->position, raw->rotation,
- * &op->pose) checks and makes (the caller's, so it can run several such
- * latency-bound calls back to back): then *op (zeroed first, op->id and
+ * &op->pose) checks and makes (the caller's, so that cq_poses_from_quats
+ * can make several in vector lanes): then *op (zeroed first, op->id and
  * op->pose unset) and id are what that decoder makes of it, and the byte
  * after the item is returned. Otherwise NULL, with *op, id and *raw
  * undefined: the caller decodes the item through the view, which reports
  * any problem (decode_move_mp.c). */
-const char *cqp__move_mp(const char *p, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op, cqpd_move_raw *raw);
+const char *cqp__move_mp(const char *p, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op, cq_quat_pose *raw);
 
 #endif

@@ -53,7 +53,7 @@ static inline bool id_of(const unsigned char **p, char id[CQ_WORLD_ID_MAX + 1])
 /* A pose of "position" and "rotation", either absent, as cqp_decode_pose
  * reads them (a pose of nil, or with "axes", is left to it): raw->rotation
  * stays the identity when absent. */
-static inline bool pose_of(const unsigned char **p, cqpd_move_raw *raw)
+static inline bool pose_of(const unsigned char **p, cq_quat_pose *raw)
 {
     uint32_t n;
     if (!mpr_map(p, &n) || n > 2)
@@ -81,7 +81,7 @@ static inline bool pose_of(const unsigned char **p, cqpd_move_raw *raw)
     return true;
 }
 
-const char *cqp__move_mp(const char *at, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op, cqpd_move_raw *raw)
+const char *cqp__move_mp(const char *at, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op, cq_quat_pose *raw)
 {
     const unsigned char *p = (const unsigned char *)at;
     uint32_t n;

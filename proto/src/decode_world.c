@@ -165,10 +165,11 @@ static int batch_item(cqp_decoder *d, cqp_value v, int kind, cqp_batch *b, int k
     return rc;
 }
 
-/* Moves read in one go before their rotations are made: cq_pose_from_quat
- * is a chain of dependent square root, divisions and products, and one
- * move's parse is too long for the processor to run the next move's chain
- * beside it; back to back, the chains of a group overlap. */
+/* Moves read in one go before their rotations are made: the rotations of
+ * a group are then made together by cq_poses_from_quats, in vector lanes
+ * (a move's chain of a square root, divisions and products is long, and
+ * one move's parse too long for the processor to run the next move's
+ * chain beside it). */
 #define MOVE_GROUP 8
 
 /* Item i of the MessagePack moves at p through the view, at its pointer. */
@@ -185,18 +186,19 @@ static int move_by_view(cqp_decoder *d, const char *p, size_t i, cqp_batch *b, i
  * many were taken whole, with *at where the first not taken begins. */
 static size_t move_group(const char *p, size_t most, cqp_batch *b, int k, const char **at)
 {
-    cqpd_move_raw raw[MOVE_GROUP];
+    cq_quat_pose raw[MOVE_GROUP];
+    cq_xform *poses[MOVE_GROUP];
     const char *ends[MOVE_GROUP + 1] = {p};
-    size_t m = 0, ok = 0;
-    for (; m < most && m < MOVE_GROUP; m++)
-        if (!(ends[m + 1] = cqp__move_mp(ends[m], b->ids[k + (int)m], &b->ops[k + (int)m], &raw[m])))
+    size_t m = 0;
+    for (; m < most && m < MOVE_GROUP; m++) {
+        cq_world_op *op = &b->ops[k + (int)m];
+        if (!(ends[m + 1] = cqp__move_mp(ends[m], b->ids[k + (int)m], op, &raw[m])))
             break;
-    for (; ok < m; ok++) {
-        cq_world_op *op = &b->ops[k + (int)ok];
-        if (cq_pose_from_quat(raw[ok].position, raw[ok].rotation, &op->pose).status != CQ_OK)
-            break;
-        op->id = b->ids[k + (int)ok];
+        poses[m] = &op->pose;
     }
+    size_t ok = cq_poses_from_quats(raw, m, poses);
+    for (size_t j = 0; j < ok; j++)
+        b->ops[k + (int)j].id = b->ids[k + (int)j];
     *at = ends[ok];
     return ok;
 }
