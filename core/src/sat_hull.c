@@ -66,39 +66,30 @@ static bool cq_hull_sat_own(const cq_hull *h)
 bool cq__hull_sat_suits(const cq_hull *a, const cq_hull *b) { return a->sat_data && b->sat_data; }
 
 /* What cq_hull_build lays out for the SAT behind a hull (sat_data): only
- * what the hull's own arrays do not hold and a query cannot derive
- * cheaply, so that a pair's blocks stay few cache lines (with many hulls
- * they are rarely in cache, and their misses were most of a pair's time).
- * Its edges' arc plane normals b x a as coordinate arrays padded to an
- * even count (the padding repeats the last entry), and of0[g], of1[g]:
- * the edges whose face f0 (f1) is g, as bit masks. The vertices and face
- * normals as coordinate arrays are copied from the hull's own arrays by
- * the query, into its stack, and an edge's direction, length and offset
- * from the centroid are computed where an edge pair is measured: the
- * same operations on the same doubles as when they were stored, so the
- * same bits. */
+ * what the hull's own arrays do not hold, so that a pair's two blocks stay
+ * few cache lines (with many hulls they are rarely in cache, and their
+ * misses were most of a pair's time): of0[g], of1[g], the edges whose face
+ * f0 (f1) is g, as bit masks. The rest the query copies from the hull's
+ * own arrays into its stack or derives there: the vertices and face
+ * normals as coordinate arrays, the edges' arc plane normals (from the
+ * face normals), an edge's direction and offset (from its vertices, for
+ * the edge pairs measured). The same operations on the same doubles as
+ * when they were stored: the same bits. */
 typedef struct cq_pre {
-    const double *arc_x, *arc_y, *arc_z;
     const uint32_t *of0, *of1;
 } cq_pre;
 
 _Static_assert(CQ_EDGES_MAX <= 32, "an edge mask is 32 bits");
 
-static int cq_even(int n) { return n + (n & 1); }
-
-static size_t cq_pre_doubles(const cq_hull *h) { return (size_t)(3 * cq_even(h->edge_count)); }
-
 size_t cq__hull_sat_bytes(const cq_hull *h)
 {
-    return cq_hull_sat_own(h) ? cq_pre_doubles(h) * sizeof(double) + 2 * (size_t)h->face_count * sizeof(uint32_t)
-                              : 0;
+    return cq_hull_sat_own(h) ? 2 * (size_t)h->face_count * sizeof(uint32_t) : 0;
 }
 
-static cq_pre cq_pre_of(const cq_hull *h, const double *p)
+static cq_pre cq_pre_of(const cq_hull *h, const void *p)
 {
-    int e = cq_even(h->edge_count);
-    const uint32_t *masks = (const uint32_t *)(p + cq_pre_doubles(h));
-    return (cq_pre){p, p + e, p + 2 * e, masks, masks + h->face_count};
+    const uint32_t *masks = p;
+    return (cq_pre){masks, masks + h->face_count};
 }
 
 /* Writes the three coordinates of v[0..n) to x, y, z, and the last again
@@ -113,32 +104,21 @@ static void cq_soa(const cq_vec3 *v, int n, double *x, double *y, double *z)
 
 void cq__hull_sat_prepare(const cq_hull *h, void *block)
 {
-    double *p = block;
-    cq_vec3 arcs[CQ_EDGES_MAX + 1];
-    uint32_t *of0 = (uint32_t *)(p + cq_pre_doubles(h)), *of1 = of0 + h->face_count;
+    uint32_t *of0 = block, *of1 = of0 + h->face_count;
     for (int g = 0; g < h->face_count; g++)
         of0[g] = of1[g] = 0;
-    for (int i = 0; i < h->edge_count; i++) {
-        const cq_hull_edge *e = &h->edges[i];
-        arcs[i] = cq_cross(h->faces[e->f1].normal, h->faces[e->f0].normal);
-        of0[e->f0] |= (uint32_t)1 << i, of1[e->f1] |= (uint32_t)1 << i;
-    }
-    int n = h->edge_count;
-    double *x = p, *y = p + cq_even(n), *z = p + 2 * cq_even(n);
-    for (int i = 0; i < n; i++)
-        x[i] = arcs[i].x, y[i] = arcs[i].y, z[i] = arcs[i].z;
-    if (n & 1) /* the padding slot exists only then */
-        x[n] = x[n - 1], y[n] = y[n - 1], z[n] = z[n - 1];
+    for (int i = 0; i < h->edge_count; i++)
+        of0[h->edges[i].f0] |= (uint32_t)1 << i, of1[h->edges[i].f1] |= (uint32_t)1 << i;
 }
 
-/* The pair in A's frame: A's precomputed data and its vertices copied as
+/* The pair in A's frame: A's edge masks and its vertices copied as
  * coordinate arrays, and B's vertices moved there as coordinate arrays
  * like A's (the support loops run over plain doubles, two at a time; an
  * odd count repeats its last vertex, which changes no lowest value), with
  * B's face normals and plane offsets. */
 typedef struct cq_hsat {
     const cq_hull *a, *b;
-    cq_pre pa; /* A's precomputed data */
+    cq_pre pa; /* A's edge masks */
     double ax[CQ_HULL_SAT_MAX_VERTICES + 1], ay[CQ_HULL_SAT_MAX_VERTICES + 1], az[CQ_HULL_SAT_MAX_VERTICES + 1];
     double bx[CQ_HULL_SAT_MAX_VERTICES + 1], by[CQ_HULL_SAT_MAX_VERTICES + 1], bz[CQ_HULL_SAT_MAX_VERTICES + 1];
     cq_vec3 nb[CQ_SAT_HULL_MAX_FACES];
@@ -287,14 +267,17 @@ static uint64_t cq_sign_bits(const double *x, const double *y, const double *z, 
 #endif
 
 /* B's edges in A's frame, and the Gauss-map test in bit masks over A's
- * edges (a hull the SAT takes has at most 64), so each of B's edges tests
+ * edges (a hull the SAT takes has at most 24), so each of B's edges tests
  * all of A's at once. An edge's arc runs between its faces' normals (B's
  * negated: the Minkowski difference's). below[f]: the A edges whose arc
  * plane has B's face f's negated normal c on its positive side,
- * c . (b x a) > 0. fx, fy, fz: A's face normals as coordinate arrays. */
+ * c . (b x a) > 0. A's face normals (fx, fy, fz) and its edges' arc plane
+ * normals b x a (arc_x, arc_y, arc_z) as coordinate arrays, padded: only
+ * the pairs that reach the edge test need them. */
 typedef struct cq_hedges {
     uint64_t below[CQ_SAT_HULL_MAX_FACES];
     double fx[CQ_SAT_HULL_MAX_FACES + 1], fy[CQ_SAT_HULL_MAX_FACES + 1], fz[CQ_SAT_HULL_MAX_FACES + 1];
+    double arc_x[CQ_EDGES_MAX + 1], arc_y[CQ_EDGES_MAX + 1], arc_z[CQ_EDGES_MAX + 1];
     cq_vec3 pb[CQ_EDGES_MAX], db[CQ_EDGES_MAX];
     double lb[CQ_EDGES_MAX]; /* squared lengths */
 } cq_hedges;
@@ -304,8 +287,15 @@ static void cq_hedges_init(const cq_hsat *s, cq_hedges *e)
     const cq_hull *b = s->b;
     /* A padding arc's bit lies past A's edges: of0 and of1 never have it,
      * so no crossing mask does. */
+    const cq_hull *a = s->a;
+    for (int i = 0; i < a->edge_count; i++) {
+        cq_vec3 arc = cq_cross(a->faces[a->edges[i].f1].normal, a->faces[a->edges[i].f0].normal);
+        e->arc_x[i] = arc.x, e->arc_y[i] = arc.y, e->arc_z[i] = arc.z;
+    }
+    int ea = a->edge_count;
+    e->arc_x[ea] = e->arc_x[ea - 1], e->arc_y[ea] = e->arc_y[ea - 1], e->arc_z[ea] = e->arc_z[ea - 1];
     for (int f = 0; f < b->face_count; f++)
-        e->below[f] = cq_sign_bits(s->pa.arc_x, s->pa.arc_y, s->pa.arc_z, s->a->edge_count, s->nb[f], false);
+        e->below[f] = cq_sign_bits(e->arc_x, e->arc_y, e->arc_z, a->edge_count, s->nb[f], false);
     for (int g = 0; g < s->a->face_count; g++)
         e->fx[g] = s->a->faces[g].normal.x, e->fy[g] = s->a->faces[g].normal.y, e->fz[g] = s->a->faces[g].normal.z;
     int fa = s->a->face_count; /* the padding face, whose bit is masked off */
