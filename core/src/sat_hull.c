@@ -282,24 +282,53 @@ typedef struct cq_hedges {
     double lb[CQ_EDGES_MAX]; /* squared lengths */
 } cq_hedges;
 
-static void cq_hedges_init(const cq_hsat *s, cq_hedges *e)
+/* A's face normals as coordinate arrays, padded (the padding face's bit
+ * is masked off where they are read). */
+static void cq_hedges_faces(const cq_hull *a, cq_hedges *e)
 {
-    const cq_hull *b = s->b;
-    /* A padding arc's bit lies past A's edges: of0 and of1 never have it,
-     * so no crossing mask does. */
-    const cq_hull *a = s->a;
-    for (int i = 0; i < a->edge_count; i++) {
-        cq_vec3 arc = cq_cross(a->faces[a->edges[i].f1].normal, a->faces[a->edges[i].f0].normal);
+    for (int g = 0; g < a->face_count; g++)
+        e->fx[g] = a->faces[g].normal.x, e->fy[g] = a->faces[g].normal.y, e->fz[g] = a->faces[g].normal.z;
+    int n = a->face_count;
+    e->fx[n] = e->fx[n - 1], e->fy[n] = e->fy[n - 1], e->fz[n] = e->fz[n - 1];
+}
+
+/* A's arcs n(f1) x n(f0), from the face normals' arrays, padded with the
+ * last: two edges at a time in SSE2 (the products and differences of the
+ * scalar cross product, so the same bits). */
+#if defined(__SSE2__)
+static void cq_hedges_arcs(const cq_hull *a, cq_hedges *e)
+{
+    for (int i = 0; i < a->edge_count; i += 2) {
+        int l = i + 1 < a->edge_count ? i + 1 : i; /* an odd count's padding: the last again */
+        int u0 = a->edges[i].f1, u1 = a->edges[l].f1, v0 = a->edges[i].f0, v1 = a->edges[l].f0;
+        __m128d ux = _mm_set_pd(e->fx[u1], e->fx[u0]), uy = _mm_set_pd(e->fy[u1], e->fy[u0]);
+        __m128d uz = _mm_set_pd(e->fz[u1], e->fz[u0]), vx = _mm_set_pd(e->fx[v1], e->fx[v0]);
+        __m128d vy = _mm_set_pd(e->fy[v1], e->fy[v0]), vz = _mm_set_pd(e->fz[v1], e->fz[v0]);
+        _mm_storeu_pd(e->arc_x + i, _mm_sub_pd(_mm_mul_pd(uy, vz), _mm_mul_pd(uz, vy)));
+        _mm_storeu_pd(e->arc_y + i, _mm_sub_pd(_mm_mul_pd(uz, vx), _mm_mul_pd(ux, vz)));
+        _mm_storeu_pd(e->arc_z + i, _mm_sub_pd(_mm_mul_pd(ux, vy), _mm_mul_pd(uy, vx)));
+    }
+}
+#else
+static void cq_hedges_arcs(const cq_hull *a, cq_hedges *e)
+{
+    for (int i = 0; i < a->edge_count + 1; i++) {
+        int k = i < a->edge_count ? i : a->edge_count - 1;
+        cq_vec3 arc = cq_cross(a->faces[a->edges[k].f1].normal, a->faces[a->edges[k].f0].normal);
         e->arc_x[i] = arc.x, e->arc_y[i] = arc.y, e->arc_z[i] = arc.z;
     }
-    int ea = a->edge_count;
-    e->arc_x[ea] = e->arc_x[ea - 1], e->arc_y[ea] = e->arc_y[ea - 1], e->arc_z[ea] = e->arc_z[ea - 1];
+}
+#endif
+
+static void cq_hedges_init(const cq_hsat *s, cq_hedges *e)
+{
+    const cq_hull *a = s->a, *b = s->b;
+    cq_hedges_faces(a, e);
+    cq_hedges_arcs(a, e);
+    /* A padding arc's bit lies past A's edges: of0 and of1 never have it,
+     * so no crossing mask does. */
     for (int f = 0; f < b->face_count; f++)
         e->below[f] = cq_sign_bits(e->arc_x, e->arc_y, e->arc_z, a->edge_count, s->nb[f], false);
-    for (int g = 0; g < s->a->face_count; g++)
-        e->fx[g] = s->a->faces[g].normal.x, e->fy[g] = s->a->faces[g].normal.y, e->fz[g] = s->a->faces[g].normal.z;
-    int fa = s->a->face_count; /* the padding face, whose bit is masked off */
-    e->fx[fa] = e->fx[fa - 1], e->fy[fa] = e->fy[fa - 1], e->fz[fa] = e->fz[fa - 1];
     for (int j = 0; j < b->edge_count; j++) {
         const cq_hull_edge *eb = &b->edges[j];
         e->pb[j] = cq_vertex_b(s, eb->v0), e->db[j] = cq_sub(cq_vertex_b(s, eb->v1), e->pb[j]);
