@@ -634,6 +634,67 @@ START_TEST(skip_manifold_changes_no_number)
 }
 END_TEST
 
+/* The best separation over every candidate axis, by brute force from the
+ * world-space vertices: the face normals of both hulls and the cross
+ * product of every edge pair, none pruned, each axis both ways. For two
+ * polytopes it is their signed distance when apart, and minus the
+ * penetration depth otherwise (the Minkowski difference's face normals
+ * are among the axes). */
+static double brute_force_separation(const cq_hull *a, const cq_xform *xa, const cq_hull *b, const cq_xform *xb)
+{
+    double best = -INFINITY;
+    for (int f = 0; f < a->face_count + b->face_count; f++) {
+        cq_vec3 n = f < a->face_count ? cq_mul_mv(&xa->r, a->faces[f].normal)
+                                      : cq_mul_mv(&xb->r, b->faces[f - a->face_count].normal);
+        best = fmax(best, fmax(-support_overlap(a, xa, b, xb, n), -support_overlap(a, xa, b, xb, cq_neg(n))));
+    }
+    for (int i = 0; i < a->edge_count; i++)
+        for (int j = 0; j < b->edge_count; j++) {
+            const cq_hull_edge *ea = &a->edges[i], *eb = &b->edges[j];
+            cq_vec3 da = cq_mul_mv(&xa->r, cq_sub(a->vertices[ea->v1], a->vertices[ea->v0]));
+            cq_vec3 db = cq_mul_mv(&xb->r, cq_sub(b->vertices[eb->v1], b->vertices[eb->v0]));
+            cq_vec3 n = cq_cross(da, db);
+            if (cq_len2(n) <= 1e-12 * cq_len2(da) * cq_len2(db))
+                continue;
+            n = cq_scale(n, 1 / cq_len(n));
+            best = fmax(best, fmax(-support_overlap(a, xa, b, xb, n), -support_overlap(a, xa, b, xb, cq_neg(n))));
+        }
+    return best;
+}
+
+/* The SAT reads its Gauss-map data (the edges' arcs and face masks) from
+ * the hull's block and copies or derives the rest; whatever that layout,
+ * its least penetration must be the unpruned SAT's, and an apart verdict
+ * the unpruned SAT's too: a mask or arc out of place drops the axis that
+ * reaches the depth (or the one that separates). */
+START_TEST(least_axis_is_the_unpruned_sat)
+{
+    tu_rng rng = {9041};
+    int overlapping = 0, apart = 0;
+    for (int i = 0; i < 6000; i++) {
+        cq_hull *a = i % 3 ? random_hull(&rng, 4 + i % 5, 1, 0) : cx_box_hull(cq_v3(0.6, 0.3, 0.9));
+        cq_hull *b = i % 2 ? random_hull(&rng, 4 + i % 4, 0.7, 0) : cx_box_hull(cq_v3(0.5, 0.5, 0.2));
+        cq_xform xa = tu_pose(&rng, 1), xb = tu_pose(&rng, 1);
+        if (cq__hull_sat_suits(a, b)) {
+            cq_hull_sat s;
+            double brute = brute_force_separation(a, &xa, b, &xb), tol = 1e-9 * pair_size(a, b);
+            if (cq__hull_sat_run(a, &xa, b, &xb, -1, &s)) {
+                ck_assert_msg(fabs(s.least.gap - brute) <= tol, "pair %d: least gap %.17g, unpruned %.17g", i,
+                              s.least.gap, brute);
+                overlapping++;
+            } else {
+                ck_assert_msg(brute > -tol, "pair %d: apart, but the unpruned SAT finds %.17g", i, brute);
+                apart++;
+            }
+        }
+        cq_hull_free(a), cq_hull_free(b);
+    }
+    printf("sat_hull: %d overlapping and %d apart against the unpruned SAT\n", overlapping, apart);
+    ck_assert_int_ge(overlapping, 1000);
+    ck_assert_int_ge(apart, 500);
+}
+END_TEST
+
 Suite *sat_hull_suite(void)
 {
     Suite *s = suite_create("sat_hull");
@@ -651,6 +712,7 @@ Suite *sat_hull_suite(void)
     tcase_add_test(tc, swap_mirrors_the_answer);
     tcase_add_test(tc, chosen_holds_is_the_clips_verdict);
     tcase_add_test(tc, skip_manifold_changes_no_number);
+    tcase_add_test(tc, least_axis_is_the_unpruned_sat);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -47,41 +47,36 @@ static void cq_prefetch_faces(const cq_shape *s)
     cq_prefetch(h->face_vertices, (size_t)h->face_vertex_count * sizeof *h->face_vertices);
 }
 
-/* Starts loading a hull's header and first eight vertices (a box's)
- * together. The block cq_hull_build lays out puts the vertices right after
- * the header (hull.c), so their address is known before the header is
- * read; otherwise the header's vertex pointer makes the two cache misses
- * one after the other, and with many hulls that wait is a good part of a
- * query. A prefetch never faults, so reaching past a small hull's
- * vertices is harmless. */
+/* The bytes of a hull's block loaded before its header is read: a box
+ * hull's whole block (header, vertices, faces, loops, edges and the SAT's
+ * edge masks, 768 bytes: hull.c), and a line for the block's place within
+ * its first line. */
+#define CQ_HULL_EARLY_BYTES 832
+
+/* Starts loading the start of a hull's block, header and vertices first,
+ * from the hull's address alone: otherwise the header's pointers make
+ * the misses one after the other (the header's, then the arrays'), and
+ * with many hulls that wait is a good part of a query. A prefetch never
+ * faults, so reaching past a small hull's block is harmless. */
 static void cq_prefetch_hull(const cq_shape *s)
 {
     if (s->type == CQ_CONVEX)
-        cq_prefetch(s->convex.hull, sizeof(cq_hull) + 8 * sizeof(cq_vec3));
+        cq_prefetch(s->convex.hull, CQ_HULL_EARLY_BYTES);
 }
 
-/* Starts loading the whole block of a hull the SAT takes (header,
- * vertices, faces, loops, edges and the SAT's data: about 2 KB for a
- * box, contiguous: hull.c), once its header is in. The SAT reads nearly
- * all of it, in an order no hardware prefetcher follows; with many hulls
- * the block is rarely in cache, and its 30-odd lines missed one after
- * the other cost more than the SAT's work. Asked for at once, their waits
- * overlap. */
+/* Starts loading the rest of the block of a hull the SAT takes, once its
+ * header is in (a box's has none left). The SAT reads nearly all of it,
+ * in an order no hardware prefetcher follows; with many hulls the block
+ * is rarely in cache, and its lines missed one after the other cost more
+ * than the SAT's work. Asked for at once, their waits overlap. */
 static void cq_prefetch_sat_hull(const cq_shape *s)
 {
     if (s->type != CQ_CONVEX || !s->convex.hull->sat_data)
         return;
     const cq_hull *h = s->convex.hull;
-    uintptr_t c = (uintptr_t)h, end = (uintptr_t)h->sat_data + cq__hull_sat_bytes(h);
-    /* Four lines a step, as addresses (the last step may reach up to three
-     * lines past the block, which a prefetch may): the loop's own
-     * instructions were most of the cost. */
-    for (; c < end; c += 256) {
+    uintptr_t c = (uintptr_t)h + CQ_HULL_EARLY_BYTES, end = (uintptr_t)h->sat_data + cq__hull_sat_bytes(h);
+    for (; c < end; c += 64)
         CQ_PREFETCH((const void *)c);
-        CQ_PREFETCH((const void *)(c + 64));
-        CQ_PREFETCH((const void *)(c + 128));
-        CQ_PREFETCH((const void *)(c + 192));
-    }
 }
 
 /* The two shapes as GJK proxies with their storage. */

@@ -415,7 +415,7 @@ static cq_hull *hull_assemble(const cq_hull_draft *d, const cq_vec3 *points, int
     hull_bounds(h);
     if (sat) {
         cq__hull_sat_prepare(h, block + l.sat);
-        h->sat_data = (const double *)(block + l.sat);
+        h->sat_data = block + l.sat;
     }
     return h;
 }

@@ -65,80 +65,61 @@ static bool cq_hull_sat_own(const cq_hull *h)
 
 bool cq__hull_sat_suits(const cq_hull *a, const cq_hull *b) { return a->sat_data && b->sat_data; }
 
-/* What cq_hull_build lays out for the SAT behind a hull (sat_data), all
- * in A's role's terms (any hull may be A): the vertices, its edges' arc
- * plane normals b x a and its face normals as coordinate arrays padded to
- * even counts (the padding repeats the last entry), each edge's direction
- * v1 - v0, its start's offset from the centroid and its squared length,
- * and of0[g], of1[g]: the edges whose face f0 (f1) is g, as bit masks. */
+/* What cq_hull_build lays out for the SAT behind a hull (sat_data): only
+ * what the hull's own arrays do not hold, so that a pair's two blocks stay
+ * few cache lines (with many hulls they are rarely in cache, and their
+ * misses were most of a pair's time): of0[g], of1[g], the edges whose face
+ * f0 (f1) is g, as bit masks. The rest the query copies from the hull's
+ * own arrays into its stack or derives there: the vertices and face
+ * normals as coordinate arrays, the edges' arc plane normals (from the
+ * face normals), an edge's direction and offset (from its vertices, for
+ * the edge pairs measured). The same operations on the same doubles as
+ * when they were stored: the same bits. */
 typedef struct cq_pre {
-    const double *vx, *vy, *vz, *arc_x, *arc_y, *arc_z, *fx, *fy, *fz, *da, *out, *la;
-    const uint64_t *of0, *of1;
+    const uint32_t *of0, *of1;
 } cq_pre;
 
-static int cq_even(int n) { return n + (n & 1); }
-
-static size_t cq_pre_doubles(const cq_hull *h)
-{
-    return (size_t)(3 * cq_even(h->vertex_count) + 3 * cq_even(h->edge_count) + 3 * cq_even(h->face_count) +
-                    7 * h->edge_count);
-}
+_Static_assert(CQ_EDGES_MAX <= 32, "an edge mask is 32 bits");
 
 size_t cq__hull_sat_bytes(const cq_hull *h)
 {
-    return cq_hull_sat_own(h) ? cq_pre_doubles(h) * sizeof(double) + 2 * (size_t)h->face_count * sizeof(uint64_t)
-                              : 0;
+    return cq_hull_sat_own(h) ? 2 * (size_t)h->face_count * sizeof(uint32_t) : 0;
 }
 
-static cq_pre cq_pre_of(const cq_hull *h, const double *p)
+static cq_pre cq_pre_of(const cq_hull *h, const void *p)
 {
-    int v = cq_even(h->vertex_count), e = cq_even(h->edge_count), f = cq_even(h->face_count), n = h->edge_count;
-    cq_pre r = {p, p + v, p + 2 * v, p + 3 * v, p + 3 * v + e, p + 3 * v + 2 * e, p + 3 * v + 3 * e,
-                p + 3 * v + 3 * e + f, p + 3 * v + 3 * e + 2 * f, p + 3 * (v + e + f), p + 3 * (v + e + f) + 3 * n,
-                p + 3 * (v + e + f) + 6 * n, NULL, NULL};
-    r.of0 = (const uint64_t *)(p + cq_pre_doubles(h)), r.of1 = r.of0 + h->face_count;
-    return r;
+    const uint32_t *masks = p;
+    return (cq_pre){masks, masks + h->face_count};
 }
 
-/* Writes the three coordinates of v[0..n) to x, y, z, padded. */
+/* Writes the three coordinates of v[0..n) to x, y, z, and the last again
+ * at n: the SSE2 loops read pairs, and a repeated entry changes no lowest
+ * value and no sign bit they keep. */
 static void cq_soa(const cq_vec3 *v, int n, double *x, double *y, double *z)
 {
     for (int k = 0; k < n; k++)
         x[k] = v[k].x, y[k] = v[k].y, z[k] = v[k].z;
-    if (n & 1) /* the padding slot exists only then */
-        x[n] = x[n - 1], y[n] = y[n - 1], z[n] = z[n - 1];
+    x[n] = x[n - 1], y[n] = y[n - 1], z[n] = z[n - 1];
 }
 
 void cq__hull_sat_prepare(const cq_hull *h, void *block)
 {
-    double *p = block;
-    cq_pre r = cq_pre_of(h, p);
-    cq_vec3 arcs[CQ_EDGES_MAX], normals[CQ_SAT_HULL_MAX_FACES];
-    uint64_t *of0 = (uint64_t *)(p + cq_pre_doubles(h)), *of1 = of0 + h->face_count;
+    uint32_t *of0 = block, *of1 = of0 + h->face_count;
     for (int g = 0; g < h->face_count; g++)
-        normals[g] = h->faces[g].normal, of0[g] = of1[g] = 0;
-    double *da = (double *)r.da, *out = (double *)r.out, *la = (double *)r.la;
-    for (int i = 0; i < h->edge_count; i++) {
-        const cq_hull_edge *e = &h->edges[i];
-        arcs[i] = cq_cross(h->faces[e->f1].normal, h->faces[e->f0].normal);
-        of0[e->f0] |= (uint64_t)1 << i, of1[e->f1] |= (uint64_t)1 << i;
-        cq_vec3 d = cq_sub(h->vertices[e->v1], h->vertices[e->v0]), o = cq_sub(h->vertices[e->v0], h->centroid);
-        da[3 * i] = d.x, da[3 * i + 1] = d.y, da[3 * i + 2] = d.z;
-        out[3 * i] = o.x, out[3 * i + 1] = o.y, out[3 * i + 2] = o.z;
-        la[i] = cq_len2(d);
-    }
-    cq_soa(h->vertices, h->vertex_count, (double *)r.vx, (double *)r.vy, (double *)r.vz);
-    cq_soa(arcs, h->edge_count, (double *)r.arc_x, (double *)r.arc_y, (double *)r.arc_z);
-    cq_soa(normals, h->face_count, (double *)r.fx, (double *)r.fy, (double *)r.fz);
+        of0[g] = of1[g] = 0;
+    for (int i = 0; i < h->edge_count; i++)
+        of0[h->edges[i].f0] |= (uint32_t)1 << i, of1[h->edges[i].f1] |= (uint32_t)1 << i;
 }
 
-/* The pair in A's frame: A's precomputed data, and B's vertices moved
- * there as coordinate arrays like A's (the support loops run over plain
- * doubles, two at a time; an odd count repeats its last vertex, which
- * changes no lowest value), with B's face normals and plane offsets. */
+/* The pair in A's frame: A's edge masks and its vertices copied as
+ * coordinate arrays, and B's vertices moved there as coordinate arrays
+ * like A's (the support loops run over plain doubles, two at a time; an
+ * odd count repeats its last vertex, which changes no lowest value), with
+ * B's face normals and plane offsets. */
 typedef struct cq_hsat {
     const cq_hull *a, *b;
-    cq_pre pa; /* A's precomputed data */
+    cq_pre pa; /* A's edge masks */
+    double ax[CQ_HULL_SAT_MAX_VERTICES + 1], ay[CQ_HULL_SAT_MAX_VERTICES + 1], az[CQ_HULL_SAT_MAX_VERTICES + 1];
     double bx[CQ_HULL_SAT_MAX_VERTICES + 1], by[CQ_HULL_SAT_MAX_VERTICES + 1], bz[CQ_HULL_SAT_MAX_VERTICES + 1];
     cq_vec3 nb[CQ_SAT_HULL_MAX_FACES];
     double ob[CQ_SAT_HULL_MAX_FACES];
@@ -158,6 +139,7 @@ static void cq_hsat_init(cq_hsat *s, const cq_hull *a, const cq_xform *xa, const
     cq_mat3 r = cq_mul_mtm(&xa->r, &xb->r);
     cq_vec3 t = cq_mul_mtv(&xa->r, cq_sub(xb->p, xa->p));
     s->pa = cq_pre_of(a, a->sat_data);
+    cq_soa(a->vertices, a->vertex_count, s->ax, s->ay, s->az);
     for (int k = 0; k < b->vertex_count; k++) {
         cq_vec3 v = cq_add(cq_mul_mv(&r, b->vertices[k]), t);
         s->bx[k] = v.x, s->by[k] = v.y, s->bz[k] = v.z;
@@ -218,7 +200,7 @@ static double cq_face_a(const cq_hsat *s, int f)
 /* Gap of B's face f: how far A's deepest vertex lies above its plane. */
 static double cq_face_b(const cq_hsat *s, int f)
 {
-    return cq_lowest(s->pa.vx, s->pa.vy, s->pa.vz, s->a->vertex_count, s->nb[f]) - s->ob[f];
+    return cq_lowest(s->ax, s->ay, s->az, s->a->vertex_count, s->nb[f]) - s->ob[f];
 }
 
 /* The largest gap over the faces of one hull (ties keep the lower face),
@@ -241,7 +223,7 @@ static cq_hcand cq_best_face(const cq_hsat *s, int kind)
 static double cq_support_gap(const cq_hsat *s, cq_vec3 n)
 {
     double lo_b = cq_lowest(s->bx, s->by, s->bz, s->b->vertex_count, n);
-    return lo_b + cq_lowest(s->pa.vx, s->pa.vy, s->pa.vz, s->a->vertex_count, cq_neg(n));
+    return lo_b + cq_lowest(s->ax, s->ay, s->az, s->a->vertex_count, cq_neg(n));
 }
 
 /* The index of m's lowest set bit (m != 0). */
@@ -285,24 +267,68 @@ static uint64_t cq_sign_bits(const double *x, const double *y, const double *z, 
 #endif
 
 /* B's edges in A's frame, and the Gauss-map test in bit masks over A's
- * edges (a hull the SAT takes has at most 64), so each of B's edges tests
+ * edges (a hull the SAT takes has at most 24), so each of B's edges tests
  * all of A's at once. An edge's arc runs between its faces' normals (B's
  * negated: the Minkowski difference's). below[f]: the A edges whose arc
  * plane has B's face f's negated normal c on its positive side,
- * c . (b x a) > 0. */
+ * c . (b x a) > 0. A's face normals (fx, fy, fz) and its edges' arc plane
+ * normals b x a (arc_x, arc_y, arc_z) as coordinate arrays, padded: only
+ * the pairs that reach the edge test need them. */
 typedef struct cq_hedges {
     uint64_t below[CQ_SAT_HULL_MAX_FACES];
+    double fx[CQ_SAT_HULL_MAX_FACES + 1], fy[CQ_SAT_HULL_MAX_FACES + 1], fz[CQ_SAT_HULL_MAX_FACES + 1];
+    double arc_x[CQ_EDGES_MAX + 1], arc_y[CQ_EDGES_MAX + 1], arc_z[CQ_EDGES_MAX + 1];
     cq_vec3 pb[CQ_EDGES_MAX], db[CQ_EDGES_MAX];
     double lb[CQ_EDGES_MAX]; /* squared lengths */
 } cq_hedges;
 
+/* A's face normals as coordinate arrays, padded (the padding face's bit
+ * is masked off where they are read). */
+static void cq_hedges_faces(const cq_hull *a, cq_hedges *e)
+{
+    for (int g = 0; g < a->face_count; g++)
+        e->fx[g] = a->faces[g].normal.x, e->fy[g] = a->faces[g].normal.y, e->fz[g] = a->faces[g].normal.z;
+    int n = a->face_count;
+    e->fx[n] = e->fx[n - 1], e->fy[n] = e->fy[n - 1], e->fz[n] = e->fz[n - 1];
+}
+
+/* A's arcs n(f1) x n(f0), from the face normals' arrays, padded with the
+ * last: two edges at a time in SSE2 (the products and differences of the
+ * scalar cross product, so the same bits). */
+#if defined(__SSE2__)
+static void cq_hedges_arcs(const cq_hull *a, cq_hedges *e)
+{
+    for (int i = 0; i < a->edge_count; i += 2) {
+        int l = i + 1 < a->edge_count ? i + 1 : i; /* an odd count's padding: the last again */
+        int u0 = a->edges[i].f1, u1 = a->edges[l].f1, v0 = a->edges[i].f0, v1 = a->edges[l].f0;
+        __m128d ux = _mm_set_pd(e->fx[u1], e->fx[u0]), uy = _mm_set_pd(e->fy[u1], e->fy[u0]);
+        __m128d uz = _mm_set_pd(e->fz[u1], e->fz[u0]), vx = _mm_set_pd(e->fx[v1], e->fx[v0]);
+        __m128d vy = _mm_set_pd(e->fy[v1], e->fy[v0]), vz = _mm_set_pd(e->fz[v1], e->fz[v0]);
+        _mm_storeu_pd(e->arc_x + i, _mm_sub_pd(_mm_mul_pd(uy, vz), _mm_mul_pd(uz, vy)));
+        _mm_storeu_pd(e->arc_y + i, _mm_sub_pd(_mm_mul_pd(uz, vx), _mm_mul_pd(ux, vz)));
+        _mm_storeu_pd(e->arc_z + i, _mm_sub_pd(_mm_mul_pd(ux, vy), _mm_mul_pd(uy, vx)));
+    }
+}
+#else
+static void cq_hedges_arcs(const cq_hull *a, cq_hedges *e)
+{
+    for (int i = 0; i < a->edge_count + 1; i++) {
+        int k = i < a->edge_count ? i : a->edge_count - 1;
+        cq_vec3 arc = cq_cross(a->faces[a->edges[k].f1].normal, a->faces[a->edges[k].f0].normal);
+        e->arc_x[i] = arc.x, e->arc_y[i] = arc.y, e->arc_z[i] = arc.z;
+    }
+}
+#endif
+
 static void cq_hedges_init(const cq_hsat *s, cq_hedges *e)
 {
-    const cq_hull *b = s->b;
+    const cq_hull *a = s->a, *b = s->b;
+    cq_hedges_faces(a, e);
+    cq_hedges_arcs(a, e);
     /* A padding arc's bit lies past A's edges: of0 and of1 never have it,
      * so no crossing mask does. */
     for (int f = 0; f < b->face_count; f++)
-        e->below[f] = cq_sign_bits(s->pa.arc_x, s->pa.arc_y, s->pa.arc_z, s->a->edge_count, s->nb[f], false);
+        e->below[f] = cq_sign_bits(e->arc_x, e->arc_y, e->arc_z, a->edge_count, s->nb[f], false);
     for (int j = 0; j < b->edge_count; j++) {
         const cq_hull_edge *eb = &b->edges[j];
         e->pb[j] = cq_vertex_b(s, eb->v0), e->db[j] = cq_sub(cq_vertex_b(s, eb->v1), e->pb[j]);
@@ -318,7 +344,7 @@ static uint64_t cq_crossing_edges(const cq_hsat *s, const cq_hedges *e, int j)
 {
     const cq_hull_edge *eb = &s->b->edges[j];
     cq_vec3 dxc = cq_cross(s->nb[eb->f1], s->nb[eb->f0]); /* (-d) x (-c) = d x c */
-    uint64_t faces = cq_sign_bits(s->pa.fx, s->pa.fy, s->pa.fz, s->a->face_count, dxc, true), over0 = 0, over1 = 0;
+    uint64_t faces = cq_sign_bits(e->fx, e->fy, e->fz, s->a->face_count, dxc, true), over0 = 0, over1 = 0;
     faces &= ((uint64_t)1 << s->a->face_count) - 1; /* not the padding face's bit */
     for (; faces; faces &= faces - 1) { /* A's faces on the positive side of j's arc plane */
         int g = cq_lowest_bit(faces);
@@ -330,17 +356,20 @@ static uint64_t cq_crossing_edges(const cq_hsat *s, const cq_hedges *e, int j)
 
 /* The edge pair's gap along its axis (the distance between the two edges'
  * lines, the axis oriented away from A's centroid), and the unit axis;
- * false for edges too near parallel to have one. */
+ * false for edges too near parallel to have one. A's edge's direction
+ * and offset are derived here, for the few pairs measured, rather than
+ * stored in the hull's block. */
 static bool cq_edge_gap(const cq_hsat *s, const cq_hedges *e, int i, int j, double *gap, cq_vec3 *axis)
 {
-    const double *d = s->pa.da + 3 * i, *o = s->pa.out + 3 * i;
-    cq_vec3 n = cq_cross(cq_v3(d[0], d[1], d[2]), e->db[j]);
+    const cq_hull_edge *ea = &s->a->edges[i];
+    cq_vec3 va = s->a->vertices[ea->v0], d = cq_sub(s->a->vertices[ea->v1], va);
+    cq_vec3 n = cq_cross(d, e->db[j]);
     double l2 = cq_len2(n);
-    if (!(l2 > CQ_HULL_PARALLEL_SIN2 * s->pa.la[i] * e->lb[j]))
+    if (!(l2 > CQ_HULL_PARALLEL_SIN2 * cq_len2(d) * e->lb[j]))
         return false;
     double k = 1 / sqrt(l2);
-    n = cq_scale(n, n.x * o[0] + n.y * o[1] + n.z * o[2] < 0 ? -k : k);
-    *gap = cq_dot(n, cq_sub(e->pb[j], s->a->vertices[s->a->edges[i].v0]));
+    n = cq_scale(n, cq_dot(n, cq_sub(va, s->a->centroid)) < 0 ? -k : k);
+    *gap = cq_dot(n, cq_sub(e->pb[j], va));
     *axis = n;
     return true;
 }
@@ -413,7 +442,7 @@ static void cq_face_answer(const cq_hsat *s, cq_hcand c, const cq_xform *xa, con
     }
     /* B's face: its outward normal points at A. A's vertex lies gap above
      * its plane; the foot on the plane is B's point. */
-    int v = cq_lowest_at(s->pa.vx, s->pa.vy, s->pa.vz, s->a->vertex_count, s->nb[f]);
+    int v = cq_lowest_at(s->ax, s->ay, s->az, s->a->vertex_count, s->nb[f]);
     out->normal = cq_neg(cq_mul_mv(&xb->r, s->b->faces[f].normal));
     out->witness_b = cq_mad(cq_xform_point(xa, s->a->vertices[v]), out->normal, c.gap);
 }
@@ -610,7 +639,7 @@ static void cq_apart(const cq_hsat *s, cq_hcand c, cq_hull_sat *out)
             out->apart_a[k] = loop[k], out->apart_b[k] = (uint16_t)v;
     } else if (kind == CQ_HULL_AXIS_FACE_B) {
         const uint16_t *loop = s->b->face_vertices + s->b->faces[f].first;
-        int v = cq_lowest_at(s->pa.vx, s->pa.vy, s->pa.vz, s->a->vertex_count, s->nb[f]);
+        int v = cq_lowest_at(s->ax, s->ay, s->az, s->a->vertex_count, s->nb[f]);
         for (int k = 0; k < 3; k++)
             out->apart_a[k] = (uint16_t)v, out->apart_b[k] = loop[k];
     } else {

@@ -45,9 +45,10 @@ typedef struct cq_hull {
     cq_hull_edge *edges;
     cq_vec3 centroid;  ///< of the vertices; inside the hull
     cq_vec3 aabb_min, aabb_max; ///< of the vertices, without radius
-    /// Internal, read-only: what the hull-hull SAT reads, laid out once here
-    /// (core/src/sat_hull.c); NULL for a hull the SAT never takes.
-    const double *sat_data;
+    /// Internal, read-only: what the hull-hull SAT reads beyond the arrays
+    /// above (its edge masks), laid out once here (core/src/sat_hull.c);
+    /// NULL for a hull the SAT never takes.
+    const void *sat_data;
 } cq_hull;
 
 /// Builds the hull of points[0..count) with a rounding radius. count must be
