@@ -15,6 +15,7 @@ authorised pair query and a world's summary are answered, and a long
 answer is refused 503 with Retry-After rather than built; once the
 hostile connections close, the long answer is served again."""
 
+import json
 import os
 import socket
 import time
@@ -70,6 +71,11 @@ class HttpReplyTotal(DaemonCase):
     def handled_exports(self):
         return self.daemon.log_text().count('"path":"/v1/worlds/big/export"')
 
+    def export_lines(self):
+        """The exports' access lines, status and duration only (a failure's diagnosis)."""
+        lines = [line for line in self.daemon.log_text().splitlines() if '"path":"/v1/worlds/big/export"' in line]
+        return ["%s %s" % (json.loads(line).get("status"), json.loads(line).get("duration_us")) for line in lines]
+
     def test_unread_answers_are_bounded_and_small_requests_served(self):
         whole = self.export()
         self.assertEqual(whole.status, 200, whole.describe())
@@ -80,10 +86,12 @@ class HttpReplyTotal(DaemonCase):
         seen = self.handled_exports()
         socks = [hostile_connection(self.daemon.http_port) for _ in range(HOSTILE)]
         try:
-            deadline = time.monotonic() + 120
-            while self.handled_exports() < seen + HOSTILE and time.monotonic() < deadline:
+            started = time.monotonic()
+            while self.handled_exports() < seen + HOSTILE and time.monotonic() < started + 120:
                 time.sleep(0.1)
-            self.assertEqual(self.handled_exports(), seen + HOSTILE, "every hostile request answered")
+            self.assertEqual(self.handled_exports(), seen + HOSTILE,
+                             "every hostile request answered (after %.0f s); the exports' access lines: %s"
+                             % (time.monotonic() - started, self.export_lines()))
             held = rss(self.daemon) - before
             # the total, passed by one answer per worker building when it filled
             bound = TOTAL + (WORKERS + 1) * size + RSS_SLACK
