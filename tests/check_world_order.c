@@ -28,7 +28,6 @@ typedef struct model {
     double r[POOL];
 } model;
 
-static int str_cmp(const void *a, const void *b) { return strcmp(a, b); }
 
 static void make_ids(model *m, tu_rng *rng)
 {
@@ -45,22 +44,9 @@ static cq_world_op put_op(model *m, tu_rng *rng, int k, double side)
     return wo_upsert(m->id[k], wo_sphere(m->r[k]), wo_at(m->at[k].x, m->at[k].y, m->at[k].z), cq_v3(0, 0, 0), 1, 1);
 }
 
-/* The listing against the model's ids, sorted. */
 static void check_list(const cq_world *w, const model *m)
 {
-    wo_item *items;
-    int n = wo_items(w, &items), nm = 0;
-    char(*want)[24] = malloc(sizeof *want * POOL);
-    ck_assert(want != NULL);
-    for (int k = 0; k < POOL; k++)
-        if (m->alive[k])
-            memcpy(want[nm++], m->id[k], sizeof *want);
-    qsort(want, (size_t)nm, sizeof *want, str_cmp);
-    ck_assert_int_eq(n, nm);
-    for (int i = 0; i < n; i++)
-        ck_assert_str_eq(items[i].id, want[i]);
-    free(want);
-    free(items);
+    wo_check_listing(w, m->id[0], sizeof m->id[0], m->alive, POOL);
 }
 
 /* A sphere's overlaps against an exact test of every shape, sorted by id. */

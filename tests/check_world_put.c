@@ -29,7 +29,6 @@ typedef struct model {
     bool alive[POOL];
 } model;
 
-static int str_cmp(const void *a, const void *b) { return strcmp(a, b); }
 
 /* A random rotation, so boxes' AABBs come in many sizes. */
 static cq_xform random_pose(tu_rng *rng, double side)
@@ -51,19 +50,7 @@ static cq_world_op put_op(model *m, tu_rng *rng, int k, double side)
 
 static void check_list(const cq_world *w, const model *m)
 {
-    wo_item *items;
-    int n = wo_items(w, &items), nm = 0;
-    char(*want)[20] = malloc(sizeof *want * POOL);
-    ck_assert(want != NULL);
-    for (int k = 0; k < POOL; k++)
-        if (m->alive[k])
-            memcpy(want[nm++], m->id[k], sizeof *want);
-    qsort(want, (size_t)nm, sizeof *want, str_cmp);
-    ck_assert_int_eq(n, nm);
-    for (int i = 0; i < n; i++)
-        ck_assert_str_eq(items[i].id, want[i]);
-    free(want);
-    free(items);
+    wo_check_listing(w, m->id[0], sizeof m->id[0], m->alive, POOL);
 }
 
 /* Closest hits of random rays against a cast at every shape. */

@@ -110,6 +110,25 @@ static bool body_eq(const cq_world_body *a, const cq_world_body *b)
            vec_eq(a->velocity, b->velocity) && a->layer == b->layer && a->mask == b->mask;
 }
 
+static int listing_cmp(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+void wo_check_listing(const cq_world *w, const char *ids, size_t stride, const bool *alive, int pool)
+{
+    wo_item *items;
+    int n = wo_items(w, &items), nm = 0;
+    const char **want = malloc(sizeof *want * (size_t)(pool > 0 ? pool : 1));
+    ck_assert(want != NULL);
+    for (int k = 0; k < pool; k++)
+        if (alive[k])
+            want[nm++] = ids + (size_t)k * stride;
+    qsort(want, (size_t)nm, sizeof *want, listing_cmp);
+    ck_assert_int_eq(n, nm);
+    for (int i = 0; i < n; i++)
+        ck_assert_str_eq(items[i].id, want[i]);
+    free(want);
+    free(items);
+}
+
 bool wo_items_equal(const wo_item *a, int na, const wo_item *b, int nb)
 {
     if (na != nb)

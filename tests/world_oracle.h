@@ -53,6 +53,10 @@ typedef struct wo_item {
 /* Every live shape sorted by id (malloc'd, *out); returns the count. */
 int wo_items(const cq_world *w, wo_item **out);
 
+/* The world's id listing against a model's: pool ids of stride bytes each
+ * (NUL-terminated), alive[k] for those that should be listed, sorted. */
+void wo_check_listing(const cq_world *w, const char *ids, size_t stride, const bool *alive, int pool);
+
 /* Whether two snapshots are the same registry (ids, handles, bodies). */
 bool wo_items_equal(const wo_item *a, int na, const wo_item *b, int nb);
 
