@@ -100,7 +100,8 @@ class HttpReplyTotal(DaemonCase):
         try:
             handled = self.wait_for_exports(seen + HOSTILE)
             # One of the 40 concurrent requests is sometimes never served
-            # (seen at a5f2a98 too, 2 runs in 4; open: CHANGELOG.md, "Known"): the bounds below hold with one answer fewer held.
+            # (seen at a5f2a98 too, 2 runs in 4; open: CHANGELOG.md,
+            # "Known"): the bounds below hold with one answer fewer held.
             self.assertGreaterEqual(handled, seen + HOSTILE - 1,
                                     "every hostile request answered; the exports' access lines: %s"
                                     % self.export_lines())
