@@ -187,7 +187,8 @@ static int gather_live(const cq_sap *sap, sm_history *h)
     for (int k = 0; k < span; k++)
         if (cq__sap_pair_entry(sap, k, &p))
             h->got[n++] = p;
-    qsort(h->got, (size_t)n, sizeof *h->got, pair_cmp);
+    if (n > 0) // h->got is NULL while no pair was ever held: qsort takes no NULL
+        qsort(h->got, (size_t)n, sizeof *h->got, pair_cmp);
     return n;
 }
 
