@@ -26,24 +26,9 @@ static cq_world *make_world(double skin, long cap)
     return w;
 }
 
-/* The brute-force pair count of w's shapes at skin; with filters false,
- * every overlap the broadphase tests (what the cap counts). */
-static int brute_count_of(const cq_world *w, double skin, bool filters)
-{
-    wo_item *items;
-    int n = wo_items(w, &items);
-    for (int k = 0; k < n && !filters; k++)
-        items[k].body.layer = items[k].body.mask = ~0u;
-    int(*pairs)[2];
-    int np = wo_brute_pairs(items, n, skin, &pairs);
-    free(pairs);
-    free(items);
-    return np;
-}
+static int brute_count(const cq_world *w, double skin) { return wo_brute_count(w, skin, true); }
 
-static int brute_count(const cq_world *w, double skin) { return brute_count_of(w, skin, true); }
-
-static int brute_overlaps(const cq_world *w, double skin) { return brute_count_of(w, skin, false); }
+static int brute_overlaps(const cq_world *w, double skin) { return wo_brute_count(w, skin, false); }
 
 /* The brute-force pairs (or with filters false, overlaps) of w's shapes
  * after ops[0..n), in a copy without a cap; -1 when the batch is invalid. */
@@ -58,7 +43,7 @@ static int pairs_after(const cq_world *w, const cq_world_op *ops, int n, double 
                                        .mask = items[k].body.mask}, 1);
     free(items);
     int bad;
-    int pairs = cq_world_apply(probe, ops, n, &bad) == CQ_OK ? brute_count_of(probe, skin, filters) : -1;
+    int pairs = cq_world_apply(probe, ops, n, &bad) == CQ_OK ? wo_brute_count(probe, skin, filters) : -1;
     cq_world_destroy(probe);
     return pairs;
 }

@@ -153,22 +153,7 @@ START_TEST(test_single_puts_and_deletes)
 END_TEST
 
 /* Overlaps the broadphase tests (fattened boxes touching, filters aside). */
-static long overlaps(const cq_world *w, double skin)
-{
-    wo_item *items;
-    int n = wo_items(w, &items);
-    long c = 0;
-    cq_aabb *box = malloc(sizeof *box * (size_t)(n + 1));
-    ck_assert(box != NULL);
-    for (int i = 0; i < n; i++) /* as wo_brute_pairs boxes them */
-        box[i] = cq_aabb_fatten(cq__shape_aabb(&items[i].body.shape, &items[i].body.pose), skin / 2);
-    for (int i = 0; i < n; i++)
-        for (int j = i + 1; j < n; j++)
-            c += cq_aabb_overlap(&box[i], &box[j]);
-    free(box);
-    free(items);
-    return c;
-}
+static long overlaps(const cq_world *w, double skin) { return wo_brute_count(w, skin, false); }
 
 /* The cap's refusals, one PUT at a time: a clump of boxes put into a
  * world held near its cap is refused exactly when its overlaps would pass

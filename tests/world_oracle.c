@@ -110,6 +110,19 @@ static bool body_eq(const cq_world_body *a, const cq_world_body *b)
            vec_eq(a->velocity, b->velocity) && a->layer == b->layer && a->mask == b->mask;
 }
 
+int wo_brute_count(const cq_world *w, double skin, bool filters)
+{
+    wo_item *items;
+    int n = wo_items(w, &items);
+    for (int k = 0; k < n && !filters; k++)
+        items[k].body.layer = items[k].body.mask = ~0u;
+    int(*pairs)[2];
+    int np = wo_brute_pairs(items, n, skin, &pairs);
+    free(pairs);
+    free(items);
+    return np;
+}
+
 static int listing_cmp(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
 void wo_check_listing(const cq_world *w, const char *ids, size_t stride, const bool *alive, int pool)

@@ -66,6 +66,11 @@ bool wo_items_equal(const wo_item *a, int na, const wo_item *b, int nb);
  * (malloc'd, *out) and returns the count. */
 int wo_brute_pairs(const wo_item *items, int n, double skin, int (**out)[2]);
 
+/* The brute-force pair count of w's shapes at skin; with filters false,
+ * every overlap the broadphase tests whatever the filters (what the pair
+ * cap counts). */
+int wo_brute_count(const cq_world *w, double skin, bool filters);
+
 /* The handle of a live id (the test fails otherwise). */
 cq_world_handle wo_handle(const cq_world *w, const char *id);
 
