@@ -782,9 +782,13 @@ class Durability(unittest.TestCase):
     def test_not_ready_while_recovering(self):
         d = self.start("--snapshot-every", "0")
         rng = random.Random(8)
-        self.ok(d, "PUT", "/v1/worlds/big", {"settings": {"capacity": 10000}, "shapes": [
-            body_item("s%d" % i, sphere(0.5), (rng.uniform(-500, 500), rng.uniform(-500, 500), 0))
-            for i in range(10000)]})
+        # Four imports of 10,000 shapes: a recovery long enough that the
+        # requests below come while it runs (one import's replay once
+        # finished between them).
+        for name in ("big", "big2", "big3", "big4"):
+            self.ok(d, "PUT", "/v1/worlds/" + name, {"settings": {"capacity": 10000}, "shapes": [
+                body_item("s%d" % i, sphere(0.5), (rng.uniform(-500, 500), rng.uniform(-500, 500), 0))
+                for i in range(10000)]})
         self.crash(d)
         d = self.start(ready=False)
         r = d.request("GET", "/readyz")
