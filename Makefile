@@ -54,6 +54,7 @@ help:
 	@echo "make            build $(LIBCQ), $(LIBCQP), $(DAEMON), $(BENCH_BIN) and $(GEN_BIN)"
 	@echo "make deps       install the Debian packages building and running need (only the missing ones)"
 	@echo "make test       build, run every Check suite and fuzz-regress, then the end-to-end tests against the daemon"
+	@echo "make test-scalar the box suites (sat, box_box, box_clip) on a -DCQ_NO_SIMD build in $(BUILD)/scalar (part of test)"
 	@echo "make boundaries fail on an include across the layers' private headers or an unprefixed symbol"
 	@echo "make examples   build the client examples ($(EXAMPLES)) against $(LIBCQC)"
 	@echo "make bench-client the C client's tick: encode + decode per tick beside the daemon's CPU"

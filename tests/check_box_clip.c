@@ -157,10 +157,23 @@ static void assert_in_overlap(const cq_obb *r, int rf, const cq_obb *c, int cf, 
     ck_assert_msg(over_face(c, cf, x, tol, &hc) && fabs(hc) <= tol, "a point off the incident face (%g)", hc);
 }
 
-/* One clip of every variant against the reference passes: each of their
- * points is among the variant's, and each of the variant's lies in the
- * faces' overlap (where the overlap has no area the passes may keep only
- * one end of it). Returns the points compared. */
+/* Each point of a clip names geometry it is on and lies in the faces'
+ * overlap, within the skin. */
+static void assert_points(const cq_obb *r, int rf, const cq_obb *c, int cf, double skin, bool b,
+                          const cq_contact_point *p, int n, double tol)
+{
+    for (int k = 0; k < n; k++) {
+        assert_feature(r, c, rf, p[k], b, tol);
+        assert_in_overlap(r, rf, c, cf, p[k], b, tol);
+        ck_assert(!(p[k].depth < -skin));
+    }
+}
+
+/* One clip of every variant against the reference passes: the passes'
+ * own points checked as the variants' are, each of their points among
+ * the variant's, and each of the variant's in the faces' overlap (where
+ * the overlap has no area the passes may keep only one end of it).
+ * Returns the points compared. */
 static int compare_clip(const cq_obb *r, int rf, const cq_obb *c, int cf, double skin, bool b, double tol)
 {
     clip_fn fn[3];
@@ -168,15 +181,12 @@ static int compare_clip(const cq_obb *r, int rf, const cq_obb *c, int cf, double
     int nv = variants(fn, name), compared = 0;
     cq_contact_point want[CQ_CLIP_MAX], got[CQ_CLIP_MAX];
     int m = cq__box_clip_box(r, rf, c, cf, skin, b, want);
+    assert_points(r, rf, c, cf, skin, b, want, m, tol);
     for (int v = 0; v < nv; v++) {
         int n = fn[v](r, rf, c, cf, skin, b, got);
         ck_assert_msg(covered(want, m, got, n, tol), "%s: faces %d/%d: %d points, the passes %d", name[v], rf, cf, n,
                       m);
-        for (int k = 0; k < n; k++) {
-            assert_feature(r, c, rf, got[k], b, tol);
-            assert_in_overlap(r, rf, c, cf, got[k], b, tol);
-            ck_assert(!(got[k].depth < -skin));
-        }
+        assert_points(r, rf, c, cf, skin, b, got, n, tol);
         compared += n;
     }
     return compared;
@@ -203,16 +213,39 @@ START_TEST(vector_clip_matches_the_passes_on_random_boxes)
 }
 END_TEST
 
+/* Whether each corner of the rectangle [x0, x1] x [y0, y1] (on A's top
+ * face, A unturned at the origin) has a point of p at the stack's depth. */
+static void assert_corners(const char *name, const cq_contact_point *p, int n, const double rect[4], double depth)
+{
+    for (int c = 0; c < 4; c++) {
+        double x = rect[c & 1], y = rect[2 + (c >> 1)];
+        bool found = false;
+        for (int k = 0; k < n && !found; k++)
+            found = fabs(p[k].position.x - x) <= 1e-9 && fabs(p[k].position.y - y) <= 1e-9 &&
+                    fabs(p[k].depth - depth) <= 1e-9;
+        ck_assert_msg(found, "%s: corner (%g, %g) missing from %d points", name, x, y, n);
+    }
+}
+
 /* A box of half extents hb on a box of half extents ha, turned by yaw about
  * the normal and moved by (dx, dy) in the plane, 0.05 deep: the reference
- * is A's top face, the incident B's bottom face. */
-static int flush_stack(cq_vec3 ha, cq_vec3 hb, double dx, double dy, double yaw, int *points)
+ * is A's top face, the incident B's bottom face. Where rect is given (the
+ * faces' overlap, a rectangle with area), the passes and every variant
+ * have its four corners among their points. */
+static int flush_stack(cq_vec3 ha, cq_vec3 hb, double dx, double dy, double yaw, const double *rect)
 {
     cq_obb a = {cq_v3(0, 0, 0), ha, cq_mat3_identity()};
     cq_obb b = {cq_v3(dx, dy, ha.z + hb.z - 0.05), hb, tu_axis_angle(cq_v3(0, 0, 1), yaw)};
     int inc = cq__box_face_toward(&b, &(cq_vec3){0, 0, -1});
-    cq_contact_point got[CQ_CLIP_MAX];
-    *points = cq_box_clip_fast(&a, 4, &b, inc, 0.01, false, got);
+    if (rect) {
+        clip_fn fn[3];
+        const char *name[3];
+        int nv = variants(fn, name);
+        cq_contact_point got[CQ_CLIP_MAX];
+        assert_corners("passes", got, cq__box_clip_box(&a, 4, &b, inc, 0.01, false, got), rect, 0.05);
+        for (int v = 0; v < nv; v++)
+            assert_corners(name[v], got, fn[v](&a, 4, &b, inc, 0.01, false, got), rect, 0.05);
+    }
     return compare_clip(&a, 4, &b, inc, 0.01, false, 1e-9);
 }
 
@@ -220,43 +253,36 @@ static int flush_stack(cq_vec3 ha, cq_vec3 hb, double dx, double dy, double yaw,
  * and offsets that are not binary fractions, so sides meet within
  * rounding), at yaws of 0, 1e-16, 1e-9 rad, and a diamond through a
  * square's corners: the same point sets as the passes, and where the
- * overlap is a rectangle with area (a flush stack, yaw 0), all four of its
- * corners among the points. */
+ * overlap is a rectangle with area, all four of its corners among the
+ * points of the passes and of each variant (at 1e-9 rad the corners move
+ * by less than 1e-9). */
 START_TEST(vector_clip_keeps_flush_stacks)
 {
     static const double yaws[] = {0, 1e-16, -1e-16, 1e-9, -5e-10};
-    int compared = 0, stacks = 0;
+    clip_fn fn[3];
+    const char *name[3];
+    int compared = 0, stacks = 0, nv = variants(fn, name);
     for (int i = 1; i <= 4; i++)
         for (int j = 1; j <= 4; j++)
             for (int di = -4; di <= 4; di++)
                 for (size_t y = 0; y < sizeof yaws / sizeof yaws[0]; y++) {
                     cq_vec3 ha = cq_v3(0.1 * i, 0.1 * j, 0.5), hb = cq_v3(0.1 * j, 0.1 * i, 0.5);
-                    int n;
-                    compared += flush_stack(ha, hb, 0.1 * di, 0.1 * (di / 2), yaws[y], &n);
-                    double ox = 0.1 * i + 0.1 * j - fabs(0.1 * di), oy = 0.1 * j + 0.1 * i - fabs(0.1 * (di / 2));
-                    if (ox > 1e-9 && oy > 1e-9)
-                        ck_assert_msg(n >= 4, "sizes %d %d offset %d yaw %g: %d points", i, j, di, yaws[y], n);
+                    double dx = 0.1 * di, dy = 0.1 * (di / 2);
+                    double rect[4] = {fmax(-ha.x, dx - hb.x), fmin(ha.x, dx + hb.x), fmax(-ha.y, dy - hb.y),
+                                      fmin(ha.y, dy + hb.y)};
+                    bool area = rect[1] - rect[0] > 1e-9 && rect[3] - rect[2] > 1e-9;
+                    compared += flush_stack(ha, hb, dx, dy, yaws[y], area ? rect : NULL);
                     stacks++;
                 }
     /* The reviewer's diamond: a square turned 45 degrees whose corners lie on
-     * a square's sides. */
-    int n;
-    compared += flush_stack(cq_v3(1, 1, 1), cq_v3(1.4142135623730949, 1.4142135623730949, 0.5), 0, 0, 0.78539816339744831, &n);
-    ck_assert_int_ge(n, 4);
+     * a square's sides, so the overlap is the square. */
+    static const double square[4] = {-1, 1, -1, 1};
+    compared += flush_stack(cq_v3(1, 1, 1), cq_v3(1.4142135623730949, 1.4142135623730949, 0.5), 0, 0,
+                            0.78539816339744831, square);
     printf("flush stacks: %d, %d points compared\n", stacks, compared);
-    ck_assert_int_gt(compared, 4000);
+    ck_assert_int_gt(compared, 1200 * (nv + 1));
 }
 END_TEST
-
-/* Whether cq_box_clip_fast_in is the vector clip on this build and CPU. */
-static bool vector_clip_runs(void)
-{
-#if CQ_HAVE_BOX_CLIP_SIMD && CQ_HAVE_AVX2
-    return __builtin_cpu_supports("avx2");
-#else
-    return false;
-#endif
-}
 
 /* The largest difference between two clip inputs' numbers. */
 static double input_diff(const cq_box_clip_in *x, const cq_box_clip_in *y)
@@ -305,14 +331,8 @@ static int compare_seen(const cq_obb *a, const cq_obb *b, double tol)
             int m = cq__box_clip_box(ref, rf, inc, cf, 0.3, ref_is_b, pw);
             int n = cq_box_clip_fast_in(&got, 0.3, ref_is_b, pg);
             ck_assert_msg(covered(pw, m, pg, n, tol), "faces %d/%d: %d points, the passes %d", rf, cf, n, m);
-            /* The features only where the vector clip made the points: the
-             * passes name some cut points by an edge they are not on where
-             * the faces do not face each other (as on main, a build
-             * without it fails the flush tests' feature checks too). */
-            for (int k = 0; k < n && vector_clip_runs(); k++) {
-                assert_feature(ref, inc, rf, pg[k], ref_is_b, tol);
-                assert_in_overlap(ref, rf, inc, cf, pg[k], ref_is_b, tol);
-            }
+            assert_points(ref, rf, inc, cf, 0.3, ref_is_b, pw, m, tol);
+            assert_points(ref, rf, inc, cf, 0.3, ref_is_b, pg, n, tol);
             compared += n;
         }
     }

@@ -79,7 +79,12 @@ static void cq_face_frame(const cq_obb *box, int id, cq_clip_frame *fr, cq_clip_
 
 /* Box-box face clipping: cq__clip_polygon's Sutherland-Hodgman passes,
  * specialised to the reference face's rectangle and kept to the same
- * arithmetic, so the same vertices come out in the same order. (The
+ * arithmetic, so the same vertices come out in the same order, but for two
+ * rules of the vector clip's, which the generic clipper lacks: a distance
+ * within rounding of a side counts as 0, and a vertex on a side whose next
+ * vertex is outside leaves the polygon along that side (its cut point then
+ * lies where two sides meet, not on its incident edge). Both only change
+ * where a vertex lies within rounding of a side line (flush stacks). (The
  * clipper's rule for an incident segment has no counterpart here: a box's
  * face has four corners.) */
 
@@ -127,7 +132,8 @@ static inline uint64_t cq_pick(bool c, uint64_t a, uint64_t b)
 /* One pass of cq_clip_by_line (manifold.c) against a side whose signed
  * distances are dist[0..n] (the polygon's slot n repeats its first vertex,
  * so edge k always ends at k + 1): the same keep and cut rules and the same
- * arithmetic. Each vertex and the point where its edge would cross are
+ * arithmetic, and a vertex on the line (dp = 0) followed by one outside
+ * leaves along the side. Each vertex and the point where its edge would cross are
  * both written, and only the count says which stay: which side a vertex
  * lies on is unpredictable, and a mispredicted branch costs more than the
  * writes. Where nothing crosses (dp = dq possible) the division may give an
@@ -145,7 +151,10 @@ static void cq_rect_cut(const cq_rect_poly *in, const double *dist, unsigned sid
     for (int k = 0; k < n; k++) {
         double dp = dist[k], dq = dist[k + 1];
         uint64_t tag = in->tag[k], edge = tag >> 48; /* out_edge + 1 */
-        out->x[m] = in->x[k], out->y[m] = in->y[k], out->z[m] = in->z[k], out->tag[m] = tag;
+        /* A vertex on the line whose next one is outside: the boundary
+         * leaves it along this side, not along its incident edge. */
+        uint64_t along_side = cq_pick(!(dp < 0) & (dq > 0), ~(uint64_t)0 >> 16, ~(uint64_t)0);
+        out->x[m] = in->x[k], out->y[m] = in->y[k], out->z[m] = in->z[k], out->tag[m] = tag & along_side;
         m += dp <= 0;
         double t = dp / (dp - dq);
         out->x[m] = in->x[k] + t * (in->x[k + 1] - in->x[k]);
@@ -161,10 +170,14 @@ static void cq_rect_cut(const cq_rect_poly *in, const double *dist, unsigned sid
  * borders the side at +v, -u, -v, +u for m = 0..3). The distance is the
  * general line's a x + b y - d with (a, b) = (0, 1), (-1, 0), (0, -1),
  * (1, 0), without the zero term: the same bits for finite coordinates. A
- * pass with every vertex kept changes nothing and is skipped; the result is
- * in *cur. */
-static inline void cq_rect_side(cq_rect_poly **cur, cq_rect_poly **spare, int side, double h, unsigned edge,
-                                unsigned inc_face)
+ * distance within tol of 0 (cq_box_clip_tol: the rounding of the frame's
+ * coordinates) counts as 0, as in the vector clip: a vertex that close
+ * lies on the line, so an incident edge along a side (a flush stack) is
+ * kept whole, where its ends' rounding would otherwise cut it in its
+ * middle and drop a corner. A pass with every vertex kept changes nothing
+ * and is skipped; the result is in *cur. */
+static inline void cq_rect_side(cq_rect_poly **cur, cq_rect_poly **spare, int side, double h, double tol,
+                                unsigned edge, unsigned inc_face)
 {
     cq_rect_poly *p = *cur;
     int n = p->n;
@@ -172,7 +185,8 @@ static inline void cq_rect_side(cq_rect_poly **cur, cq_rect_poly **spare, int si
     double sign = side == 0 || side == 3 ? 1 : -1, dist[CQ_RECT_POLY_MAX]; /* times +-1: exact */
     bool outside = false;
     for (int k = 0; k < n; k++) {
-        dist[k] = sign * c[k] - h;
+        double d = sign * c[k] - h;
+        dist[k] = fabs(d) <= tol ? 0 : d;
         outside |= !(dist[k] <= 0); /* as cq_clip_by_line keeps: a NaN is not kept */
     }
     if (!outside)
@@ -272,8 +286,9 @@ int cq__box_clip_passes(const cq_box_clip_in *in, double skin, bool ref_is_b, cq
      * nothing (never here: the SAT found the faces overlapping) leaves the
      * later passes nothing to do, as cq__clip_polygon stops. */
     const uint16_t *edge = cq__box_face_eid[ref_id];
+    double tol = cq_box_clip_tol(in);
     for (int side = 0; side < 4; side++)
-        cq_rect_side(&cur, &spare, side, side & 1 ? in->hu : in->hv, edge[side], (unsigned)inc_id);
+        cq_rect_side(&cur, &spare, side, side & 1 ? in->hu : in->hv, tol, edge[side], (unsigned)inc_id);
     return cq_rect_emit(&in->fr, cur, skin, ref_is_b, out);
 }
 

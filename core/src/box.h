@@ -3,6 +3,9 @@
 #ifndef CQ_BOX_H
 #define CQ_BOX_H
 
+#include <float.h>
+#include <math.h>
+
 #include "manifold.h"
 
 /* -1 where d < 0, else 1, looked up: which it is is unpredictable, and
@@ -52,6 +55,16 @@ typedef struct cq_box_clip_in {
     cq_vec3 cf, uf, vf;
     int ref_id, inc_id;
 } cq_box_clip_in;
+
+/* The rounding of a clip input's frame coordinates, and more: a signed
+ * distance from a side line within it counts as 0 in both clips, so the
+ * passes and the vector clip make the same keep-or-cut decisions. */
+static inline double cq_box_clip_tol(const cq_box_clip_in *in)
+{
+    return 64 * DBL_EPSILON *
+           (in->hu + in->hv + fabs(in->cf.x) + fabs(in->cf.y) + fabs(in->uf.x) + fabs(in->uf.y) + fabs(in->vf.x) +
+            fabs(in->vf.y));
+}
 
 /* Fills in for face inc_id of inc clipped against face ref_id of ref. */
 void cq__box_clip_setup(const cq_obb *ref, int ref_id, const cq_obb *inc, int inc_id, cq_box_clip_in *in);

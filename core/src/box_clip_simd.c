@@ -166,10 +166,8 @@ CQ_ALWAYS_INLINE unsigned cq_clip_cands(const cq_box_clip_in *in, double skin, c
     cq_d4 y = (in->cf.y + su * in->uf.y) + sv * in->vf.y;
     cq_d4 z = (in->cf.z + su * in->uf.z) + sv * in->vf.z;
     memcpy(cd->x, &x, sizeof x), memcpy(cd->y, &y, sizeof y), memcpy(cd->z, &z, sizeof z);
-    /* The rounding of the frame coordinates, and more. */
-    double tol = 64 * DBL_EPSILON *
-                 (hu + hv + fabs(in->cf.x) + fabs(in->cf.y) + fabs(in->uf.x) + fabs(in->uf.y) + fabs(in->vf.x) +
-                  fabs(in->vf.y));
+    /* The rounding of the frame coordinates, and more: the passes' own. */
+    double tol = cq_box_clip_tol(in);
     /* Inside every side, to tol (a NaN not kept). */
     unsigned keep = cq_l4_bits((y - hv <= tol) & (-x - hu <= tol) & (-y - hv <= tol) & (x - hu <= tol));
     cq_side s0 = cq_side_cross(x, y, z, 0, hv, tol, cd), s1 = cq_side_cross(x, y, z, 1, hu, tol, cd);
