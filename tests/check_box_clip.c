@@ -284,6 +284,45 @@ START_TEST(vector_clip_keeps_flush_stacks)
 }
 END_TEST
 
+/* The generic clipper (cq_clip_by_line of manifold.c, which the hull,
+ * triangle and mesh face clips share) on the flush stacks above: each of
+ * its points names geometry it lies on. A vertex on a side whose next
+ * vertex is outside leaves the polygon along that side, so the point cut
+ * after it is named by two sides, not by an incident edge it is not on;
+ * where the overlap has area its four corners are among the points. */
+START_TEST(generic_clip_names_edges_on_flush_stacks)
+{
+    static const double yaws[] = {0, 1e-16, -1e-16, 1e-9, -5e-10};
+    int points = 0;
+    for (int i = 1; i <= 4; i++)
+        for (int j = 1; j <= 4; j++)
+            for (int di = -4; di <= 4; di++)
+                for (size_t y = 0; y < sizeof yaws / sizeof yaws[0]; y++)
+                    for (int b = 0; b < 2; b++) {
+                        cq_vec3 ha = cq_v3(0.1 * i, 0.1 * j, 0.5), hb = cq_v3(0.1 * j, 0.1 * i, 0.5);
+                        cq_obb ra = {cq_v3(0, 0, 0), ha, cq_mat3_identity()};
+                        cq_obb ib = {cq_v3(0.1 * di, 0.1 * (di / 2), ha.z + hb.z - 0.05), hb,
+                                     tu_axis_angle(cq_v3(0, 0, 1), yaws[y])};
+                        int inc = cq__box_face_toward(&ib, &(cq_vec3){0, 0, -1});
+                        cq_face face;
+                        cq__box_face(&ib, inc, &face);
+                        cq_contact_point got[CQ_CLIP_MAX];
+                        int n = cq__box_clip(&ra, 4, &face, 0.01, b, got);
+                        for (int k = 0; k < n && b; k++) /* projected onto the reference: A's half first */
+                            got[k].feature = cq_feature_swap(got[k].feature);
+                        assert_points(&ra, 4, &ib, inc, 0.01, b, got, n, 1e-9);
+                        double dx = 0.1 * di, dy = 0.1 * (di / 2);
+                        double rect[4] = {fmax(-ha.x, dx - hb.x), fmin(ha.x, dx + hb.x), fmax(-ha.y, dy - hb.y),
+                                          fmin(ha.y, dy + hb.y)};
+                        if (rect[1] - rect[0] > 1e-9 && rect[3] - rect[2] > 1e-9)
+                            assert_corners("generic", got, n, rect, 0.05);
+                        points += n;
+                    }
+    printf("generic clip on flush stacks: %d points checked\n", points);
+    ck_assert_int_gt(points, 1200);
+}
+END_TEST
+
 /* The largest difference between two clip inputs' numbers. */
 static double input_diff(const cq_box_clip_in *x, const cq_box_clip_in *y)
 {
@@ -409,6 +448,7 @@ Suite *box_clip_suite(void)
     tcase_add_test(tc, vector_clip_matches_the_passes_on_random_boxes);
     tcase_add_test(tc, vector_clip_keeps_flush_stacks);
     tcase_add_test(tc, flush_stack_contacts_have_four_corners);
+    tcase_add_test(tc, generic_clip_names_edges_on_flush_stacks);
     tcase_add_test(tc, frame_setup_matches_world_setup);
     suite_add_tcase(s, tc);
     return s;

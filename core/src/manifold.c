@@ -39,8 +39,14 @@ static int cq_clip_by_line(const cq_clip_vertex *in, int n, const cq_clip_line *
     for (int k = 0; k < n; k++) {
         int next = k + 1 == n ? 0 : k + 1;
         double dp = dist[k], dq = dist[next];
-        if (dp <= 0)
-            out[m++] = in[k];
+        if (dp <= 0) {
+            out[m] = in[k];
+            /* on the line with the next vertex outside: the boundary leaves
+             * along the line, so a later cut of it lies on two sides */
+            if (dp == 0 && dq > 0)
+                out[m].out_edge = -1;
+            m++;
+        }
         if (dp * dq < 0 && (n > 2 || k == 0)) { /* strictly on opposite sides: cut (a segment once) */
             const cq_clip_vertex *p = &in[k], *q = &in[next];
             double t = dp / (dp - dq);
