@@ -11,6 +11,7 @@
  * bound of the signed distance, and the Minkowski faces' normals include
  * the direction that reaches it. */
 #include <stdint.h>
+#include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -354,6 +355,17 @@ static uint64_t cq_crossing_edges(const cq_hsat *s, const cq_hedges *e, int j)
     return (c ^ d) & (over0 ^ over1) & ~(c ^ over1);
 }
 
+/* v negated where flip is set, without a branch: each component's sign
+ * bit toggled (exactly what negation does). */
+static cq_vec3 cq_flip(cq_vec3 v, bool flip)
+{
+    uint64_t m = (uint64_t)flip << 63, b[3];
+    memcpy(b, &v, sizeof b);
+    b[0] ^= m, b[1] ^= m, b[2] ^= m;
+    memcpy(&v, b, sizeof b);
+    return v;
+}
+
 /* The edge pair's gap along its axis (the distance between the two edges'
  * lines, the axis oriented away from A's centroid), and the unit axis;
  * false for edges too near parallel to have one. A's edge's direction
@@ -367,8 +379,10 @@ static bool cq_edge_gap(const cq_hsat *s, const cq_hedges *e, int i, int j, doub
     double l2 = cq_len2(n);
     if (!(l2 > CQ_HULL_PARALLEL_SIN2 * cq_len2(d) * e->lb[j]))
         return false;
-    double k = 1 / sqrt(l2);
-    n = cq_scale(n, cq_dot(n, cq_sub(va, s->a->centroid)) < 0 ? -k : k);
+    /* Oriented by a sign flip rather than a branch: the side of A's
+     * centroid is a coin toss from pair to pair, and n (-k) is -(n k)
+     * exactly, so the same bits as scaling by -k. */
+    n = cq_flip(cq_scale(n, 1 / sqrt(l2)), cq_dot(n, cq_sub(va, s->a->centroid)) < 0);
     *gap = cq_dot(n, cq_sub(e->pb[j], va));
     *axis = n;
     return true;
