@@ -6,11 +6,12 @@ without a PMU), and robust on a loaded host either way.
 
 usage: bench/hull_instructions.py CQ_BENCH CQ_PEERS PAIRS_FILE [N]
 
-Counts the first N pairs (default 2000) of PAIRS_FILE: cq-bench's two hull
-passes (hull_pass_depth: what the peers return; hull_pass_manifold: with
-the contact points), Bullet's btGjkEpaSolver2::Distance + Penetration and
-libccd's ccdGJKPenetration, each including everything it calls; cq's
-count also holds cq_collide's dispatch and the bench loop."""
+Counts the first N pairs (default 2000) of PAIRS_FILE: cq-bench's four
+hull passes (hull_pass_depth: what the peers return; hull_pass_manifold:
+with the contact points; the same two batched, hull_pass_*_batch),
+Bullet's btGjkEpaSolver2::Distance + Penetration and libccd's
+ccdGJKPenetration, each including everything it calls; cq's count also
+holds cq_collide's dispatch and the bench loop."""
 import os
 import re
 import subprocess
@@ -55,8 +56,10 @@ def main():
     fd, subset = tempfile.mkstemp(prefix="pairs.")
     with os.fdopen(fd, "w") as f:
         f.writelines(lines)
-    cq = callgrind([bench, "pairs", subset], ["hull_pass_depth", "hull_pass_manifold"], {"CQ_BENCH_HULL_PASSES": "1"})
-    got = inclusive(cq, {"depth": r":hull_pass_depth\b", "manifold": r":hull_pass_manifold\b"})
+    cq = callgrind([bench, "pairs", subset], ["hull_pass_depth", "hull_pass_manifold", "hull_pass_depth_batch",
+                                              "hull_pass_manifold_batch"], {"CQ_BENCH_HULL_PASSES": "1"})
+    got = inclusive(cq, {"depth": r":hull_pass_depth ", "manifold": r":hull_pass_manifold ",
+                         "depth_batch": r":hull_pass_depth_batch ", "manifold_batch": r":hull_pass_manifold_batch "})
     pe = callgrind([peers, "pairs", subset], ["btGjkEpaSolver2::Distance*", "btGjkEpaSolver2::Penetration*",
                                                 "ccdGJKPenetration"])
     got.update(inclusive(pe, {"bullet_distance": r"btGjkEpaSolver2::Distance\(", "bullet_penetration":
@@ -69,6 +72,8 @@ def main():
     print("hull_pairs %d" % n)
     print("gjk_epa_instructions %.0f" % cq_depth)
     print("gjk_epa_manifold_instructions %.0f" % cq_manifold)
+    print("gjk_epa_batch_instructions %.0f" % (got["depth_batch"] / n))
+    print("gjk_epa_batch_manifold_instructions %.0f" % (got["manifold_batch"] / n))
     print("bullet_gjk_epa_instructions %.0f" % bullet)
     print("ccd_gjk_epa_instructions %.0f" % ccd)
     print("ratio_bullet %.3f" % (cq_depth / bullet))

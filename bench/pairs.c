@@ -178,6 +178,27 @@ static double gjk_epa_pass(const cq_obb *a, const cq_obb *b, cq_hull *const *ha,
     return t;
 }
 
+/* One pass of the batch form (cq__collide_many) over hull-pair queries
+ * built once (qs[manifold], with room for the answers in cs), as a world
+ * would hand its pairs over; what it found as gjk_epa_pass does. */
+static double gjk_epa_batch_pass(cq_pair_query *const qs[2], bool manifold, cq_contact *cs, int n, int fd,
+                                 hull_pass *out)
+{
+    const cq_pair_query *q = qs[manifold];
+    int count = 0, sat = 0;
+    long long i0 = bench_instr_read(fd);
+    double t0 = bench_now();
+    cq__collide_many(q, n, cs);
+    for (int i = 0; i < n; i++) {
+        count += cs[i].overlap;
+        sat += cs[i].algorithm == CQ_ALG_SAT_HULL;
+    }
+    double t = bench_now() - t0;
+    long long i1 = bench_instr_read(fd);
+    *out = (hull_pass){count, sat, i0 >= 0 && i1 >= 0 ? i1 - i0 : -1};
+    return t;
+}
+
 /* The two passes as functions of their own, never inlined, so an
  * instruction counter outside the process (callgrind's --toggle-collect,
  * bench/hull_instructions.py) can count each alone where the CPU's own
@@ -194,6 +215,21 @@ __attribute__((noinline)) static double hull_pass_manifold(const cq_obb *a, cons
     return gjk_epa_pass(a, b, ha, hb, n, true, fd, out);
 }
 
+/* The batched passes, depth and normal alone (qs[0]) and with the
+ * manifold (qs[1]), as functions of their own for the same reason (and
+ * not the same body, which the compiler would fold into one). */
+__attribute__((noinline)) static double hull_pass_depth_batch(cq_pair_query *const qs[2], cq_contact *cs, int n,
+                                                              int fd, hull_pass *out)
+{
+    return gjk_epa_batch_pass(qs, false, cs, n, fd, out);
+}
+
+__attribute__((noinline)) static double hull_pass_manifold_batch(cq_pair_query *const qs[2], cq_contact *cs, int n,
+                                                                 int fd, hull_pass *out)
+{
+    return gjk_epa_batch_pass(qs, true, cs, n, fd, out);
+}
+
 /* Passes of the hull figures: PASSES, or $CQ_BENCH_HULL_PASSES (1 for an
  * instruction count under callgrind). */
 static int hull_passes(void)
@@ -203,18 +239,46 @@ static int hull_passes(void)
     return p > 0 ? p : PASSES;
 }
 
+/* The hull figures' four passes: the query that stops at what the peers'
+ * GJK/EPA return (a distance, or a depth and a normal), the one that clips
+ * the contact points too, and the same two as one batch. */
+enum { HULL_DEPTH, HULL_MANIFOLD, HULL_DEPTH_BATCH, HULL_MANIFOLD_BATCH, HULL_MODES };
+
+/* One pass of mode m; qs[0] and qs[1] are the batch's queries without and
+ * with the manifold. */
+static double hull_pass_run(int m, const cq_obb *a, const cq_obb *b, cq_hull *const *ha, cq_hull *const *hb,
+                            cq_pair_query *const qs[2], cq_contact *cs, int n, int fd, hull_pass *out)
+{
+    switch (m) {
+    case HULL_DEPTH:
+        return hull_pass_depth(a, b, ha, hb, n, fd, out);
+    case HULL_MANIFOLD:
+        return hull_pass_manifold(a, b, ha, hb, n, fd, out);
+    case HULL_DEPTH_BATCH:
+        return hull_pass_depth_batch(qs, cs, n, fd, out);
+    default:
+        return hull_pass_manifold_batch(qs, cs, n, fd, out);
+    }
+}
+
 /* Nanoseconds per pair of the pair query on the same boxes given as 8-point
- * hulls (the general convex path: GJK, then the hull SAT for overlapping
- * pairs), best of PASSES, and instructions per pair (the fewest of the
- * passes); the hulls are built once, outside the timing. [0] is the query
- * that stops at what the peers' GJK/EPA return (a distance, or a depth and
- * a normal), [1] the one that clips the contact points too: their passes
- * alternate, so both see the machine in the same moods. */
-static void time_gjk_epa(const cq_obb *a, const cq_obb *b, int n, double ns[2], double instr[2], hull_pass found[2])
+ * hulls (the general convex path: the hull SAT for overlapping pairs, GJK
+ * for the rest), best of PASSES, and instructions per pair (the fewest of
+ * the passes), in each of the HULL_MODES; the hulls (each its own
+ * cq_hull_build, as a world's bodies with hulls of their own) and the
+ * batch's queries are built once, outside the timing. The one-call passes
+ * build each pair's query on the stack, as bench_contacts_pass does; the
+ * batched ones hand cq__collide_many the array. The modes' passes
+ * alternate, so all see the machine in the same moods. */
+static void time_gjk_epa(const cq_obb *a, const cq_obb *b, int n, double ns[HULL_MODES], double instr[HULL_MODES],
+                         hull_pass found[HULL_MODES])
 {
     cq_hull **ha = calloc((size_t)n, sizeof *ha), **hb = calloc((size_t)n, sizeof *hb);
-    double best[2] = {INFINITY, INFINITY};
-    int ok = ha && hb;
+    cq_shape *sh = malloc(sizeof *sh * 2 * (size_t)n);
+    cq_pair_query *qs[2] = {malloc(sizeof *qs[0] * (size_t)n), malloc(sizeof *qs[1] * (size_t)n)};
+    cq_contact *cs = malloc(sizeof *cs * (size_t)n);
+    double best[HULL_MODES];
+    int ok = ha && hb && sh && qs[0] && qs[1] && cs;
     for (int i = 0; ok && i < n; i++) {
         cq_vec3 ca[8], cb[8];
         for (int k = 0; k < 8; k++) {
@@ -224,14 +288,21 @@ static void time_gjk_epa(const cq_obb *a, const cq_obb *b, int n, double ns[2], 
                           k & 4 ? -b[i].half.z : b[i].half.z);
         }
         ok = cq_hull_build(ca, 8, 0, &ha[i]) == CQ_OK && cq_hull_build(cb, 8, 0, &hb[i]) == CQ_OK;
+        if (!ok)
+            break;
+        sh[2 * i] = (cq_shape){.type = CQ_CONVEX, .convex = {ha[i]}};
+        sh[2 * i + 1] = (cq_shape){.type = CQ_CONVEX, .convex = {hb[i]}};
+        for (int m = 0; m < 2; m++)
+            qs[m][i] = (cq_pair_query){.a = &sh[2 * i], .xa = {a[i].center, a[i].axes}, .b = &sh[2 * i + 1],
+                                       .xb = {b[i].center, b[i].axes}, .skip_manifold = m == 0};
     }
-    found[0] = found[1] = (hull_pass){-1, -1, -1};
-    long long fewest[2] = {-1, -1};
+    long long fewest[HULL_MODES];
+    for (int m = 0; m < HULL_MODES; m++)
+        found[m] = (hull_pass){-1, -1, -1}, fewest[m] = -1, best[m] = INFINITY;
     int fd = bench_instr_open();
     for (int p = 0, passes = hull_passes(); ok && p < passes; p++)
-        for (int m = 0; m < 2; m++) {
-            double t = m ? hull_pass_manifold(a, b, ha, hb, n, fd, &found[m]) : hull_pass_depth(a, b, ha, hb, n, fd, &found[m]);
-            best[m] = fmin(best[m], t);
+        for (int m = 0; m < HULL_MODES; m++) {
+            best[m] = fmin(best[m], hull_pass_run(m, a, b, ha, hb, qs, cs, n, fd, &found[m]));
             if (found[m].instructions >= 0 && (fewest[m] < 0 || found[m].instructions < fewest[m]))
                 fewest[m] = found[m].instructions;
         }
@@ -239,8 +310,8 @@ static void time_gjk_epa(const cq_obb *a, const cq_obb *b, int n, double ns[2], 
         close(fd);
     for (int i = 0; i < n && ha && hb; i++)
         cq_hull_free(ha[i]), cq_hull_free(hb[i]);
-    free(ha), free(hb);
-    for (int m = 0; m < 2; m++) {
+    free(ha), free(hb), free(sh), free(qs[0]), free(qs[1]), free(cs);
+    for (int m = 0; m < HULL_MODES; m++) {
         ns[m] = ok ? best[m] * 1e9 / n : NAN;
         instr[m] = ok && fewest[m] >= 0 ? (double)fewest[m] / n : NAN;
     }
@@ -280,8 +351,8 @@ int bench_pairs(int argc, char **argv)
     double batch_ns = time_overlap_many(a, b, n, &batch_overlaps);
     double contacts_ns[2];
     time_contacts(a, b, n, contacts_ns, points);
-    hull_pass hull[2];
-    double gjk_epa_ns[2], gjk_epa_instr[2];
+    hull_pass hull[HULL_MODES];
+    double gjk_epa_ns[HULL_MODES], gjk_epa_instr[HULL_MODES];
     time_gjk_epa(a, b, n, gjk_epa_ns, gjk_epa_instr, hull);
     printf("pairs %d\n", n);
     printf("overlaps %d\n", full);
@@ -298,9 +369,14 @@ int bench_pairs(int argc, char **argv)
     printf("gjk_epa_sat_answers %d\n", hull[0].sat);
     printf("gjk_epa_manifold_ns %.1f\n", gjk_epa_ns[1]);
     printf("gjk_epa_manifold_instructions %.0f\n", gjk_epa_instr[1]);
+    printf("gjk_epa_batch_ns %.1f\n", gjk_epa_ns[HULL_DEPTH_BATCH]);
+    printf("gjk_epa_batch_instructions %.0f\n", gjk_epa_instr[HULL_DEPTH_BATCH]);
+    printf("gjk_epa_batch_manifold_ns %.1f\n", gjk_epa_ns[HULL_MANIFOLD_BATCH]);
+    printf("gjk_epa_batch_manifold_instructions %.0f\n", gjk_epa_instr[HULL_MANIFOLD_BATCH]);
     free(a), free(b);
     return overlaps == full && batch_overlaps == full && points[1] == points[0] && hull[0].overlaps == full &&
-                   hull[1].overlaps == full
+                   hull[1].overlaps == full && hull[2].overlaps == full && hull[3].overlaps == full &&
+                   hull[2].sat == hull[0].sat && hull[3].sat == hull[1].sat
                ? 0
                : 1;
 }

@@ -51,6 +51,10 @@ PAIR_FIGURES = [
      "libccd MPR", "ccd_mpr_ns", True, None),
     ("GJK+EPA on 8-point hulls, with the manifold, ns/pair", "gjk_epa_manifold_ns",
      "Bullet btGjkEpaSolver2 (no manifold)", "bullet_gjk_epa_ns", True, None),
+    ("GJK+EPA on 8-point hulls (batch of 10,000), ns/pair", "gjk_epa_batch_ns",
+     "Bullet btGjkEpaSolver2 (one call a pair)", "bullet_gjk_epa_ns", True, 0.5),
+    ("GJK+EPA on 8-point hulls (batch of 10,000), ns/pair", "gjk_epa_batch_ns",
+     "libccd GJK+EPA (one call a pair)", "ccd_gjk_epa_ns", True, 0.25),
 ]
 
 # figure (with {n} and {frames}), collisiond key, peer, peer key, lower is better, goal when n == 10,000

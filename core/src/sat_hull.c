@@ -11,6 +11,7 @@
  * bound of the signed distance, and the Minkowski faces' normals include
  * the direction that reaches it. */
 #include <stdint.h>
+#include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -211,8 +212,11 @@ static cq_hcand cq_best_face(const cq_hsat *s, int kind)
     cq_hcand best = {-INFINITY, -1};
     for (int f = 0; f < count && !(best.gap > 0); f++) {
         double g = kind == CQ_HULL_AXIS_FACE_B ? cq_face_b(s, f) : cq_face_a(s, f);
-        if (g > best.gap)
-            best = (cq_hcand){g, cq_axis_face(kind, f)};
+        /* Selects, not a branch: which face is the deepest is a coin
+         * toss. The gap's form is maxsd's, the axis's a mask. */
+        int keep = -(int)(g > best.gap);
+        best.axis = (best.axis & ~keep) | (cq_axis_face(kind, f) & keep);
+        best.gap = g > best.gap ? g : best.gap;
     }
     return best;
 }
@@ -354,6 +358,17 @@ static uint64_t cq_crossing_edges(const cq_hsat *s, const cq_hedges *e, int j)
     return (c ^ d) & (over0 ^ over1) & ~(c ^ over1);
 }
 
+/* v negated where flip is set, without a branch: each component's sign
+ * bit toggled (exactly what negation does). */
+static cq_vec3 cq_flip(cq_vec3 v, bool flip)
+{
+    uint64_t m = (uint64_t)flip << 63, b[3];
+    memcpy(b, &v, sizeof b);
+    b[0] ^= m, b[1] ^= m, b[2] ^= m;
+    memcpy(&v, b, sizeof b);
+    return v;
+}
+
 /* The edge pair's gap along its axis (the distance between the two edges'
  * lines, the axis oriented away from A's centroid), and the unit axis;
  * false for edges too near parallel to have one. A's edge's direction
@@ -367,12 +382,94 @@ static bool cq_edge_gap(const cq_hsat *s, const cq_hedges *e, int i, int j, doub
     double l2 = cq_len2(n);
     if (!(l2 > CQ_HULL_PARALLEL_SIN2 * cq_len2(d) * e->lb[j]))
         return false;
-    double k = 1 / sqrt(l2);
-    n = cq_scale(n, cq_dot(n, cq_sub(va, s->a->centroid)) < 0 ? -k : k);
+    /* Oriented by a sign flip rather than a branch: the side of A's
+     * centroid is a coin toss from pair to pair, and n (-k) is -(n k)
+     * exactly, so the same bits as scaling by -k. */
+    n = cq_flip(cq_scale(n, 1 / sqrt(l2)), cq_dot(n, cq_sub(va, s->a->centroid)) < 0);
     *gap = cq_dot(n, cq_sub(e->pb[j], va));
     *axis = n;
     return true;
 }
+
+#if defined(__SSE2__)
+/* Two of A's edges (i0, i1) against B's edge j, one in each lane: each
+ * lane the operations of cq_edge_gap in its order (the orientation's sign
+ * flip the same exact negation), so each gap is the same double. The
+ * lanes where the edges are too near parallel hold -INFINITY, as does
+ * lane 1 without has1: those never win. */
+static __m128d cq_edge_gaps2(const cq_hsat *s, const cq_hedges *e, int i0, int i1, bool has1, int j)
+{
+    const cq_hull *a = s->a;
+    cq_vec3 p0 = a->vertices[a->edges[i0].v0], q0 = a->vertices[a->edges[i0].v1];
+    cq_vec3 p1 = a->vertices[a->edges[i1].v0], q1 = a->vertices[a->edges[i1].v1];
+    __m128d vx = _mm_set_pd(p1.x, p0.x), vy = _mm_set_pd(p1.y, p0.y), vz = _mm_set_pd(p1.z, p0.z);
+    __m128d dx = _mm_sub_pd(_mm_set_pd(q1.x, q0.x), vx), dy = _mm_sub_pd(_mm_set_pd(q1.y, q0.y), vy);
+    __m128d dz = _mm_sub_pd(_mm_set_pd(q1.z, q0.z), vz);
+    __m128d bx = _mm_set1_pd(e->db[j].x), by = _mm_set1_pd(e->db[j].y), bz = _mm_set1_pd(e->db[j].z);
+    __m128d nx = _mm_sub_pd(_mm_mul_pd(dy, bz), _mm_mul_pd(dz, by));
+    __m128d ny = _mm_sub_pd(_mm_mul_pd(dz, bx), _mm_mul_pd(dx, bz));
+    __m128d nz = _mm_sub_pd(_mm_mul_pd(dx, by), _mm_mul_pd(dy, bx));
+    __m128d l2 = _mm_add_pd(_mm_add_pd(_mm_mul_pd(nx, nx), _mm_mul_pd(ny, ny)), _mm_mul_pd(nz, nz));
+    __m128d d2 = _mm_add_pd(_mm_add_pd(_mm_mul_pd(dx, dx), _mm_mul_pd(dy, dy)), _mm_mul_pd(dz, dz));
+    __m128d ok = _mm_cmpgt_pd(l2, _mm_mul_pd(_mm_mul_pd(_mm_set1_pd(CQ_HULL_PARALLEL_SIN2), d2),
+                                             _mm_set1_pd(e->lb[j])));
+    ok = _mm_and_pd(ok, _mm_castsi128_pd(_mm_set_epi64x(-(int64_t)has1, -1)));
+    /* The side of A's centroid, on the unscaled product as cq_edge_gap. */
+    cq_vec3 c = a->centroid;
+    __m128d wx = _mm_sub_pd(vx, _mm_set1_pd(c.x)), wy = _mm_sub_pd(vy, _mm_set1_pd(c.y));
+    __m128d wz = _mm_sub_pd(vz, _mm_set1_pd(c.z));
+    __m128d side = _mm_add_pd(_mm_add_pd(_mm_mul_pd(nx, wx), _mm_mul_pd(ny, wy)), _mm_mul_pd(nz, wz));
+    __m128d flip = _mm_and_pd(_mm_cmplt_pd(side, _mm_setzero_pd()), _mm_set1_pd(-0.0));
+    __m128d k = _mm_div_pd(_mm_set1_pd(1), _mm_sqrt_pd(l2));
+    nx = _mm_xor_pd(_mm_mul_pd(nx, k), flip), ny = _mm_xor_pd(_mm_mul_pd(ny, k), flip);
+    nz = _mm_xor_pd(_mm_mul_pd(nz, k), flip);
+    __m128d ux = _mm_sub_pd(_mm_set1_pd(e->pb[j].x), vx), uy = _mm_sub_pd(_mm_set1_pd(e->pb[j].y), vy);
+    __m128d uz = _mm_sub_pd(_mm_set1_pd(e->pb[j].z), vz);
+    __m128d g = _mm_add_pd(_mm_add_pd(_mm_mul_pd(nx, ux), _mm_mul_pd(ny, uy)), _mm_mul_pd(nz, uz));
+    return _mm_or_pd(_mm_and_pd(ok, g), _mm_andnot_pd(ok, _mm_set1_pd(-INFINITY)));
+}
+
+/* One candidate gap (g's low lane) against the best so far, in selects:
+ * the axis where g is larger, the larger gap (maxsd keeps best on ties
+ * and against NaN, as `g > best` does). */
+static void cq_edge_take(__m128d g, int axis, __m128d *best, int *best_axis)
+{
+    int take = -(_mm_movemask_pd(_mm_cmpgt_sd(g, *best)) & 1);
+    *best_axis = (*best_axis & ~take) | (axis & take);
+    *best = _mm_max_sd(g, *best);
+}
+
+/* cq_scan_edges without verify, the edge pairs of each B edge two at a
+ * time: the one or two A edges whose arcs cross a box edge's (half the
+ * edges each) made the bit loop's end a coin toss, and so was whether a
+ * pair improves; here neither is a branch. The same candidates in the
+ * same order, so the same winner; its normal is cq_edge_gap's. */
+static cq_hcand cq_scan_edges_trusting(const cq_hsat *s, const cq_hedges *e, cq_vec3 *normal)
+{
+    __m128d best = _mm_set_sd(-INFINITY);
+    int axis = -1;
+    for (int j = 0; j < s->b->edge_count && !(_mm_cvtsd_f64(best) > 0); j++) {
+        uint64_t m = cq_crossing_edges(s, e, j);
+        while (m) {
+            int i0 = cq_lowest_bit(m);
+            m &= m - 1;
+            bool has1 = m != 0;
+            int i1 = cq_lowest_bit(m | (uint64_t)1 << 63); /* 63 where there is none: then i0 again */
+            i1 = i0 ^ ((i1 ^ i0) & -(int)has1);
+            m &= m - 1;
+            __m128d g = cq_edge_gaps2(s, e, i0, i1, has1, j);
+            cq_edge_take(g, cq_axis_edges(i0, j), &best, &axis);
+            cq_edge_take(_mm_unpackhi_pd(g, g), cq_axis_edges(i1, j), &best, &axis);
+        }
+    }
+    cq_hcand out = {_mm_cvtsd_f64(best), axis};
+    if (axis >= 0) {
+        int mask = (1 << CQ_HULL_EDGE_BITS) - 1;
+        cq_edge_gap(s, e, axis >> 2 & mask, axis >> (2 + CQ_HULL_EDGE_BITS), &out.gap, normal);
+    }
+    return out;
+}
+#endif
 
 /* The best edge pair of the Minkowski faces. With verify, each pair that
  * would improve is measured as a support gap and that value kept;
@@ -404,7 +501,11 @@ static cq_hcand cq_best_edges(const cq_hsat *s, double tol, cq_vec3 *normal)
 {
     cq_hedges e;
     cq_hedges_init(s, &e);
+#if defined(__SSE2__)
+    cq_hcand best = cq_scan_edges_trusting(s, &e, normal);
+#else
     cq_hcand best = cq_scan_edges(s, &e, false, normal);
+#endif
     if (best.axis < 0 || best.gap > 0)
         return best;
     double g = cq_support_gap(s, *normal);
