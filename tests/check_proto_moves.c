@@ -26,9 +26,10 @@
 
 Suite *proto_moves_suite(void);
 
-/* A document being written, with room for a batch of 40 moves. */
+/* A document being written, with room for a batch of 40 moves, or of
+ * 300 in the tick's form. */
 typedef struct doc {
-    char text[16384];
+    char text[131072];
     size_t len;
 } doc;
 
@@ -310,6 +311,142 @@ START_TEST(test_moves_msgpack_numbers)
     du_release(&o);
 }
 
+/* A batch of n moves in the exact form a tick sends ({"id", "pose":
+ * {"position", "rotation"}, "velocity"} in that order, every number a
+ * real, so a float64 in MessagePack), which decode_move_mp.c reads from
+ * fixed offsets once enough of the list follows a move to hold the form's
+ * bytes; with faults, now and then an id or a number every decoder
+ * refuses, or a move of another form. */
+static void put_form_batch(doc *d, tu_rng *rng, int n, bool faults)
+{
+    d->len = 0;
+    put(d, "{'move':[");
+    for (int i = 0; i < n; i++) {
+        if (i)
+            put(d, ",");
+        if (faults && one_in(rng, 300)) {
+            put_move(d, rng, false, i);
+            continue;
+        }
+        char buf[128];
+        if (faults && one_in(rng, 300))
+            snprintf(buf, sizeof buf, "{'id':'%s','pose':{'position':",
+                     one_in(rng, 3) ? "a/b" : one_in(rng, 2) ? "" : ID65);
+        else
+            snprintf(buf, sizeof buf, "{'id':'b%d.%d','pose':{'position':", i, (int)tu_uniform(rng, 0, 1e6));
+        put(d, buf);
+        double x[3] = {tu_uniform(rng, -100, 100), tu_uniform(rng, -100, 100), tu_uniform(rng, -100, 100)};
+        put_numbers(d, rng, x, 3, false, faults && one_in(rng, 20));
+        put(d, ",'rotation':");
+        put_rotation(d, rng, faults && one_in(rng, 20));
+        put(d, "},'velocity':");
+        double v[3] = {tu_uniform(rng, -5, 5), tu_uniform(rng, -5, 5), tu_uniform(rng, -5, 5)};
+        put_numbers(d, rng, v, 3, false, faults && one_in(rng, 20));
+        put(d, "}");
+    }
+    put(d, "]}");
+}
+
+static const cqp_limits form_limits = {.batch_items = 1000};
+
+/* doc in format f through the batch decoder with form_limits. */
+static int decode_form_in(cqp_format f, const char *text, cqp_problem *p, du_decoded *o)
+{
+    du_body b;
+    cqp_decoder d;
+    ck_assert_int_eq(du_open_in(&b, f, text, p), 0);
+    cqp_decoder_init(&d, &form_limits, p);
+    memset(o, 0, sizeof *o);
+    int rc = du_run(D_BATCH, &d, b.root, o);
+    du_close(&b);
+    return rc;
+}
+
+/* Batches long enough for the tick's form to be read from its offsets:
+ * MessagePack decodes them as JSON does through the view, bit for bit, or
+ * refuses them with the same problem at the same pointer, wherever in the
+ * list the fault is (the last moves, too near the list's end for the
+ * form's bytes to be known there, go member by member). */
+START_TEST(test_moves_form_as_json)
+{
+    tu_rng rng = {20261204};
+    static doc d;
+    int refused = 0, trials = 200;
+    for (int t = 0; t < trials; t++) {
+        put_form_batch(&d, &rng, (int)tu_uniform(&rng, 130, 300), t % 2 == 1);
+        char *text = du_dq(d.text);
+        cqp_problem pj = {0}, pm = {0};
+        du_decoded oj, om;
+        int rj = decode_form_in(CQP_JSON, text, &pj, &oj);
+        int rm = decode_form_in(CQP_MSGPACK, text, &pm, &om);
+        // Trial t named, not its text: 40 KB is more than a failure's message holds.
+        char name[32];
+        snprintf(name, sizeof name, "trial %d", t);
+        ck_assert_msg(rj == rm, "JSON %d, MessagePack %d: %s", rj, rm, name);
+        if (rj == 0) {
+            same_batch(&oj.batch, &om.batch, name);
+        } else {
+            refused++;
+            ck_assert_msg(pj.kind == pm.kind && strcmp(pj.pointer, pm.pointer) == 0 && strcmp(pj.detail, pm.detail) == 0,
+                          "%s: JSON '%s' at %s, MessagePack '%s' at %s", name, pj.detail, pj.pointer, pm.detail,
+                          pm.pointer);
+        }
+        du_release(&oj);
+        du_release(&om);
+        free(text);
+    }
+    ck_assert_int_gt(refused, trials / 8);
+    ck_assert_int_lt(refused, trials * 3 / 4);
+}
+END_TEST
+
+/* NaN and the infinities, which JSON cannot spell, refused in a move of
+ * the tick's form at the number's pointer, wherever the move stands. */
+START_TEST(test_moves_form_nan)
+{
+    static const char *const spell[3] = {"!nan", "!inf", "!-inf"};
+    static doc d;
+    for (int at = 0; at < 200; at += 199)
+        for (int field = 0; field < 10; field++) {
+            d.len = 0;
+            put(&d, "{'move':[");
+            for (int i = 0; i < 200; i++) {
+                char num[10][16];
+                for (int k = 0; k < 10; k++)
+                    snprintf(num[k], sizeof num[k], "%s", k >= 3 && k < 7 ? "0.5" : "1.25");
+                if (i == at)
+                    snprintf(num[field], sizeof num[field], "'%s'", spell[field % 3]);
+                char buf[320];
+                snprintf(buf, sizeof buf,
+                         "%s{'id':'m%d','pose':{'position':[%s,%s,%s],'rotation':[%s,%s,%s,%s]},"
+                         "'velocity':[%s,%s,%s]}",
+                         i ? "," : "", i, num[0], num[1], num[2], num[3], num[4], num[5], num[6], num[7], num[8],
+                         num[9]);
+                put(&d, buf);
+            }
+            put(&d, "]}");
+            char *text = du_dq(d.text);
+            du_body b;
+            du_open_marked(&b, text);
+            cqp_problem p = {0};
+            cqp_decoder dec;
+            cqp_decoder_init(&dec, &form_limits, &p);
+            du_decoded o = {0};
+            ck_assert_int_ne(du_run(D_BATCH, &dec, b.root, &o), 0);
+            static const char *const where[10] = {"pose/position/0", "pose/position/1", "pose/position/2",
+                                                  "pose/rotation/0", "pose/rotation/1", "pose/rotation/2",
+                                                  "pose/rotation/3", "velocity/0",      "velocity/1",
+                                                  "velocity/2"};
+            char want[64];
+            snprintf(want, sizeof want, "/move/%d/%s", at, where[field]);
+            ck_assert_msg(strcmp(p.pointer, want) == 0, "%s at %s, want %s", p.detail, p.pointer, want);
+            du_release(&o);
+            du_close(&b);
+            free(text);
+        }
+}
+END_TEST
+
 Suite *proto_moves_suite(void)
 {
     Suite *s = suite_create("proto_moves");
@@ -317,6 +454,8 @@ Suite *proto_moves_suite(void)
     tcase_set_timeout(tc, 60); /* seconds: the 10,000-move body under the sanitizers or a loaded host */
     tcase_add_test(tc, test_moves_as_json);
     tcase_add_test(tc, test_moves_msgpack_numbers);
+    tcase_add_test(tc, test_moves_form_as_json);
+    tcase_add_test(tc, test_moves_form_nan);
     suite_add_tcase(s, tc);
     return s;
 }

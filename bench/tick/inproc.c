@@ -23,11 +23,12 @@ static bool size_out(tk_local *l, int pairs, int toi)
     return l->out.pairs && l->out.toi;
 }
 
-bool tk_local_open(tk_local *l, const tk_scene *s)
+bool tk_local_open(tk_local *l, const tk_scene *s, long max_pairs)
 {
     *l = (tk_local){.dt = s->dt, .ops = calloc((size_t)s->n, sizeof *l->ops)};
     /* The daemon's defaults: skin 0 and every layer and mask bit. */
-    if (!l->ops || cq_world_create(&(cq_world_settings){.capacity = s->n}, &l->world) != CQ_OK)
+    cq_world_settings set = {.capacity = s->n, .max_pairs = max_pairs};
+    if (!l->ops || cq_world_create(&set, &l->world) != CQ_OK)
         return false;
     for (int k = 0; k < s->n; k++) {
         const tk_box *b = &s->boxes[k];

@@ -8,7 +8,7 @@
 #include "wire.h"
 
 static const char USAGE[] =
-    "usage: cq-tick inproc SCENE TICKS [WARMUP]\n"
+    "usage: cq-tick inproc SCENE TICKS [WARMUP [MAX_PAIRS]]   (MAX_PAIRS: the world's pair cap, 0 none)\n"
     "       cq-tick wire SCENE TICKS WARMUP --http-port P --stream-port P --pid PID\n"
     "               [--modes stream_msgpack,stream_json,http_msgpack,http_json] [--world NAME] [--load json|msgpack]\n"
     "       cq-tick json2mp IN OUT   (a JSON document re-encoded as MessagePack)\n";
@@ -21,9 +21,10 @@ static int inproc(int argc, char **argv)
     tk_scene s;
     tk_local l;
     int ticks = argc > 1 ? atoi(argv[1]) : 0, warmup = argc > 2 ? atoi(argv[2]) : 0;
-    if (argc < 2 || ticks < 1 || warmup < 0 || !tk_scene_read(argv[0], &s))
+    long max_pairs = argc > 3 ? atol(argv[3]) : 0;
+    if (argc < 2 || ticks < 1 || warmup < 0 || max_pairs < 0 || !tk_scene_read(argv[0], &s))
         return fputs(USAGE, stderr), 2;
-    if (!tk_local_open(&l, &s))
+    if (!tk_local_open(&l, &s, max_pairs))
         return fprintf(stderr, "cq-tick: cannot build the world\n"), 1;
     double t_apply = 0, t_contacts = 0;
     int touching = 0;

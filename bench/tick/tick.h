@@ -72,8 +72,9 @@ typedef struct tk_local {
     double dt;
 } tk_local;
 
-/// Creates the world (skin 0, capacity n) and upserts every box by id.
-bool tk_local_open(tk_local *l, const tk_scene *s);
+/// Creates the world (skin 0, capacity n, pair cap max_pairs: 0 none, the
+/// daemon's 1000000 to count its check in) and upserts every box by id.
+bool tk_local_open(tk_local *l, const tk_scene *s, long max_pairs);
 /// Writes the scene's current poses and velocities into the move ops (by
 /// id, as the daemon applies a batch), outside any clock.
 void tk_local_stage(tk_local *l, const tk_scene *s);

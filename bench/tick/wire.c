@@ -218,7 +218,7 @@ int tk_wire_run(tk_wire *w)
     snprintf(w->world_path, sizeof w->world_path, "/v1/worlds/%s", w->world);
     snprintf(w->batch_path, sizeof w->batch_path, "/v1/worlds/%s/batch", w->world);
     snprintf(w->contacts_path, sizeof w->contacts_path, "/v1/worlds/%s/contacts", w->world);
-    if (!tk_local_open(&shadow, w->scene)) {
+    if (!tk_local_open(&shadow, w->scene, 0)) {
         fprintf(stderr, "cq-tick: cannot build the shadow world\n");
         return 1;
     }

@@ -138,27 +138,42 @@ bool cq__world_grid_recs_meet(const grid_rec *a, const grid_rec *b, uint64_t pre
 /* The table slot of a cell: a column's hash, mixed so that columns
  * scatter, plus z, so that a box's cells on z (two of its eight at its
  * level) share a line: a new box's memberships wait on half the misses. */
-static size_t cell_slot(size_t slots, int lv, int64_t x, int64_t y, int64_t z)
+static uint64_t column_hash(int lv, int64_t x, int64_t y)
 {
     uint64_t h = (uint64_t)x * 0x9e3779b97f4a7c15u ^ (uint64_t)y * 0xc2b2ae3d27d4eb4fu ^
                  (uint64_t)lv * 0x27d4eb2f165667c5u;
     h ^= h >> 32;
     h *= 0xd6e8feb86659fd93u;
-    return (size_t)((h ^ h >> 32) + (uint64_t)z) & (slots - 1);
+    return h ^ h >> 32;
+}
+
+/* The slot of cell z of a column: the column's hash plus z. */
+static size_t cell_slot(size_t slots, uint64_t column, int64_t z)
+{
+    return (size_t)(column + (uint64_t)z) & (slots - 1);
 }
 
 /* Which of a slot's counters a membership is: natives first, then projections. */
 static int counter_of(const grid_rec *r, int lv) { return (lv == r->level ? 0 : 2) + r->is_static; }
 
-/* The pairs a slot with counters c[4] (nd, ns, pd, ps) contributes. */
-static long long slot_pairs(const long long c[4])
+/* A slot with counters (nd, ns, pd, ps) contributes the pairs
+ * nd (nd - 1) / 2 + nd (ns + pd + ps) + ns pd (static with static left
+ * out); one more membership of kind counter adds the pairs it makes with
+ * the slot's others, read before it is counted. So a membership's change
+ * costs a few adds, not the whole sum twice (each of a tick's changed
+ * records changes about five). */
+static long long pairs_with(const grid_slot *s, int counter)
 {
-    return c[0] * (c[0] - 1) / 2 + c[0] * (c[1] + c[2] + c[3]) + c[1] * c[2];
-}
-
-static void slot_read(const grid_slot *s, long long c[4])
-{
-    c[0] = s->nd, c[1] = s->ns, c[2] = s->pd, c[3] = s->ps;
+    switch (counter) {
+    case 0:
+        return (long long)s->nd + s->ns + s->pd + s->ps;
+    case 1:
+        return (long long)s->nd + s->pd;
+    case 2:
+        return (long long)s->nd + s->ns;
+    default:
+        return s->nd;
+    }
 }
 
 /* Whether cell (x, y, z) lies within the span lo..hi. */
@@ -167,27 +182,42 @@ static bool span_has(const int64_t lo[3], const int64_t hi[3], int64_t x, int64_
     return lo[0] <= x && x <= hi[0] && lo[1] <= y && y <= hi[1] && lo[2] <= z && z <= hi[2];
 }
 
-/* Calls visit(ctx, slot, counter) for every membership of r that other
- * (NULL: none) does not have. A record and its successor of the same
+/* Whether two spans are the same cells. */
+static bool span_same(const int64_t lo[3], const int64_t hi[3], const int64_t olo[3], const int64_t ohi[3])
+{
+    return lo[0] == olo[0] && lo[1] == olo[1] && lo[2] == olo[2] && hi[0] == ohi[0] && hi[1] == ohi[1] &&
+           hi[2] == ohi[2];
+}
+
+static void enter_one(grid_queue *q, size_t slot, int counter);
+
+/* Queues in q every membership of r that other (NULL: none) does not
+ * have, with q's sign. A record and its successor of the same
  * level and kind share their counters cell for cell, so a box that steps
  * into the next cell changes the cells it left and entered, and its
  * coarser projections, which rarely move, not at all. */
-typedef void (*cell_visit)(void *ctx, size_t slot, int counter);
-static void rec_each_but(const grid_rec *r, const grid_rec *other, uint64_t present, size_t slots, cell_visit visit,
-                         void *ctx)
+static void rec_each_but(const grid_rec *r, const grid_rec *other, grid_queue *q)
 {
+    uint64_t present = q->g->present;
+    size_t slots = q->g->slots;
     bool common = other && other->level == r->level && other->is_static == r->is_static;
     for (uint64_t m = rec_levels(r, present); m; m &= m - 1) {
         int lv = __builtin_ctzll(m);
         int64_t lo[3], hi[3], olo[3] = {1, 1, 1}, ohi[3] = {0, 0, 0}; /* empty unless common */
         rec_span(r, lv, lo, hi);
-        if (common)
+        if (common) {
             rec_span(other, lv, olo, ohi);
+            if (span_same(lo, hi, olo, ohi))
+                return; /* and so at every coarser level: each span there is this one's, halved */
+        }
+        int counter = counter_of(r, lv);
         for (int64_t x = lo[0]; x <= hi[0]; x++)
-            for (int64_t y = lo[1]; y <= hi[1]; y++)
+            for (int64_t y = lo[1]; y <= hi[1]; y++) {
+                uint64_t column = column_hash(lv, x, y);
                 for (int64_t z = lo[2]; z <= hi[2]; z++)
                     if (!span_has(olo, ohi, x, y, z))
-                        visit(ctx, cell_slot(slots, lv, x, y, z), counter_of(r, lv));
+                        enter_one(q, cell_slot(slots, column, z), counter);
+            }
     }
 }
 
@@ -225,17 +255,18 @@ static void enter_apply(world_grid *g, size_t slot, int counter, int sign)
         g->overflow = true; /* the sum no longer bounds: the owner rebuilds */
         return;
     }
-    long long before[4], after[4];
-    slot_read(s, before);
-    *c[counter] = (uint16_t)(*c[counter] + sign);
-    slot_read(s, after);
-    g->sum += slot_pairs(after) - slot_pairs(before);
+    if (sign > 0) {
+        g->sum += pairs_with(s, counter);
+        ++*c[counter];
+    } else {
+        --*c[counter];
+        g->sum -= pairs_with(s, counter);
+    }
     g->cells += sign;
 }
 
-static void enter_one(void *ctx, size_t slot, int counter)
+static void enter_one(grid_queue *q, size_t slot, int counter)
 {
-    grid_queue *q = ctx;
     unsigned at = q->n++ % GRID_AHEAD;
     if (q->n > GRID_AHEAD)
         enter_apply(q->g, q->ring[at].slot, q->ring[at].counter, q->ring[at].sign);
@@ -258,7 +289,7 @@ void cq__world_grid_flush(grid_queue *q)
 void cq__world_grid_enter(world_grid *g, const grid_rec *r, int sign)
 {
     grid_queue q = {.g = g, .sign = sign};
-    rec_each_but(r, NULL, g->present, g->slots, enter_one, &q);
+    rec_each_but(r, NULL, &q);
     cq__world_grid_flush(&q);
 }
 
@@ -270,9 +301,9 @@ void cq__world_grid_change(grid_queue *q, const grid_rec *from, const grid_rec *
     /* all the removals first: a counter then never passes the largest
      * value it had, so undoing a change that fitted fits too */
     q->sign = -1;
-    rec_each_but(from, to, g->present, g->slots, enter_one, q);
+    rec_each_but(from, to, q);
     q->sign = +1;
-    rec_each_but(to, from, g->present, g->slots, enter_one, q);
+    rec_each_but(to, from, q);
 }
 
 void cq__world_grid_free(world_grid *g)

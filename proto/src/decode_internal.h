@@ -123,7 +123,8 @@ int cqp__fault(cqp_decoder *d, cq_fault f);
 int cqp__upsert(cqp_decoder *d, cqp_value v, bool with_id, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op,
                 cqp_shape *shape);
 
-/* A batch's move at p (MessagePack, inside checked bytes) in one pass,
+/* A batch's move at p (MessagePack, inside checked bytes, followed there
+ * by at least `after` more values: the later items of its list) in one pass,
  * when it is the common form {"id": string, "pose": {"position"?,
  * "rotation"?}, "velocity"?} and the view-based decoder would accept all
  * but the rotation, which cq_pose_from_quat(raw->position, raw->rotation,
@@ -133,6 +134,7 @@ int cqp__upsert(cqp_decoder *d, cqp_value v, bool with_id, char id[CQ_WORLD_ID_M
  * after the item is returned. Otherwise NULL, with *op, id and *raw
  * undefined: the caller decodes the item through the view, which reports
  * any problem (decode_move_mp.c). */
-const char *cqp__move_mp(const char *p, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op, cq_quat_pose *raw);
+const char *cqp__move_mp(const char *p, size_t after, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op,
+                         cq_quat_pose *raw);
 
 #endif

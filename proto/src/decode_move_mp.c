@@ -81,9 +81,67 @@ static inline bool pose_of(const unsigned char **p, cq_quat_pose *raw)
     return true;
 }
 
-const char *cqp__move_mp(const char *at, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op, cq_quat_pose *raw)
+/* The float64 at the lead byte q, stored at *out; whether it is a number
+ * cqp__number takes (one test refuses NaN and the infinities too). */
+__attribute__((always_inline)) static inline bool form_number(const unsigned char *q, double *out)
+{
+    uint64_t u = mpr_be64(q + 1);
+    memcpy(out, &u, 8);
+    return fabs(*out) <= CQPD_NUMBER_MAX;
+}
+
+/* The bytes of the move at q when it is of the tick's exact form
+ * (mpr_move_form), else 0. Only its bytes are read, and only once they
+ * are known to be there: the move's map of three members begins with
+ * "id" and a fixstr of n bytes, so at least 9 + n bytes are the move's,
+ * and `after` values, a byte each at least, follow it. */
+static inline size_t form_size(const unsigned char *q, size_t after)
+{
+    // q[0] a map of three: q[1..5] are there (its first key and value at least).
+    return q[0] == 0x83 ? mpr_move_form(q, 9 + (size_t)(q[4] & 0x1f) + after) : 0;
+}
+
+/* A move of the tick's exact form, size bytes at q, decoded as the member
+ * by member path below decodes it: every byte's place is known, so its
+ * ten numbers are read straight from their offsets. NULL for an invalid
+ * id or number (that path refuses it too, and the view then reports it). */
+static const char *form_move(const unsigned char *q, size_t size, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op,
+                             cq_quat_pose *raw)
+{
+    size_t n = q[4] & 0x1f;
+    if (!cq_world_id_valid((const char *)q + MPR_MOVE_HEAD, n))
+        return NULL;
+    memcpy(id, q + MPR_MOVE_HEAD, n);
+    id[n] = '\0';
+    const unsigned char *t = q + MPR_MOVE_HEAD + n;
+    bool ok = form_number(t + MPR_AT_POSITION, &raw->position.x);
+    ok &= form_number(t + MPR_AT_POSITION + 9, &raw->position.y);
+    ok &= form_number(t + MPR_AT_POSITION + 18, &raw->position.z);
+    ok &= form_number(t + MPR_AT_ROTATION, &raw->rotation.x);
+    ok &= form_number(t + MPR_AT_ROTATION + 9, &raw->rotation.y);
+    ok &= form_number(t + MPR_AT_ROTATION + 18, &raw->rotation.z);
+    ok &= form_number(t + MPR_AT_ROTATION + 27, &raw->rotation.w);
+    ok &= form_number(t + MPR_AT_VELOCITY, &op->velocity.x);
+    ok &= form_number(t + MPR_AT_VELOCITY + 9, &op->velocity.y);
+    ok &= form_number(t + MPR_AT_VELOCITY + 18, &op->velocity.z);
+    if (!ok)
+        return NULL;
+    op->handle = (cq_world_handle){0, 0};
+    memset(&op->shape, 0, sizeof op->shape);
+    op->layer = 0;
+    op->mask = 0;
+    op->kind = CQ_WORLD_MOVE;
+    op->keep_velocity = false;
+    return (const char *)q + size;
+}
+
+const char *cqp__move_mp(const char *at, size_t after, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op,
+                         cq_quat_pose *raw)
 {
     const unsigned char *p = (const unsigned char *)at;
+    size_t size = form_size(p, after);
+    if (size > 0)
+        return form_move(p, size, id, op, raw);
     uint32_t n;
     if (!mpr_map(&p, &n) || n > 3)
         return NULL;

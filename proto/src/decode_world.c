@@ -181,10 +181,11 @@ static int move_by_view(cqp_decoder *d, const char *p, size_t i, cqp_batch *b, i
     return rc;
 }
 
-/* Up to `most` (at most MOVE_GROUP) of the moves at p, into the batch
+/* Up to `most` (at most MOVE_GROUP) of the moves at p, the first of the
+ * left that end the list, into the batch
  * from op k on, through cqp__move_mp and then their poses. Returns how
  * many were taken whole, with *at where the first not taken begins. */
-static size_t move_group(const char *p, size_t most, cqp_batch *b, int k, const char **at)
+static size_t move_group(const char *p, size_t most, size_t left, cqp_batch *b, int k, const char **at)
 {
     cq_quat_pose raw[MOVE_GROUP];
     cq_xform *poses[MOVE_GROUP];
@@ -192,7 +193,7 @@ static size_t move_group(const char *p, size_t most, cqp_batch *b, int k, const 
     size_t m = 0;
     for (; m < most && m < MOVE_GROUP; m++) {
         cq_world_op *op = &b->ops[k + (int)m];
-        if (!(ends[m + 1] = cqp__move_mp(ends[m], b->ids[k + (int)m], op, &raw[m])))
+        if (!(ends[m + 1] = cqp__move_mp(ends[m], left - m - 1, b->ids[k + (int)m], op, &raw[m])))
             break;
         poses[m] = &op->pose;
     }
@@ -213,7 +214,7 @@ static int moves_mp(cqp_decoder *d, cqp_value a, cqp_batch *b, int *k)
     const char *p = cqp__mp_first(a.ref);
     for (size_t i = 0; i < n;) {
         size_t most = n - i < MOVE_GROUP ? n - i : MOVE_GROUP;
-        size_t ok = move_group(p, most, b, *k, &p);
+        size_t ok = move_group(p, most, n - i, b, *k, &p);
         i += ok;
         *k += (int)ok;
         if (ok == most)
