@@ -253,14 +253,15 @@ static const int cq_next_axis[3] = {1, 2, 0}, cq_prev_axis[3] = {2, 0, 1};
 void cq__box_clip_setup_seen(const cq_obb *ref, int ref_id, const cq_box_seen *inc, int inc_id, cq_box_clip_in *in)
 {
     int k = ref_id >> 1, u = cq_next_axis[k], v = cq_prev_axis[k];
-    double sk = (ref_id & 1) ? -1 : 1, hk = cq_half_at(ref, k);
+    double sk = 1 - 2 * (ref_id & 1), hk = cq_half_at(ref, k);
     in->hu = cq_half_at(ref, u), in->hv = cq_half_at(ref, v);
     in->fr = (cq_clip_frame){cq_mad(ref->center, ref->axes.c[k], sk * hk), ref->axes.c[u], ref->axes.c[v],
                              cq_scale(ref->axes.c[k], sk)};
     int j = inc_id >> 1, ju = cq_next_axis[j], jv = cq_prev_axis[j];
     double h[3];
     memcpy(h, &inc->half, sizeof h);
-    double hj = ((inc_id & 1) ? -1 : 1) * h[j], hu = h[ju], hv = h[jv];
+    /* The faces' sides by arithmetic, above too: which is a coin toss. */
+    double hj = (1 - 2 * (inc_id & 1)) * h[j], hu = h[ju], hv = h[jv];
     /* The incident face's centre and half edges in the reference face's
      * coordinates (u, v, height above it), read off the seen axes. */
     const double *aj = inc->ax + j * inc->sm, *au = inc->ax + ju * inc->sm, *av = inc->ax + jv * inc->sm;

@@ -52,7 +52,9 @@ static int cq_bit_count(unsigned x)
 /* The world-space unit axis k, oriented from A to B. */
 static cq_vec3 cq_axis_normal(const cq_obb *a, const cq_obb *b, int k, const cq_pair_cache *cache)
 {
-    cq_vec3 l = k < 3 ? a->axes.c[k] : k < 6 ? b->axes.c[k - 3] : cq_cross(a->axes.c[(k - 6) / 3], b->axes.c[(k - 6) % 3]);
+    /* A face axis is read by index: A's or B's is a coin toss per pair. */
+    const cq_vec3 *cols[2] = {a->axes.c, b->axes.c};
+    cq_vec3 l = k < 6 ? cols[k >= 3][k - 3 * (k >= 3)] : cq_cross(a->axes.c[(k - 6) / 3], b->axes.c[(k - 6) % 3]);
     /* A unit axis is left as it is: scaling by 1 / sqrt(1) would not change
      * a bit, and the root and quotient sit on the path to every point. */
     if (cq_len2(l) != 1)
@@ -74,15 +76,18 @@ static int cq_face_manifold(const cq_obb *a, const cq_obb *b, const cq_box_gaps 
                             double skin, cq_contact_point out[CQ_CLIP_MAX])
 {
     bool ref_is_b = axis >= 3;
-    const cq_obb *ref = ref_is_b ? b : a, *inc = ref_is_b ? a : b;
+    /* Indexed, not selected: the compiler branches on a ternary of
+     * pointers, and which box is the reference is a coin toss. */
+    const cq_obb *boxes[2] = {a, b}, *ref = boxes[ref_is_b], *inc = boxes[!ref_is_b];
     int k = axis - 3 * ref_is_b;
     cq_vec3 away = cq_scale(n, 1 - 2 * ref_is_b); /* times -1 is the exact negation */
     int ref_id = cq_box_face_id(k, cq_dot(ref->axes.c[k], away));
     /* Seen from A, B's axis m has coordinate c at r[c][m]; seen from B,
      * A's axis m has it at r[m][c]. */
-    cq_box_seen seen = {&g->r[0][0], 4 - 3 * ref_is_b, 1 + 3 * ref_is_b, ref_is_b ? g->ta : g->t, inc->half};
+    const double *centres[2] = {g->t, g->ta};
+    cq_box_seen seen = {&g->r[0][0], 4 - 3 * ref_is_b, 1 + 3 * ref_is_b, centres[ref_is_b], inc->half};
     cq_box_clip_in in;
-    cq__box_clip_setup_seen(ref, ref_id, &seen, cq__box_face_toward_seen(&seen, k, (ref_id & 1) ? -1 : 1), &in);
+    cq__box_clip_setup_seen(ref, ref_id, &seen, cq__box_face_toward_seen(&seen, k, 1 - 2 * (ref_id & 1)), &in);
     return cq_box_clip_fast_in(&in, skin, ref_is_b, out);
 }
 
@@ -225,7 +230,8 @@ static void cq_box_box_from_gaps(const cq_pair_query *q, const cq_obb *a, const 
     out->normal = cq_axis_normal(a, b, axis, q->cache);
     out->has_normal = true;
     out->normal_axis = axis;
-    out->depth = fmax(-g->gap[axis], 0);
+    /* As fmax(-gap, 0) gives it (NaN to 0), without its libm call. */
+    out->depth = -g->gap[axis] > 0 ? -g->gap[axis] : 0;
     if (q->skip_manifold)
         return;
     cq_contact_point pts[CQ_CLIP_MAX];
