@@ -311,6 +311,25 @@ START_TEST(test_moves_msgpack_numbers)
     du_release(&o);
 }
 
+/* An id of 1 to 31 characters (a fixstr, so of the tick's form) that is
+ * one now and then, else with one byte just outside the ranges of id
+ * characters (or a space) at any place: the form's test of the id, a word
+ * at a time, must draw the same line as the rule. Each character next to
+ * a range's end is among the valid ones. */
+static const char *near_id(tu_rng *rng)
+{
+    static const char valid[] = "-.09:AZ_az", invalid[] = ",/;@[^`{ ~";
+    static char id[32];
+    int n = 1 + (int)tu_uniform(rng, 0, 31);
+    n = n > 31 ? 31 : n;
+    for (int k = 0; k < n; k++)
+        id[k] = valid[(int)tu_uniform(rng, 0, sizeof valid - 1) % (int)(sizeof valid - 1)];
+    if (!one_in(rng, 4))
+        id[(int)tu_uniform(rng, 0, n) % n] = invalid[(int)tu_uniform(rng, 0, sizeof invalid - 1) % (int)(sizeof invalid - 1)];
+    id[n] = '\0';
+    return id;
+}
+
 /* A batch of n moves in the exact form a tick sends ({"id", "pose":
  * {"position", "rotation"}, "velocity"} in that order, every number a
  * real, so a float64 in MessagePack), which decode_move_mp.c reads from
@@ -332,6 +351,8 @@ static void put_form_batch(doc *d, tu_rng *rng, int n, bool faults)
         if (faults && one_in(rng, 300))
             snprintf(buf, sizeof buf, "{'id':'%s','pose':{'position':",
                      one_in(rng, 3) ? "a/b" : one_in(rng, 2) ? "" : ID65);
+        else if (faults && one_in(rng, 100))
+            snprintf(buf, sizeof buf, "{'id':'%s','pose':{'position':", near_id(rng));
         else
             snprintf(buf, sizeof buf, "{'id':'b%d.%d','pose':{'position':", i, (int)tu_uniform(rng, 0, 1e6));
         put(d, buf);

@@ -721,11 +721,43 @@ START_TEST(test_order_few_changes)
 }
 END_TEST
 
+/* cq_world_id_valid, which tests eight bytes a word, against the rule
+ * spelled out: 1..CQ_WORLD_ID_MAX bytes, each in the set. Every byte value
+ * at every place of every length, in a buffer of exactly the id's bytes
+ * (so that ASan sees a load past its end), the rest random id characters. */
+START_TEST(test_id_valid_each_byte)
+{
+    static const char set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-";
+    unsigned seed = 20261204;
+    long valid = 0, invalid = 0;
+    for (size_t len = 0; len <= CQ_WORLD_ID_MAX + 2; len++) {
+        char *s = malloc(len ? len : 1);
+        ck_assert_ptr_nonnull(s);
+        for (size_t at = 0; at < (len ? len : 1); at++)
+            for (int c = 0; c < 256; c++) {
+                for (size_t k = 0; k < len; k++) {
+                    seed = seed * 1103515245u + 12345u;
+                    s[k] = set[(seed >> 16) % (sizeof set - 1)];
+                }
+                if (len)
+                    s[at] = (char)c;
+                bool want = len >= 1 && len <= CQ_WORLD_ID_MAX && (c != 0 && strchr(set, c) != NULL);
+                ck_assert_msg(cq_world_id_valid(s, len) == want, "length %zu, byte %d at %zu", len, c, at);
+                *(want ? &valid : &invalid) += 1;
+            }
+        free(s);
+    }
+    ck_assert_int_gt(valid, 60000);
+    ck_assert_int_gt(invalid, 60000);
+}
+END_TEST
+
 Suite *world_suite(void)
 {
     Suite *s = suite_create("world");
     TCase *batch = tcase_create("batch");
     tcase_add_test(batch, test_registry);
+    tcase_add_test(batch, test_id_valid_each_byte);
     tcase_add_test(batch, test_all_or_nothing);
     tcase_add_test(batch, test_pose_tolerance_per_entry);
     tcase_add_test(batch, test_ops_in_order);

@@ -5,6 +5,7 @@
  * the grid that bounds the pairs, the brute-force count (the bound is
  * never below it) and the grid made afresh from its records (the kept
  * one must equal it, slot by slot). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -436,6 +437,58 @@ START_TEST(test_grid_change_undo)
 }
 END_TEST
 
+/* One coordinate for test_grid_covers: a cell bound b itself, a step of
+ * an ulp either side of it, or a point well inside or outside. */
+static double near_bound(tu_rng *rng, double b, double c)
+{
+    double u = tu_uniform(rng, 0, 6);
+    return u < 1 ? b : u < 2 ? nextafter(b, INFINITY) : u < 3 ? nextafter(b, -INFINITY) : b + tu_uniform(rng, -2, 2) * c;
+}
+
+/* x / c for a power of two c, its sign kept when it underflows to zero
+ * (x the least subnormal below zero, in a cell ending at 0). */
+static double quotient(double x, double c)
+{
+    double q = x / c;
+    return q == 0 && x != 0 ? copysign(0.5, x) : q;
+}
+
+/* cq__world_grid_rec_covers (two axes in vector lanes where it can)
+ * against the rule written with divisions: the cells of side c from lo to
+ * lo + span hold [min, max] on an axis when floor(min / c) >= lo and
+ * floor(max / c) <= lo + span (c a power of two: exact quotients), and a
+ * NaN is held by none. Records of every level, boxes on the cells' edges. */
+START_TEST(test_grid_covers)
+{
+    tu_rng rng = {0xc0e75};
+    int in = 0, out = 0;
+    for (int t = 0; t < 200000; t++) {
+        grid_rec r = {.level = (int8_t)tu_uniform(&rng, 0, 63.99), .span = (uint8_t)tu_uniform(&rng, 0, 7.99)};
+        double c = ldexp(1, r.level + GRID_LO);
+        for (int k = 0; k < 3; k++)
+            r.lo[k] = (int32_t)(tu_uniform(&rng, 0, 1) < 0.5 ? tu_uniform(&rng, -5, 5) : tu_uniform(&rng, -1e9, 1e9));
+        double mn[3], mx[3];
+        bool want = true;
+        for (int k = 0; k < 3; k++) {
+            int64_t hi = (int64_t)r.lo[k] + (r.span >> k & 1);
+            mn[k] = near_bound(&rng, r.lo[k] * c, c);
+            mx[k] = near_bound(&rng, (double)(hi + 1) * c, c);
+            if (tu_uniform(&rng, 0, 200) < 1)
+                *(tu_uniform(&rng, 0, 1) < 0.5 ? &mn[k] : &mx[k]) = NAN;
+            want &= floor(quotient(mn[k], c)) >= r.lo[k] && floor(quotient(mx[k], c)) <= hi;
+        }
+        cq_aabb box = {{mn[0], mn[1], mn[2]}, {mx[0], mx[1], mx[2]}};
+        ck_assert_msg(cq__world_grid_rec_covers(&r, &box) == want, "trial %d: level %d span %d", t, r.level, r.span);
+        *(want ? &in : &out) += 1;
+    }
+    grid_rec wide = {.level = GRID_WIDE}, none = {.level = GRID_NONE};
+    cq_aabb zero = {{0, 0, 0}, {0, 0, 0}};
+    ck_assert(!cq__world_grid_rec_covers(&wide, &zero) && !cq__world_grid_rec_covers(&none, &zero));
+    ck_assert_int_gt(in, 2000);
+    ck_assert_int_gt(out, 2000);
+}
+END_TEST
+
 Suite *world_paircap_suite(void)
 {
     for (int k = 0; k < IDS; k++)
@@ -449,6 +502,7 @@ Suite *world_paircap_suite(void)
     tcase_add_loop_test(tc, test_grid_tracks_world, 0, 3);
     tcase_add_loop_test(tc, test_grid_change, 0, 3);
     tcase_add_loop_test(tc, test_grid_change_undo, 0, 3);
+    tcase_add_test(tc, test_grid_covers);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -102,6 +102,13 @@ static uint64_t rec_levels(const grid_rec *r, uint64_t present)
 static void rec_span(const grid_rec *r, int lv, int64_t lo[3], int64_t hi[3])
 {
     int s = lv - r->level;
+    if (s == 0) { /* its own level, the first a change visits: no shifts */
+        for (int k = 0; k < 3; k++) {
+            lo[k] = r->lo[k];
+            hi[k] = (int64_t)r->lo[k] + (r->span >> k & 1);
+        }
+        return;
+    }
     for (int k = 0; k < 3; k++) {
         lo[k] = shift_floor(r->lo[k], s);
         hi[k] = shift_floor((int64_t)r->lo[k] + (r->span >> k & 1), s);
@@ -166,20 +173,14 @@ static long long pairs_with(const grid_slot *s, int counter)
 {
     switch (counter) {
     case 0:
-        return (long long)s->nd + s->ns + s->pd + s->ps;
+        return (long long)s->n[0] + s->n[1] + s->n[2] + s->n[3];
     case 1:
-        return (long long)s->nd + s->pd;
+        return (long long)s->n[0] + s->n[2];
     case 2:
-        return (long long)s->nd + s->ns;
+        return (long long)s->n[0] + s->n[1];
     default:
-        return s->nd;
+        return s->n[0];
     }
-}
-
-/* Whether cell (x, y, z) lies within the span lo..hi. */
-static bool span_has(const int64_t lo[3], const int64_t hi[3], int64_t x, int64_t y, int64_t z)
-{
-    return lo[0] <= x && x <= hi[0] && lo[1] <= y && y <= hi[1] && lo[2] <= z && z <= hi[2];
 }
 
 /* Whether two spans are the same cells. */
@@ -211,13 +212,18 @@ static void rec_each_but(const grid_rec *r, const grid_rec *other, grid_queue *q
                 return; /* and so at every coarser level: each span there is this one's, halved */
         }
         int counter = counter_of(r, lv);
-        for (int64_t x = lo[0]; x <= hi[0]; x++)
+        for (int64_t x = lo[0]; x <= hi[0]; x++) {
+            bool x_in = olo[0] <= x && x <= ohi[0];
             for (int64_t y = lo[1]; y <= hi[1]; y++) {
+                /* the column's cells other has: z within olo..ohi, none when x or y is outside */
+                bool xy_in = x_in && olo[1] <= y && y <= ohi[1];
+                int64_t skip_lo = xy_in ? olo[2] : 1, skip_hi = xy_in ? ohi[2] : 0;
                 uint64_t column = column_hash(lv, x, y);
                 for (int64_t z = lo[2]; z <= hi[2]; z++)
-                    if (!span_has(olo, ohi, x, y, z))
+                    if (z < skip_lo || z > skip_hi)
                         enter_one(q, cell_slot(slots, column, z), counter);
             }
+        }
     }
 }
 
@@ -250,16 +256,16 @@ bool cq__world_grid_table_alloc(world_grid *g, long cells, uint64_t present)
 static void enter_apply(world_grid *g, size_t slot, int counter, int sign)
 {
     grid_slot *s = &g->table[slot];
-    uint16_t *c[4] = {&s->nd, &s->ns, &s->pd, &s->ps};
-    if (sign > 0 ? *c[counter] == UINT16_MAX : *c[counter] == 0) {
+    uint16_t *c = &s->n[counter];
+    if (sign > 0 ? *c == UINT16_MAX : *c == 0) {
         g->overflow = true; /* the sum no longer bounds: the owner rebuilds */
         return;
     }
     if (sign > 0) {
         g->sum += pairs_with(s, counter);
-        ++*c[counter];
+        ++*c;
     } else {
-        --*c[counter];
+        --*c;
         g->sum -= pairs_with(s, counter);
     }
     g->cells += sign;

@@ -18,6 +18,10 @@
 
 #include "aabb.h"
 
+#if defined(__SSE2__) && !defined(CQ_NO_SIMD)
+#include <emmintrin.h>
+#endif
+
 enum {
     GRID_LO = -32,     /* the finest level: cells of side 2^-32 */
     GRID_LEVELS = 64,  /* levels GRID_LO .. GRID_LO + 63, one bit each */
@@ -46,7 +50,7 @@ typedef struct grid_keep {
 
 /* One table slot: natives and projections, dynamic and static. */
 typedef struct grid_slot {
-    uint16_t nd, ns, pd, ps;
+    uint16_t n[4]; /* natives dynamic and static, projections dynamic and static: counter_of's order */
 } grid_slot;
 
 typedef struct world_grid {
@@ -140,17 +144,31 @@ static inline double cq__grid_pow2(int e)
     return v;
 }
 
-/* Inline: a batch of moves asks it of every moved box. */
+/* Inline: a batch of moves asks it of every moved box. The cells' bounds
+ * are exact (a power of two times an integer below 2^31), and a NaN
+ * coordinate is covered by none. */
 static inline bool cq__world_grid_rec_covers(const grid_rec *r, const cq_aabb *box)
 {
     if (r->level < 0)
         return false;
     double c = cq__grid_pow2(r->level + GRID_LO);
-    bool in = true;
+    bool in = box->min.z >= r->lo[2] * c && box->max.z < (r->lo[2] + (r->span >> 2 & 1) + 1.0) * c;
+#if defined(__SSE2__) && !defined(CQ_NO_SIMD)
+    /* x and y in the two lanes: half the conversions, products and tests
+     * (each move of a tick is asked); lo + span + 1 fits an int32, as
+     * |lo| <= 2^30 */
+    static const int32_t up[4][4] = {{1, 1, 0, 0}, {2, 1, 0, 0}, {1, 2, 0, 0}, {2, 2, 0, 0}};
+    __m128i lo = _mm_loadl_epi64((const __m128i *)r->lo);
+    __m128d cc = _mm_set1_pd(c);
+    __m128d first = _mm_mul_pd(_mm_cvtepi32_pd(lo), cc);
+    __m128d past = _mm_mul_pd(_mm_cvtepi32_pd(_mm_add_epi32(lo, _mm_loadu_si128((const __m128i *)up[r->span & 3]))), cc);
+    __m128d ok = _mm_and_pd(_mm_cmpge_pd(_mm_loadu_pd(&box->min.x), first), _mm_cmplt_pd(_mm_loadu_pd(&box->max.x), past));
+    return in && _mm_movemask_pd(ok) == 3;
+#else
     in &= box->min.x >= r->lo[0] * c && box->max.x < (r->lo[0] + (r->span & 1) + 1.0) * c;
     in &= box->min.y >= r->lo[1] * c && box->max.y < (r->lo[1] + (r->span >> 1 & 1) + 1.0) * c;
-    in &= box->min.z >= r->lo[2] * c && box->max.z < (r->lo[2] + (r->span >> 2 & 1) + 1.0) * c;
     return in;
+#endif
 }
 
 #endif

@@ -90,27 +90,26 @@ __attribute__((always_inline)) static inline bool form_number(const unsigned cha
     return fabs(*out) <= CQPD_NUMBER_MAX;
 }
 
-/* The bytes of the move at q when it is of the tick's exact form
- * (mpr_move_form), else 0. Only its bytes are read, and only once they
+/* The bytes of the move at q when it is of the tick's exact form with an
+ * id (mpr_move_form_as), else 0. Only its bytes are read, and only once they
  * are known to be there: the move's map of three members begins with
  * "id" and a fixstr of n bytes, so at least 9 + n bytes are the move's,
  * and `after` values, a byte each at least, follow it. */
 static inline size_t form_size(const unsigned char *q, size_t after)
 {
     // q[0] a map of three: q[1..5] are there (its first key and value at least).
-    return q[0] == 0x83 ? mpr_move_form(q, 9 + (size_t)(q[4] & 0x1f) + after) : 0;
+    return q[0] == 0x83 ? mpr_move_form_as(q, 9 + (size_t)(q[4] & 0x1f) + after, true) : 0;
 }
 
 /* A move of the tick's exact form, size bytes at q, decoded as the member
  * by member path below decodes it: every byte's place is known, so its
  * ten numbers are read straight from their offsets. NULL for an invalid
- * id or number (that path refuses it too, and the view then reports it). */
+ * number (that path refuses it too, and the view then reports it); an
+ * invalid id is not of the form, and goes that path from the start. */
 static const char *form_move(const unsigned char *q, size_t size, char id[CQ_WORLD_ID_MAX + 1], cq_world_op *op,
                              cq_quat_pose *raw)
 {
-    size_t n = q[4] & 0x1f;
-    if (!cq_world_id_valid((const char *)q + MPR_MOVE_HEAD, n))
-        return NULL;
+    size_t n = q[4] & 0x1f; // an id: mpr_move_form tested it
     memcpy(id, q + MPR_MOVE_HEAD, n);
     id[n] = '\0';
     const unsigned char *t = q + MPR_MOVE_HEAD + n;

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cq/world.h"
+
 static inline uint64_t mpr_be(const unsigned char *p, int n)
 {
     uint64_t x = 0;
@@ -183,10 +185,14 @@ static inline uint64_t mpr_load8(const unsigned char *p)
     return w;
 }
 
-/* The bytes of the move of that form at q (its lead byte), an id of
- * ASCII bytes, within avail bytes; 0 when it is not one. Reads nothing
- * past q + avail: a check may ask it of bytes it has not checked yet. */
-static inline size_t mpr_move_form(const unsigned char *q, size_t avail)
+/* The bytes of the move of that form at q (its lead byte), within avail
+ * bytes, with an id of ASCII bytes, or with ids set an id
+ * (cq_world_id_valid: 1 to 31 id characters); 0 when it is not one. Reads
+ * nothing past q + avail: a check may ask it of bytes it has not checked
+ * yet. The check asks only for ASCII (the id's characters cost it 40
+ * instructions a move); the decode asks for an id, which a word at a time
+ * here costs less than its test a character. */
+__attribute__((always_inline)) static inline size_t mpr_move_form_as(const unsigned char *q, size_t avail, bool ids)
 {
     if (avail < MPR_MOVE_HEAD + MPR_MOVE_TAIL || q[0] != 0x83 || q[1] != 0xa2 || q[2] != 'i' || q[3] != 'd' ||
         (q[4] & 0xe0) != 0xa0)
@@ -195,14 +201,23 @@ static inline size_t mpr_move_form(const unsigned char *q, size_t avail)
     if (size > avail)
         return 0;
     uint64_t high = 0;
-    // Eight bytes at a time: the tail follows the id, so no load passes the move's end.
+    bool id = !ids || n > 0;
+    // Eight bytes at a time: the tail follows the id, so no load passes the move's end;
+    // the bytes past the id are taken as 'a', an id character, or as 0 for ASCII.
     for (size_t i = 0; i < n; i += 8) {
         uint64_t w = mpr_load8(q + MPR_MOVE_HEAD + i);
+        if (n - i < 8) {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        high |= n - i < 8 ? w & ((1ull << (8 * (n - i))) - 1) : w;
+            uint64_t keep = (1ull << (8 * (n - i))) - 1;
 #else
-        high |= n - i < 8 ? w & ~(UINT64_MAX >> (8 * (n - i))) : w;
+            uint64_t keep = ~(UINT64_MAX >> (8 * (n - i)));
 #endif
+            w = (w & keep) | (ids ? 0x6161616161616161u & ~keep : 0);
+        }
+        if (ids)
+            id &= cq_world_id_word(w);
+        else
+            high |= w;
     }
     const unsigned char *t = q + MPR_MOVE_HEAD + n;
     uint64_t diff = 0;
@@ -213,8 +228,11 @@ static inline size_t mpr_move_form(const unsigned char *q, size_t avail)
         diff |= (mpr_load8(t + i) ^ mpr_load8(mpr_move_tail + i)) & mpr_load8(mpr_move_fixed + i);
     size_t last = MPR_MOVE_TAIL - 8;
     diff |= (mpr_load8(t + last) ^ mpr_load8(mpr_move_tail + last)) & mpr_load8(mpr_move_fixed + last);
-    return (high & 0x8080808080808080u) == 0 && diff == 0 ? size : 0;
+    return (high & 0x8080808080808080u) == 0 && id && diff == 0 ? size : 0; // an id is ASCII too
 }
+
+/* mpr_move_form_as for a check: an id of ASCII bytes. */
+static inline size_t mpr_move_form(const unsigned char *q, size_t avail) { return mpr_move_form_as(q, avail, false); }
 
 
 #endif

@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cq/api.h"
 #include "cq/collision.h"
@@ -55,16 +56,47 @@ static inline bool cq_world_id_char(char c)
     return u < 128 && (set[u >> 6] >> (u & 63) & 1);
 }
 
+/// Whether each of the eight bytes of w is an id character (cq_world_id_char),
+/// in any byte order: the ranges tested a byte at a time in the word's lanes,
+/// with no carry from one lane to the next (each lane's sum is below 256).
+static inline bool cq_world_id_word(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+    uint64_t x = w & ~high, f = x | 0x20 * ones; // f: 'A'-'Z' folded onto 'a'-'z', nothing else onto them
+    // lane bit 7: x >= lo is x + (128 - lo); x > hi is x + (127 - hi); x != c is (x ^ c) + 127
+    uint64_t dash_colon = (x + (128 - '-') * ones) & ~(x + (127 - ':') * ones) & ((x ^ '/' * ones) + 127 * ones);
+    uint64_t letter = (f + (128 - 'a') * ones) & ~(f + (127 - 'z') * ones);
+    uint64_t under = ~((x ^ '_' * ones) + 127 * ones);
+    return ((dash_colon | letter | under) & ~w & high) == high;
+}
+
 /// Whether s[0..len) is an id: 1..CQ_WORLD_ID_MAX id characters (a NUL
-/// byte is none).
+/// byte is none). Eight bytes a word (cq_world_id_word): a short id in one
+/// word from loads that overlap, none past s + len.
 static inline bool cq_world_id_valid(const char *s, size_t len)
 {
     if (len == 0 || len > CQ_WORLD_ID_MAX)
         return false;
-    for (size_t n = 0; n < len; n++)
-        if (!cq_world_id_char(s[n]))
-            return false;
-    return true;
+    const unsigned char *u = (const unsigned char *)s;
+    if (len < 4) { // s[0], s[len / 2] and s[len - 1] are every byte; the rest of the word an id's 'a'
+        uint64_t w = 0x6161616161000000u | u[0] | (uint64_t)u[len / 2] << 8 | (uint64_t)u[len - 1] << 16;
+        return cq_world_id_word(w);
+    }
+    if (len < 8) {
+        uint32_t a, b;
+        memcpy(&a, u, 4);
+        memcpy(&b, u + len - 4, 4);
+        return cq_world_id_word(a | (uint64_t)b << 32);
+    }
+    bool ok = true;
+    for (size_t i = 0; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, u + i, 8);
+        ok &= cq_world_id_word(w);
+    }
+    uint64_t last;
+    memcpy(&last, u + len - 8, 8);
+    return ok && cq_world_id_word(last);
 }
 /// Shapes preallocated when the settings give no capacity.
 #define CQ_WORLD_DEFAULT_CAPACITY 1024
