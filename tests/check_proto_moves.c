@@ -225,18 +225,21 @@ static void put_batch(doc *d, tu_rng *rng, bool faults)
     put(d, "}");
 }
 
-static int decode_batch_in(cqp_format f, const char *text, cqp_problem *p, du_decoded *o)
+/* text in format f through the batch decoder under limits. */
+static int decode_batch_in(cqp_format f, const char *text, const cqp_limits *limits, cqp_problem *p,
+                           du_decoded *o)
 {
     du_body b;
     cqp_decoder d;
-    static const cqp_limits limits = {.batch_items = 100};
     ck_assert_int_eq(du_open_in(&b, f, text, p), 0);
-    cqp_decoder_init(&d, &limits, p);
+    cqp_decoder_init(&d, limits, p);
     memset(o, 0, sizeof *o);
     int rc = du_run(D_BATCH, &d, b.root, o);
     du_close(&b);
     return rc;
 }
+
+static const cqp_limits small_limits = {.batch_items = 100};
 
 /* Two decoded batches hold the same ops, bit for bit. */
 static void same_batch(const cqp_batch *a, const cqp_batch *b, const char *text)
@@ -268,8 +271,8 @@ START_TEST(test_moves_as_json)
         char *text = du_dq(d.text);
         cqp_problem pj = {0}, pm = {0};
         du_decoded oj, om;
-        int rj = decode_batch_in(CQP_JSON, text, &pj, &oj);
-        int rm = decode_batch_in(CQP_MSGPACK, text, &pm, &om);
+        int rj = decode_batch_in(CQP_JSON, text, &small_limits, &pj, &oj);
+        int rm = decode_batch_in(CQP_MSGPACK, text, &small_limits, &pm, &om);
         ck_assert_msg(rj == rm, "JSON %d, MessagePack %d: %s", rj, rm, text);
         if (rj == 0) {
             same_batch(&oj.batch, &om.batch, text);
@@ -370,19 +373,6 @@ static void put_form_batch(doc *d, tu_rng *rng, int n, bool faults)
 
 static const cqp_limits form_limits = {.batch_items = 1000};
 
-/* doc in format f through the batch decoder with form_limits. */
-static int decode_form_in(cqp_format f, const char *text, cqp_problem *p, du_decoded *o)
-{
-    du_body b;
-    cqp_decoder d;
-    ck_assert_int_eq(du_open_in(&b, f, text, p), 0);
-    cqp_decoder_init(&d, &form_limits, p);
-    memset(o, 0, sizeof *o);
-    int rc = du_run(D_BATCH, &d, b.root, o);
-    du_close(&b);
-    return rc;
-}
-
 /* Batches long enough for the tick's form to be read from its offsets:
  * MessagePack decodes them as JSON does through the view, bit for bit, or
  * refuses them with the same problem at the same pointer, wherever in the
@@ -398,8 +388,8 @@ START_TEST(test_moves_form_as_json)
         char *text = du_dq(d.text);
         cqp_problem pj = {0}, pm = {0};
         du_decoded oj, om;
-        int rj = decode_form_in(CQP_JSON, text, &pj, &oj);
-        int rm = decode_form_in(CQP_MSGPACK, text, &pm, &om);
+        int rj = decode_batch_in(CQP_JSON, text, &form_limits, &pj, &oj);
+        int rm = decode_batch_in(CQP_MSGPACK, text, &form_limits, &pm, &om);
         // Trial t named, not its text: 40 KB is more than a failure's message holds.
         char name[32];
         snprintf(name, sizeof name, "trial %d", t);
