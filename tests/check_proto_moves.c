@@ -255,6 +255,27 @@ static void same_batch(const cqp_batch *a, const cqp_batch *b, const char *text)
     }
 }
 
+/* text decoded as JSON and as MessagePack under limits (name in failures):
+ * the same ops bit for bit, or the same problem at the same pointer.
+ * Whether it was accepted. */
+static bool same_in_both(const char *text, const cqp_limits *limits, const char *name)
+{
+    cqp_problem pj = {0}, pm = {0};
+    du_decoded oj, om;
+    int rj = decode_batch_in(CQP_JSON, text, limits, &pj, &oj);
+    int rm = decode_batch_in(CQP_MSGPACK, text, limits, &pm, &om);
+    ck_assert_msg(rj == rm, "JSON %d, MessagePack %d: %s", rj, rm, name);
+    if (rj == 0)
+        same_batch(&oj.batch, &om.batch, name);
+    else
+        ck_assert_msg(pj.kind == pm.kind && strcmp(pj.pointer, pm.pointer) == 0 && strcmp(pj.detail, pm.detail) == 0,
+                      "%s: JSON '%s' at %s, MessagePack '%s' at %s", name, pj.detail, pj.pointer, pm.detail,
+                      pm.pointer);
+    du_release(&oj);
+    du_release(&om);
+    return rj == 0;
+}
+
 /* MessagePack moves take a one-pass decoder of their own
  * (decode_move_mp.c), which leaves every other form and every fault to
  * the view. Whatever a batch of moves holds, MessagePack must decode it as
@@ -269,21 +290,7 @@ START_TEST(test_moves_as_json)
     for (int t = 0; t < trials; t++) {
         put_batch(&d, &rng, t % 2 == 1);
         char *text = du_dq(d.text);
-        cqp_problem pj = {0}, pm = {0};
-        du_decoded oj, om;
-        int rj = decode_batch_in(CQP_JSON, text, &small_limits, &pj, &oj);
-        int rm = decode_batch_in(CQP_MSGPACK, text, &small_limits, &pm, &om);
-        ck_assert_msg(rj == rm, "JSON %d, MessagePack %d: %s", rj, rm, text);
-        if (rj == 0) {
-            same_batch(&oj.batch, &om.batch, text);
-        } else {
-            refused++;
-            ck_assert_msg(pj.kind == pm.kind && strcmp(pj.pointer, pm.pointer) == 0 && strcmp(pj.detail, pm.detail) == 0,
-                          "JSON '%s' at %s, MessagePack '%s' at %s: %s", pj.detail, pj.pointer, pm.detail,
-                          pm.pointer, text);
-        }
-        du_release(&oj);
-        du_release(&om);
+        refused += !same_in_both(text, &small_limits, text);
         free(text);
     }
     // Both kinds of batch must have been seen many times.
@@ -386,24 +393,10 @@ START_TEST(test_moves_form_as_json)
     for (int t = 0; t < trials; t++) {
         put_form_batch(&d, &rng, (int)tu_uniform(&rng, 130, 300), t % 2 == 1);
         char *text = du_dq(d.text);
-        cqp_problem pj = {0}, pm = {0};
-        du_decoded oj, om;
-        int rj = decode_batch_in(CQP_JSON, text, &form_limits, &pj, &oj);
-        int rm = decode_batch_in(CQP_MSGPACK, text, &form_limits, &pm, &om);
         // Trial t named, not its text: 40 KB is more than a failure's message holds.
         char name[32];
         snprintf(name, sizeof name, "trial %d", t);
-        ck_assert_msg(rj == rm, "JSON %d, MessagePack %d: %s", rj, rm, name);
-        if (rj == 0) {
-            same_batch(&oj.batch, &om.batch, name);
-        } else {
-            refused++;
-            ck_assert_msg(pj.kind == pm.kind && strcmp(pj.pointer, pm.pointer) == 0 && strcmp(pj.detail, pm.detail) == 0,
-                          "%s: JSON '%s' at %s, MessagePack '%s' at %s", name, pj.detail, pj.pointer, pm.detail,
-                          pm.pointer);
-        }
-        du_release(&oj);
-        du_release(&om);
+        refused += !same_in_both(text, &form_limits, name);
         free(text);
     }
     ck_assert_int_gt(refused, trials / 8);
