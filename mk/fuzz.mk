@@ -56,14 +56,25 @@ $(FUZZ_OBJDIR)/libfuzzcq.a: $(FUZZ_LIB_OBJ)
 $(BUILD)/fuzz_%: $(FUZZ_OBJDIR)/tests/fuzz/fuzz_%.o $(FUZZ_OBJDIR)/libfuzzcq.a
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
+# The report puts the failures last, each with its log's tail and the
+# inputs it saved in base64 (at most 16 KiB each), so that the end of a CI
+# log, often all that is kept of it, is enough to replay the failure:
+# `base64 -d > input; build/fuzz_X input`.
 fuzz-smoke: fuzz
-	@mkdir -p $(BUILD)/fuzz-artifacts
-	@$(MAKE) --no-print-directory -k -j$(FUZZ_SMOKE_JOBS) $(FUZZ_TARGETS:%=fuzz-smoke-%); fail=0; \
+	@rm -rf $(BUILD)/fuzz-artifacts; mkdir -p $(BUILD)/fuzz-artifacts
+	@$(MAKE) --no-print-directory -k -j$(FUZZ_SMOKE_JOBS) $(FUZZ_TARGETS:%=fuzz-smoke-%); failed=; \
 	for t in $(FUZZ_TARGETS); do \
-	  echo "== $$t (exit $$(cat $(BUILD)/fuzz-$$t.rc))"; \
-	  if [ "$$(cat $(BUILD)/fuzz-$$t.rc)" = 0 ]; then grep -E '^Done|^stat::' $(BUILD)/fuzz-$$t.log; \
-	  else tail -n 80 $(BUILD)/fuzz-$$t.log; fail=1; fi; \
-	done; exit $$fail
+	  rc=$$(cat $(BUILD)/fuzz-$$t.rc 2>/dev/null || echo none); \
+	  if [ "$$rc" = 0 ]; then echo "== $$t (exit 0)"; grep -E '^Done|^stat::' $(BUILD)/fuzz-$$t.log; \
+	  else failed="$$failed $$t"; fi; \
+	done; \
+	for t in $$failed; do \
+	  echo "== $$t FAILED (exit $$(cat $(BUILD)/fuzz-$$t.rc 2>/dev/null || echo none))"; \
+	  tail -n 80 $(BUILD)/fuzz-$$t.log; \
+	  for a in $(BUILD)/fuzz-artifacts/$$t-*; do [ -f "$$a" ] || continue; \
+	    echo "-- $$a, $$(stat -c %s "$$a") bytes, base64:"; head -c 16384 "$$a" | base64 -w 76; done; \
+	done; \
+	[ -z "$$failed" ] || { echo "fuzz-smoke failed:$$failed"; exit 1; }
 
 # One target's smoke minute; it records its exit code for fuzz-smoke's
 # report rather than failing, so every target runs and is reported.
